@@ -1,0 +1,163 @@
+"""Export the case library to a cases directory: ``DIR/<case>/<variant>.onnx``, ``.npz`` data and ``DIR/index.json``.
+
+Generation is deterministic: the same code writes byte-identical files. Every model passes ``onnx.checker`` with
+``full_check`` and strict shape inference before it is written. Reference outputs come from ONNX's own reference
+evaluator (``onnx.reference``), independent of every backend under test.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+import onnx
+import onnx.reference
+import onnx.version_converter
+import onnx_graphsurgeon as gs
+
+from cases.model import Case, Variant, all_cases
+
+INDEX_FORMAT = "trt-matrix/cases/1"
+IR_VERSION_FOR_OPSET = {13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9}  # oldest IR that carries the opset
+_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+REFERENCE_OPSET = 21  # QuantizeLinear/DequantizeLinear-21: same INT8 per-tensor and per-axis semantics as 13
+
+
+def export_model(case: type[Case], variant: Variant) -> tuple[onnx.ModelProto, tuple[str, ...]]:
+    """Build ``variant``, export it to ONNX and check it; return the model and its expected-INT8 nodes."""
+    built = case.build(variant)
+    opset = case.opset_of(variant)
+    model = gs.export_onnx(built.graph.cleanup().toposort(), do_type_check=True)
+    del model.opset_import[:]
+    model.opset_import.append(onnx.helper.make_opsetid("", opset))
+    model.ir_version = IR_VERSION_FOR_OPSET[opset]
+    model.producer_name = "trt-matrix"
+    model.producer_version = ""
+    model.doc_string = f"{case.id}/{variant.name}: {variant.description}"
+    try:  # inference first: it fills the shapes of graph outputs that a case leaves to be inferred
+        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+        onnx.checker.check_model(model, full_check=True)
+    except Exception as err:
+        raise ValueError(f"Case {case.id}, variant {variant.name}: the exported model fails onnx.checker: {err}") from err
+    node_names = {n.name for n in model.graph.node}
+    missing = [n for n in built.expected_int8 if n not in node_names]
+    if missing:
+        raise ValueError(
+            f"Case {case.id}, variant {variant.name}: expected_int8 names nodes the graph does not have: {missing}. "
+            f"Graph nodes: {sorted(node_names)}"
+        )
+    return model, tuple(built.expected_int8)
+
+
+def seed_of(case_id: str, variant_name: str) -> int:
+    """A stable seed for a variant's data (crc32: same on every run and machine, unlike hash())."""
+    return zlib.crc32(f"{case_id}/{variant_name}".encode())
+
+
+def reference_model(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model converted to the opset the reference evaluator implements (it has e.g. no DequantizeLinear-13)."""
+    opset = model.opset_import[0].version
+    return model if opset >= REFERENCE_OPSET else onnx.version_converter.convert_version(model, REFERENCE_OPSET)
+
+
+def make_data(case: type[Case], variant: Variant, model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    """Deterministic inputs, calibration batches (implicit-int8 only) and reference outputs, keyed for the .npz."""
+    rng = np.random.default_rng(seed_of(case.id, variant.name))
+    initializers = {i.name for i in model.graph.initializer}
+
+    def draw() -> dict[str, np.ndarray]:
+        feeds = {}
+        for value in model.graph.input:
+            if value.name in initializers:
+                continue
+            shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type)
+            feeds[value.name] = rng.standard_normal(shape).astype(dtype)
+        return feeds
+
+    inputs = draw()
+    data = {f"input/{k}": v for k, v in inputs.items()}
+    if case.mode_of(variant) == "implicit-int8":
+        for i in range(case.batch_count):
+            data.update({f"calib/{i}/{k}": v for k, v in draw().items()})
+    outputs = onnx.reference.ReferenceEvaluator(reference_model(model)).run(None, inputs)
+    for value, array in zip(model.graph.output, outputs):
+        data[f"reference/{value.name}"] = np.asarray(array)
+    return data
+
+
+def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write an .npz that np.load reads, with fixed zip timestamps so the bytes are reproducible."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for key in sorted(arrays):
+            buffer = io.BytesIO()
+            np.lib.format.write_array(buffer, np.ascontiguousarray(arrays[key]), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{key}.npy", date_time=_ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, buffer.getvalue())
+
+
+def _value_info(values) -> dict[str, dict]:
+    return {
+        v.name: {
+            "shape": [d.dim_value for d in v.type.tensor_type.shape.dim],
+            "dtype": onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type).name,
+        }
+        for v in values
+    }
+
+
+def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, expected_int8, model_bytes: bytes) -> dict:
+    """The index.json entry of one variant: everything a worker needs besides the .onnx and .npz files."""
+    initializers = {i.name for i in model.graph.initializer}
+    return {
+        "name": variant.name,
+        "role": variant.role,
+        "description": variant.description,
+        "mode": case.mode_of(variant),
+        "opset": case.opset_of(variant),
+        "params": variant.params,
+        "knobs": variant.knobs.to_dict(),
+        "claims": [claim.__dict__ | {} for claim in variant.claims],
+        "expected_int8": list(expected_int8),
+        "tolerance": case.tolerance.__dict__ | {},
+        "model": f"{case.id}/{variant.name}.onnx",
+        "data": f"{case.id}/{variant.name}.npz",
+        "model_sha256": hashlib.sha256(model_bytes).hexdigest(),
+        "inputs": _value_info(v for v in model.graph.input if v.name not in initializers),
+        "outputs": _value_info(model.graph.output),
+        "calibration_batches": case.batch_count if case.mode_of(variant) == "implicit-int8" else 0,
+    }
+
+
+def generate(
+    out_dir: Path,
+    cases: Iterable[type[Case]] | None = None,
+    progress: Callable[[str], None] = lambda message: None,
+) -> dict:
+    """Write every case (default: the library) under ``out_dir``; return the index that was written."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    index = {
+        "format": INDEX_FORMAT,
+        "generator": {"onnx": onnx.__version__, "onnx_graphsurgeon": gs.__version__, "numpy": np.__version__},
+        "cases": [],
+    }
+    for case in cases if cases is not None else all_cases():
+        entry = {"id": case.id, "title": case.title, "pattern": case.pattern, "links": list(case.links), "variants": []}
+        (out_dir / case.id).mkdir(exist_ok=True)
+        for variant in case.variants:
+            model, expected_int8 = export_model(case, variant)
+            model_bytes = model.SerializeToString(deterministic=True)
+            (out_dir / case.id / f"{variant.name}.onnx").write_bytes(model_bytes)
+            write_npz(out_dir / case.id / f"{variant.name}.npz", make_data(case, variant, model))
+            entry["variants"].append(variant_entry(case, variant, model, expected_int8, model_bytes))
+            progress(f"{case.id}/{variant.name}")
+        index["cases"].append(entry)
+    (out_dir / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
+    return index

@@ -1,0 +1,165 @@
+"""The data a reproducer case declares, and the registry that defining a case fills.
+
+A case is a subclass of :class:`Case`: class attributes say what it is (id, title, upstream links, build mode,
+opset), ``variants`` lists its variants as data, and one small function, ``build(variant)``, returns the
+onnx-graphsurgeon graph of a variant. Defining the subclass registers it (see :func:`all_cases`).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar, Iterable
+
+BUILD_MODES = ("implicit-int8", "explicit-qdq")
+CALIBRATORS = ("entropy2", "minmax")
+VARIANT_ROLES = ("failing", "workaround", "sweep", "control")
+CLAIM_STRENGTHS = ("issue-thread", "write-up-only", "documentation")
+CLAIM_OUTCOMES = ("pass", "fail", "fallback", "unsupported")
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """What upstream reported for one matrix target. A claim, never an observation of ours."""
+
+    target: str
+    outcome: str
+    source: str
+    strength: str
+    category: str | None = None
+    note: str = ""
+
+    def __post_init__(self):
+        if self.outcome not in CLAIM_OUTCOMES:
+            raise ValueError(f"Claim for {self.target!r}: outcome {self.outcome!r} is not one of {CLAIM_OUTCOMES}")
+        if self.strength not in CLAIM_STRENGTHS:
+            raise ValueError(f"Claim for {self.target!r}: strength {self.strength!r} is not one of {CLAIM_STRENGTHS}")
+        if not self.source.startswith("https://"):
+            raise ValueError(f"Claim for {self.target!r}: source must be a https:// link, got {self.source!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Tolerance:
+    """How close a target's output must be to the FP32 reference, and why that much."""
+
+    min_cosine: float
+    max_abs_error: float
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Knobs:
+    """Workaround knobs a variant sets for the backend (TensorRT reads all; ONNX Runtime those that apply)."""
+
+    calibrator: str = "entropy2"
+    native_instancenorm: bool | None = None
+    extra_outputs: tuple[str, ...] = ()
+    precision_constraints: str | None = None  # None, "prefer" or "obey"
+    layer_precisions: tuple[tuple[str, str], ...] = ()  # (ONNX node name, precision)
+    fp16: bool = False
+    strongly_typed: bool = False
+
+    def __post_init__(self):
+        if self.calibrator not in CALIBRATORS:
+            raise ValueError(f"Knobs: calibrator {self.calibrator!r} is not one of {CALIBRATORS}")
+        if self.precision_constraints not in (None, "prefer", "obey"):
+            raise ValueError(f"Knobs: precision_constraints {self.precision_constraints!r} is not None, 'prefer' or 'obey'")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["extra_outputs"] = list(self.extra_outputs)
+        out["layer_precisions"] = dict(self.layer_precisions)
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """One graph of a case: the failing form, a workaround, a point of a sweep, or a control."""
+
+    name: str
+    role: str
+    description: str
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    knobs: Knobs = Knobs()
+    claims: tuple[Claim, ...] = ()
+    mode: str | None = None  # overrides the case's build mode (e.g. a Q/DQ workaround of an implicit case)
+    opset: int | None = None  # overrides the case's opset (e.g. an op that only exists from a later opset)
+
+    def __post_init__(self):
+        if self.role not in VARIANT_ROLES:
+            raise ValueError(f"Variant {self.name!r}: role {self.role!r} is not one of {VARIANT_ROLES}")
+        if self.mode is not None and self.mode not in BUILD_MODES:
+            raise ValueError(f"Variant {self.name!r}: mode {self.mode!r} is not one of {BUILD_MODES}")
+        if self.opset is not None and (not isinstance(self.opset, int) or self.opset < 1):
+            raise ValueError(f"Variant {self.name!r}: opset {self.opset!r} is not a positive int")
+        if not self.name or any(c in self.name for c in "/\\ "):
+            raise ValueError(f"Variant {self.name!r}: a name must be non-empty, without '/', '\\' or spaces")
+
+
+@dataclasses.dataclass(frozen=True)
+class Built:
+    """What a case's ``build`` returns: the onnx_graphsurgeon.Graph and the ONNX nodes that must run in INT8."""
+
+    graph: Any
+    expected_int8: tuple[str, ...]
+
+
+_REGISTRY: dict[str, type["Case"]] = {}
+
+
+class Case:
+    """Base class of every reproducer case; subclassing registers the case."""
+
+    id: ClassVar[str]
+    title: ClassVar[str]
+    pattern: ClassVar[str]  # the failure-patterns.md id: S1..S5, or "control"
+    links: ClassVar[tuple[str, ...]]
+    mode: ClassVar[str]
+    opset: ClassVar[int]
+    tolerance: ClassVar[Tolerance]
+    variants: ClassVar[tuple[Variant, ...]]
+    batch_count: ClassVar[int] = 8  # calibration batches written for implicit-int8 cases
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for attr in ("id", "title", "pattern", "links", "mode", "opset", "tolerance", "variants"):
+            if not hasattr(cls, attr):
+                raise TypeError(f"Case {cls.__name__} ({cls.__module__}) must declare the class attribute {attr!r}")
+        if cls.mode not in BUILD_MODES:
+            raise TypeError(f"Case {cls.id}: mode {cls.mode!r} is not one of {BUILD_MODES}")
+        names = [v.name for v in cls.variants]
+        if len(set(names)) != len(names):
+            raise TypeError(f"Case {cls.id}: variant names repeat: {sorted(n for n in names if names.count(n) > 1)}")
+        if cls.id in _REGISTRY:
+            raise TypeError(f"Case id {cls.id!r} is declared twice: {_REGISTRY[cls.id].__module__} and {cls.__module__}")
+        _REGISTRY[cls.id] = cls
+
+    @staticmethod
+    def build(variant: Variant) -> "Built":
+        """Return the graph of ``variant`` and the nodes that must run in INT8."""
+        raise NotImplementedError
+
+    @classmethod
+    def mode_of(cls, variant: Variant) -> str:
+        return variant.mode or cls.mode
+
+    @classmethod
+    def opset_of(cls, variant: Variant) -> int:
+        return variant.opset or cls.opset
+
+
+def all_cases() -> list[type[Case]]:
+    """Every registered case, in id order (importing :mod:`cases` registers the library)."""
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def get_case(case_id: str) -> type[Case]:
+    try:
+        return _REGISTRY[case_id]
+    except KeyError:
+        raise KeyError(f"No case with id {case_id!r}. Known cases: {', '.join(sorted(_REGISTRY)) or '(none)'}") from None
+
+
+def iter_variants(cases: Iterable[type[Case]] | None = None):
+    """Yield (case, variant) pairs for ``cases`` (default: the whole library)."""
+    for case in cases if cases is not None else all_cases():
+        for variant in case.variants:
+            yield case, variant

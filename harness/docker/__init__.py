@@ -1,0 +1,1 @@
+"""Run targets inside containers through the docker SDK: one container per target."""

@@ -1,0 +1,114 @@
+"""Load and validate ``matrix.yaml``: the targets of the compatibility matrix.
+
+Every error names the file, the key and what is allowed, so a typo in a target never turns into a silent skip.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEFAULT_MATRIX = Path(__file__).resolve().parent.parent / "matrix.yaml"
+RUNNERS = ("local", "docker")
+PLATFORMS = ("any", "x86_64", "orin")
+GPU_ACCESS = ("none", "all-gpus", "nvidia-runtime")
+DOCKER_HOST_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://")
+_ID = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
+_KEYS = {
+    "title": str, "backend": str, "runner": str, "platform": str, "version": str, "available": bool, "reason": str,
+    "recipe": str, "docker_host": str, "gpu": str, "default": bool, "session_config": dict, "base_image": str,
+}
+_REQUIRED = ("title", "backend", "runner", "platform")
+
+
+class MatrixError(ValueError):
+    """matrix.yaml is not usable; the message names the file, the key and what is allowed."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    id: str
+    title: str
+    backend: str
+    runner: str
+    platform: str
+    version: str | None = None
+    available: bool = True
+    reason: str | None = None
+    recipe: str | None = None
+    docker_host: str | None = None
+    gpu: str = "none"
+    default: bool = False
+    session_config: dict[str, str] = dataclasses.field(default_factory=dict)
+    base_image: str | None = None
+
+    def to_job(self) -> dict[str, Any]:
+        """The plain dict a worker receives (it has no yaml and no dataclass)."""
+        return dataclasses.asdict(self)
+
+
+def load_matrix(path: Path = DEFAULT_MATRIX) -> dict[str, Target]:
+    """Targets by id, in file order."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise MatrixError(f"{path}: no such file. Pass --matrix PATH or run from the repository root.") from None
+    except yaml.YAMLError as err:
+        raise MatrixError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("targets"), dict) or not data["targets"]:
+        raise MatrixError(f"{path}: the top level must be a mapping with a non-empty mapping 'targets'.")
+    unknown_top = sorted(set(data) - {"targets"})
+    if unknown_top:
+        raise MatrixError(f"{path}: unknown top-level key(s) {unknown_top}; only 'targets' is allowed.")
+    targets = {target_id: _target(path, target_id, body) for target_id, body in data["targets"].items()}
+    defaults = [t.id for t in targets.values() if t.default]
+    if len(defaults) > 1:
+        raise MatrixError(f"{path}: key 'default' is true for {defaults}; at most one target can be the default.")
+    return targets
+
+
+def _target(path: Path, target_id: Any, body: Any) -> Target:
+    where = f"{path}: targets.{target_id}"
+    if not isinstance(target_id, str) or not _ID.match(target_id):
+        raise MatrixError(f"{where}: a target id must be lower-case letters, digits, '.' and '-' (e.g. trt86-orin).")
+    if not isinstance(body, dict):
+        raise MatrixError(f"{where}: must be a mapping of keys {sorted(_KEYS)}.")
+    for key, value in body.items():
+        if key not in _KEYS:
+            raise MatrixError(f"{where}.{key}: unknown key. Allowed keys: {', '.join(sorted(_KEYS))}.")
+        if not isinstance(value, _KEYS[key]):
+            raise MatrixError(f"{where}.{key}: must be a {_KEYS[key].__name__}, found {type(value).__name__} {value!r}.")
+    for key in _REQUIRED:
+        if key not in body:
+            raise MatrixError(f"{where}: missing required key {key!r}.")
+    _one_of(where, body, "runner", RUNNERS)
+    _one_of(where, body, "platform", PLATFORMS)
+    _one_of(where, body, "gpu", GPU_ACCESS)
+    from harness.worker.backends import BACKENDS
+
+    if body["backend"] not in BACKENDS and ":" not in body["backend"]:
+        raise MatrixError(f"{where}.backend: {body['backend']!r} is not one of {sorted(BACKENDS)} (or a module:Class path).")
+    if body.get("available", True) is False and not body.get("reason"):
+        raise MatrixError(f"{where}: 'available: false' needs a 'reason' saying why the cell cannot exist.")
+    if body.get("runner") == "docker" and body.get("available", True) and not body.get("recipe"):
+        raise MatrixError(f"{where}: a docker target needs 'recipe' (a directory under containers/).")
+    host = body.get("docker_host")
+    if host is not None and not host.startswith(DOCKER_HOST_SCHEMES):
+        raise MatrixError(f"{where}.docker_host: {host!r} must start with one of {DOCKER_HOST_SCHEMES}.")
+    for key, value in body.get("session_config", {}).items():
+        if not isinstance(value, str):
+            raise MatrixError(f"{where}.session_config.{key}: values are strings (ORT config entries), found {value!r}.")
+    return Target(id=target_id, **body)
+
+
+def _one_of(where: str, body: dict, key: str, allowed: tuple[str, ...]) -> None:
+    if key in body and body[key] not in allowed:
+        raise MatrixError(f"{where}.{key}: {body[key]!r} is not allowed; use one of {', '.join(allowed)}.")
+
+
+def default_target(targets: dict[str, Target]) -> Target:
+    return next((t for t in targets.values() if t.default), next(iter(targets.values())))

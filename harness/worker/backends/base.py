@@ -1,0 +1,74 @@
+"""The base class every backend derives from: one cell goes parse -> build -> inspect -> infer."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+
+class BackendFailure(Exception):
+    """The backend under test failed a stage: a result about the pattern, not about the harness."""
+
+    def __init__(self, category: str, message: str, node: str | None = None, *, log: str | None = None,
+                 warnings: dict[str, int] | None = None, details: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.category, self.message, self.node = category, message, node
+        self.log, self.warnings, self.details = log, warnings or {}, details or {}
+
+
+class CellUnavailable(Exception):
+    """This cell cannot exist on this backend (an API removed in this version, a platform without the version)."""
+
+
+class EnvironmentProblem(Exception):
+    """The environment is broken (library missing, no GPU where one is needed): an infra-error, not a result."""
+
+
+@dataclasses.dataclass
+class Execution:
+    """What a backend observed for one cell."""
+
+    outputs: dict[str, Any]
+    precision: dict[str, str]  # ONNX node name -> int8 / fp16 / fp32 / bf16 / fp8 / unknown
+    warnings: dict[str, int] = dataclasses.field(default_factory=dict)
+    log: str | None = None
+    details: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+class StageTracker:
+    """Remembers the stage a cell has reached, so a failure is recorded at the stage it happened in.
+
+    With a ``path`` it also writes the stage to that file, so the stage survives a crash of the cell's process.
+    """
+
+    def __init__(self, path: Path | None = None):
+        self.current = "generate"
+        self.path = path
+
+    def enter(self, stage: str) -> None:
+        self.current = stage
+        if self.path is not None:
+            self.path.write_text(stage)
+
+
+class Backend:
+    """One way to run a cell. Subclasses import their heavy modules in :meth:`preload`, never at module import."""
+
+    name = "base"
+
+    def __init__(self, target: dict[str, Any]):
+        self.target = target
+
+    def preload(self) -> None:
+        """Import heavy modules once, in the parent process, before cell processes fork from it."""
+
+    def environment(self) -> dict[str, Any]:
+        """Versions of this backend's libraries as observed in this process."""
+        return {}
+
+    def unavailable_reason(self, cell: dict[str, Any]) -> str | None:
+        """Why ``cell`` cannot run on this backend, or None when it can."""
+        return None
+
+    def run(self, cell: dict[str, Any], arrays: dict[str, Any], workdir: Path, stages: StageTracker) -> Execution:
+        raise NotImplementedError

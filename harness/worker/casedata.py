@@ -1,0 +1,83 @@
+"""Read a generated cases directory (``index.json`` + ``.onnx`` + ``.npz``) into cells a backend can run."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+INDEX_FORMAT = "trt-matrix/cases/1"
+_VARIANT_FIELDS = {
+    "name": str, "mode": str, "model": str, "data": str, "knobs": dict, "claims": list,
+    "expected_int8": list, "tolerance": dict, "inputs": dict, "outputs": dict, "calibration_batches": int,
+}
+
+
+class CasesDirError(ValueError):
+    """A cases directory that cannot be used; the message names the file and the field."""
+
+
+def load_cells(cases_dir: Path) -> list[dict[str, Any]]:
+    """Every (case, variant) of ``cases_dir`` as a flat cell dict with absolute model/data paths."""
+    cases_dir = Path(cases_dir)
+    index_path = cases_dir / "index.json"
+    if not index_path.is_file():
+        raise CasesDirError(
+            f"{index_path}: no index.json. A cases directory is written by `python -m harness generate --out DIR`."
+        )
+    try:
+        index = json.loads(index_path.read_text())
+    except json.JSONDecodeError as err:
+        raise CasesDirError(f"{index_path}: not valid JSON ({err}). Regenerate it with `python -m harness generate`.")
+    if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
+        found = index.get("format") if isinstance(index, dict) else type(index).__name__
+        raise CasesDirError(f"{index_path}: field 'format' is {found!r}, expected {INDEX_FORMAT!r}.")
+    if not isinstance(index.get("cases"), list):
+        raise CasesDirError(f"{index_path}: field 'cases' must be a list of cases.")
+    cells = []
+    for i, case in enumerate(index["cases"]):
+        where = f"{index_path}: cases[{i}]"
+        if not isinstance(case, dict) or not isinstance(case.get("id"), str) or not isinstance(case.get("variants"), list):
+            raise CasesDirError(f"{where}: a case needs a string 'id' and a list 'variants'.")
+        for j, variant in enumerate(case["variants"]):
+            cells.append(_cell(cases_dir, f"{where} ({case['id']}).variants[{j}]", case, variant))
+    return cells
+
+
+def _cell(cases_dir: Path, where: str, case: dict, variant: Any) -> dict[str, Any]:
+    if not isinstance(variant, dict):
+        raise CasesDirError(f"{where}: a variant must be an object.")
+    for field, kind in _VARIANT_FIELDS.items():
+        if not isinstance(variant.get(field), kind):
+            raise CasesDirError(
+                f"{where}: field {field!r} must be a {kind.__name__}, found {type(variant.get(field)).__name__}."
+            )
+    for field in ("model", "data"):
+        path = cases_dir / variant[field]
+        if not path.is_file():
+            raise CasesDirError(f"{where}: field {field!r} names {path}, which does not exist.")
+    return {
+        **variant,
+        "case": case["id"],
+        "variant": variant["name"],
+        "links": case.get("links", []),
+        "model": str((cases_dir / variant["model"]).resolve()),
+        "data": str((cases_dir / variant["data"]).resolve()),
+    }
+
+
+def load_arrays(cell: dict[str, Any]) -> dict[str, Any]:
+    """The cell's arrays: ``inputs``, ``calibration`` (a list of batches) and ``reference`` outputs."""
+    with np.load(cell["data"], allow_pickle=False) as archive:
+        arrays = {key: archive[key] for key in archive.files}
+    inputs = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("input/")}
+    reference = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("reference/")}
+    calibration = [
+        {k.split("/", 2)[2]: v for k, v in arrays.items() if k.startswith(f"calib/{i}/")}
+        for i in range(cell["calibration_batches"])
+    ]
+    missing = [name for name in cell["inputs"] if name not in inputs]
+    if missing:
+        raise CasesDirError(f"{cell['data']}: no array for the model input(s) {missing}.")
+    return {"inputs": inputs, "calibration": calibration, "reference": reference}

@@ -1,0 +1,334 @@
+"""Classify a TensorRT build log: the failure that stopped the build, and the INT8-related warnings it printed.
+
+Pure Python (standard library only): it runs inside worker containers and in the host's tests.
+
+TensorRT prints the same event in many surface forms, depending on who owns the logger:
+
+======================  ================================================================================
+trtexec                 ``[10/14/2023-15:37:16] [E] Error[10]: [optimizer.cpp::computeCosts::3728] ...``
+Python ``trt.Logger``   ``[05/07/2024-17:13:08] [TRT] [E] 10: ...``
+TRT 7 Python logger     ``[TensorRT] ERROR: ...``
+custom loggers          ``[2022-11-08 06:01:58 WARNING] ...``
+DeepStream              ``ERROR: [TRT]: 10: ...``
+TRT 10.1+ recorder      ``[E] Error[10]: Error Code: 10: ...`` (no source location)
+======================  ================================================================================
+
+``parse_log_line`` strips all of that down to the message body; every rule below keys on bodies only.
+
+Priority rule for the primary failure (``LogClassification.category``):
+
+1. "Skipping tactic" lines are never the failure, whatever their severity (trtexec prints them as ``Error[9]``):
+   TensorRT tries the next tactic. They are counted in ``warnings["tactic-skipped"]``.
+2. Only lines of severity error or internal-error, or lines with no recognisable severity (continuations of a
+   multi-line message, crash output, Python tracebacks), can be failure evidence. Warning, info and verbose
+   lines never are: an out-of-memory *warning* is TensorRT retrying with less memory, not a failed build.
+3. Evidence is either a root cause (one of ``ROOT_CAUSE_CATEGORIES``) or a consequence of an earlier failure
+   (``Assertion engine != nullptr failed``, "all backend strategies failed", trtexec's "Engine could not be
+   created" tail, ``&&&& FAILED``).
+4. The primary category is the EARLIEST root cause in the log. So in a log where a tactic was skipped because
+   Myelin ran out of memory and then no implementation was left for the node, the build failed with
+   ``no-implementation`` (the memory shortage is the likely reason no tactic was left; the skips are counted).
+5. Error lines that match no rule, and Python exception lines, make the category ``runtime-error`` (the
+   record vocabulary's catch-all) when no root cause was found; so does a log holding only consequences.
+6. ``None`` means the text shows no failure. It does not prove the build succeeded (the log may be cut short):
+   callers combine it with the exit status and the presence of the engine file.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+UNRECOGNIZED_FAILURE = "runtime-error"
+WARNING_KINDS = (
+    "missing-scale",
+    "int64-downcast",
+    "precision-constraint-ignored",
+    "calibrator-ignored",
+    "tactic-skipped",
+    "deprecated-api",
+)
+_FAILURE_SEVERITIES = (None, "error", "internal-error")
+
+_SEVERITY_BY_TAG = {
+    "F": "internal-error",
+    "INTERNAL ERROR": "internal-error",
+    "INTERNAL_ERROR": "internal-error",
+    "E": "error",
+    "ERROR": "error",
+    "W": "warning",
+    "WARN": "warning",
+    "WARNING": "warning",
+    "I": "info",
+    "INFO": "info",
+    "V": "verbose",
+    "VERBOSE": "verbose",
+}
+
+# One leading decoration of a log line; parse_log_line strips them one after the other.
+_LINE_DECORATION = re.compile(
+    r"""^\s*(?:
+        # [10/14/2023-15:37:16], or [2022-11-08 06:01:58 WARNING] with the severity inside the bracket
+        \[\d{1,4}[/-]\d{1,2}[/-]\d{1,4}[-T\ ]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?:\s+(?P<stamp_severity>[A-Za-z_ ]+?))?\]
+      | \[(?P<letter>[FEWIV])\]                                               # [E] (trtexec, Polygraphy)
+      | \[(?:TRT|TensorRT)\]:?                                                # [TRT], [TensorRT], DeepStream's [TRT]:
+      | (?P<word>INTERNAL[\ _]ERROR|ERROR|WARNING|WARN|INFO|VERBOSE):(?=\s|$)  # ERROR: (DeepStream, TRT 7 Python)
+    )\s*""",
+    re.VERBOSE,
+)
+# Error-recorder prefixes that come before the message itself: "Error[10]: ", "Error Code: 10: ".
+_RECORDER_PREFIX = re.compile(r"^(?:Error\[\d+\]:|Error Code:\s*\d+:)\s*")
+# The bare error code of the Python logger and DeepStream ("[TRT] [E] 10: ..."); only stripped on error lines.
+_BARE_ERROR_CODE = re.compile(r"^\d+:\s+")
+# Source locations: 8.x "[optimizer.cpp::computeCosts::3728] " anywhere; "onnx2trt_utils.cpp:374: ",
+# "ModelImporter.cpp:134 " and TRT 7 "../builder/tacticOptimizer.cpp (1715) - " at the start.
+_BRACKETED_LOCATION = re.compile(r"\[[^\[\]\s]+?::[^\[\]\s]*::\d+\]\s*")
+_LEADING_LOCATION = re.compile(r"^[\w./\\:-]*?[\w-]+\.(?:cpp|cu|cc|cxx|hpp|h)(?::\d+:?| \(\d+\) -)\s+")
+
+_TACTIC_SKIP = re.compile(r"Skipping tactic", re.IGNORECASE)
+_WARNING_PATTERNS = {
+    "missing-scale": re.compile(r"Missing scale and zero-point for tensor|Missing dynamic range for tensor", re.I),
+    "int64-downcast": re.compile(r"INT64 weights|cast(?:ing)? down to INT32", re.I),
+    "precision-constraint-ignored": re.compile(
+        r"obeys the requested constraints|requested\b.*\bprecision\b.*\bignored", re.I
+    ),
+    "calibrator-ignored": re.compile(
+        r"Calibrator won't be used in explicit (?:precision|quantization) mode|Calibrator is not being used", re.I
+    ),
+    "tactic-skipped": _TACTIC_SKIP,
+    "deprecated-api": re.compile(r"\bDeprecationWarning\b"),
+}
+
+_CONSEQUENCE = re.compile(
+    r"Assertion engine != nullptr failed"
+    r"|all backend strategies failed"
+    r"|Engine generation failed"
+    r"|Engine could not be created"
+    r"|\bBuild(?:ing)? engine failed"
+    r"|Failed to create engine"
+    r"|Engine set up failed"
+    r"|Network validation failed"
+    r"|failed to build (?:the )?(?:trt |tensorrt )?(?:serialized )?(?:network|engine)"
+    r"|^&&&& FAILED\b",
+    re.IGNORECASE,
+)
+# Checked in this order on one line: the first category whose pattern matches owns the line.
+_ROOT_CAUSE_PATTERNS = (
+    (
+        "no-implementation",
+        re.compile(
+            r"could not find any implementation for node"
+            r"|could not find any supported formats consistent with input/output data types",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "parser",
+        re.compile(
+            r"While parsing node number"
+            r"|No importer registered for op"
+            r"|In function (?:parseGraph|parseNode|importNode|importInputs|import\w+)\b"
+            r"|\b(?:UNSUPPORTED_NODE\w*|UNSUPPORTED_GRAPH|INVALID_NODE|INVALID_GRAPH|INVALID_VALUE"
+            r"|MODEL_DESERIALIZE_FAILED)\b"
+            r"|Invalid Node -"
+            r"|Failed to parse (?:the )?ONNX"
+            r"|could not parse (?:the )?(?:ONNX|input|model)"
+            r"|Unsupported ONNX (?:data type|opset|IR version)"
+            r"|Unsupported (?:operator|op)\b"
+            r"|\bopset\b.*\bnot supported\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "out-of-memory",
+        re.compile(
+            r"\bout of memory\b|\bOutOfMemory\b|could not be allocated|insufficient (?:GPU |device |host )?memory"
+            r"|cudaErrorMemoryAllocation|\bMemoryError\b|std::bad_alloc",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "calibration",
+        re.compile(
+            r"Calibration failure|no scaling factors detected|calibration (?:failed|error)"
+            r"|failed to (?:read|load|write|run) (?:the )?calibrat"
+            r"|calibration cache\b.*\b(?:invalid|corrupt|mismatch|incompatible)",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "cuda-runtime",
+        re.compile(
+            r"\bCuda Runtime\b|\bCuda Driver\b|\bCuda Error in\b|\bCUDA (?:error|failure)\b|\bcudaError\w*"
+            r"|CUDA initialization failure|\bCUDNN_STATUS_\w+|\bCUBLAS_STATUS_\w+"
+            r"|\bcu(?:da)?Memcpy\w*\b.*\b(?:failed|invalid argument)",
+            re.IGNORECASE,
+        ),
+    ),
+    ("internal-assert", re.compile(r"\bAssertion\b.*\bfailed\b", re.IGNORECASE)),
+    (
+        "crash",
+        re.compile(
+            r"Segmentation fault|\bcore dumped\b|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b|Fatal Python error"
+            r"|terminate called after throwing|double free or corruption|free\(\): invalid|stack smashing detected"
+            r"|Illegal instruction|^Aborted\b|^Killed\b|^Bus error\b"
+        ),
+    ),
+)
+ROOT_CAUSE_CATEGORIES = tuple(category for category, _ in _ROOT_CAUSE_PATTERNS)
+# "RuntimeError: ...", "pycuda._driver.LogicError: ...": a Python exception ended the build script.
+_PYTHON_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
+
+_NO_IMPLEMENTATION_NODE = re.compile(
+    r"could not find any implementation for node (?P<node>.+?)(?:, try increasing the workspace size.*)?$",
+    re.IGNORECASE,
+)
+_ERROR_ENVELOPE = re.compile(r"Error Code \d+: [^()]*?\((?P<inner>.*)\)\.?\s*$")
+_UNSUPPORTED_FORMATS_NODE = re.compile(
+    r"^(?P<node>.+?): could not find any supported formats consistent with input/output data types", re.IGNORECASE
+)
+
+_VERSION_BANNER = re.compile(r"\[TensorRT v(?P<code>\d{4,6})\]")
+_VERSION_LINE = re.compile(r"TensorRT version:\s*(?P<version>\d+\.\d+(?:\.\d+)*)")
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One log line without its transport decoration; ``severity`` is None when the line names none."""
+
+    severity: str | None
+    body: str
+
+
+@dataclass(frozen=True)
+class LogClassification:
+    """What a build log says: the primary failure (None if none) and counts of the INT8-related warnings."""
+
+    category: str | None
+    node: str | None
+    message: str | None
+    warnings: dict[str, int]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"category": self.category, "node": self.node, "message": self.message, "warnings": dict(self.warnings)}
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    role: str  # "root", "unrecognized" or "consequence"
+    category: str
+    body: str
+
+
+def parse_log_line(line: str) -> LogLine:
+    """Strip timestamp, severity tag, ``[TRT]`` tag, error-recorder code and source location from one line."""
+    rest = line.rstrip("\r\n")
+    severity = None
+    while True:
+        decoration = _LINE_DECORATION.match(rest)
+        if decoration is None or decoration.end() == 0:
+            break
+        tag = decoration.group("stamp_severity") or decoration.group("letter") or decoration.group("word")
+        if severity is None and tag is not None:
+            severity = _SEVERITY_BY_TAG.get(tag.strip().upper())
+        rest = rest[decoration.end():]
+    while True:
+        prefix = _RECORDER_PREFIX.match(rest)
+        if prefix is None and severity in ("error", "internal-error"):
+            prefix = _BARE_ERROR_CODE.match(rest)
+        if prefix is None:
+            break
+        rest = rest[prefix.end():]
+    rest = _BRACKETED_LOCATION.sub("", rest)
+    rest = _LEADING_LOCATION.sub("", rest, count=1)
+    return LogLine(severity=severity, body=rest.strip())
+
+
+def classify_log(text: str) -> LogClassification:
+    """The primary failure category of a TensorRT build log and its warning counts (rules: module docstring)."""
+    warnings = dict.fromkeys(WARNING_KINDS, 0)
+    evidence: list[_Evidence] = []
+    for raw_line in text.splitlines():
+        line = parse_log_line(raw_line)
+        for kind, pattern in _WARNING_PATTERNS.items():
+            if pattern.search(line.body):
+                warnings[kind] += 1
+        if line.severity not in _FAILURE_SEVERITIES or _TACTIC_SKIP.search(line.body):
+            continue
+        found = _failure_evidence(line)
+        if found is not None:
+            evidence.append(found)
+    primary = _primary(evidence)
+    if primary is None:
+        return LogClassification(category=None, node=None, message=None, warnings=warnings)
+    category = primary.category if primary.role == "root" else UNRECOGNIZED_FAILURE
+    node = _node_without_implementation(primary.body) if category == "no-implementation" else None
+    return LogClassification(category=category, node=node, message=primary.body, warnings=warnings)
+
+
+def version_from_log(text: str) -> str | None:
+    """The TensorRT version a log names ("8.5.2" from ``[TensorRT v8502]``, "10.3.0" from ``TensorRT version: 10.3.0``).
+
+    The first mention wins. The banner code is major*1000 + minor*100 + patch up to 9.x (four digits) and
+    major*10000 + minor*100 + patch from 10.0 (six digits): ``v100001`` is 10.0.1.
+    """
+    mentions = []
+    banner = _VERSION_BANNER.search(text)
+    if banner is not None:
+        mentions.append((banner.start(), _version_from_banner_code(banner.group("code"))))
+    line = _VERSION_LINE.search(text)
+    if line is not None:
+        parts = (line.group("version").split(".") + ["0", "0"])[:3]
+        mentions.append((line.start(), ".".join(str(int(p)) for p in parts)))
+    return min(mentions)[1] if mentions else None
+
+
+def _version_from_banner_code(code: str) -> str:
+    number = int(code)
+    if len(code) >= 6:
+        major, minor, patch = number // 10000, number // 100 % 100, number % 100
+    else:
+        major, minor, patch = number // 1000, number // 100 % 10, number % 100
+    return f"{major}.{minor}.{patch}"
+
+
+def _failure_evidence(line: LogLine) -> _Evidence | None:
+    if _CONSEQUENCE.search(line.body):
+        return _Evidence("consequence", UNRECOGNIZED_FAILURE, line.body)
+    for category, pattern in _ROOT_CAUSE_PATTERNS:
+        if pattern.search(line.body):
+            return _Evidence("root", category, line.body)
+    if line.severity is not None or _PYTHON_EXCEPTION.match(line.body):
+        return _Evidence("unrecognized", UNRECOGNIZED_FAILURE, line.body)
+    return None
+
+
+def _primary(evidence: list[_Evidence]) -> _Evidence | None:
+    for role in ("root", "unrecognized", "consequence"):
+        for item in evidence:
+            if item.role == role:
+                return item
+    return None
+
+
+def _node_without_implementation(body: str) -> str | None:
+    """The node a no-implementation message names, exactly as TensorRT spells it, without the final period."""
+    envelope = _ERROR_ENVELOPE.search(body)
+    message = envelope.group("inner") if envelope else body
+    named = _NO_IMPLEMENTATION_NODE.search(message)
+    if named is not None:
+        return _without_trailing_punctuation(named.group("node"))
+    named = _UNSUPPORTED_FORMATS_NODE.search(message)
+    return named.group("node").strip() if named else None
+
+
+def _without_trailing_punctuation(node: str) -> str:
+    """Drop the sentence's period and any closing parenthesis the name does not open (TRT 7 wraps without a code)."""
+    node = node.strip()
+    while node:
+        if node.endswith(")") and node.count(")") > node.count("("):
+            node = node[:-1].rstrip()
+        elif node.endswith("."):
+            node = node[:-1].rstrip()
+        else:
+            break
+    return node

@@ -1,0 +1,482 @@
+"""Per-layer compute precision of a built TensorRT engine, mapped back to ONNX node names.
+
+Pure Python (standard library only; an ``onnx.ModelProto`` is read by duck typing, onnx is never imported).
+
+Supported inputs:
+
+* Engine inspector JSON (``IEngineInspector`` / ``trtexec --exportLayerInfo``): ``{"Layers": [...], "Bindings": [...]}``
+  with layer dicts (``ProfilingVerbosity.DETAILED``) or layer-name strings (``LAYER_NAMES_ONLY``); a bare list of
+  either; one layer dict or one name string (``get_layer_information`` of a single layer). A JSON text cut short
+  (an excerpt pasted from an issue) is closed after its last complete value and read as far as it goes.
+* The "Engine Layer Information" block of a verbose build log, one ``Layer(TYPE): NAME, Tactic: T, IO`` line per
+  layer, in the two tensor spellings TensorRT has used:
+  ``581 (Int8[1,96:32,800,912])`` (8.5 and later) and ``581[Int8(1,96:32,800,912)]`` (8.0 to 8.4), with several
+  inputs separated by ", " and tactics in hex (``0x03ea``) or decimal (``-3721528``). When a log holds several
+  blocks (several builds), the last one is read.
+
+Compute precision of one layer (``EngineLayer.precision``), first rule that gives an answer:
+
+1. Names only (no layer details): ``unknown``, never fp32.
+2. Layers carrying weights (convolution, deconvolution, fully connected; ``Weights.Type`` or ``ConvWeights.Type``
+   of fused ConvActPool layers): the weight type. A QAT residual conv that adds an FP16 tensor is INT8.
+3. Otherwise the data types of the inputs (``Format/Datatype`` in JSON, the dtype in log text): the lowest
+   precision among them (int8 < fp8 < fp16 < bf16 < fp32), so Int8 inputs mean int8. Integer and boolean
+   tensors (shapes, indices) say nothing and are skipped; with no informative input the outputs are read.
+   Boundary layers read inputs and outputs together, so a Q/DQ conversion reports its quantized side.
+4. Last resort, the tactic name: ``int8``/``i8``/``imma`` mean int8, ``bf16`` bf16, ``hmma``/``f16``/``h16``
+   fp16, ``f32``/``scudnn``/``sgemm`` fp32.
+5. Otherwise ``unknown``.
+
+Boundaries (``EngineLayer.is_boundary``): ``Reformat`` layers (``Origin`` QDQ: a Quantize or Dequantize run on its
+own, as a type conversion; ``Origin`` REFORMAT: a layout/type conversion TensorRT inserted) and "Reformatting CopyNode" layers (also NoOp ones). They convert
+data between layers; they are not where a node computes.
+
+ONNX node names of a layer (``EngineLayer.onnx_nodes``): from 10.0 the ``Metadata`` field lists them
+(``[ONNX Layer: NAME]`` records separated by ``\\x1e``; a list of such strings is accepted too) and is preferred.
+Otherwise the layer name is taken apart: fused names split on `` + `` and `` || `` (outside brackets), ``PWN(a, b)``
+unwrapped recursively, the "Reformatting CopyNode for Input Tensor 0 to " prefix dropped, ``_clone_N`` copies folded
+into their original, a Myelin ``{ForeignNode[FIRST...LAST]}`` read as its first and last node (the nodes in between
+are not in the name), TensorRT's own ``(Unnamed Layer* N)`` names dropped. Given ONNX names (a model, or node names
+plus initializer consumers), only real node names are kept and an initializer name such as ``conv1.weight`` becomes
+the node(s) consuming it.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+# Widening order: a node that several compute layers cover gets the widest precision among them.
+_PRECISION_RANK = {"int8": 0, "fp8": 1, "fp16": 2, "bf16": 3, "fp32": 4}
+
+# Data type words as TensorRT writes them in Format/Datatype strings, weight types, and log text.
+_DTYPE_PRECISION = {
+    "int8": "int8",
+    "fp8": "fp8",
+    "e4m3": "fp8",
+    "half": "fp16",
+    "fp16": "fp16",
+    "bf16": "bf16",
+    "bfloat16": "bf16",
+    "float": "fp32",
+    "fp32": "fp32",
+}
+_DTYPE_WORD = re.compile(r"\b(?:" + "|".join(_DTYPE_PRECISION) + r")\b", re.IGNORECASE)
+# Checked in this order on a lower-cased tactic name ("..._i8f16_i8i32_f32..." is int8, "hmma_..._f16f16f32" fp16).
+_TACTIC_HINTS = (
+    ("int8", re.compile(r"int8|(?:^|_)i8|imma")),
+    ("bf16", re.compile(r"bf16")),
+    ("fp16", re.compile(r"hmma|f16|h16|half")),
+    ("fp32", re.compile(r"f32|fp32|scudnn|sgemm")),
+)
+
+_REFORMAT_COPY_PREFIX = re.compile(r"^Reformatting CopyNode for (?:Input|Output) Tensor \d+ to ")
+_PWN = re.compile(r"^PWN\((?P<args>.*)\)$", re.DOTALL)
+_FOREIGN_NODE = re.compile(r"^\{ForeignNode\[(?P<region>.*)\]\}$", re.DOTALL)
+_CLONE_SUFFIX = re.compile(r"^(?P<original>.+)_clone_\d+$")
+_UNNAMED_LAYER = "(Unnamed Layer* "
+_METADATA_SEPARATORS = re.compile("[\x1e\x1f]")
+_ONNX_LAYER_RECORD = re.compile(r"^\[ONNX Layer: (?P<node>.*)\]$", re.DOTALL)
+
+_LAYER_INFO_HEADER = re.compile(r"Engine Layer Information:")
+_LAYER_INFO_LINE = re.compile(r"(?:^|\s)Layer\((?P<type>[A-Za-z0-9_]+)\): (?P<rest>.*)$")
+_LAYER_INFO_FIELDS = re.compile(r"^(?P<name>.*?), Tactic: -?(?:0x[0-9a-fA-F]+|\d+), (?P<io>.*)$")
+# "(Int8[1,96:32,800,912])" (8.5+) or "[Int8(1,96:32,800,912)]" (8.0-8.4).
+_TENSOR_DTYPE = re.compile(
+    r"\((?P<new>[A-Za-z][A-Za-z0-9]*)\[[-0-9,: ]*\]\)|\[(?P<old>[A-Za-z][A-Za-z0-9]*)\([-0-9,: ]*\)\]"
+)
+_ARROW = " -> "
+_LOOKS_LIKE_JSON = re.compile(r'^\s*(?:\{|\[\s*[\{"\]]|")')
+_JSON_REPAIR_ATTEMPTS = 64
+
+
+@dataclass(frozen=True)
+class EngineLayer:
+    """One layer of a built engine: what it is, the precision it computes in, and the ONNX nodes it implements."""
+
+    name: str
+    layer_type: str | None
+    precision: str
+    is_boundary: bool
+    onnx_nodes: tuple[str, ...]
+    origin: str | None
+
+
+@dataclass(frozen=True)
+class OnnxNames:
+    """The node names of an ONNX graph, and for each initializer the nodes that consume it."""
+
+    nodes: frozenset[str]
+    initializer_consumers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def from_model(cls, model: Any) -> OnnxNames:
+        """Read an ``onnx.ModelProto`` (or GraphProto), subgraphs of If/Loop/Scan included."""
+        graph = model.graph if hasattr(model, "graph") else model
+        nodes: set[str] = set()
+        consumers: dict[str, list[str]] = {}
+        _collect_graph_names(graph, nodes, consumers)
+        return cls(frozenset(nodes), {k: tuple(v) for k, v in consumers.items()})
+
+
+# What callers may pass as ONNX names: OnnxNames, an onnx.ModelProto (duck-typed), node names, or nothing.
+OnnxNamesSource = Union[OnnxNames, Iterable[str], Any, None]
+
+
+@dataclass(frozen=True)
+class FallbackReport:
+    """Expected-INT8 nodes that did not verifiably run in INT8."""
+
+    fallback: tuple[str, ...]  # ran in another precision
+    unverified: tuple[str, ...]  # found, but the engine info has no precision (names-only info)
+    missing: tuple[str, ...]  # no engine layer names them (fused away under another name, or misspelled)
+
+
+def as_onnx_names(source: OnnxNamesSource) -> OnnxNames | None:
+    """Accept an ``OnnxNames``, an ``onnx.ModelProto``, or an iterable of node names (no initializer mapping)."""
+    if source is None or isinstance(source, OnnxNames):
+        return source
+    if hasattr(source, "graph") or hasattr(source, "node"):
+        return OnnxNames.from_model(source)
+    if isinstance(source, (str, bytes)):
+        raise TypeError(
+            f"ONNX names must be an onnx.ModelProto, an OnnxNames or a collection of node names, not a single "
+            f"string ({source!r:.80}); wrap one name in a set: {{name}}"
+        )
+    return OnnxNames(frozenset(source))
+
+
+def onnx_nodes_from_layer_name(name: str, onnx_names: OnnxNames | None = None) -> tuple[str, ...]:
+    """The ONNX node names a TensorRT layer name is made of (rules: module docstring)."""
+    return _resolve(_name_parts(name), onnx_names)
+
+
+def onnx_nodes_from_metadata(metadata: str | list[str] | None) -> tuple[str, ...]:
+    """The node names in a 10.x ``Metadata`` field ("[ONNX Layer: a]\\x1e[ONNX Layer: b]"), in order."""
+    if not metadata:
+        return ()
+    texts = [metadata] if isinstance(metadata, str) else list(metadata)
+    nodes = []
+    for text in texts:
+        for record in _METADATA_SEPARATORS.split(text):
+            onnx_layer = _ONNX_LAYER_RECORD.match(record.strip())
+            if onnx_layer is not None:
+                nodes.append(onnx_layer.group("node"))
+    return tuple(dict.fromkeys(nodes))
+
+
+def layers_from_inspector_json(info: Any, onnx_names: OnnxNamesSource = None) -> list[EngineLayer]:
+    """Layers from decoded engine inspector JSON (any of the shapes in the module docstring)."""
+    names = as_onnx_names(onnx_names)
+    if isinstance(info, Mapping) and "Layers" in info:
+        entries = info["Layers"]
+    elif isinstance(info, Mapping) and "Name" in info:
+        entries = [info]
+    elif isinstance(info, str):
+        entries = [info]
+    else:
+        entries = info
+    if not isinstance(entries, list):
+        raise ValueError(
+            f"engine inspector JSON must be {{'Layers': [...]}}, a list of layers, one layer dict with a 'Name', or "
+            f"one layer name; got {type(entries).__name__}: {str(entries)[:200]!r}"
+        )
+    return [_layer_from_json_entry(entry, position, names) for position, entry in enumerate(entries)]
+
+
+def layers_from_log(text: str, onnx_names: OnnxNamesSource = None) -> list[EngineLayer]:
+    """Layers from the last "Engine Layer Information" block of a verbose TensorRT log."""
+    names = as_onnx_names(onnx_names)
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if _LAYER_INFO_HEADER.search(line)]
+    if not starts:
+        raise ValueError(
+            "this log has no 'Engine Layer Information' block: TensorRT prints it at the end of a successful build "
+            "when the log is verbose (trtexec --verbose, or trt.Logger.VERBOSE) and the engine was built with "
+            "detailed profiling (--profilingVerbosity=detailed / ProfilingVerbosity.DETAILED). A failed or "
+            "non-verbose build has none; read the engine inspector JSON instead (trtexec --exportLayerInfo)."
+        )
+    layers = []
+    for line in lines[starts[-1] + 1:]:
+        layer_line = _LAYER_INFO_LINE.search(line)
+        if layer_line is None:
+            if line.strip():
+                break
+            continue
+        layers.append(_layer_from_log_line(layer_line.group("type"), layer_line.group("rest"), line, names))
+    if not layers:
+        raise ValueError(
+            f"the 'Engine Layer Information' block at line {starts[-1] + 1} of this log has no "
+            f"'Layer(TYPE): NAME, Tactic: ...' lines after it; first line after the header: "
+            f"{next((l for l in lines[starts[-1] + 1:] if l.strip()), '(end of log)')!r}"
+        )
+    return layers
+
+
+def layers_from_file(path: str | Path, onnx_names: OnnxNamesSource = None) -> list[EngineLayer]:
+    """Layers from a file holding engine inspector JSON or a verbose build log (sniffed from its first characters)."""
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    if _LOOKS_LIKE_JSON.match(text):
+        try:
+            info = _loads_possibly_truncated_json(text)
+        except ValueError as err:
+            raise ValueError(f"{path}: starts like engine inspector JSON but is not readable JSON: {err}") from err
+        return layers_from_inspector_json(info, onnx_names)
+    try:
+        return layers_from_log(text, onnx_names)
+    except ValueError as err:
+        raise ValueError(f"{path}: not JSON (it does not start with '{{' or '[\"'), read as a log: {err}") from err
+
+
+def node_precisions(layers: Iterable[EngineLayer], onnx_node_names: Iterable[str] | None = None) -> dict[str, str]:
+    """ONNX node -> compute precision, over all layers that name the node.
+
+    Compute layers decide; boundary layers only count for a node no compute layer covers. When several layers of
+    the deciding kind cover a node (a Q/DQ node cloned into several consumers), the node is int8 only if all of
+    them with a known precision are, otherwise the widest precision wins (int8 < fp8 < fp16 < bf16 < fp32): a node
+    that runs partly in float is a fallback, not INT8. ``unknown`` only when no covering layer has a precision.
+    Given ``onnx_node_names``, only those nodes are reported.
+    """
+    compute: dict[str, list[str]] = {}
+    boundary: dict[str, list[str]] = {}
+    for layer in layers:
+        for node in layer.onnx_nodes:
+            compute.setdefault(node, [])
+            boundary.setdefault(node, [])
+            (boundary if layer.is_boundary else compute)[node].append(layer.precision)
+    wanted = None if onnx_node_names is None else set(onnx_node_names)
+    return {
+        node: _widest(compute[node] or boundary[node]) for node in compute if wanted is None or node in wanted
+    }
+
+
+def fallback_nodes(precisions: Mapping[str, str], expected_int8: Iterable[str]) -> FallbackReport:
+    """Split the expected-INT8 nodes that are not int8 into fallback, unverified and missing, in expected order."""
+    fallback, unverified, missing = [], [], []
+    for node in dict.fromkeys(expected_int8):
+        precision = precisions.get(node)
+        if precision is None:
+            missing.append(node)
+        elif precision == "unknown":
+            unverified.append(node)
+        elif precision != "int8":
+            fallback.append(node)
+    return FallbackReport(tuple(fallback), tuple(unverified), tuple(missing))
+
+
+def _collect_graph_names(graph: Any, nodes: set[str], consumers: dict[str, list[str]]) -> None:
+    initializers = {init.name for init in graph.initializer}
+    for node in graph.node:
+        if node.name:
+            nodes.add(node.name)
+            for tensor in node.input:
+                if tensor in initializers and node.name not in consumers.setdefault(tensor, []):
+                    consumers[tensor].append(node.name)
+        for attribute in node.attribute:
+            for subgraph in [attribute.g] if attribute.HasField("g") else list(attribute.graphs):
+                _collect_graph_names(subgraph, nodes, consumers)
+
+
+def _layer_from_json_entry(entry: Any, position: int, names: OnnxNames | None) -> EngineLayer:
+    if isinstance(entry, str):
+        return EngineLayer(
+            name=entry,
+            layer_type=None,
+            precision="unknown",
+            is_boundary=bool(_REFORMAT_COPY_PREFIX.match(entry)),
+            onnx_nodes=onnx_nodes_from_layer_name(entry, names),
+            origin=None,
+        )
+    if not isinstance(entry, Mapping) or "Name" not in entry:
+        raise ValueError(
+            f"engine layer #{position} is neither a layer name nor a layer dict with a 'Name' key: "
+            f"{str(entry)[:200]!r}. Is this a profile (trtexec --exportProfile) instead of layer information "
+            "(--exportLayerInfo)?"
+        )
+    name = entry["Name"]
+    layer_type = entry.get("LayerType")
+    origin = entry.get("Origin")
+    boundary = _is_boundary(name, layer_type, origin)
+    inputs = [_dtype_precision(t.get("Format/Datatype", "")) for t in entry.get("Inputs", []) if isinstance(t, dict)]
+    outputs = [_dtype_precision(t.get("Format/Datatype", "")) for t in entry.get("Outputs", []) if isinstance(t, dict)]
+    precision = (
+        _weights_precision(entry)
+        or _io_precision(inputs, outputs, boundary)
+        or _tactic_precision(entry.get("TacticName"))
+        or "unknown"
+    )
+    onnx_nodes = onnx_nodes_from_metadata(entry.get("Metadata"))
+    if not onnx_nodes:
+        onnx_nodes = onnx_nodes_from_layer_name(name, names)
+    elif names is not None:
+        onnx_nodes = tuple(node for node in onnx_nodes if node in names.nodes)
+    return EngineLayer(name, layer_type, precision, boundary, onnx_nodes, origin)
+
+
+def _layer_from_log_line(layer_type: str, rest: str, line: str, names: OnnxNames | None) -> EngineLayer:
+    fields = _LAYER_INFO_FIELDS.match(rest)
+    if fields is None:
+        raise ValueError(
+            "engine layer line not understood (expected 'Layer(TYPE): NAME, Tactic: VALUE, INPUTS -> OUTPUTS'): "
+            f"{line!r}"
+        )
+    name, io = fields.group("name"), fields.group("io")
+    tensors = list(_TENSOR_DTYPE.finditer(io))
+    if io.lstrip().startswith("->"):
+        arrow = io.index("->")
+    else:
+        arrow = next((t.end() for t in tensors if io.startswith(_ARROW, t.end())), None)
+    if arrow is None:
+        raise ValueError(
+            "engine layer line has no 'INPUTS -> OUTPUTS' part with data types in either known spelling, "
+            f"'name (Int8[1,64,56,56])' (8.5+) or 'name[Int8(1,64,56,56)]' (8.0-8.4): {line!r}"
+        )
+    inputs = [_dtype_precision(t.group("new") or t.group("old")) for t in tensors if t.start() < arrow]
+    outputs = [_dtype_precision(t.group("new") or t.group("old")) for t in tensors if t.start() >= arrow]
+    boundary = _is_boundary(name, layer_type, None)
+    precision = _io_precision(inputs, outputs, boundary) or "unknown"
+    return EngineLayer(name, layer_type, precision, boundary, onnx_nodes_from_layer_name(name, names), None)
+
+
+def _is_boundary(name: str, layer_type: str | None, origin: str | None) -> bool:
+    return layer_type == "Reformat" or origin in ("QDQ", "REFORMAT") or bool(_REFORMAT_COPY_PREFIX.match(name))
+
+
+def _dtype_precision(text: str) -> str | None:
+    """The float/quantized precision a data type string names; None for integer, boolean and unrecognised types."""
+    word = _DTYPE_WORD.search(text or "")
+    return _DTYPE_PRECISION[word.group(0).lower()] if word else None
+
+
+def _weights_precision(entry: Mapping[str, Any]) -> str | None:
+    for key, value in entry.items():
+        if key.endswith("Weights") and isinstance(value, Mapping) and "Type" in value:
+            precision = _dtype_precision(str(value["Type"]))
+            if precision is not None:
+                return precision
+    return None
+
+
+def _io_precision(inputs: list[str | None], outputs: list[str | None], boundary: bool) -> str | None:
+    if boundary:
+        candidates = [p for p in inputs + outputs if p]
+    else:
+        candidates = [p for p in inputs if p] or [p for p in outputs if p]
+    return min(candidates, key=_PRECISION_RANK.__getitem__) if candidates else None
+
+
+def _tactic_precision(tactic_name: str | None) -> str | None:
+    lowered = (tactic_name or "").lower()
+    return next((precision for precision, hint in _TACTIC_HINTS if hint.search(lowered)), None)
+
+
+def _widest(precisions: list[str]) -> str:
+    known = [p for p in precisions if p in _PRECISION_RANK]
+    return max(known, key=_PRECISION_RANK.__getitem__) if known else "unknown"
+
+
+def _name_parts(name: str) -> list[str]:
+    """Candidate node names in a layer name, before any check against the ONNX graph."""
+    name = _REFORMAT_COPY_PREFIX.sub("", name.strip())
+    parts = []
+    for part in _split_top_level(name, (" + ", " || ")):
+        part = part.strip()
+        pwn = _PWN.match(part)
+        foreign = _FOREIGN_NODE.match(part)
+        if pwn is not None:
+            for argument in _split_top_level(pwn.group("args"), (",",)):
+                parts.extend(_name_parts(argument))
+        elif foreign is not None:
+            for end in foreign.group("region").split("...", 1):
+                parts.extend(_name_parts(end))
+        elif part and _UNNAMED_LAYER not in part:
+            parts.append(part)
+    return parts
+
+
+def _split_top_level(text: str, separators: tuple[str, ...]) -> list[str]:
+    """Split ``text`` at ``separators`` that stand outside (), [] and {}; unbalanced text splits everywhere."""
+    pieces, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        char = text[i]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0:
+            separator = next((s for s in separators if text.startswith(s, i)), None)
+            if separator is not None:
+                pieces.append(text[start:i])
+                i += len(separator)
+                start = i
+                continue
+        i += 1
+    pieces.append(text[start:])
+    if depth != 0:
+        return re.split("|".join(re.escape(s) for s in separators), text)
+    return pieces
+
+
+def _resolve(parts: Iterable[str], names: OnnxNames | None) -> tuple[str, ...]:
+    """Fold clones into their original and, given ONNX names, keep real nodes and map initializers to consumers."""
+    nodes = []
+    for part in parts:
+        clone = _CLONE_SUFFIX.match(part)
+        if names is None:
+            nodes.append(clone.group("original") if clone else part)
+        elif part in names.nodes:
+            nodes.append(part)
+        elif clone is not None and clone.group("original") in names.nodes:
+            nodes.append(clone.group("original"))
+        else:
+            nodes.extend(names.initializer_consumers.get(part, ()))
+    return tuple(dict.fromkeys(nodes))
+
+
+def _loads_possibly_truncated_json(text: str) -> Any:
+    """``json.loads``; if the text was cut short, close it after its last complete value and load that."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as first_error:
+        cut_short = not text[first_error.pos:].strip() or first_error.msg.startswith("Unterminated string")
+        if not cut_short:
+            raise ValueError(
+                f"{first_error} (the error is before the end of the text, so it is damaged, not cut short)"
+            ) from first_error
+        for end, closers in _json_cut_points(text)[:_JSON_REPAIR_ATTEMPTS]:
+            try:
+                return json.loads(text[:end] + closers)
+            except json.JSONDecodeError:
+                continue
+        raise ValueError(
+            f"{first_error}; closing it after one of its last {_JSON_REPAIR_ATTEMPTS} complete values did not help "
+            "either (the text is damaged, not just cut short)"
+        ) from first_error
+
+
+def _json_cut_points(text: str) -> list[tuple[int, str]]:
+    """(end, closing brackets) after each complete-looking value, last first: where cut-short JSON may be closed."""
+    points, stack, in_string, escaped = [], [], False, False
+    for i, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+                points.append((i + 1, "".join(reversed(stack))))
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            stack.append("}" if char == "{" else "]")
+        elif char in "}]":
+            if stack:
+                stack.pop()
+            points.append((i + 1, "".join(reversed(stack))))
+        elif char.isalnum() and (i + 1 == len(text) or not (text[i + 1].isalnum() or text[i + 1] in ".+-")):
+            points.append((i + 1, "".join(reversed(stack))))
+    return points[::-1]

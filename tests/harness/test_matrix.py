@@ -1,0 +1,57 @@
+"""matrix.yaml is validated on load; every error names the file, the key and what is allowed."""
+import pytest
+
+from harness.matrix import DEFAULT_MATRIX, MatrixError, default_target, load_matrix
+
+GOOD_TARGET = "  t1:\n    title: T\n    backend: onnxruntime\n    runner: local\n    platform: any\n"
+
+
+def write(tmp_path, text):
+    path = tmp_path / "matrix.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_shipped_matrix_has_the_mission_targets():
+    targets = load_matrix(DEFAULT_MATRIX)
+    assert default_target(targets).id == "ort-cpu"
+    for version in ("86", "92", "100", "102"):
+        for platform in ("x86", "orin"):
+            assert f"trt{version}-{platform}" in targets
+    assert not targets["trt92-orin"].available and "never released for Jetson" in targets["trt92-orin"].reason
+    assert not targets["trt102-orin"].available and targets["trt102-orin"].reason
+    assert targets["trt86-orin"].version == "8.6.2" and targets["trt86-x86"].version == "8.6.1"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("targets: [1, 2]\n", "non-empty mapping 'targets'"),
+        ("targets:\n  t1:\n    title: T\n", "targets.t1: missing required key 'backend'"),
+        (GOOD_TARGET + "    runner_typo: local\n", "targets.t1.runner_typo: unknown key. Allowed keys:"),
+        (GOOD_TARGET.replace("runner: local", "runner: kubernetes"), "targets.t1.runner: 'kubernetes' is not allowed; use one of local, docker"),
+        (GOOD_TARGET.replace("platform: any", "platform: arm"), "targets.t1.platform: 'arm' is not allowed"),
+        (GOOD_TARGET.replace("onnxruntime", "tensorflow"), "targets.t1.backend: 'tensorflow' is not one of"),
+        (GOOD_TARGET + "    available: false\n", "'available: false' needs a 'reason'"),
+        (GOOD_TARGET + "    available: 'no'\n", "targets.t1.available: must be a bool, found str"),
+        (GOOD_TARGET + "    docker_host: orin-01\n", "targets.t1.docker_host: 'orin-01' must start with one of"),
+        (GOOD_TARGET.replace("runner: local", "runner: docker"), "a docker target needs 'recipe'"),
+        (GOOD_TARGET.replace("t1:", "T 1:"), "a target id must be lower-case"),
+        ("targets:\n  t1: [1]\n", "targets.t1: must be a mapping"),
+        ("targets: {a: b\n", "not valid YAML"),
+        (GOOD_TARGET.replace("  t1:", "targets:\n  t1:") + "extra: 1\n", "unknown top-level key(s) ['extra']"),
+    ],
+)
+def test_a_bad_matrix_names_the_file_and_the_key(tmp_path, text, expected):
+    if not text.startswith("targets"):
+        text = "targets:\n" + text
+    path = write(tmp_path, text)
+    with pytest.raises(MatrixError) as err:
+        load_matrix(path)
+    assert str(path) in str(err.value)
+    assert expected in str(err.value)
+
+
+def test_a_missing_matrix_says_how_to_point_at_one(tmp_path):
+    with pytest.raises(MatrixError, match="no such file. Pass --matrix"):
+        load_matrix(tmp_path / "nope.yaml")

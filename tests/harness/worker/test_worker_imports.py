@@ -1,0 +1,35 @@
+"""The worker (the code that goes into containers) imports with only the standard library, numpy and onnx."""
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+HOST_ONLY = ["yaml", "jsonschema", "pandas", "jinja2", "docker", "onnx_graphsurgeon", "polygraphy", "tensorrt",
+             "onnxruntime", "cases", "reports"]
+WORKER_MODULES = [
+    "harness.worker.__main__", "harness.worker.job", "harness.worker.cell", "harness.worker.isolation",
+    "harness.worker.environment", "harness.worker.metrics", "harness.worker.casedata", "harness.worker.record",
+    "harness.worker.backends", "harness.worker.backends.onnxruntime", "harness.worker.backends.tensorrt",
+    "harness.worker.trt.classify", "harness.worker.trt.layers",
+]
+
+BLOCKER = f"""
+import sys
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in {HOST_ONLY!r}:
+            raise ImportError('worker code imported ' + name + ', which a worker container may not have')
+sys.meta_path.insert(0, Blocker())
+import importlib
+for module in {WORKER_MODULES!r}:
+    importlib.import_module(module)
+print('ok')
+"""
+
+
+def test_worker_modules_import_without_host_only_packages():
+    result = subprocess.run([sys.executable, "-c", BLOCKER], capture_output=True, text=True, cwd=REPO,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
