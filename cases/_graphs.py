@@ -1,0 +1,132 @@
+"""Shared onnx-graphsurgeon building blocks for the reproducer cases: deterministic weights, nodes, Q/DQ pairs.
+
+Every builder appends its nodes to ``graph.nodes`` in topological order and returns the output tensor, so a case
+reads top to bottom like the network it reproduces. Names are always passed in: each case follows the naming of
+the exporter that produced the upstream model (torch.onnx, pytorch-quantization, hand-written graphsurgeon).
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+INT8_MIN, INT8_MAX = -128, 127
+# Q/DQ scale for activations of about unit variance: +-4 maps onto +-127, so clipping is rare for N(0, 1) inputs.
+UNIT_ACTIVATION_SCALE = 4.0 / INT8_MAX
+
+
+def rng_for(name: str) -> np.random.Generator:
+    """A generator seeded from ``name`` alone (CRC-32), so a tensor's values depend on nothing but its name."""
+    return np.random.default_rng(zlib.crc32(name.encode("utf-8")))
+
+
+def conv_weight(name: str, shape: tuple[int, ...]) -> gs.Constant:
+    """A conv weight (O, I/groups, kH, kW) drawn N(0, 1/fan_in), so the output variance is about the input's."""
+    fan_in = int(np.prod(shape[1:]))
+    values = rng_for(name).normal(0.0, 1.0 / np.sqrt(fan_in), size=shape)
+    return gs.Constant(name, values.astype(np.float32))
+
+
+def bias(name: str, channels: int) -> gs.Constant:
+    """A small conv bias in [-0.1, 0.1)."""
+    return gs.Constant(name, rng_for(name).uniform(-0.1, 0.1, size=channels).astype(np.float32))
+
+
+def batchnorm_params(prefix: str, channels: int) -> list[gs.Constant]:
+    """BatchNormalization scale, B, mean, var named like torch parameters (``<prefix>.weight``, ...), near identity."""
+    rng = rng_for(prefix)
+    values = {
+        "weight": rng.uniform(0.8, 1.2, size=channels),
+        "bias": rng.uniform(-0.1, 0.1, size=channels),
+        "running_mean": rng.uniform(-0.1, 0.1, size=channels),
+        "running_var": rng.uniform(0.8, 1.2, size=channels),
+    }
+    return [gs.Constant(f"{prefix}.{key}", value.astype(np.float32)) for key, value in values.items()]
+
+
+def graph_input(name: str, shape: tuple[int, ...]) -> gs.Variable:
+    return gs.Variable(name, dtype=np.float32, shape=shape)
+
+
+def mark_output(graph: gs.Graph, tensor: gs.Variable, shape: tuple[int, ...]) -> None:
+    """Append ``tensor`` to the graph outputs as an FP32 tensor of ``shape`` (outputs must carry both)."""
+    tensor.dtype, tensor.shape = np.float32, shape
+    graph.outputs.append(tensor)
+
+
+def node(graph: gs.Graph, op: str, name: str, inputs: list, output: str, attrs: dict | None = None) -> gs.Variable:
+    """Append one node named ``name`` whose single output tensor is named ``output``; return that tensor."""
+    out = gs.Variable(output)
+    graph.nodes.append(gs.Node(op, name=name, attrs=attrs or {}, inputs=inputs, outputs=[out]))
+    return out
+
+
+def torch_node(graph: gs.Graph, op: str, scope: str, inputs: list, attrs: dict | None = None) -> gs.Variable:
+    """A node named as torch.onnx names it: ``<scope>/<Op>``, output ``<scope>/<Op>_output_0``."""
+    return node(graph, op, f"{scope}/{op}", inputs, f"{scope}/{op}_output_0", attrs)
+
+
+def conv_attrs(kernel: int, stride: int = 1, pad: int = 0, group: int = 1) -> dict:
+    """Conv attributes in the order torch.onnx writes them."""
+    return {
+        "dilations": [1, 1],
+        "group": group,
+        "kernel_shape": [kernel, kernel],
+        "pads": [pad, pad, pad, pad],
+        "strides": [stride, stride],
+    }
+
+
+def per_tensor_scale(values: np.ndarray) -> np.ndarray:
+    """Symmetric INT8 scale of a whole tensor: max|x| / 127, as a scalar."""
+    return np.array(np.abs(values).max() / INT8_MAX, dtype=np.float32)
+
+
+def per_channel_scale(values: np.ndarray) -> np.ndarray:
+    """Symmetric INT8 scale per output channel (axis 0): max|x| over the other axes / 127."""
+    return (np.abs(values).reshape(values.shape[0], -1).max(axis=1) / INT8_MAX).astype(np.float32)
+
+
+def quantize_values(values: np.ndarray, scale: np.ndarray, axis: int = 0) -> np.ndarray:
+    """INT8 values as QuantizeLinear computes them (zero point 0, round half to even, saturate)."""
+    if scale.ndim == 1:
+        scale = scale.reshape([-1 if i == axis else 1 for i in range(values.ndim)])
+    return np.clip(np.rint(values / scale), INT8_MIN, INT8_MAX).astype(np.int8)
+
+
+def quantizer_params(scale_name: str, zero_point_name: str, scale: np.ndarray) -> tuple[gs.Constant, gs.Constant]:
+    """Scale and INT8 zero point (all zeros: TensorRT requires symmetric quantization) initializers of one Q or DQ."""
+    scale = np.asarray(scale, dtype=np.float32)
+    return gs.Constant(scale_name, scale), gs.Constant(zero_point_name, np.zeros(scale.shape, dtype=np.int8))
+
+
+def quantize_linear(graph, x, scale: gs.Constant, zero_point: gs.Constant, name: str, output: str, axis=None):
+    """QuantizeLinear; ``axis`` only for a per-channel (1-D) scale."""
+    return node(graph, "QuantizeLinear", name, [x, scale, zero_point], output, _axis_attr(scale, axis))
+
+
+def dequantize_linear(graph, x, scale: gs.Constant, zero_point: gs.Constant, name: str, output: str, axis=None):
+    """DequantizeLinear; ``axis`` only for a per-channel (1-D) scale."""
+    return node(graph, "DequantizeLinear", name, [x, scale, zero_point], output, _axis_attr(scale, axis))
+
+
+def _axis_attr(scale: gs.Constant, axis) -> dict:
+    per_channel = scale.values.ndim == 1
+    if per_channel != (axis is not None):
+        raise ValueError(f"{scale.name}: a per-channel scale needs an axis and a per-tensor one none (axis={axis})")
+    return {"axis": axis} if per_channel else {}
+
+
+def torch_fake_quantize(graph: gs.Graph, x, quantizer: str, scale: np.ndarray, axis=None) -> gs.Variable:
+    """A QuantizeLinear -> DequantizeLinear pair as pytorch-quantization exports a TensorQuantizer named ``quantizer``.
+
+    Nodes ``<quantizer>/QuantizeLinear`` and ``<quantizer>/DequantizeLinear`` (torch.onnx naming, e.g.
+    ``/backbone_2d/stage_4/stage_4.1/conv2/_weight_quantizer/QuantizeLinear`` in
+    https://github.com/NVIDIA/TensorRT/issues/3980); initializers ``<quantizer>/scale`` and ``<quantizer>/zero_point``.
+    """
+    params = quantizer_params(f"{quantizer}/scale", f"{quantizer}/zero_point", scale)
+    q = quantize_linear(graph, x, *params, f"{quantizer}/QuantizeLinear", f"{quantizer}/QuantizeLinear_output_0", axis)
+    return dequantize_linear(
+        graph, q, *params, f"{quantizer}/DequantizeLinear", f"{quantizer}/DequantizeLinear_output_0", axis
+    )

@@ -1,0 +1,151 @@
+"""S3: depthwise (and grouped) Conv with explicit Q/DQ on the weights: "Could not find any implementation" on Turing.
+
+Upstream: https://github.com/NVIDIA/TensorRT/issues/4060 (open): ``Could not find any implementation for node
+weights + node_of_weights_quantized + node_of_output``. ``node_of_<tensor>`` is what onnx-tensorrt calls an ONNX node
+that has no name: ``"node_of_" + node.output(0)`` (``getNodeName`` in
+https://github.com/onnx/onnx-tensorrt/blob/release/8.6-GA/onnx2trt_utils.cpp). So the reporter's graphsurgeon-made
+nodes were unnamed, the weight initializer was ``weights``, the weight QuantizeLinear wrote ``weights_quantized`` and
+the Conv wrote ``output`` (TensorRT drops the DequantizeLinear from fused layer names, as the S5 log also shows).
+We give every node the name TensorRT would give it, so layer names match the log and ``expected_int8`` can name the
+conv. Tensors the log does not show follow the same scheme: ``input`` -> ``input_quantized`` -> ``input_dequantized``,
+``weights_dequantized``; an INT8 weight initializer is ``weights_quantized``.
+
+NvInfer.h (``IConvolutionLayer::setNbGroups``) documents that INT8 needs input and output channels per group to be a
+multiple of 4, which would exclude every depthwise conv: channels per group is swept, on depthwise (groups = C) and on
+grouped convs.
+"""
+from __future__ import annotations
+
+import itertools
+
+import onnx_graphsurgeon as gs
+
+from cases import _graphs as g
+from cases.model import Built, Case, Claim, Tolerance, Variant
+
+ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4060"
+NVINFER_H = "https://github.com/NVIDIA/TensorRT/blob/release/8.6/include/NvInfer.h"
+
+CONV = "node_of_output"
+SIZE = 16
+WEIGHT_FORMS = {
+    "float-qdq": "float weights -> QuantizeLinear -> DequantizeLinear",
+    "int8-dq": "INT8 weights -> DequantizeLinear",
+    "float": "float weights, no weight Q/DQ",
+}
+DEPTHWISE_CHANNELS = (3, 4, 8, 16, 32, 144)
+GROUPS = 4
+# 1 channel per group with 4 groups is depthwise-c4, already in the depthwise sweep.
+CHANNELS_PER_GROUP = (2, 3, 4, 8)
+# The thread does not state the channel count: 32 is our choice for the failing form.
+REPORTED = {"channels": 32, "groups": 32, "weights": "float-qdq", "per_channel": True}
+
+CLAIMS_AS_REPORTED = (
+    Claim(
+        target="trt86-x86",
+        outcome="fail",
+        category="no-implementation",
+        source=ISSUE,
+        strength="issue-thread",
+        note=(
+            "Reported as TensorRT '8.6.11' on a Quadro T2000 (sm_75), driver 470, CUDA 11.4 (the user's deployment "
+            "target was Orin); channel count and input size not stated."
+        ),
+    ),
+    Claim(
+        target="trt102-x86",
+        outcome="fallback",
+        source=ISSUE,
+        strength="write-up-only",
+        note="A write-up says 10.2 builds it but runs the depthwise conv in FP32 (the Q/DQ are not fused).",
+    ),
+)
+FLOAT_WEIGHTS_CLAIM = Claim(
+    target="trt86-x86",
+    outcome="fallback",
+    source=ISSUE,
+    strength="issue-thread",
+    note="Per the thread, removing the weight Q/DQ lets the build succeed, with the conv in FP32 (T2000, '8.6.11').",
+)
+
+
+def _name(channels: int, groups: int, weights: str, per_channel: bool) -> str:
+    kind = f"depthwise-c{channels}" if groups == channels else f"grouped-g{groups}-cpg{channels // groups}"
+    granularity = "" if weights == "float" else ("-per-channel" if per_channel else "-per-tensor")
+    return f"{kind}-{weights}{granularity}"
+
+
+def _variant(channels: int, groups: int, weights: str, per_channel: bool) -> Variant:
+    params = {"channels": channels, "groups": groups, "weights": weights, "per_channel": per_channel}
+    granularity = ""
+    if weights != "float":
+        granularity = " (per-channel scale, axis 0)" if per_channel else " (per-tensor scale)"
+    description = f"{channels} channels in {groups} groups, {WEIGHT_FORMS[weights]}{granularity}."
+    if params == REPORTED:
+        return Variant(_name(**params), "failing", f"As reported: {description}", params, claims=CLAIMS_AS_REPORTED)
+    if weights == "float":
+        return Variant(_name(**params), "workaround", description, params, claims=(FLOAT_WEIGHTS_CLAIM,))
+    return Variant(_name(**params), "sweep", description, params)
+
+
+def _variants() -> tuple[Variant, ...]:
+    depthwise = [
+        _variant(c, c, weights, per_channel)
+        for c, weights, per_channel in itertools.product(DEPTHWISE_CHANNELS, ("float-qdq", "int8-dq"), (True, False))
+    ]
+    grouped = [
+        _variant(GROUPS * cpg, GROUPS, weights, True)
+        for cpg, weights in itertools.product(CHANNELS_PER_GROUP, ("float-qdq", "int8-dq"))
+    ]
+    workaround = _variant(REPORTED["channels"], REPORTED["groups"], "float", False)
+    return (*depthwise, *grouped, workaround)
+
+
+class DepthwiseQdq(Case):
+    id = "s3-depthwise-qdq"
+    title = "Depthwise and grouped Conv with explicit Q/DQ weights"
+    pattern = "S3"
+    links = (ISSUE, NVINFER_H)
+    mode = "explicit-qdq"
+    opset = 13
+    tolerance = Tolerance(
+        min_cosine=0.999,
+        max_abs_error=2 * g.UNIT_ACTIVATION_SCALE,
+        reason=(
+            "Compared with the reference evaluation of the same Q/DQ graph (FP32 output, no output Q): an INT8 or "
+            "FP32 conv on the dequantized values differs only by accumulation order, or by a rounding tie flipping an "
+            "input step, which moves an output by one input step times |w| (|w| < 2 here): 2 input steps."
+        ),
+    )
+    variants = _variants()
+
+    @staticmethod
+    def build(variant: Variant) -> Built:
+        p = variant.params
+        channels, groups = p["channels"], p["groups"]
+        graph = gs.Graph(name=DepthwiseQdq.id, opset=DepthwiseQdq.opset)
+        x = g.graph_input("input", (1, channels, SIZE, SIZE))
+        graph.inputs.append(x)
+        x_params = g.quantizer_params("input_scale", "input_zero_point", g.UNIT_ACTIVATION_SCALE)
+        x_q = g.quantize_linear(graph, x, *x_params, "node_of_input_quantized", "input_quantized")
+        x_dq = g.dequantize_linear(graph, x_q, *x_params, "node_of_input_dequantized", "input_dequantized")
+
+        weights = g.conv_weight("weights", (channels, channels // groups, 3, 3))
+        if p["weights"] == "float":
+            w = weights
+        else:
+            axis = 0 if p["per_channel"] else None
+            scale = g.per_channel_scale(weights.values) if p["per_channel"] else g.per_tensor_scale(weights.values)
+            w_params = g.quantizer_params("weights_scale", "weights_zero_point", scale)
+            if p["weights"] == "float-qdq":
+                w_q = g.quantize_linear(
+                    graph, weights, *w_params, "node_of_weights_quantized", "weights_quantized", axis
+                )
+            else:
+                w_q = gs.Constant("weights_quantized", g.quantize_values(weights.values, scale))
+            w = g.dequantize_linear(graph, w_q, *w_params, "node_of_weights_dequantized", "weights_dequantized", axis)
+
+        y = g.node(graph, "Conv", CONV, [x_dq, w], "output", g.conv_attrs(3, pad=1, group=groups))
+        g.mark_output(graph, y, (1, channels, SIZE, SIZE))
+        # The conv is the only compute node between the DequantizeLinear and the output.
+        return Built(graph, expected_int8=(CONV,))

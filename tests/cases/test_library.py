@@ -1,0 +1,134 @@
+"""Checks that hold for every case and variant of the library: declarations, claims, the ONNX each variant builds."""
+from __future__ import annotations
+
+import pathlib
+import re
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import yaml
+
+from cases import all_cases, iter_variants  # importing the package registers the whole library
+from cases.generate import export_model
+
+MATRIX = pathlib.Path(__file__).resolve().parents[2] / "matrix.yaml"
+QDQ_OPS = {"QuantizeLinear", "DequantizeLinear"}
+PAIRS = list(iter_variants())
+
+
+def export(case, variant) -> onnx.ModelProto:
+    model, _ = export_model(case, variant)
+    return model
+
+
+def pair_id(pair) -> str:
+    case, variant = pair
+    return f"{case.id}/{variant.name}"
+
+
+@pytest.fixture(scope="module")
+def targets() -> dict:
+    return yaml.safe_load(MATRIX.read_text())["targets"]
+
+
+def test_ids_are_unique_kebab_case_and_start_with_their_pattern():
+    ids = [case.id for case in all_cases()]
+    assert len(ids) == len(set(ids))
+    for case in all_cases():
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", case.id), case.id
+        assert case.id.startswith(f"{case.pattern.lower()}-"), (case.id, case.pattern)
+
+
+def test_every_case_has_a_failing_or_control_variant():
+    for case in all_cases():
+        assert {v.role for v in case.variants} & {"failing", "control"}, case.id
+
+
+def test_links_are_https():
+    for case in all_cases():
+        assert case.links, case.id
+        assert all(link.startswith("https://") for link in case.links), case.id
+
+
+def test_tolerances_are_usable():
+    for case in all_cases():
+        tol = case.tolerance
+        assert 0.9 <= tol.min_cosine < 1 and tol.max_abs_error > 0 and tol.reason, case.id
+
+
+@pytest.mark.parametrize("case", all_cases(), ids=lambda case: case.id)
+def test_no_two_variants_of_a_case_are_the_same_cell(case):
+    """Every variant differs from every other in its model, its knobs or its mode: a sweep point that changes nothing
+    would be a duplicate cell."""
+    cells = {
+        (export(case, v).SerializeToString(deterministic=True), repr(v.knobs), case.mode_of(v)) for v in case.variants
+    }
+    assert len(cells) == len(case.variants)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
+def test_claims_name_available_matrix_targets(pair, targets):
+    _, variant = pair
+    for claim in variant.claims:
+        assert claim.target in targets, claim.target
+        assert targets[claim.target].get("available", True), f"{claim.target} is marked unavailable"
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
+def test_model_passes_checker_and_strict_shape_inference(pair):
+    case, variant = pair
+    model = export(case, variant)
+    assert [(o.domain, o.version) for o in model.opset_import] == [("", case.opset_of(variant))]
+    onnx.checker.check_model(model, full_check=True)
+    onnx.shape_inference.infer_shapes(model, strict_mode=True)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
+def test_model_runs_in_onnxruntime_cpu(pair):
+    case, variant = pair
+    model = export(case, variant)
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    feeds = {i.name: rng.standard_normal(i.shape).astype(np.float32) for i in session.get_inputs()}
+    outputs = session.run(None, feeds)
+    declared = [tuple(d.dim_value for d in o.type.tensor_type.shape.dim) for o in model.graph.output]
+    assert [o.shape for o in outputs] == declared
+    assert all(np.isfinite(o).all() for o in outputs)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
+def test_building_twice_gives_identical_bytes(pair):
+    case, variant = pair
+    first, second = export(case, variant), export(case, variant)
+    assert first.SerializeToString(deterministic=True) == second.SerializeToString(deterministic=True)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
+def test_node_names_are_unique_and_expected_int8_nodes_exist(pair):
+    case, variant = pair
+    built = case.build(variant)
+    names = [node.name for node in built.graph.nodes]
+    assert all(names) and len(names) == len(set(names))
+    assert built.expected_int8 and set(built.expected_int8) <= set(names)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
+def test_mode_matches_the_graph(pair):
+    """Explicit Q/DQ variants carry Q/DQ nodes; implicit INT8 ones none (any Q/DQ would switch TensorRT to explicit)."""
+    case, variant = pair
+    ops = {node.op for node in case.build(variant).graph.nodes}
+    assert bool(ops & QDQ_OPS) == (case.mode_of(variant) == "explicit-qdq")
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
+def test_knobs_name_tensors_and_nodes_of_the_graph(pair):
+    case, variant = pair
+    graph = case.build(variant).graph
+    outputs = {t.name for t in graph.outputs}
+    assert set(variant.knobs.extra_outputs) <= outputs
+    nodes = {node.name for node in graph.nodes}
+    assert {name for name, _ in variant.knobs.layer_precisions} <= nodes
