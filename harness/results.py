@@ -9,7 +9,7 @@ import json
 import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import jsonschema
 
@@ -36,22 +36,27 @@ def validate_record(record: Any, where: str = "record") -> None:
         raise RecordError(f"{where}: field {field!r}: {error.message} (schema: {SCHEMA_PATH.name})")
 
 
-def iter_records(path: Path) -> Iterator[dict[str, Any]]:
-    """Records of a results file. A torn last line (a crash mid-write) is skipped with a warning on stderr."""
+def numbered_records(path: Path, on_torn_tail: Callable[[str], None]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) pairs of a results file; a torn last line (a crash mid-write) goes to ``on_torn_tail``."""
     path = Path(path)
-    if not path.exists():
-        return
-    lines = path.read_text().splitlines()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    last = max((n for n, line in enumerate(lines, start=1) if line.strip()), default=0)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            yield json.loads(line)
+            yield number, json.loads(line)
         except json.JSONDecodeError as err:
-            if number == len(lines):
-                print(f"warning: {path}:{number}: skipping a torn last line ({err.msg})", file=sys.stderr)
-                continue
-            raise RecordError(f"{path}:{number}: not a JSON record ({err.msg}); fix or remove that line") from None
+            if number != last:
+                raise RecordError(f"{path}:{number}: not a JSON record ({err.msg}); fix or remove that line") from None
+            on_torn_tail(f"{path}:{number}: skipped a torn last line ({err.msg}); the cell it held has no record")
+
+
+def iter_records(path: Path) -> Iterator[dict[str, Any]]:
+    """Records of a results file (none if it does not exist yet); a torn last line is skipped with a warning."""
+    if Path(path).exists():
+        for _, record in numbered_records(path, lambda message: print(f"warning: {message}", file=sys.stderr)):
+            yield record
 
 
 def recorded_cells(path: Path, target_id: str) -> set[tuple[str, str]]:
@@ -69,14 +74,22 @@ class ResultsWriter:
         self._file = self.path.open("a")
 
     def _repair_torn_tail(self) -> None:
-        """End a file whose last write was cut off with a newline, so the next record starts on its own line."""
-        if self.path.exists() and self.path.stat().st_size:
-            with self.path.open("rb") as existing:
-                existing.seek(-1, 2)
-                torn = existing.read(1) != b"\n"
-            if torn:
-                with self.path.open("a") as fix:
-                    fix.write("\n")
+        """Cut a last line left unfinished by a crash, keeping it in ``<results>.torn`` for inspection.
+
+        The cell it belonged to has no complete record, so a resumed run runs that cell again.
+        """
+        if not self.path.exists() or not self.path.stat().st_size:
+            return
+        data = self.path.read_bytes()
+        if data.endswith(b"\n"):
+            return
+        keep = data.rfind(b"\n") + 1
+        with self.path.with_name(self.path.name + ".torn").open("ab") as torn:
+            torn.write(data[keep:] + b"\n")
+        with self.path.open("r+b") as results:
+            results.truncate(keep)
+        print(f"warning: {self.path}: an unfinished last line was moved to {self.path.name}.torn; its cell runs again",
+              file=sys.stderr)
 
     def append(self, record: dict[str, Any]) -> None:
         validate_record(record, where=f"record for {record.get('case')}/{record.get('variant')} on {record.get('target')}")

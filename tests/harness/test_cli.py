@@ -141,3 +141,15 @@ def test_doctor_reports_what_runs_here():
     assert report["onnxruntime"]["importable"] is True
     assert report["environment"]["python"].startswith("3.")
     assert "tensorrt" in report and "docker" in report
+
+
+def test_a_resumed_run_after_a_torn_write_keeps_the_file_readable(control_cases_dir, tmp_path):
+    results = tmp_path / "r.jsonl"
+    harness("run", "-k", "control-qdq*", "--cases", str(control_cases_dir), "--results", str(results))
+    complete = results.read_text()
+    results.write_text(complete + '{"schema": "trt-matrix/record/1", "case": "control-impl')  # a crash mid-write
+    rerun = harness("run", "--cases", str(control_cases_dir), "--results", str(results))
+    assert "unfinished last line was moved" in rerun.stderr
+    records = read_records(results)  # every line parses: the fragment is gone from the results file
+    assert len(records) == 3 and results.read_text().startswith(complete)
+    assert (tmp_path / "r.jsonl.torn").read_text().startswith('{"schema"')

@@ -1,0 +1,1 @@
+"""The HTML compatibility matrix: results files in, one self-contained report out."""

@@ -1,0 +1,266 @@
+"""The HTML report as a user reads it: cell text and colour, claims apart from observations, escaping, offline."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from reports.html import render_report
+from reports.results import read_results
+from reports.tables import cell_grid, matrix_columns, matrix_rows, outcome_table, rows_from_variants
+from tests.reports.conftest import ISSUE, ROWS, TARGETS, WRITEUP, make_record, write_jsonl
+
+
+@dataclasses.dataclass
+class ParsedCell:
+    classes: set[str]
+    face: str = ""  # the text shown in the matrix before any click
+    text: str = ""  # everything in the cell, its details included
+    links: list[str] = dataclasses.field(default_factory=list)
+
+
+class ReportParser(HTMLParser):
+    """Matrix cells by (case, variant, target), column headers and summary counts by target, every start tag."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.column_ids: list[str] = []
+        self.headers: dict[str, str] = {}
+        self.cells: dict[tuple[str, str, str], ParsedCell] = {}
+        self.summary: dict[str, dict[str, int]] = {}
+        self.script_text = ""
+        self._row: tuple[str, str] | None = None
+        self._cell: ParsedCell | None = None
+        self._cell_depth = self._face_depth = self._header_depth = 0
+        self._header: str | None = None
+        self._summary_target: str | None = None
+        self._count_name: str | None = None
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        self.tags.append((tag, attributes))
+        classes = set((attributes.get("class") or "").split())
+        self._in_script = tag == "script"
+        if tag == "th" and "colhead" in classes:
+            self._header = attributes["data-target"]
+            self.column_ids.append(self._header)
+            self.headers[self._header] = ""
+        if self._header and tag == "th":
+            self._header_depth += 1
+        if tag == "tr" and "data-case" in attributes:
+            self._row = (attributes["data-case"], attributes["data-variant"])
+            self._column = 0
+        if tag == "tr" and "data-target" in attributes:
+            self._summary_target = attributes["data-target"]
+            self.summary[self._summary_target] = {}
+        if tag == "td" and "data-count" in attributes:
+            self._count_name = attributes["data-count"]
+        if tag == "td" and "cell" in classes:
+            self._cell = ParsedCell(classes)
+            self.cells[(*self._row, self.column_ids[self._column])] = self._cell
+            self._column += 1
+        if self._cell is not None:
+            self._cell.text += " "  # element boundaries separate words, as on screen
+            self._cell_depth += tag == "td"
+            if "face" in classes or self._face_depth:
+                self._face_depth += 1
+            if tag == "a":
+                self._cell.links.append(attributes["href"])
+
+    def handle_endtag(self, tag):
+        if self._face_depth:
+            self._face_depth -= 1
+        if tag == "td" and self._cell is not None:
+            self._cell_depth -= 1
+            if not self._cell_depth:
+                self._cell = None
+        if tag == "th" and self._header:
+            self._header_depth -= 1
+            if not self._header_depth:
+                self._header = None
+        if tag == "td":
+            self._count_name = None
+
+    def handle_data(self, data):
+        if self._in_script:
+            self.script_text += data
+        if self._cell is not None:
+            self._cell.text += data
+            if self._face_depth:
+                self._cell.face += data
+        if self._header:
+            self.headers[self._header] += data
+        if self._count_name:
+            self.summary[self._summary_target][self._count_name] = int(data)
+
+
+def normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture
+def report_html(tmp_path, sample_records) -> str:
+    return render_report(sample_records, TARGETS, ROWS, tmp_path / "report.html").read_text()
+
+
+@pytest.fixture
+def report(report_html) -> ReportParser:
+    parser = ReportParser()
+    parser.feed(report_html)
+    return parser
+
+
+def test_every_observed_cell_shows_its_outcome_in_text_and_colour(report, sample_records):
+    for record in sample_records:
+        cell = report.cells[(record["case"], record["variant"], record["target"])]
+        assert {"observed", f"o-{record['outcome']}"} <= cell.classes
+        assert record["outcome"] in normalised(cell.face)
+
+
+def test_a_cell_face_shows_fallback_count_cosine_and_sqnr(report):
+    fallback = normalised(report.cells[("s1-conv-silu", "split-output", "ort-cpu")].face)
+    assert "fb 1" in fallback and "cos 0.9993" in fallback and "∞ dB" in fallback
+    mismatch = normalised(report.cells[("s1-conv-silu", "split-output", "trt86-orin")].face)
+    assert "cos 0.7100" in mismatch and "3.2 dB" in mismatch and "⚠ env" in mismatch
+    passed = normalised(report.cells[("s1-conv-silu", "stem", "ort-cpu")].face)
+    assert "fb 0" in passed and "cos 0.9999" in passed
+
+
+def test_an_upstream_claim_not_run_here_looks_different_from_an_observation(report):
+    claimed = report.cells[("s1-conv-silu", "stem", "trt100-orin")]
+    assert "claimed" in claimed.classes and "observed" not in claimed.classes
+    assert not any(c.startswith("o-") for c in claimed.classes)
+    face = normalised(claimed.face)
+    assert "claimed upstream, not run here" in face and "pass" in face and "write-up only" in face
+    assert WRITEUP in claimed.links
+
+    observed = report.cells[("s1-conv-silu", "stem", "trt86-orin")]
+    assert "claimed" not in observed.classes and "not run here" not in observed.face
+    details = normalised(observed.text)
+    assert "fail (no-implementation)" in details and "issue thread" in details and "agrees: true" in details
+    assert ISSUE in observed.links
+
+
+def test_a_cell_with_neither_record_nor_claim_says_not_run(report):
+    cell = report.cells[("control-qdq", "conv-relu", "trt100-orin")]
+    assert "not-run" in cell.classes and normalised(cell.face) == "not run"
+
+
+def test_the_details_of_a_failed_cell_hold_the_evidence(report):
+    details = normalised(report.cells[("s1-conv-silu", "stem", "trt86-orin")].text)
+    for expected in ("no-implementation", "Could not find any implementation for node <b>&amp", "/model.0/<b>&",
+                     "build (ended in)", "[TRT] [E] 10: <script>alert(1)</script>", "tensorrt_version 8.6.2",
+                     "1.50 s", "Fallback nodes Not observed"):
+        assert expected in details
+
+
+def test_text_from_logs_and_models_is_escaped(report_html, report):
+    assert "<script>alert(1)</script>" not in report_html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in report_html
+    assert "/model.0/<b>&" not in report_html and "/model.0/&lt;b&gt;&amp;" in report_html
+    assert [tag for tag, _ in report.tags].count("script") == 1  # the report's own, inline
+    assert "alert" not in report.script_text
+
+
+def test_the_report_loads_nothing_from_the_network(report_html, report):
+    upstream = {ISSUE, WRITEUP}
+    for tag, attributes in report.tags:
+        assert tag != "link" and "src" not in attributes
+        for name, value in attributes.items():
+            if value and re.search(r"(https?:)?//", value) and not (tag == "meta" and name == "content"):
+                assert (tag, name) == ("a", "href") and value in upstream, (tag, name, value)
+    styles = " ".join(re.findall(r"<style>(.*?)</style>", report_html, flags=re.S))
+    assert "@import" not in styles and "url(" not in styles
+    assert "default-src 'none'" in report_html
+
+
+def test_a_column_header_shows_the_observed_versions_and_an_env_mismatch(report):
+    trt = normalised(report.headers["trt86-orin"])
+    assert "nominal 8.6.2" in trt and "observed tensorrt 8.6.2" in trt and "python 3.10.12" in trt
+    assert "driver 540.3.0" in trt and "⚠ env mismatch" in trt
+    ort = normalised(report.headers["ort-cpu"])
+    assert "observed onnxruntime 1.18.0" in ort and "env mismatch" not in ort
+    assert "no records" in normalised(report.headers["trt100-orin"])
+
+
+def test_an_unavailable_target_shows_its_reason_in_the_header_and_every_cell(report):
+    reason = TARGETS["trt92-orin"].reason
+    assert reason in normalised(report.headers["trt92-orin"])
+    column = [cell for (_, _, target), cell in report.cells.items() if target == "trt92-orin"]
+    assert len(column) == len(ROWS)
+    for cell in column:
+        assert "target-unavailable" in cell.classes and reason in normalised(cell.face)
+
+
+def test_the_per_target_summary_counts_what_the_matrix_shows(report):
+    zero = {name: 0 for name in report.summary["ort-cpu"]}
+    assert report.summary["ort-cpu"] == zero | {"pass": 2, "fallback": 1, "fallback cells": 1, "not run": 0}
+    assert report.summary["trt86-orin"] == zero | {"fail": 1, "mismatch": 1, "crash": 1, "agrees": 1}
+    assert report.summary["trt92-orin"] == zero
+    assert report.summary["trt100-orin"] == zero | {"claimed, not run": 1, "not run": 2}
+
+
+def test_a_contradicted_claim_is_counted_and_marked(tmp_path):
+    record = make_record("s1-conv-silu", "stem", "trt86-orin", "pass", claims=ROWS[0].claims)
+    parser = ReportParser()
+    parser.feed(render_report([record], TARGETS, ROWS, tmp_path / "r.html").read_text())
+    assert "≠ claim" in normalised(parser.cells[("s1-conv-silu", "stem", "trt86-orin")].face)
+    assert parser.summary["trt86-orin"]["disagrees"] == 1
+
+
+def test_the_last_record_wins_and_a_torn_line_is_reported_in_the_report(tmp_path):
+    first = write_jsonl(tmp_path / "first.jsonl", [make_record("control-qdq", "conv-relu", "ort-cpu", "fail",
+                                                                fail=("parser", "no", None))])
+    second = write_jsonl(tmp_path / "second.jsonl", [make_record("control-qdq", "conv-relu", "ort-cpu", "pass")],
+                         tail='{"schema": "trt-matrix/rec')
+    with pytest.warns(UserWarning):
+        results = read_results([first, second])
+    html = render_report(results.records, TARGETS, ROWS, tmp_path / "r.html", skipped=results.skipped).read_text()
+    parser = ReportParser()
+    parser.feed(html)
+    assert "o-pass" in parser.cells[("control-qdq", "conv-relu", "ort-cpu")].classes
+    assert parser.summary["ort-cpu"]["pass"] == 1 and parser.summary["ort-cpu"]["fail"] == 0
+    assert f"{second}:2: skipped a torn last line" in html
+
+
+def test_records_of_variants_the_library_lacks_still_get_a_row(tmp_path):
+    record = make_record("retired-case", "old", "ort-cpu", "fallback", fallback_nodes=["/model.0/conv/Conv"])
+    parser = ReportParser()
+    parser.feed(render_report([record], TARGETS, ROWS, tmp_path / "r.html").read_text())
+    assert "o-fallback" in parser.cells[("retired-case", "old", "ort-cpu")].classes
+    assert [row.case for row in matrix_rows(ROWS, [record])][-1] == "retired-case"
+
+
+def test_rows_come_from_the_case_library_with_claims_as_dicts():
+    @dataclasses.dataclass(frozen=True)
+    class Claim:
+        target: str
+        outcome: str
+        source: str
+        strength: str
+        category: str | None = None
+        note: str = ""
+
+    case = type("Case", (), {"id": "s9", "title": "T", "links": ("https://x.invalid/1",), "pattern": "S9",
+                             "mode": "implicit-int8"})
+    variant = type("Variant", (), {"name": "v", "role": "workaround", "description": "d", "mode": "explicit-qdq",
+                                   "claims": (Claim("trt86-orin", "fail", ISSUE, "issue-thread"),)})
+    [row] = rows_from_variants([(case, variant)])
+    assert row.key == ("s9", "v") and row.mode == "explicit-qdq" and row.case_links == ("https://x.invalid/1",)
+    assert row.claim_for("trt86-orin") == json.loads(json.dumps(dataclasses.asdict(variant.claims[0])))
+    assert row.claim_for("ort-cpu") is None
+
+
+def test_the_matrix_table_has_one_label_per_row_and_target(sample_records):
+    rows = matrix_rows(ROWS, sample_records)
+    table = outcome_table(cell_grid(sample_records, rows, matrix_columns(TARGETS, sample_records)))
+    assert list(table.columns) == list(TARGETS) and len(table) == len(ROWS)
+    assert table.loc[("s1-conv-silu", "stem"), "trt86-orin"] == "fail"
+    assert table.loc[("s1-conv-silu", "stem"), "trt100-orin"] == "claimed upstream: pass"
+    assert table.loc[("control-qdq", "conv-relu"), "trt100-orin"] == "not run"
+    assert table.loc[("control-qdq", "conv-relu"), "trt92-orin"].startswith("target unavailable: TensorRT 9.x")
