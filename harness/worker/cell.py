@@ -44,11 +44,13 @@ def run_cell(cell: dict[str, Any], target: dict[str, Any], backend: Backend, env
             backend_time = time.perf_counter() - backend_started
         stages.enter("compare")
         metrics = compare(execution.outputs, arrays["reference"], cell["tolerance"])
-        fallback = [n for n in cell["expected_int8"] if execution.precision.get(n) != "int8"]
+        observed = {n: execution.precision.get(n, "unknown") for n in cell["expected_int8"]}
+        fallback = [n for n, p in observed.items() if p not in ("int8", "unknown")]
+        unverified = [n for n, p in observed.items() if p == "unknown"]  # the backend could not tell: not a fallback
         outcome = "mismatch" if not metrics["within_tolerance"] else ("fallback" if fallback else "pass")
         finish.update(outcome=outcome, stage="compare", precision=execution.precision, fallback_nodes=fallback,
                       metrics=metrics, warnings=execution.warnings, log=excerpt(execution.log),
-                      details=execution.details)
+                      details={**execution.details, "unverified_int8": unverified})
     except BackendFailure as err:
         finish.update(outcome="fail", stage=stages.current, failure=rec.failure(err.category, err.message, err.node),
                       warnings=err.warnings, log=excerpt(err.log), details=err.details)

@@ -44,3 +44,12 @@ class SlowBackend(OnnxRuntimeBackend):
     def run(self, cell, arrays, workdir, stages):
         time.sleep(0.4)
         return super().run(cell, arrays, workdir, stages)
+
+
+class PrecisionBlindBackend(OnnxRuntimeBackend):
+    """Runs on ONNX Runtime but cannot tell precisions, as a TensorRT engine built without detailed profiling."""
+
+    def run(self, cell, arrays, workdir, stages):
+        execution = super().run(cell, arrays, workdir, stages)
+        execution.precision = {node: "unknown" for node in execution.precision}
+        return execution
