@@ -19,7 +19,8 @@ Compute precision of one layer (``EngineLayer.precision``), first rule that give
 1. Names only (no layer details): ``unknown``, never fp32.
 2. Layers carrying weights (convolution, deconvolution, fully connected; ``Weights.Type`` or ``ConvWeights.Type``
    of fused ConvActPool layers): the weight type. A QAT residual conv that adds an FP16 tensor is INT8.
-3. Otherwise the data types of the inputs (``Format/Datatype`` in JSON, the dtype in log text): the lowest
+3. Otherwise the data types of the inputs (``Format/Datatype`` in JSON, ``DataType`` from 11.x, the dtype in log
+   text): the lowest
    precision among them (int8 < fp8 < fp16 < bf16 < fp32), so Int8 inputs mean int8. Integer and boolean
    tensors (shapes, indices) say nothing and are skipped; with no informative input the outputs are read.
    Boundary layers read inputs and outputs together, so a Q/DQ conversion reports its quantized side.
@@ -300,8 +301,8 @@ def _layer_from_json_entry(entry: Any, position: int, names: OnnxNames | None) -
     layer_type = entry.get("LayerType")
     origin = entry.get("Origin")
     boundary = _is_boundary(name, layer_type, origin)
-    inputs = [_dtype_precision(t.get("Format/Datatype", "")) for t in entry.get("Inputs", []) if isinstance(t, dict)]
-    outputs = [_dtype_precision(t.get("Format/Datatype", "")) for t in entry.get("Outputs", []) if isinstance(t, dict)]
+    inputs = [_dtype_precision(_tensor_type(t)) for t in entry.get("Inputs", []) if isinstance(t, dict)]
+    outputs = [_dtype_precision(_tensor_type(t)) for t in entry.get("Outputs", []) if isinstance(t, dict)]
     precision = (
         _weights_precision(entry)
         or _io_precision(inputs, outputs, boundary)
@@ -343,6 +344,16 @@ def _layer_from_log_line(layer_type: str, rest: str, line: str, names: OnnxNames
 
 def _is_boundary(name: str, layer_type: str | None, origin: str | None) -> bool:
     return layer_type == "Reformat" or origin in ("QDQ", "REFORMAT") or bool(_REFORMAT_COPY_PREFIX.match(name))
+
+
+def _tensor_type(tensor: Mapping[str, Any]) -> str:
+    """A tensor's data type text: ``Format/Datatype`` up to 10.x; 11.x splits it into ``DataType`` and ``Format``.
+
+    Source of the 11.x change: https://docs.nvidia.com/deeplearning/tensorrt/11.0.0/api/migration/tensorrt-10x-to-11x-IEngineInspector.html
+    """
+    if "Format/Datatype" in tensor:
+        return str(tensor["Format/Datatype"])
+    return str(tensor.get("DataType", ""))
 
 
 def _dtype_precision(text: str) -> str | None:

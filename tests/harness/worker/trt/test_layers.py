@@ -371,3 +371,16 @@ def test_json_cut_inside_a_string_keeps_the_complete_layers(tmp_path):
 def test_unreadable_layer_line_is_refused():
     with pytest.raises(ValueError, match="engine layer line not understood"):
         layers_from_log("Engine Layer Information:\nLayer(CaskConvolution): Conv_0 without a tactic\n")
+
+
+def test_tensorrt_11_split_data_type_field_is_read():
+    """11.x writes DataType and Format apart (field names from NVIDIA's 10.x -> 11.x IEngineInspector migration page,
+    https://docs.nvidia.com/deeplearning/tensorrt/11.0.0/api/migration/tensorrt-10x-to-11x-IEngineInspector.html);
+    the layer below is constructed in that shape, not TensorRT output."""
+    from harness.worker.trt.layers import layers_from_inspector_json
+
+    layer = {"Name": "conv", "LayerType": "CaskConvolution",
+             "Inputs": [{"Name": "x", "DataType": "Int8", "Format": "Thirty-two wide channel vectorized row major"}],
+             "Outputs": [{"Name": "y", "DataType": "Float", "Format": "Row major linear FP32 format (kLINEAR)"}]}
+    (parsed,) = layers_from_inspector_json({"Layers": [layer]})
+    assert parsed.precision == "int8"
