@@ -57,21 +57,24 @@ def cmd_list(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from harness.run import run_target
+    from harness.run import run_targets
 
     targets = _matrix(args)
-    if args.target not in targets:
-        print(f"error: target {args.target!r} is not in {args.matrix}; known: {', '.join(targets)}", file=sys.stderr)
+    unknown = [t for t in args.target if t not in targets]
+    if unknown:
+        print(f"error: target(s) {unknown} not in {args.matrix}; known: {', '.join(targets)}", file=sys.stderr)
         return EXIT_USAGE
     if not (args.cases / "index.json").exists():
         print(f"error: {args.cases} has no index.json; write one with `python -m harness generate --out {args.cases}`",
               file=sys.stderr)
         return EXIT_USAGE
-    summary = run_target(targets[args.target], args.cases, args.results, pattern=args.k, jobs=args.jobs,
-                         timeout_s=args.timeout, force=args.force, progress=lambda line: print(line, flush=True))
-    print(summary.line())
+    summaries = run_targets([targets[t] for t in args.target], args.cases, args.results, pattern=args.k,
+                            jobs=args.jobs, timeout_s=args.timeout, force=args.force,
+                            progress=lambda line: print(line, flush=True))
+    for summary in summaries:
+        print(summary.line())
     print(f"results: {args.results}")
-    if summary.harness_broken:
+    if any(summary.harness_broken for summary in summaries):
         print("some cells are infra-error: the harness or environment failed them, see their records", file=sys.stderr)
         return EXIT_CELLS_BROKEN
     return EXIT_OK
@@ -144,7 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
         "interrupted run resumes. Exit status: 0 when every cell has a record that speaks about its pattern "
         f"(pass, fallback, mismatch, fail, ...), {EXIT_CELLS_BROKEN} when some cell is infra-error, "
         f"{EXIT_USAGE} for bad arguments.")
-    p.add_argument("--target", default=None, help="target id from matrix.yaml (default: the matrix's default target)")
+    p.add_argument("--target", action="append", metavar="ID",
+                   help="target id from matrix.yaml; repeat it to run several (docker targets on different engines run "
+                   "at the same time). Default: the matrix's default target")
     p.add_argument("--cases", type=Path, default=DEFAULT_CASES_DIR, help="cases directory (default: %(default)s)")
     p.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="JSON Lines results file (default: %(default)s)")
     p.add_argument("-k", metavar="PATTERN", help="only cells whose 'case/variant' matches PATTERN (glob or substring)")
@@ -187,9 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "run" and args.target is None:
+    if args.command == "run" and not args.target:
         try:
-            args.target = default_target(load_matrix(args.matrix)).id
+            args.target = [default_target(load_matrix(args.matrix)).id]
         except MatrixError as err:
             print(f"error: {err}", file=sys.stderr)
             return EXIT_USAGE
@@ -198,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     except (MatrixError, ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # e.g. `python -m harness list | head`
+        sys.stderr.close()
+        return EXIT_OK
     except KeyboardInterrupt:
         print("interrupted: records written so far are kept; rerun the same command to resume", file=sys.stderr)
         return 130

@@ -56,8 +56,8 @@ def unavailable_record(cell: dict[str, Any], target: Target) -> dict[str, Any]:
                              environment=observe({}), failure=rec.failure("unavailable", target.reason or ""))
 
 
-def run_target(
-    target: Target,
+def run_targets(
+    targets: list[Target],
     cases_dir: Path,
     results_path: Path,
     *,
@@ -66,39 +66,60 @@ def run_target(
     timeout_s: float = 300.0,
     force: bool = False,
     progress: Callable[[str], None] = print,
-) -> RunSummary:
-    """Run (or resume) ``target`` over ``cases_dir``; every finished record is validated and appended at once."""
+) -> list[RunSummary]:
+    """Run (or resume) ``targets`` over ``cases_dir``; every finished record is validated and appended at once.
+
+    Local and unavailable targets run one after another; docker targets run concurrently, one thread per engine.
+    """
     started = time.perf_counter()
     cells = [c for c in load_cells(cases_dir) if matches(c, pattern)]
-    done = set() if force else recorded_cells(results_path, target.id)
-    todo = [c for c in cells if cell_key(c) not in done]
-    outcomes: collections.Counter = collections.Counter()
-    progress(f"{target.id}: {len(todo)} cell(s) to run, {len(cells) - len(todo)} already in {results_path}")
+    todo = {}
+    for target in targets:
+        done = set() if force else recorded_cells(results_path, target.id)
+        todo[target.id] = [c for c in cells if cell_key(c) not in done]
+        progress(f"{target.id}: {len(todo[target.id])} cell(s) to run, {len(cells) - len(todo[target.id])} "
+                 f"already in {results_path}")
+    outcomes = {target.id: collections.Counter() for target in targets}
+    work_dirs = {target.id: _work_dir(results_path, target) for target in targets}
     with ResultsWriter(results_path) as writer:
         def on_record(record: dict[str, Any]) -> None:
             writer.append(record)
-            outcomes[record["outcome"]] += 1
-            progress(progress_line(sum(outcomes.values()), len(todo), record, started))
+            counter = outcomes[record["target"]]
+            counter[record["outcome"]] += 1
+            progress(progress_line(sum(counter.values()), len(todo[record["target"]]), record, started))
 
-        if todo and not target.available:
-            for cell in todo:
-                on_record(unavailable_record(cell, target))
-        elif todo and target.runner == "local":
-            job = {"target": target.to_job(), "cases_dir": str(cases_dir), "cells": [list(cell_key(c)) for c in todo],
-                   "jobs": jobs, "timeout_s": timeout_s, "work_dir": _work_dir(results_path, target)}
-            run_job(job, on_record)
-        elif todo:
-            from harness.docker.run import run_in_container
+        containers = []
+        for target in targets:
+            if not todo[target.id]:
+                continue
+            if not target.available:
+                for cell in todo[target.id]:
+                    on_record(unavailable_record(cell, target))
+            elif target.runner == "local":
+                run_job({"target": target.to_job(), "cases_dir": str(cases_dir), "jobs": jobs, "timeout_s": timeout_s,
+                         "cells": [list(cell_key(c)) for c in todo[target.id]], "work_dir": str(work_dirs[target.id])},
+                        on_record)
+            else:
+                containers.append(target)
+        if containers:
+            from harness.docker.run import run_targets_concurrently
 
-            run_in_container(target, Path(cases_dir), todo, on_record, jobs=jobs, timeout_s=timeout_s, progress=progress)
-    return RunSummary(target.id, len(todo), len(cells) - len(todo), outcomes, time.perf_counter() - started)
+            run_targets_concurrently(containers, Path(cases_dir), todo, on_record, jobs=jobs, timeout_s=timeout_s,
+                                     progress=progress, work_dirs=work_dirs)
+    wall = time.perf_counter() - started
+    return [RunSummary(t.id, len(todo[t.id]), len(cells) - len(todo[t.id]), outcomes[t.id], wall) for t in targets]
 
 
-def _work_dir(results_path: Path, target: Target) -> str:
+def run_target(target: Target, cases_dir: Path, results_path: Path, **options) -> RunSummary:
+    """Run (or resume) one target; see :func:`run_targets`."""
+    return run_targets([target], cases_dir, results_path, **options)[0]
+
+
+def _work_dir(results_path: Path, target: Target) -> Path:
     """Where cells keep their logs and intermediate models: beside the results file, per target."""
     base = Path(os.environ.get("TRT_MATRIX_WORK_DIR") or Path(results_path).resolve().parent / "work")
     try:
         (base / target.id).mkdir(parents=True, exist_ok=True)
     except OSError:
-        return tempfile.mkdtemp(prefix=f"trt-matrix-{target.id}-")
-    return str(base / target.id)
+        return Path(tempfile.mkdtemp(prefix=f"trt-matrix-{target.id}-"))
+    return base / target.id

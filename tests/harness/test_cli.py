@@ -47,7 +47,7 @@ def test_run_with_an_unknown_target_fails_with_the_known_ones(control_cases_dir,
     result = harness("run", "--target", "trt99-mars", "--cases", str(control_cases_dir),
                      "--results", str(tmp_path / "r.jsonl"), check=False)
     assert result.returncode == 2
-    assert "target 'trt99-mars' is not in" in result.stderr and "ort-cpu" in result.stderr
+    assert "target(s) ['trt99-mars'] not in" in result.stderr and "ort-cpu" in result.stderr
 
 
 def test_run_without_a_cases_directory_says_how_to_generate_one(tmp_path):
@@ -153,3 +153,14 @@ def test_a_resumed_run_after_a_torn_write_keeps_the_file_readable(control_cases_
     records = read_records(results)  # every line parses: the fragment is gone from the results file
     assert len(records) == 3 and results.read_text().startswith(complete)
     assert (tmp_path / "r.jsonl.torn").read_text().startswith('{"schema"')
+
+
+def test_several_targets_run_in_one_command_into_one_results_file(control_cases_dir, tmp_path):
+    results = tmp_path / "r.jsonl"
+    out = harness("run", "--target", "ort-cpu", "--target", "trt102-orin", "--cases", str(control_cases_dir),
+                  "--results", str(results)).stdout
+    assert "ort-cpu: 3 cell(s) run" in out and "trt102-orin: 3 cell(s) run" in out
+    by_target = {}
+    for record in read_records(results):
+        by_target.setdefault(record["target"], set()).add(record["outcome"])
+    assert by_target == {"ort-cpu": {"pass"}, "trt102-orin": {"unavailable"}}

@@ -48,12 +48,30 @@ def answers_that_let_the_path_continue(standin: ContractStandIn) -> None:
     standin.on("EngineInspector.get_engine_information", json.dumps({"Layers": [], "Bindings": []}))
 
 
-@pytest.fixture(params=CONTRACT_VERSIONS)
-def standin(request):
-    standin = ContractStandIn.for_version(request.param)
+def _has_weak_typing(version: str) -> bool:
+    """Whether a version's recorded API has BuilderFlag.INT8 (implicit quantization, layer precisions): 11.x has not."""
+    return "INT8" in json.loads(api_json_path(version).read_text())["module"]["BuilderFlag"]["values"]
+
+
+WEAKLY_TYPED_VERSIONS = tuple(v for v in CONTRACT_VERSIONS if _has_weak_typing(v))
+
+
+def _installed_standin(version):
+    standin = ContractStandIn.for_version(version)
     answers_that_let_the_path_continue(standin)
     with installed_as_tensorrt(standin):
         yield standin
+
+
+@pytest.fixture(params=CONTRACT_VERSIONS)
+def standin(request):
+    yield from _installed_standin(request.param)
+
+
+@pytest.fixture(params=WEAKLY_TYPED_VERSIONS)
+def weakly_typed_standin(request):
+    """The stand-in of each version that still has implicit quantization and per-layer precisions."""
+    yield from _installed_standin(request.param)
 
 
 @pytest.fixture(scope="module")
@@ -183,10 +201,10 @@ def test_native_instancenorm_is_set_explicitly_both_ways(standin, cells, tmp_pat
 
 @pytest.mark.parametrize("calibrator, class_name",
                          [("entropy2", "IInt8EntropyCalibrator2"), ("minmax", "IInt8MinMaxCalibrator")])
-def test_implicit_mode_sets_int8_and_attaches_the_chosen_calibrator(standin, cells, tmp_path, calibrator, class_name):
+def test_implicit_mode_sets_int8_and_attaches_the_chosen_calibrator(weakly_typed_standin, cells, tmp_path, calibrator,
+                                                                   class_name):
+    standin = weakly_typed_standin
     cell = with_knobs(cells["implicit-int8"], calibrator=calibrator)
-    if not has(standin, "BuilderFlag.INT8"):
-        pytest.skip(f"TensorRT {standin.version} has no implicit quantization (see the unavailable test)")
     execution = run(cell, tmp_path)
     set_flags = [c.args[0] for c in standin.calls_to("IBuilderConfig.set_flag")]
     assert standin.enum("BuilderFlag.INT8") in set_flags
@@ -296,10 +314,9 @@ def test_extra_outputs_are_marked_in_addition_to_the_models_outputs(standin, cel
     assert not standin.calls_to("INetworkDefinition.unmark_output")
 
 
-def test_layer_precisions_set_the_layer_named_after_the_onnx_node(standin, cells, tmp_path):
+def test_layer_precisions_set_the_layer_named_after_the_onnx_node(weakly_typed_standin, cells, tmp_path):
+    standin = weakly_typed_standin
     conv, _ = network_has_the_conv(standin)
-    if not has(standin, "ILayer.precision"):
-        pytest.skip(f"TensorRT {standin.version} has no layer precisions (see the unsupported-api test)")
     execution = run(with_knobs(cells["explicit-qdq"], layer_precisions={"/conv/Conv": "fp16"}), tmp_path)
     (call,) = standin.calls_to("ILayer.precision", "set")
     assert call.obj is conv and call.args[0] == standin.enum("DataType.HALF")
