@@ -237,14 +237,7 @@ def test_records_of_variants_the_library_lacks_still_get_a_row(tmp_path):
 
 
 def test_rows_come_from_the_case_library_with_claims_as_dicts():
-    @dataclasses.dataclass(frozen=True)
-    class Claim:
-        target: str
-        outcome: str
-        source: str
-        strength: str
-        category: str | None = None
-        note: str = ""
+    from cases.model import Claim
 
     case = type("Case", (), {"id": "s9", "title": "T", "links": ("https://x.invalid/1",), "pattern": "S9",
                              "mode": "implicit-int8"})
