@@ -16,7 +16,7 @@ def onnxruntime_status() -> dict[str, Any]:
 
 
 def tensorrt_status() -> dict[str, Any]:
-    from harness.worker.backends.tensorrt import tensorrt_doctor
+    from harness.worker.trt.doctor import tensorrt_doctor
 
     return tensorrt_doctor()
 

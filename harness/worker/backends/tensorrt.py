@@ -20,27 +20,22 @@ Versions: every API is found by feature detection on the imported module (:func:
 gate is the NATIVE_INSTANCENORM default. A cell that needs an API its version lacks ends as ``unsupported-api``
 naming the API; implicit-int8 cells on a TensorRT without implicit quantization (11.x) are unavailable.
 
-Logs: TensorRT keeps one logger per process (the harness runs each cell in its own process). This module gives it
-one ``trt.ILogger`` subclass and installs it as the logger Polygraphy hands to every builder, parser and runtime, so
-every TensorRT message lands, with its severity, in the cell's ``tensorrt.log``; Python warnings raised meanwhile
-(TensorRT 10.1+ deprecates the calibrator API) are appended there too. Polygraphy's own messages go to
-``polygraphy.log``. A failed stage is classified from those logs by :mod:`harness.worker.trt.classify`.
+Logs: each cell's TensorRT messages, Python warnings and Polygraphy messages are captured to files in the cell's
+directory by :mod:`harness.worker.trt.capture`; a failed stage is classified from those logs by
+:mod:`harness.worker.trt.classify`.
 
-TensorRT, Polygraphy and CUDA are imported inside functions only: this module imports with the standard library,
-numpy and onnx. Nothing here touches CUDA in the calling process; GPU facts are read in a forked child, because a
-process that has initialised CUDA cannot hand it to the cell processes it forks.
+TensorRT and Polygraphy are imported inside functions only: this module imports with the standard library, numpy and
+onnx. Nothing here touches CUDA in the calling process; GPU facts are read in a forked child
+(:mod:`harness.worker.trt.gpu`), because a process that has initialised CUDA cannot hand it to the cell processes it
+forks.
 """
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import dataclasses
 import difflib
 import inspect
 import json
 import sys
-import threading
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +43,16 @@ import numpy as np
 
 from harness.worker.backends.base import Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker
 from harness.worker.trt import classify, layers
+from harness.worker.trt.capture import CellCapture
+from harness.worker.trt.compat import (
+    POLYGRAPHY_MINIMUM,
+    POLYGRAPHY_MINIMUM_FOR_TENSORRT_11,
+    major_version,
+    polygraphy_problem_message,
+    tensorrt_api,
+)
+from harness.worker.trt.gpu import probe_gpu
 
-POLYGRAPHY_MINIMUM = "0.49.9"  # oldest checked release whose NetworkFromOnnxPath takes plugin_instancenorm
-# Oldest release checked against the TensorRT 11.4 contract stand-in: 0.49.x read APIs that 11.0 removed
-# (IBuilderConfig.int8_calibrator, ILayer.precision_is_set) while building any engine.
-POLYGRAPHY_MINIMUM_FOR_TENSORRT_11 = "0.50.3"
 NATIVE_INSTANCENORM_DEFAULT_ON_FROM = 10  # major version; platforms.md and failure-patterns.md S2
 IMPLICIT_QUANTIZATION_REMOVED_SOURCES = (
     "https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/tensorrt-10x-to-11x.html",
@@ -65,11 +65,11 @@ LAYER_PRECISION_TYPES = {
 }
 PRECISION_CONSTRAINT_FLAGS = {"obey": "BuilderFlag.OBEY_PRECISION_CONSTRAINTS",
                               "prefer": "BuilderFlag.PREFER_PRECISION_CONSTRAINTS"}
-SEVERITY_TAGS = {"INTERNAL_ERROR": "F", "ERROR": "E", "WARNING": "W", "INFO": "I", "VERBOSE": "V"}
 STAGE_FAILURE_DEFAULTS = {"parse": "parser"}  # when the log names no cause; other stages: runtime-error
 NOT_AVAILABLE_IN_POLYGRAPHY = "is not available on TensorRT version"  # polygraphy's message for a missing API
 
-# Every TensorRT API this module touches itself, as "Class.member" (the rest goes through Polygraphy).
+# Every TensorRT API the backend touches itself, here and in harness.worker.trt (capture, compat, gpu, doctor), as
+# "Class.member" (the rest goes through Polygraphy).
 # Used unconditionally: must exist in every supported version (checked against trt-api/*.json by the tests).
 TENSORRT_API_REQUIRED = (
     "__version__",
@@ -121,18 +121,6 @@ TENSORRT_API_DETECTED = (
 )
 IMPLICIT_QUANTIZATION_API = ("BuilderFlag.INT8", "IBuilderConfig.int8_calibrator")
 
-_MISSING = object()
-
-
-def tensorrt_api(trt, dotted: str) -> Any:
-    """The object ``dotted`` names in the TensorRT module ("BuilderFlag.INT8"), or None where this version lacks it."""
-    found = trt
-    for part in dotted.split("."):
-        found = getattr(found, part, _MISSING)
-        if found is _MISSING:
-            return None
-    return found
-
 
 def require_api(trt, dotted: str, purpose: str) -> Any:
     """``tensorrt_api``, or an ``unsupported-api`` failure naming the API, the version and what needed it."""
@@ -144,10 +132,6 @@ def require_api(trt, dotted: str, purpose: str) -> Any:
             f"such name, so the cell cannot be built as it asks on this version.",
         )
     return found
-
-
-def major_version(trt) -> int:
-    return int(str(trt.__version__).split(".")[0])
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
@@ -177,155 +161,6 @@ def tensorrt_missing_message(error: BaseException) -> str:
         "The 'trt-local' target only works where this Python already imports tensorrt. "
         "`python -m harness doctor` shows what this environment has."
     )
-
-
-def polygraphy_problem_message(problem: str, minimum: str = POLYGRAPHY_MINIMUM) -> str:
-    return (
-        f"{problem}\nThe 'tensorrt' backend drives TensorRT through Polygraphy (NVIDIA's toolkit, "
-        f"https://github.com/NVIDIA/TensorRT/tree/main/tools/Polygraphy). Install a release it was checked with: "
-        f"`python -m pip install 'polygraphy>={minimum}'`."
-    )
-
-
-# ---- logs ----------------------------------------------------------------------------------------------------------
-
-
-class TensorRTLogFile:
-    """The file where the process's TensorRT logger writes: one ``[E] [TRT] message`` line per line of a message."""
-
-    def __init__(self):
-        self._lock = threading.Lock()  # TensorRT may log from its own threads
-        self._file = None
-        self.path: Path | None = None
-        self.counts: dict[str, int] = {}
-
-    def open(self, path: Path) -> None:
-        with self._lock:
-            self.path, self.counts = Path(path), {}
-            self._file = open(path, "w", encoding="utf-8")
-
-    def close(self) -> None:
-        with self._lock:
-            if self._file is not None:
-                self._file.close()
-            self._file = None
-
-    def write(self, severity: str, message: str, source: str = "TRT") -> None:
-        tag = SEVERITY_TAGS.get(severity, "?")
-        with self._lock:
-            self.counts[severity] = self.counts.get(severity, 0) + 1
-            if self._file is not None:
-                for line in str(message).splitlines() or [""]:
-                    self._file.write(f"[{tag}] [{source}] {line}\n")
-                self._file.flush()
-
-
-_process_logger = None
-
-
-def process_logger(trt):
-    """This process's one ``trt.ILogger``: TensorRT keeps the first logger it is given, so there is only ever one."""
-    global _process_logger
-    if _process_logger is not None and _process_logger[0] is trt:
-        return _process_logger[1]
-
-    class FileLogger(trt.ILogger):
-        """Writes every TensorRT message, whatever its severity, to a TensorRTLogFile."""
-
-        def __init__(self):
-            trt.ILogger.__init__(self)
-            self.file = TensorRTLogFile()
-
-        def log(self, severity, msg):
-            try:
-                self.file.write(getattr(severity, "name", None) or str(severity).rsplit(".", 1)[-1], msg)
-            except Exception as err:  # log() must not raise into TensorRT
-                print(f"trt-matrix: could not record a TensorRT message ({err}): {msg}", file=sys.stderr)
-
-    _process_logger = (trt, FileLogger())
-    return _process_logger[1]
-
-
-class CellCapture:
-    """Everything a cell's run says: TensorRT's messages, Python warnings, Polygraphy's messages; one file each."""
-
-    def __init__(self, trt, workdir: Path):
-        self.tensorrt_log = Path(workdir) / "tensorrt.log"
-        self.polygraphy_log = Path(workdir) / "polygraphy.log"
-        self.python_warnings: list[dict[str, Any]] = []
-        self._logger = process_logger(trt)
-        self._caught: list[warnings.WarningMessage] = []
-        self._stack = contextlib.ExitStack()
-
-    def __enter__(self) -> "CellCapture":
-        try:
-            self._start()
-        except BaseException:
-            self._stack.close()
-            raise
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self._stack.close()
-
-    def _start(self) -> None:
-        from polygraphy.backend.trt import util as polygraphy_trt_util
-        from polygraphy.logger import G_LOGGER
-
-        self._logger.file.open(self.tensorrt_log)
-        self._stack.callback(self._logger.file.close)
-        self._stack.callback(self._flush_python_warnings)
-        polygraphy_trt_util.TRT_LOGGER = self._logger  # the logger Polygraphy gives every builder, parser, runtime
-        if polygraphy_trt_util.get_trt_logger() is not self._logger:
-            raise EnvironmentProblem(polygraphy_problem_message(
-                "This Polygraphy does not hand out the TensorRT logger kept in polygraphy.backend.trt.util.TRT_LOGGER, "
-                "so TensorRT's messages could not be captured."
-            ))
-        severity, colors = G_LOGGER.module_severity, G_LOGGER.colors
-        self._stack.callback(lambda: setattr(G_LOGGER, "module_severity", severity))
-        self._stack.callback(lambda: setattr(G_LOGGER, "colors", colors))
-        G_LOGGER.module_severity, G_LOGGER.colors = G_LOGGER.VERBOSE, False
-        polygraphy_output = self._stack.enter_context(open(self.polygraphy_log, "w", encoding="utf-8"))
-        self._stack.enter_context(contextlib.redirect_stdout(polygraphy_output))
-        self._caught = self._stack.enter_context(warnings.catch_warnings(record=True))
-        warnings.simplefilter("always")
-
-    def _flush_python_warnings(self) -> None:
-        """Python warnings go to the TensorRT log too (the 10.1+ calibrator DeprecationWarning is one): each distinct
-        warning once, its number of occurrences in ``python_warnings``."""
-        distinct: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for caught in self._caught:
-            where = f"{Path(caught.filename).name}:{caught.lineno}"
-            key = (caught.category.__name__, str(caught.message), where)
-            if key in distinct:
-                distinct[key]["count"] += 1
-            else:
-                distinct[key] = {"category": key[0], "message": key[1], "where": where, "count": 1}
-        for warning in distinct.values():
-            self._logger.file.write("WARNING", f"{warning['category']}: {warning['message']} ({warning['where']})",
-                                    "python")
-        self.python_warnings = list(distinct.values())
-
-    def tensorrt_text(self) -> str:
-        return self.tensorrt_log.read_text(encoding="utf-8", errors="replace") if self.tensorrt_log.exists() else ""
-
-    def polygraphy_text(self) -> str:
-        return self.polygraphy_log.read_text(encoding="utf-8", errors="replace") if self.polygraphy_log.exists() else ""
-
-    def digest(self, failure: str | None = None) -> str:
-        """Warning and error lines of the TensorRT log (and the failure), then where the full logs are."""
-        kept = [line for line in self.tensorrt_text().splitlines() if line[:3] in ("[F]", "[E]", "[W]")]
-        if failure:
-            kept.append(f"[failure] {failure}")
-        kept.append(f"[full logs, every severity: {self.tensorrt_log} and {self.polygraphy_log}]")
-        return "\n".join(kept)
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "log_files": {"tensorrt": str(self.tensorrt_log), "polygraphy": str(self.polygraphy_log)},
-            "tensorrt_messages": dict(self._logger.file.counts),
-            "python_warnings": list(self.python_warnings),
-        }
 
 
 # ---- settings of a cell --------------------------------------------------------------------------------------------
@@ -653,100 +488,3 @@ class TensorRTBackend(Backend):
         details = {**details, "polygraphy_error": message, "log_classification": classification.to_dict()}
         return BackendFailure(category, summary, node, log=capture.digest(message), warnings=classification.warnings,
                               details=details)
-
-
-# ---- GPU facts and the doctor --------------------------------------------------------------------------------------
-
-
-def gpu_facts() -> dict[str, Any]:
-    """What needs CUDA: run only in a throwaway process (see probe_gpu). Each fact is guarded; errors are listed."""
-    import tensorrt as trt
-
-    facts: dict[str, Any] = {"gpu_probe_errors": []}
-    if tensorrt_api(trt, "Builder.platform_has_fast_int8") is None:
-        facts["platform_has_fast_int8"] = None
-        facts["gpu_probe_errors"].append(f"Builder.platform_has_fast_int8 is not in TensorRT {trt.__version__}")
-    else:
-        try:
-            facts["platform_has_fast_int8"] = bool(trt.Builder(trt.Logger(trt.Logger.WARNING)).platform_has_fast_int8)
-        except Exception as err:
-            facts["gpu_probe_errors"].append(f"trt.Builder: {type(err).__name__}: {err}")
-    try:
-        from polygraphy import cuda
-
-        runtime = cuda.wrapper().handle
-        queries = (("cuda_driver_version", "cudaDriverGetVersion"), ("cuda_runtime_version", "cudaRuntimeGetVersion"),
-                   ("cuda_devices", "cudaGetDeviceCount"))
-        for key, function in queries:
-            value = ctypes.c_int(0)
-            status = getattr(runtime, function)(ctypes.byref(value))
-            if status != 0:
-                raise RuntimeError(f"{function} returned CUDA error {status}")
-            facts[key] = value.value if key == "cuda_devices" else f"{value.value // 1000}.{value.value % 1000 // 10}"
-        major, minor = ctypes.c_int(0), ctypes.c_int(0)
-        for value, attribute in ((major, 75), (minor, 76)):  # cudaDevAttrComputeCapabilityMajor / Minor, device 0
-            status = runtime.cudaDeviceGetAttribute(ctypes.byref(value), attribute, 0)
-            if status != 0:
-                raise RuntimeError(f"cudaDeviceGetAttribute({attribute}) returned CUDA error {status}")
-        facts["compute_capability"] = f"{major.value}.{minor.value}"
-    except Exception as err:
-        facts["gpu_probe_errors"].append(f"CUDA runtime via polygraphy.cuda: {type(err).__name__}: {err}")
-    return facts
-
-
-def probe_gpu(timeout_s: float = 120.0) -> dict[str, Any]:
-    """:func:`gpu_facts` read in a forked child, so this process never initialises CUDA before it forks cells."""
-    from harness.worker.isolation import run_isolated
-
-    ends = []
-    run_isolated([None], lambda _task: gpu_facts(), jobs=1, timeout_s=timeout_s, on_end=ends.append)
-    if ends and ends[0].kind == "result":
-        return ends[0].result
-    detail = f"{ends[0].kind}: {ends[0].detail}" if ends else "no result"
-    return {"gpu_probe_errors": [f"the GPU probe process ended without facts ({detail})"]}
-
-
-def build_modes(trt) -> dict[str, dict[str, Any]]:
-    """Which of the matrix's build modes this TensorRT offers, by feature detection."""
-    implicit_missing = [api for api in IMPLICIT_QUANTIZATION_API + tuple(CALIBRATOR_CLASSES.values())
-                        if tensorrt_api(trt, api) is None]
-    implicit = {"available": not implicit_missing}
-    if implicit_missing:
-        implicit["why"] = f"absent: {', '.join(implicit_missing)} (removed in 11.0)"
-    elif (major_version(trt), int(str(trt.__version__).split(".")[1])) >= (10, 1):
-        implicit["why"] = "deprecated since 10.1: expect DeprecationWarnings"
-    explicit_missing = [api for api in ("IQuantizeLayer", "IDequantizeLayer") if tensorrt_api(trt, api) is None]
-    explicit = {"available": not explicit_missing}
-    if explicit_missing:
-        explicit["why"] = f"absent: {', '.join(explicit_missing)}"
-    strongly_typed = {"available": tensorrt_api(trt, "NetworkDefinitionCreationFlag.STRONGLY_TYPED") is not None}
-    if not strongly_typed["available"]:
-        strongly_typed["why"] = "absent: NetworkDefinitionCreationFlag.STRONGLY_TYPED"
-    return {"implicit-int8": implicit, "explicit-qdq": explicit, "strongly-typed": strongly_typed}
-
-
-def tensorrt_doctor() -> dict[str, Any]:
-    """For ``python -m harness doctor``: TensorRT, Polygraphy, GPU and build modes here. Never raises."""
-    from harness.worker.environment import nvidia_gpus
-
-    report: dict[str, Any] = {}
-    try:
-        import tensorrt as trt
-    except Exception as err:
-        report["tensorrt"] = {"importable": False, "error": tensorrt_missing_message(err)}
-        return report
-    report["tensorrt"] = {"importable": True, "version": trt.__version__, "module": getattr(trt, "__file__", None)}
-    backend = TensorRTBackend({"id": "doctor", "backend": "tensorrt"})
-    try:
-        backend.preload()
-        import polygraphy
-
-        report["polygraphy"] = {"usable": True, "version": polygraphy.__version__}
-    except EnvironmentProblem as err:
-        report["polygraphy"] = {"usable": False, "error": str(err)}
-    for key, read in (("build_modes", lambda: build_modes(trt)), ("gpu", probe_gpu), ("nvidia_smi", nvidia_gpus)):
-        try:
-            report[key] = read()
-        except Exception as err:
-            report[key] = {"error": f"{type(err).__name__}: {err}"}
-    return report

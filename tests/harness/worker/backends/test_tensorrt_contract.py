@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 import harness.worker.backends.tensorrt as backend_module
+import harness.worker.trt as trt_package
 from harness.worker.backends.base import BackendFailure, StageTracker
-from harness.worker.backends.tensorrt import TensorRTBackend, build_modes, tensorrt_doctor
+from harness.worker.backends.tensorrt import TensorRTBackend
 from harness.worker.casedata import load_arrays, load_cells
+from harness.worker.trt.doctor import build_modes, tensorrt_doctor
 from tests.trt_contract.standin import ContractStandIn, api_json_path, installed_as_tensorrt
 
 CONTRACT_VERSIONS = ("8.6.1", "10.0.1", "10.2.0", "10.3.0", "11.4.0.106")
@@ -407,6 +409,13 @@ def test_environment_and_doctor_never_raise_and_report_the_version(standin):
 
 # ---- static check: the TensorRT names in the backend's source ----
 
+# The backend's module and every module of harness.worker.trt, where capture, compat, gpu and doctor call TensorRT.
+BACKEND_SOURCES = (Path(backend_module.__file__), *sorted(Path(trt_package.__file__).parent.glob("*.py")))
+
+
+def backend_trees():
+    return [ast.parse(path.read_text(), filename=str(path)) for path in BACKEND_SOURCES]
+
 
 def tensorrt_attribute_chains(tree) -> set[str]:
     """Every whole ``trt.X`` / ``trt.X.Y`` in the source, as "X" / "X.Y" (``trt.X.Y`` is not also counted as "X")."""
@@ -436,8 +445,7 @@ def feature_detected_names(tree) -> set[str]:
 
 
 def test_unconditional_tensorrt_names_exist_in_every_version():
-    tree = ast.parse(Path(backend_module.__file__).read_text())
-    chains = tensorrt_attribute_chains(tree)
+    chains = set().union(*map(tensorrt_attribute_chains, backend_trees()))
     assert chains <= set(backend_module.TENSORRT_API_REQUIRED), chains - set(backend_module.TENSORRT_API_REQUIRED)
     missing = {(api, v) for api in backend_module.TENSORRT_API_REQUIRED for v in RECORDED_VERSIONS
                if not api_exists(v, api)}
@@ -445,9 +453,8 @@ def test_unconditional_tensorrt_names_exist_in_every_version():
 
 
 def test_feature_detected_names_are_declared_and_exist_in_some_version():
-    tree = ast.parse(Path(backend_module.__file__).read_text())
     declared = set(backend_module.TENSORRT_API_DETECTED)
-    looked_up = feature_detected_names(tree)
+    looked_up = set().union(*map(feature_detected_names, backend_trees()))
     looked_up |= set(backend_module.CALIBRATOR_CLASSES.values()) | set(backend_module.LAYER_PRECISION_TYPES.values())
     looked_up |= set(backend_module.PRECISION_CONSTRAINT_FLAGS.values()) | set(backend_module.IMPLICIT_QUANTIZATION_API)
     assert looked_up <= declared, looked_up - declared

@@ -6,8 +6,9 @@ import pytest
 from harness.matrix import load_matrix
 from harness.results import validate_record
 from harness.worker.backends.base import EnvironmentProblem
-from harness.worker.backends.tensorrt import TensorRTBackend, tensorrt_doctor
+from harness.worker.backends.tensorrt import TensorRTBackend
 from harness.worker.job import run_job
+from harness.worker.trt.doctor import tensorrt_doctor
 from tests.trt_contract.standin import ContractStandIn, installed_as_tensorrt
 
 
