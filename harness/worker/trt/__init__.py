@@ -1,1 +1,1 @@
-"""TensorRT log and engine-layer readers that need no TensorRT: failure classification and per-layer precision."""
+"""TensorRT-facing pieces of the worker: log and layer readers (pure Python), log capture, GPU facts, doctor."""
