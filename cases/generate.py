@@ -112,7 +112,8 @@ def _value_info(values) -> dict[str, dict]:
     }
 
 
-def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, expected_int8, model_bytes: bytes) -> dict:
+def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, expected_int8, model_bytes: bytes,
+                  data_bytes: bytes) -> dict:
     """The index.json entry of one variant: everything a worker needs besides the .onnx and .npz files."""
     initializers = {i.name for i in model.graph.initializer}
     return {
@@ -129,6 +130,7 @@ def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, ex
         "model": f"{case.id}/{variant.name}.onnx",
         "data": f"{case.id}/{variant.name}.npz",
         "model_sha256": hashlib.sha256(model_bytes).hexdigest(),
+        "data_sha256": hashlib.sha256(data_bytes).hexdigest(),
         "inputs": _value_info(v for v in model.graph.input if v.name not in initializers),
         "outputs": _value_info(model.graph.output),
         "calibration_batches": case.batch_count if case.mode_of(variant) == "implicit-int8" else 0,
@@ -155,8 +157,10 @@ def generate(
             model, expected_int8 = export_model(case, variant)
             model_bytes = model.SerializeToString(deterministic=True)
             (out_dir / case.id / f"{variant.name}.onnx").write_bytes(model_bytes)
-            write_npz(out_dir / case.id / f"{variant.name}.npz", make_data(case, variant, model))
-            entry["variants"].append(variant_entry(case, variant, model, expected_int8, model_bytes))
+            data_path = out_dir / case.id / f"{variant.name}.npz"
+            write_npz(data_path, make_data(case, variant, model))
+            entry["variants"].append(variant_entry(case, variant, model, expected_int8, model_bytes,
+                                                   data_path.read_bytes()))
             progress(f"{case.id}/{variant.name}")
         index["cases"].append(entry)
     (out_dir / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")

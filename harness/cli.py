@@ -22,6 +22,12 @@ Typical session (ONNX Runtime on this CPU, no GPU, no Docker):
   python -m harness generate --out out/cases
   python -m harness run --target ort-cpu --cases out/cases --results out/results.jsonl
   python -m harness report --results out/results.jsonl --out reports/out/index.html
+
+Nightly, on each host, then on the host that publishes (see `python -m harness nightly --help`):
+  python -m harness nightly --host-kind cpu --runs ~/trt-matrix/runs
+  python -m harness merge tonight/ --out site
+  python -m harness history ~/trt-matrix/history --add tonight/ --out site/trend.html --junit site/regressions.xml
+  python -m harness diff OLD NEW --junit regressions.xml
 """
 
 
@@ -184,8 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_layers)
 
     from harness.docker.cli import add_container_commands
+    from harness.nightly_cli import add_nightly_commands
 
     add_container_commands(commands)
+    add_nightly_commands(commands)
     return parser
 
 

@@ -22,6 +22,7 @@ _KEYS = {
     "recipe": str, "docker_host": str, "gpu": str, "default": bool, "session_config": dict, "base_image": str,
 }
 _REQUIRED = ("title", "backend", "runner", "platform")
+_HOST_KEYS = {"title": str, "labels": list, "targets": list}
 
 
 class MatrixError(ValueError):
@@ -50,8 +51,17 @@ class Target:
         return dataclasses.asdict(self)
 
 
-def load_matrix(path: Path = DEFAULT_MATRIX) -> dict[str, Target]:
-    """Targets by id, in file order."""
+@dataclasses.dataclass(frozen=True)
+class HostKind:
+    """A kind of host the nightly job runs on: its self-hosted runner labels and the targets it runs."""
+
+    id: str
+    title: str
+    labels: tuple[str, ...]
+    targets: tuple[str, ...]
+
+
+def _read(path: Path) -> dict[str, Any]:
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text())
@@ -61,14 +71,53 @@ def load_matrix(path: Path = DEFAULT_MATRIX) -> dict[str, Target]:
         raise MatrixError(f"{path}: not valid YAML: {err}") from None
     if not isinstance(data, dict) or not isinstance(data.get("targets"), dict) or not data["targets"]:
         raise MatrixError(f"{path}: the top level must be a mapping with a non-empty mapping 'targets'.")
-    unknown_top = sorted(set(data) - {"targets"})
+    unknown_top = sorted(set(data) - {"targets", "hosts"})
     if unknown_top:
-        raise MatrixError(f"{path}: unknown top-level key(s) {unknown_top}; only 'targets' is allowed.")
-    targets = {target_id: _target(path, target_id, body) for target_id, body in data["targets"].items()}
+        raise MatrixError(f"{path}: unknown top-level key(s) {unknown_top}; only 'targets' and 'hosts' are allowed.")
+    return data
+
+
+def load_matrix(path: Path = DEFAULT_MATRIX) -> dict[str, Target]:
+    """Targets by id, in file order."""
+    data = _read(path)
+    targets = {target_id: _target(Path(path), target_id, body) for target_id, body in data["targets"].items()}
     defaults = [t.id for t in targets.values() if t.default]
     if len(defaults) > 1:
         raise MatrixError(f"{path}: key 'default' is true for {defaults}; at most one target can be the default.")
     return targets
+
+
+def load_hosts(path: Path = DEFAULT_MATRIX) -> dict[str, HostKind]:
+    """The ``hosts`` section: host kinds by id, in file order (empty when the file has none)."""
+    data = _read(path)
+    targets = load_matrix(path)
+    hosts = data.get("hosts") or {}
+    if not isinstance(hosts, dict):
+        raise MatrixError(f"{path}: 'hosts' must be a mapping of host kinds (e.g. x86-gpu: {{labels, targets}}).")
+    return {host_id: _host(Path(path), host_id, body, targets) for host_id, body in hosts.items()}
+
+
+def _host(path: Path, host_id: Any, body: Any, targets: dict[str, Target]) -> HostKind:
+    where = f"{path}: hosts.{host_id}"
+    if not isinstance(host_id, str) or not _ID.match(host_id):
+        raise MatrixError(f"{where}: a host kind must be lower-case letters, digits, '.' and '-' (e.g. orin-jp6.0).")
+    if not isinstance(body, dict):
+        raise MatrixError(f"{where}: must be a mapping of keys {sorted(_HOST_KEYS)}.")
+    for key, value in body.items():
+        if key not in _HOST_KEYS:
+            raise MatrixError(f"{where}.{key}: unknown key. Allowed keys: {', '.join(sorted(_HOST_KEYS))}.")
+        if not isinstance(value, _HOST_KEYS[key]):
+            raise MatrixError(f"{where}.{key}: must be a {_HOST_KEYS[key].__name__}, found {type(value).__name__} {value!r}.")
+    for key in _HOST_KEYS:
+        if key not in body:
+            raise MatrixError(f"{where}: missing required key {key!r}.")
+    for key in ("labels", "targets"):
+        if not body[key] or not all(isinstance(item, str) and item for item in body[key]):
+            raise MatrixError(f"{where}.{key}: must be a non-empty list of strings, found {body[key]!r}.")
+    unknown = [t for t in body["targets"] if t not in targets]
+    if unknown:
+        raise MatrixError(f"{where}.targets: {unknown} are not targets of this file; known: {', '.join(targets)}.")
+    return HostKind(id=host_id, title=body["title"], labels=tuple(body["labels"]), targets=tuple(body["targets"]))
 
 
 def _target(path: Path, target_id: Any, body: Any) -> Target:

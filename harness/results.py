@@ -5,6 +5,7 @@ file back and skips the cells already recorded.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from functools import lru_cache
@@ -50,6 +51,47 @@ def numbered_records(path: Path, on_torn_tail: Callable[[str], None]) -> Iterato
             if number != last:
                 raise RecordError(f"{path}:{number}: not a JSON record ({err.msg}); fix or remove that line") from None
             on_torn_tail(f"{path}:{number}: skipped a torn last line ({err.msg}); the cell it held has no record")
+
+
+@dataclasses.dataclass(frozen=True)
+class BadLine:
+    """A line of a results file that is not a valid record: where it is, why, and its text (nothing is lost)."""
+
+    path: Path
+    line: int
+    reason: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.reason}"
+
+
+def scan_records(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[BadLine]]:
+    """Every valid (line number, record) of a results file, and every line that is not one, for readers that must
+    keep going past damage (merging many hosts' files): a torn last line, a line that is not JSON, or a record
+    that breaks the schema (the reason names the field)."""
+    path = Path(path)
+    raw = path.read_bytes()
+    lines = raw.decode("utf-8", errors="replace").split("\n")
+    torn_tail = not raw.endswith(b"\n") and bool(lines[-1].strip())
+    good, bad = [], []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            reason = ("torn last line (the file ends mid-record: the writer died while writing it)"
+                      if torn_tail and number == len(lines) else f"not a JSON record ({err.msg} at column {err.colno})")
+            bad.append(BadLine(path, number, reason, line))
+            continue
+        try:
+            validate_record(record, where="record")
+        except RecordError as err:
+            bad.append(BadLine(path, number, str(err), line))
+            continue
+        good.append((number, record))
+    return good, bad
 
 
 def iter_records(path: Path) -> Iterator[dict[str, Any]]:

@@ -66,24 +66,29 @@ def run_targets(
     timeout_s: float = 300.0,
     force: bool = False,
     progress: Callable[[str], None] = print,
+    todo: dict[str, list[dict[str, Any]]] | None = None,
+    annotate: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> list[RunSummary]:
     """Run (or resume) ``targets`` over ``cases_dir``; every finished record is validated and appended at once.
 
     Local and unavailable targets run one after another; docker targets run concurrently, one thread per engine.
+    ``todo`` (target id -> cells) replaces the resume rule (cells without a record in ``results_path`` run);
+    ``annotate`` completes each record before it is stored.
     """
     started = time.perf_counter()
     cells = [c for c in load_cells(cases_dir) if matches(c, pattern)]
-    todo = {}
-    for target in targets:
-        done = set() if force else recorded_cells(results_path, target.id)
-        todo[target.id] = [c for c in cells if cell_key(c) not in done]
-        progress(f"{target.id}: {len(todo[target.id])} cell(s) to run, {len(cells) - len(todo[target.id])} "
-                 f"already in {results_path}")
+    if todo is None:
+        todo = {}
+        for target in targets:
+            done = set() if force else recorded_cells(results_path, target.id)
+            todo[target.id] = [c for c in cells if cell_key(c) not in done]
+            progress(f"{target.id}: {len(todo[target.id])} cell(s) to run, {len(cells) - len(todo[target.id])} "
+                     f"already in {results_path}")
     outcomes = {target.id: collections.Counter() for target in targets}
     work_dirs = {target.id: _work_dir(results_path, target) for target in targets}
     with ResultsWriter(results_path) as writer:
         def on_record(record: dict[str, Any]) -> None:
-            writer.append(record)
+            writer.append(annotate(record) if annotate else record)
             counter = outcomes[record["target"]]
             counter[record["outcome"]] += 1
             progress(progress_line(sum(counter.values()), len(todo[record["target"]]), record, started))
