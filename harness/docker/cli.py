@@ -42,11 +42,29 @@ def _chosen(args, wanted: list[str] | None) -> list[Target]:
     return [t for t in targets.values() if t.available]
 
 
+def _of_host_kind(args) -> list[str] | None:
+    """--target ids, else the available docker targets of --host-kind (None: neither was given)."""
+    if args.target or not args.host_kind:
+        return args.target
+    from harness.matrix import load_hosts
+
+    hosts = load_hosts(args.matrix)
+    if args.host_kind not in hosts:
+        raise ValueError(f"host kind {args.host_kind!r} is not in the hosts section of {args.matrix}; known: "
+                         f"{', '.join(hosts) or '(none)'}")
+    docker = _docker_targets(args)
+    return [t for t in hosts[args.host_kind].targets if t in docker and docker[t].available]
+
+
 def cmd_wheelhouse(args) -> int:
     from harness.docker.wheelhouse import WheelhouseError, fill_wheelhouse, pip_download_command, wheelhouse_spec
 
+    wanted = _of_host_kind(args)
+    if wanted == []:
+        print(f"host kind {args.host_kind!r} has no docker target to prepare a wheelhouse for")
+        return EXIT_OK
     failed = []
-    for target in _chosen(args, args.target):
+    for target in _chosen(args, wanted):
         try:
             spec = wheelhouse_spec(target, python_version=args.python_version, machine=args.machine)
             if args.print_only:
@@ -121,6 +139,8 @@ def add_container_commands(commands) -> None:
         "air-gapped build host as it is.")
     p.add_argument("--target", action="append", metavar="ID",
                    help="a docker target id (repeat for several; default: every available docker target)")
+    p.add_argument("--host-kind", metavar="KIND", help="the available docker targets of this host kind of "
+                   "matrix.yaml's hosts section (what `nightly --host-kind KIND` runs)")
     p.add_argument("--out", type=Path, default=DEFAULT_WHEELHOUSE, help="wheelhouse root (default: %(default)s)")
     p.add_argument("--python-version", help="Python of a base image you pass with --base-image (default: the "
                    "recipe's base image's, e.g. 3.11 for ort-cpu, 3.8 for trt85-orin)")

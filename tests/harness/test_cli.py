@@ -15,7 +15,7 @@ COMMANDS = ["generate", "list", "run", "report", "doctor", "classify", "layers",
 
 
 def harness(*args, check=True, timeout=240, **kwargs):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = {**os.environ, "PYTHONPATH": str(REPO), **kwargs.pop("env", {})}
     result = subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, env=env,
                             timeout=timeout, cwd=kwargs.pop("cwd", REPO), **kwargs)
     if check and result.returncode != 0:
