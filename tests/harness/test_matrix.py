@@ -55,3 +55,39 @@ def test_a_bad_matrix_names_the_file_and_the_key(tmp_path, text, expected):
 def test_a_missing_matrix_says_how_to_point_at_one(tmp_path):
     with pytest.raises(MatrixError, match="no such file. Pass --matrix"):
         load_matrix(tmp_path / "nope.yaml")
+
+
+HOSTS_OK = "hosts:\n  cpu:\n    title: CPU\n    labels: [self-hosted, cpu]\n    targets: [t1]\n"
+
+
+def test_the_shipped_hosts_run_every_target_but_the_hand_run_local_tensorrt():
+    from harness.matrix import load_hosts
+
+    hosts = load_hosts(DEFAULT_MATRIX)
+    assigned = {target for host in hosts.values() for target in host.targets}
+    assert set(load_matrix(DEFAULT_MATRIX)) - assigned == {"trt-local"}
+    assert "trt86-orin" in hosts["orin-jp6.0"].targets and "self-hosted" in hosts["x86-gpu"].labels
+
+
+@pytest.mark.parametrize(
+    "hosts, expected",
+    [
+        ("hosts:\n  cpu:\n    title: CPU\n    labels: [self-hosted]\n    targets: [t9]\n",
+         "hosts.cpu.targets: ['t9'] are not targets of this file; known: t1"),
+        ("hosts:\n  cpu:\n    title: CPU\n    targets: [t1]\n", "hosts.cpu: missing required key 'labels'"),
+        ("hosts:\n  cpu:\n    title: CPU\n    labels: []\n    targets: [t1]\n",
+         "hosts.cpu.labels: must be a non-empty list of strings"),
+        ("hosts:\n  CPU Box:\n    title: CPU\n    labels: [x]\n    targets: [t1]\n",
+         "hosts.CPU Box: a host kind must be lower-case letters"),
+        ("hosts:\n  cpu:\n    title: CPU\n    labels: [x]\n    targets: [t1]\n    gpu: yes\n",
+         "hosts.cpu.gpu: unknown key"),
+    ],
+)
+def test_a_bad_hosts_section_names_the_file_and_key(tmp_path, hosts, expected):
+    from harness.matrix import load_hosts
+
+    path = write(tmp_path, "targets:\n" + GOOD_TARGET + hosts)
+    with pytest.raises(MatrixError) as err:
+        load_hosts(path)
+    assert f"{path}: {expected}" in str(err.value)
+    assert load_hosts(write(tmp_path, "targets:\n" + GOOD_TARGET + HOSTS_OK))["cpu"].targets == ("t1",)
