@@ -17,7 +17,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from harness.results import BadLine, scan_records
 
@@ -87,13 +87,21 @@ def find_run_dirs(paths: Iterable[Path | str]) -> list[Path]:
         if _looks_like_run(path):
             found.append(path)
             continue
-        below = sorted({p.parent for name in (MANIFEST, RESULTS) for p in path.rglob(name)
-                        if not any(part.startswith(".") for part in p.relative_to(path).parts)})
+        below = sorted(_runs_below(path))
         if not below:
             raise RunDirError(f"{path}: neither a run directory nor a directory holding any (no {MANIFEST} or "
                               f"{RESULTS} in it or below it); pass the directories `python -m harness nightly` wrote")
         found.extend(below)
     return list(dict.fromkeys(found))
+
+
+def _runs_below(root: Path) -> Iterator[Path]:
+    """Run directories below ``root``, not descending into a run directory or a hidden directory."""
+    for current, dirs, _ in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if current != str(root) and _looks_like_run(Path(current)):
+            dirs[:] = []
+            yield Path(current)
 
 
 def _looks_like_run(path: Path) -> bool:
