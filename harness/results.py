@@ -82,7 +82,7 @@ def scan_records(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[Bad
             record = json.loads(line)
         except json.JSONDecodeError as err:
             reason = ("torn last line (the file ends mid-record: the writer died while writing it)"
-                      if torn_tail and number == len(lines) else f"not a JSON record ({err.msg} at column {err.colno})")
+                      if torn_tail and number == len(lines) else f"not a JSON record ({err.msg}, column {err.colno})")
             bad.append(BadLine(path, number, reason, line))
             continue
         try:

@@ -26,7 +26,7 @@ def test_a_corrupt_middle_line_and_a_schema_breaking_record_are_reported_and_the
     run = read_run(tmp_path / "run")
     assert [r["variant"] for r in run.records] == ["a", "b"]
     assert [str(b) for b in run.bad_lines][0] == (f"{tmp_path / 'run' / 'results.jsonl'}:2: not a JSON record "
-                                                  "(Unterminated string starting at at column 26)")
+                                                  "(Unterminated string starting at, column 26)")
     assert run.bad_lines[1].line == 4 and "field 'outcome'" in run.bad_lines[1].reason
     assert run.bad_lines[0].text == '{"case": "s1-conv-silu", "varia'  # kept verbatim: nothing is lost
     assert run.problems == [] and run.id == "run" and run.host == "orin-01"
