@@ -128,6 +128,13 @@ def cmd_layers(args) -> int:
     return EXIT_OK
 
 
+def add_cell_options(p: argparse.ArgumentParser) -> None:
+    """-k, --jobs and --timeout: which cells run, how many at once, and for how long each."""
+    p.add_argument("-k", metavar="PATTERN", help="only cells whose 'case/variant' matches PATTERN (glob or substring)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cells run at once (default: %(default)s)")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per cell before it is killed (default: %(default)s)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -158,9 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "at the same time). Default: the matrix's default target")
     p.add_argument("--cases", type=Path, default=DEFAULT_CASES_DIR, help="cases directory (default: %(default)s)")
     p.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="JSON Lines results file (default: %(default)s)")
-    p.add_argument("-k", metavar="PATTERN", help="only cells whose 'case/variant' matches PATTERN (glob or substring)")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cells run at once (default: %(default)s)")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds per cell before it is killed (default: %(default)s)")
+    add_cell_options(p)
     p.add_argument("--force", action="store_true", help="run cells again even if RESULTS already has them")
     p.set_defaults(func=cmd_run)
 

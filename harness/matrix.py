@@ -99,18 +99,7 @@ def load_hosts(path: Path = DEFAULT_MATRIX) -> dict[str, HostKind]:
 
 def _host(path: Path, host_id: Any, body: Any, targets: dict[str, Target]) -> HostKind:
     where = f"{path}: hosts.{host_id}"
-    if not isinstance(host_id, str) or not _ID.match(host_id):
-        raise MatrixError(f"{where}: a host kind must be lower-case letters, digits, '.' and '-' (e.g. orin-jp6.0).")
-    if not isinstance(body, dict):
-        raise MatrixError(f"{where}: must be a mapping of keys {sorted(_HOST_KEYS)}.")
-    for key, value in body.items():
-        if key not in _HOST_KEYS:
-            raise MatrixError(f"{where}.{key}: unknown key. Allowed keys: {', '.join(sorted(_HOST_KEYS))}.")
-        if not isinstance(value, _HOST_KEYS[key]):
-            raise MatrixError(f"{where}.{key}: must be a {_HOST_KEYS[key].__name__}, found {type(value).__name__} {value!r}.")
-    for key in _HOST_KEYS:
-        if key not in body:
-            raise MatrixError(f"{where}: missing required key {key!r}.")
+    _check_entry(where, host_id, body, _HOST_KEYS, tuple(_HOST_KEYS), "a host kind", "orin-jp6.0")
     for key in ("labels", "targets"):
         if not body[key] or not all(isinstance(item, str) and item for item in body[key]):
             raise MatrixError(f"{where}.{key}: must be a non-empty list of strings, found {body[key]!r}.")
@@ -122,18 +111,7 @@ def _host(path: Path, host_id: Any, body: Any, targets: dict[str, Target]) -> Ho
 
 def _target(path: Path, target_id: Any, body: Any) -> Target:
     where = f"{path}: targets.{target_id}"
-    if not isinstance(target_id, str) or not _ID.match(target_id):
-        raise MatrixError(f"{where}: a target id must be lower-case letters, digits, '.' and '-' (e.g. trt86-orin).")
-    if not isinstance(body, dict):
-        raise MatrixError(f"{where}: must be a mapping of keys {sorted(_KEYS)}.")
-    for key, value in body.items():
-        if key not in _KEYS:
-            raise MatrixError(f"{where}.{key}: unknown key. Allowed keys: {', '.join(sorted(_KEYS))}.")
-        if not isinstance(value, _KEYS[key]):
-            raise MatrixError(f"{where}.{key}: must be a {_KEYS[key].__name__}, found {type(value).__name__} {value!r}.")
-    for key in _REQUIRED:
-        if key not in body:
-            raise MatrixError(f"{where}: missing required key {key!r}.")
+    _check_entry(where, target_id, body, _KEYS, _REQUIRED, "a target id", "trt86-orin")
     _one_of(where, body, "runner", RUNNERS)
     _one_of(where, body, "platform", PLATFORMS)
     _one_of(where, body, "gpu", GPU_ACCESS)
@@ -152,6 +130,23 @@ def _target(path: Path, target_id: Any, body: Any) -> Target:
         if not isinstance(value, str):
             raise MatrixError(f"{where}.session_config.{key}: values are strings (ORT config entries), found {value!r}.")
     return Target(id=target_id, **body)
+
+
+def _check_entry(where: str, entry_id: Any, body: Any, keys: dict[str, type], required: tuple[str, ...], kind: str,
+                 example: str) -> None:
+    """An id of the allowed form, and a mapping of known keys of the right types with the required ones present."""
+    if not isinstance(entry_id, str) or not _ID.match(entry_id):
+        raise MatrixError(f"{where}: {kind} must be lower-case letters, digits, '.' and '-' (e.g. {example}).")
+    if not isinstance(body, dict):
+        raise MatrixError(f"{where}: must be a mapping of keys {sorted(keys)}.")
+    for key, value in body.items():
+        if key not in keys:
+            raise MatrixError(f"{where}.{key}: unknown key. Allowed keys: {', '.join(sorted(keys))}.")
+        if not isinstance(value, keys[key]):
+            raise MatrixError(f"{where}.{key}: must be a {keys[key].__name__}, found {type(value).__name__} {value!r}.")
+    for key in required:
+        if key not in body:
+            raise MatrixError(f"{where}: missing required key {key!r}.")
 
 
 def _one_of(where: str, body: dict, key: str, allowed: tuple[str, ...]) -> None:

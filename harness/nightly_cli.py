@@ -199,6 +199,8 @@ def cmd_history(args) -> int:
 
 
 def add_nightly_commands(commands) -> None:
+    from harness.cli import add_cell_options
+
     raw = argparse.RawDescriptionHelpFormatter
     p = commands.add_parser("nightly", help="run this host's targets into a dated run directory (resumable, "
                             "incremental)", description=NIGHTLY_DESCRIPTION, formatter_class=raw)
@@ -212,9 +214,7 @@ def add_nightly_commands(commands) -> None:
     p.add_argument("--date", type=_date, metavar="YYYY-MM-DD", help="the run's date (default: today, UTC)")
     p.add_argument("--cases", type=Path, metavar="DIR", help="a cases directory written by `generate` instead of "
                    "the case library of this checkout")
-    p.add_argument("-k", metavar="PATTERN", help="only cells whose 'case/variant' matches PATTERN")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cells run at once (default: %(default)s)")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds per cell (default: %(default)s)")
+    add_cell_options(p)
     p.add_argument("--force", action="store_true", help="run every cell, carrying nothing over")
     p.set_defaults(func=cmd_nightly)
 

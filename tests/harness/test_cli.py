@@ -11,7 +11,8 @@ import pytest
 from harness.results import validate_record
 from tests.conftest import REPO, read_records
 
-COMMANDS = ["generate", "list", "run", "report", "doctor", "classify", "layers", "containers"]
+COMMANDS = ["generate", "list", "run", "report", "doctor", "classify", "layers", "containers", "nightly", "merge",
+            "history", "diff"]
 
 
 def harness(*args, check=True, timeout=240, **kwargs):
