@@ -10,10 +10,12 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import jinja2
 
+from harness.merge import find_conflicts
+from harness.runs import record_host, record_key
 from harness.worker.record import OBSERVED_OUTCOMES, OUTCOMES
 from reports.results import read_results
 from reports.tables import (
-    CLAIMED, OBSERVED, TARGET_UNAVAILABLE, VariantRow, cell_grid, matrix_columns, matrix_rows,
+    CLAIMED, OBSERVED, TARGET_UNAVAILABLE, VariantRow, cell_grid, host_text, matrix_columns, matrix_rows,
     rows_from_variants, target_summary,
 )
 
@@ -57,7 +59,8 @@ def web_link(url: str | None) -> str | None:
     return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
 
 
-def _environment() -> jinja2.Environment:
+def template_environment() -> jinja2.Environment:
+    """The Jinja environment of every report: autoescaped, strict about undefined names, with the shared filters."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR), autoescape=True, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True,
@@ -74,7 +77,8 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
                   out_path: Path | str, *, notes: Sequence[str] = (), skipped: Sequence[str] = ()) -> Path:
     """Write the matrix of ``records`` (columns: ``targets`` of load_matrix(); rows and upstream claims:
     ``claims_rows``) to ``out_path``. ``notes`` (e.g. the inputs) and ``skipped`` (results lines left out, from
-    :func:`reports.results.read_results`) are shown under the title."""
+    :func:`reports.results.read_results`) are shown under the title. Records from several hosts (their
+    ``provenance.host``) split a target into one column per host; cells whose hosts disagree are conflicts."""
     records = list(records)
     rows = matrix_rows(claims_rows, records)
     columns = matrix_columns(targets, records)
@@ -83,9 +87,15 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
         (case_rows[0], [(row, [grid.at[row.key, col.id] for col in columns]) for row in case_rows])
         for case_rows in (list(g) for _, g in itertools.groupby(rows, key=lambda row: row.case))
     ]
-    html = _environment().get_template(TEMPLATE).render(
+    hosts_by_cell: dict[tuple[str, str, str], set[str | None]] = {}
+    for record in records:
+        hosts_by_cell.setdefault(record_key(record), set()).add(record_host(record))
+    hosts = set().union(*hosts_by_cell.values())
+    html = template_environment().get_template(TEMPLATE).render(
         columns=columns, groups=groups, summary=target_summary(grid), notes=list(notes), skipped=list(skipped),
-        record_count=len(records), row_count=len(rows),
+        record_count=len(records), row_count=len(rows), conflicts=find_conflicts(records),
+        hosts=sorted(map(host_text, hosts)) if hosts - {None} else [],
+        shared_cells=sum(len(cell_hosts) > 1 for cell_hosts in hosts_by_cell.values()),
         generated_at=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     )
     out_path = Path(out_path)

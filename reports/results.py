@@ -1,4 +1,4 @@
-"""Read JSON Lines results files into one record per (case, variant, target), the last record of a cell winning."""
+"""Read JSON Lines results files into one record per (case, variant, target, host), the last record of a cell winning."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.results import numbered_records, validate_record
+from harness.runs import record_host
 
 
 class TornLineWarning(UserWarning):
@@ -21,17 +22,18 @@ class Results:
     skipped: list[str]
 
 
-def cell_key(record: dict[str, Any]) -> tuple[str, str, str]:
-    return record["case"], record["variant"], record["target"]
+def cell_key(record: dict[str, Any]) -> tuple[str, str, str, str | None]:
+    """A cell of the matrix on one host: records of a merge (`harness merge`) keep their hosts apart."""
+    return record["case"], record["variant"], record["target"], record_host(record)
 
 
 def read_results(paths: Iterable[Path | str]) -> Results:
-    """Records of ``paths`` read in order; a later record of the same (case, variant, target) replaces an earlier one.
+    """Records of ``paths`` read in order; a later record of the same cell and host replaces an earlier one.
 
     A torn last line is skipped with a :class:`TornLineWarning`; any other line that is not a valid record raises
     :class:`harness.results.RecordError` naming file:line.
     """
-    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    latest: dict[tuple[str, str, str, str | None], dict[str, Any]] = {}
     skipped: list[str] = []
     for path in map(Path, paths):
         for record in _file_records(path, skipped):

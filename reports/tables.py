@@ -1,4 +1,5 @@
-"""The matrix as tables: rows (case, variant) x columns (targets), each cell observed, claimed upstream, or empty."""
+"""The matrix as tables: rows (case, variant) x columns (targets, one per host when several hosts observed a target),
+each cell observed, claimed upstream, or empty."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,11 +8,14 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from harness.merge import Conflict, find_conflicts
+from harness.runs import record_host
 from harness.worker.record import OUTCOMES, agreement
 
 # What a cell can be: a record of ours, only an upstream claim, nothing, or a column that cannot exist.
 OBSERVED, CLAIMED, NOT_RUN, TARGET_UNAVAILABLE = "observed", "claimed", "not-run", "target-unavailable"
 VERDICTS = ("agrees", "disagrees", "no verdict")
+UNKNOWN_HOST = "unknown-host"  # how harness.merge names the host of a record that names none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,9 +68,12 @@ def matrix_rows(rows: Iterable[VariantRow], records: Iterable[dict[str, Any]]) -
 
 @dataclasses.dataclass(frozen=True)
 class Column:
-    """One column: a target as matrix.yaml declares it, and the environment its records observed."""
+    """One column: a target as matrix.yaml declares it (on one host, when several observed it), and the environment
+    its records observed."""
 
-    id: str
+    id: str  # the target id, or "<target> @ <host>" when the target's records come from several hosts
+    target: str
+    host: str | None  # the host of the column's records, when they name one
     title: str
     backend: str
     available: bool
@@ -80,29 +87,41 @@ class Column:
     def backend_versions(self) -> tuple[str, ...]:
         return self.observed.get(f"{self.backend}_version", ())
 
+    @property
+    def host_label(self) -> str | None:
+        """The host the header names: the records' host ('unknown-host' in a per-host column of records naming none)."""
+        return None if self.host is None and self.id == self.target else host_text(self.host)
+
 
 def matrix_columns(targets: Mapping[str, Any], records: Iterable[dict[str, Any]]) -> list[Column]:
-    """The targets of matrix.yaml in file order, then any target that only records name."""
-    by_target: dict[str, list[dict[str, Any]]] = {}
+    """The targets of matrix.yaml in file order, then any target that only records name; a target whose records
+    come from several hosts (a record naming none counts as one) gets one column per host."""
+    by_target: dict[str, dict[str | None, list[dict[str, Any]]]] = {}
     for record in records:
-        by_target.setdefault(record["target"], []).append(record)
-    columns = [
-        Column(
-            id=target_id, title=target.title, backend=target.backend, available=target.available,
-            reason=target.reason, nominal_version=target.version,
-            observed=observed_environment(by_target.get(target_id, [])),
-            env_mismatch=_distinct(r.get("env_mismatch") for r in by_target.get(target_id, [])),
-        )
-        for target_id, target in targets.items()
-    ]
-    for target_id in sorted(set(by_target) - set(targets)):
-        found = by_target[target_id]
-        columns.append(Column(
-            id=target_id, title="(not in matrix.yaml)", backend=found[0]["backend"], available=True, reason=None,
-            nominal_version=None, observed=observed_environment(found),
-            env_mismatch=_distinct(r.get("env_mismatch") for r in found), in_matrix=False,
-        ))
+        by_target.setdefault(record["target"], {}).setdefault(record_host(record), []).append(record)
+    columns = []
+    for target_id in [*targets, *sorted(set(by_target) - set(targets))]:
+        by_host = by_target.get(target_id, {None: []})
+        target = targets.get(target_id)
+        if target is not None:
+            declared = dict(title=target.title, backend=target.backend, available=target.available,
+                            reason=target.reason, nominal_version=target.version)
+        else:
+            declared = dict(title="(not in matrix.yaml)", backend=next(iter(by_host.values()))[0]["backend"],
+                            available=True, reason=None, nominal_version=None, in_matrix=False)
+        for host in sorted(by_host, key=host_text):
+            found = by_host[host]
+            columns.append(Column(
+                id=f"{target_id} @ {host_text(host)}" if len(by_host) > 1 else target_id, target=target_id,
+                host=host, observed=observed_environment(found),
+                env_mismatch=_distinct(r.get("env_mismatch") for r in found), **declared,
+            ))
     return columns
+
+
+def host_text(host: str | None) -> str:
+    """``host``, or the name harness.merge gives the missing host of a record."""
+    return UNKNOWN_HOST if host is None else host
 
 
 def observed_environment(records: Iterable[dict[str, Any]]) -> dict[str, tuple[str, ...]]:
@@ -131,6 +150,11 @@ def _distinct(values: Iterable[Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(texts))
 
 
+def carried_over_from(record: dict[str, Any] | None) -> str | None:
+    """The run that observed ``record``, when a nightly carried it over instead of rerunning the cell."""
+    return ((record or {}).get("provenance") or {}).get("carried_over_from")
+
+
 @dataclasses.dataclass(frozen=True)
 class Cell:
     """What the matrix knows about one (case, variant, target)."""
@@ -140,6 +164,7 @@ class Cell:
     claim: dict[str, Any] | None = None
     agrees: bool | None = None
     reason: str | None = None  # why the target cannot exist (TARGET_UNAVAILABLE)
+    conflict: Conflict | None = None  # the hosts of the cell's target disagree (OBSERVED)
 
     @property
     def outcome(self) -> str | None:
@@ -151,6 +176,10 @@ class Cell:
         if not self.record or not (self.record["precision"] or self.record["fallback_nodes"]):
             return None
         return len(self.record["fallback_nodes"])
+
+    @property
+    def carried_over_from(self) -> str | None:
+        return carried_over_from(self.record)
 
     @property
     def verdict(self) -> str | None:
@@ -171,14 +200,17 @@ class Cell:
         return "not run"
 
 
-def make_cell(row: VariantRow, column: Column, record: dict[str, Any] | None) -> Cell:
+def make_cell(row: VariantRow, column: Column, record: dict[str, Any] | None,
+              conflict: Conflict | None = None) -> Cell:
     """The cell of ``row`` x ``column``; a record's own expectation (what it was judged against) beats the library's."""
-    library_claim = row.claim_for(column.id)
+    library_claim = row.claim_for(column.target)
     if record is not None:
         if record["expectation"] is not None:
-            return Cell(OBSERVED, record=record, claim=record["expectation"], agrees=record["agrees"])
-        agrees = agreement(library_claim, record["outcome"], record["failure"]) if library_claim else None
-        return Cell(OBSERVED, record=record, claim=library_claim, agrees=agrees)
+            claim, agrees = record["expectation"], record["agrees"]
+        else:
+            claim = library_claim
+            agrees = agreement(library_claim, record["outcome"], record["failure"]) if library_claim else None
+        return Cell(OBSERVED, record=record, claim=claim, agrees=agrees, conflict=conflict)
     if not column.available:
         return Cell(TARGET_UNAVAILABLE, claim=library_claim, reason=column.reason)
     if library_claim is not None:
@@ -187,9 +219,13 @@ def make_cell(row: VariantRow, column: Column, record: dict[str, Any] | None) ->
 
 
 def cell_grid(records: Iterable[dict[str, Any]], rows: list[VariantRow], columns: list[Column]) -> pd.DataFrame:
-    """Cells indexed by (case, variant), one column per target id."""
-    by_key = {(r["case"], r["variant"], r["target"]): r for r in records}
-    data = [[make_cell(row, col, by_key.get((*row.key, col.id))) for col in columns] for row in rows]
+    """Cells indexed by (case, variant), one column per column id; observed cells whose hosts disagree carry the
+    conflict."""
+    records = list(records)
+    by_key = {(r["case"], r["variant"], r["target"], record_host(r)): r for r in records}
+    conflicts = {(c.case, c.variant, c.target): c for c in find_conflicts(records)}
+    data = [[make_cell(row, col, by_key.get((*row.key, col.target, col.host)), conflicts.get((*row.key, col.target)))
+             for col in columns] for row in rows]
     index = pd.MultiIndex.from_tuples([row.key for row in rows], names=["case", "variant"])
     return pd.DataFrame(data, index=index, columns=[col.id for col in columns], dtype=object)
 
@@ -201,7 +237,8 @@ def outcome_table(grid: pd.DataFrame) -> pd.DataFrame:
 
 
 def cell_frame(grid: pd.DataFrame) -> pd.DataFrame:
-    """One row per cell: case, variant, target, kind, outcome, verdict, fallback_count (NaN: not observed)."""
+    """One row per cell: case, variant, target (the column id), kind, outcome, verdict, fallback_count (NaN: not
+    observed)."""
     long = pd.DataFrame(
         [(case, variant, target, cell.kind, cell.outcome, cell.verdict, cell.fallback_count)
          for (case, variant), cells in grid.iterrows() for target, cell in cells.items()],
@@ -212,7 +249,8 @@ def cell_frame(grid: pd.DataFrame) -> pd.DataFrame:
 
 
 def target_summary(grid: pd.DataFrame) -> pd.DataFrame:
-    """Per target: cells per outcome, cells with fallback nodes, and how observations compare with upstream claims."""
+    """Per column (a target, or a target on one host): cells per outcome, cells with fallback nodes, and how
+    observations compare with upstream claims."""
     long = cell_frame(grid)
     targets = list(grid.columns)
     observed = long[long["kind"] == OBSERVED]

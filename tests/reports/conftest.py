@@ -1,7 +1,10 @@
-"""Records that satisfy harness/record.schema.json, the targets and rows of a small matrix, a results writer."""
+"""Records that satisfy harness/record.schema.json, the targets and rows of a small matrix, writers of results files
+and run directories, and a small HTML tree for assertions on what a page shows."""
 from __future__ import annotations
 
+import dataclasses
 import json
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +59,8 @@ def make_record(case: str, variant: str, target: str, outcome: str = "pass", *, 
                 claims: tuple[dict[str, Any], ...] = (), fail: tuple[str, str, str | None] | None = None,
                 precision: dict[str, str] | None = None, fallback_nodes: list[str] | None = None,
                 cosine: float | None = 0.99991, sqnr_db: float | None = 41.25, log: str | None = None,
-                env_mismatch: str | None = None, duration_s: float = 1.5) -> dict[str, Any]:
+                env_mismatch: str | None = None, duration_s: float = 1.5,
+                provenance: dict[str, Any] | None = None) -> dict[str, Any]:
     """A finished record, built the way the worker builds it, checked against the record schema."""
     backend = TARGETS[target].backend if target in TARGETS else "tensorrt"
     cell = {"case": case, "variant": variant, "mode": "implicit-int8", "knobs": {"calibrator": "entropy2"},
@@ -75,6 +79,8 @@ def make_record(case: str, variant: str, target: str, outcome: str = "pass", *, 
         fallback_nodes=fallback_nodes, metrics=metrics, log=log,
     )
     record["env_mismatch"] = env_mismatch
+    if provenance is not None:
+        record["provenance"] = provenance
     jsonschema.validate(record, SCHEMA)
     return record
 
@@ -83,6 +89,86 @@ def write_jsonl(path: Path, records: list[dict[str, Any]], tail: str = "") -> Pa
     """Write ``records`` one per line, then ``tail`` verbatim (e.g. a line cut off by a crash)."""
     path.write_text("".join(json.dumps(r) + "\n" for r in records) + tail)
     return path
+
+
+def write_run(root: Path, run_id: str, host: str, started_at: str, records: list[dict[str, Any]],
+              tail: str = "") -> Path:
+    """A finished run directory ``root/run_id`` as `harness nightly` leaves it: run.json and results.jsonl."""
+    run_dir = root / run_id
+    run_dir.mkdir(parents=True)
+    manifest = {"format": "trt-matrix/run/1", "id": run_id, "host": host, "started_at": started_at,
+                "status": "finished"}
+    (run_dir / "run.json").write_text(json.dumps(manifest))
+    write_jsonl(run_dir / "results.jsonl", records, tail)
+    return run_dir
+
+
+@dataclasses.dataclass
+class Element:
+    """An HTML element as parsed: tag, attributes, children (elements and text, in order)."""
+
+    tag: str
+    attrs: dict[str, str | None]
+    children: list[Element | str] = dataclasses.field(default_factory=list)
+
+    @property
+    def classes(self) -> set[str]:
+        return set((self.attrs.get("class") or "").split())
+
+    @property
+    def text(self) -> str:
+        """The text a reader sees, whitespace collapsed."""
+        return " ".join(self._raw_text().split())
+
+    def _raw_text(self) -> str:
+        return "".join(child if isinstance(child, str) else child._raw_text() for child in self.children)
+
+    def find_all(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> list[Element]:
+        """Descendants with ``tag``, class ``cls`` and data attributes ``attrs`` (data_kind="x" means data-kind="x")."""
+        wanted = {name.replace("_", "-"): value for name, value in attrs.items()}
+        found = []
+        for child in self.children:
+            if isinstance(child, Element):
+                if ((tag is None or child.tag == tag) and (cls is None or cls in child.classes)
+                        and all(child.attrs.get(name) == value for name, value in wanted.items())):
+                    found.append(child)
+                found += child.find_all(tag, cls, **attrs)
+        return found
+
+    def find(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> Element:
+        """The only descendant that matches; fails the test when there is none or several."""
+        [found] = self.find_all(tag, cls, **attrs)
+        return found
+
+
+VOID_TAGS = {"meta", "br", "hr", "img", "input", "link"}
+
+
+class TreeBuilder(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.root = Element("document", {})
+        self._open = [self.root]
+
+    def handle_starttag(self, tag, attrs):
+        element = Element(tag, dict(attrs))
+        self._open[-1].children.append(element)
+        if tag not in VOID_TAGS:
+            self._open.append(element)
+
+    def handle_endtag(self, tag):
+        if any(element.tag == tag for element in self._open[1:]):
+            while self._open.pop().tag != tag:
+                pass
+
+    def handle_data(self, data):
+        self._open[-1].children.append(data)
+
+
+def parse_html(html: str) -> Element:
+    builder = TreeBuilder()
+    builder.feed(html)
+    return builder.root
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from reports.html import render_report
 from reports.results import read_results
 from reports.tables import cell_grid, matrix_columns, matrix_rows, outcome_table, rows_from_variants
-from tests.reports.conftest import ISSUE, ROWS, TARGETS, WRITEUP, make_record, write_jsonl
+from tests.reports.conftest import ISSUE, ROWS, TARGETS, WRITEUP, make_record, parse_html, write_jsonl, write_run
 
 
 @dataclasses.dataclass
@@ -257,3 +257,139 @@ def test_the_matrix_table_has_one_label_per_row_and_target(sample_records):
     assert table.loc[("s1-conv-silu", "stem"), "trt100-orin"] == "claimed upstream: pass"
     assert table.loc[("control-qdq", "conv-relu"), "trt100-orin"] == "not run"
     assert table.loc[("control-qdq", "conv-relu"), "trt92-orin"].startswith("target unavailable: TensorRT 9.x")
+
+
+def on(host: str | None, run: str = "r2", carried_from: str | None = None) -> dict | None:
+    """The provenance of a record observed on ``host`` in ``run`` (None: a plain `run` record, no host)."""
+    return None if host is None else {"run": run, "host": host, "carried_over_from": carried_from}
+
+
+def parsed_report(tmp_path, records) -> tuple[str, ReportParser]:
+    html = render_report(records, TARGETS, ROWS, tmp_path / "r.html").read_text()
+    parser = ReportParser()
+    parser.feed(html)
+    return html, parser
+
+
+@pytest.fixture
+def two_hosts(tmp_path) -> tuple[str, ReportParser]:
+    """trt86-orin on two hosts that disagree on s1/stem and agree on control/conv-relu; ort-cpu on one host."""
+    return parsed_report(tmp_path, [
+        make_record("s1-conv-silu", "stem", "trt86-orin", "pass", provenance=on("orin-01")),
+        make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=("parser", "bad", None),
+                    provenance=on("orin-02")),
+        make_record("control-qdq", "conv-relu", "trt86-orin", provenance=on("orin-01")),
+        make_record("control-qdq", "conv-relu", "trt86-orin", provenance=on("orin-02")),
+        make_record("s1-conv-silu", "split-output", "trt86-orin", "infra-error", fail=("harness", "docker", None),
+                    provenance=on("orin-01")),
+        make_record("s1-conv-silu", "split-output", "trt86-orin", provenance=on("orin-02")),
+        make_record("s1-conv-silu", "stem", "ort-cpu", provenance=on("cpu-01")),
+    ])
+
+
+def test_a_target_observed_on_several_hosts_gets_one_column_per_host(two_hosts):
+    html, report = two_hosts
+    assert report.column_ids == ["ort-cpu", "trt86-orin @ orin-01", "trt86-orin @ orin-02", "trt92-orin",
+                                 "trt100-orin"]
+    assert normalised(report.headers["trt86-orin @ orin-02"]).startswith("trt86-orin @ orin-02 TensorRT 8.6.2")
+    assert "@ cpu-01" in normalised(report.headers["ort-cpu"])  # one host: one column, its host shown
+    assert "@" not in normalised(report.headers["trt100-orin"])  # no records: no host to show
+    assert set(report.summary) == set(report.column_ids)
+    assert report.summary["trt86-orin @ orin-01"]["infra-error"] == 1
+    assert report.summary["trt86-orin @ orin-02"]["fail"] == 1
+    header = parse_html(html).find("header").text
+    assert "× 4 targets in 5 columns" in header and "from 3 hosts (cpu-01, orin-01, orin-02)" in header
+
+
+def test_claims_of_a_target_apply_to_each_of_its_host_columns(tmp_path):
+    _, report = parsed_report(tmp_path, [
+        make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=("no-implementation", "x", None),
+                    provenance=on("orin-01")),
+        make_record("control-qdq", "conv-relu", "trt86-orin", provenance=on("orin-02")),
+    ])
+    observed = report.cells[("s1-conv-silu", "stem", "trt86-orin @ orin-01")]
+    assert "= claim" in normalised(observed.face)
+    claimed = report.cells[("s1-conv-silu", "stem", "trt86-orin @ orin-02")]
+    assert "claimed" in claimed.classes and "fail (no-implementation)" in normalised(claimed.face)
+
+
+def test_records_without_a_host_count_as_a_host_of_their_own(tmp_path):
+    _, report = parsed_report(tmp_path, [
+        make_record("s1-conv-silu", "stem", "trt86-orin", "pass"),
+        make_record("s1-conv-silu", "stem", "trt86-orin", "mismatch", cosine=0.5, provenance=on("orin-01")),
+    ])
+    assert "trt86-orin @ unknown-host" in report.column_ids and "trt86-orin @ orin-01" in report.column_ids
+    assert "o-pass" in report.cells[("s1-conv-silu", "stem", "trt86-orin @ unknown-host")].classes
+    assert "o-mismatch" in report.cells[("s1-conv-silu", "stem", "trt86-orin @ orin-01")].classes
+    assert "⚡ conflict" in normalised(report.cells[("s1-conv-silu", "stem", "trt86-orin @ unknown-host")].face)
+
+
+def test_a_cell_whose_hosts_disagree_is_a_conflict_in_every_host_column(two_hosts):
+    html, report = two_hosts
+    for host in ("orin-01", "orin-02"):
+        cell = report.cells[("s1-conv-silu", "stem", f"trt86-orin @ {host}")]
+        assert "⚡ conflict" in normalised(cell.face)
+        details = normalised(cell.text)
+        assert "Conflict: the hosts of trt86-orin disagree on this cell: orin-01: pass, orin-02: fail." in details
+    assert 'title="hosts disagree: orin-01: pass, orin-02: fail"' in html
+    for agreeing in (("control-qdq", "conv-relu"), ("s1-conv-silu", "split-output")):  # infra-error is no conflict
+        assert "conflict" not in normalised(report.cells[(*agreeing, "trt86-orin @ orin-01")].text)
+
+
+def test_the_conflicts_section_lists_each_conflicting_cell_with_the_outcome_per_host(two_hosts):
+    html, _ = two_hosts
+    section = parse_html(html).find("section", None, id="conflicts")
+    [row] = section.find_all("tr", data_conflict="s1-conv-silu/stem/trt86-orin")
+    assert [(s.attrs["data-host"], s.attrs["data-outcome"]) for s in row.find_all("span", "host-outcome")] == [
+        ("orin-01", "pass"), ("orin-02", "fail")]
+    assert "orin-01: ✓ pass" in row.text and "orin-02: ✗ fail" in row.text
+    assert len(section.find_all("tr")) == 2  # the header and the one conflict
+
+
+def test_several_hosts_that_agree_say_there_is_no_conflict(tmp_path):
+    html, _ = parsed_report(tmp_path, [
+        make_record("control-qdq", "conv-relu", "trt86-orin", provenance=on("orin-01")),
+        make_record("control-qdq", "conv-relu", "trt86-orin", provenance=on("orin-02")),
+    ])
+    section = parse_html(html).find("section", None, id="conflicts")
+    assert "No conflicts between hosts: 1 cell observed on more than one host, none disagree." in section.text
+
+
+def test_a_single_host_report_has_no_conflicts_section(report_html, tmp_path):
+    assert 'id="conflicts"' not in report_html and " host" not in parse_html(report_html).find("header").text
+    html, _ = parsed_report(tmp_path, [make_record("control-qdq", "conv-relu", "ort-cpu", provenance=on("cpu-01"))])
+    assert 'id="conflicts"' not in html
+
+
+def test_a_carried_over_record_is_marked_and_names_the_run_it_came_from(tmp_path):
+    html, report = parsed_report(tmp_path, [
+        make_record("s1-conv-silu", "stem", "ort-cpu", provenance=on("cpu-01", run="r2", carried_from="r1")),
+        make_record("control-qdq", "conv-relu", "ort-cpu", provenance=on("cpu-01", run="r2")),
+    ])
+    carried = report.cells[("s1-conv-silu", "stem", "ort-cpu")]
+    assert "↻ carried over" in normalised(carried.face)
+    assert 'data-carried-from="r1" title="carried over from run r1: not rerun"' in html
+    details = normalised(carried.text)
+    assert "Carried over from run r1: inputs and environment unchanged, not rerun in run r2." in details
+    assert "run r2 host cpu-01" in details
+    rerun = report.cells[("control-qdq", "conv-relu", "ort-cpu")]
+    assert "carried" not in normalised(rerun.text) and "run r2 host cpu-01" in normalised(rerun.text)
+
+
+def test_the_merge_command_renders_runs_of_several_hosts(tmp_path):
+    from harness.merge import merge_runs
+
+    write_run(tmp_path / "runs", "n1", "orin-01", "2026-11-23T02:00:00+00:00",
+              [make_record("s1-conv-silu", "stem", "trt86-orin", "pass")])
+    write_run(tmp_path / "runs", "n2", "orin-02", "2026-11-23T02:05:00+00:00",
+              [make_record("s1-conv-silu", "stem", "trt86-orin", "crash", fail=("crash", "SIGSEGV", None))],
+              tail='{"torn')
+    merged = merge_runs([tmp_path / "runs"])
+    html = render_report(merged.records, TARGETS, ROWS, tmp_path / "out" / "index.html",
+                         notes=["merged 2 runs"], skipped=merged.problems).read_text()
+    report = ReportParser()
+    report.feed(html)
+    assert "o-pass" in report.cells[("s1-conv-silu", "stem", "trt86-orin @ orin-01")].classes
+    assert "o-crash" in report.cells[("s1-conv-silu", "stem", "trt86-orin @ orin-02")].classes
+    assert "orin-01: pass, orin-02: crash" in html
+    assert "n2/results.jsonl:2: torn last line" in html
