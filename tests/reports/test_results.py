@@ -69,3 +69,11 @@ def test_a_line_that_breaks_the_record_schema_is_an_error_naming_file_line_and_f
 def test_a_missing_results_file_is_an_error_naming_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="nowhere.jsonl"):
         read_results([tmp_path / "nowhere.jsonl"])
+
+
+def test_records_of_one_cell_from_two_hosts_are_both_kept(tmp_path):
+    on_a100, on_l4 = make_record("c", "v", "trt86-x86", "pass"), make_record("c", "v", "trt86-x86", "fallback")
+    on_a100["provenance"], on_l4["provenance"] = {"run": "r1", "host": "a100"}, {"run": "r2", "host": "l4"}
+    merged = write_jsonl(tmp_path / "merged.jsonl", [on_a100, on_l4])
+    kept = read_results([merged]).records
+    assert sorted((r["provenance"]["host"], r["outcome"]) for r in kept) == [("a100", "pass"), ("l4", "fallback")]
