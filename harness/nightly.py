@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator
 
 from harness import fingerprint
 from harness.matrix import Target
-from harness.results import ResultsWriter
+from harness.results import RecordError, ResultsWriter
 from harness.run import RunSummary, matches, run_targets
 from harness.runs import MANIFEST, RESULTS, RUN_FORMAT, read_manifest, record_key, run_id, write_manifest
 from harness.worker import record as rec
@@ -203,24 +203,28 @@ def run_nightly(plan: RunPlan, *, jobs: int = 1, timeout_s: float = 300.0,
         todo: dict[str, list[dict[str, Any]]] = {}
         carried: list[dict[str, Any]] = []
         resumed: collections.Counter = collections.Counter()
-        for target in plan.targets:
-            todo[target.id] = []
-            for cell in cells:
-                key, sha = (cell["case"], cell["variant"], target.id), inputs[(cell["case"], cell["variant"])]
-                if not plan.force and settled(in_run.get(key), sha, environments[target.id]):
-                    resumed[target.id] += 1
-                elif settled(earlier.get(key), sha, environments[target.id]):
-                    carried.append(carry_over(earlier[key], cell, rid, plan.host))
-                else:
-                    todo[target.id].append(cell)
+        with ResultsWriter(run_dir / RESULTS) as writer:
+            for target in plan.targets:
+                todo[target.id] = []
+                for cell in cells:
+                    key, sha = (cell["case"], cell["variant"], target.id), inputs[(cell["case"], cell["variant"])]
+                    if not plan.force and settled(in_run.get(key), sha, environments[target.id]):
+                        resumed[target.id] += 1
+                    elif settled(earlier.get(key), sha, environments[target.id]):
+                        try:
+                            writer.append(carry_over(earlier[key], cell, rid, plan.host))
+                            carried.append(earlier[key])
+                        except RecordError as err:
+                            progress(f"{target.id}: {key[0]}/{key[1]}: its earlier record cannot be carried over "
+                                     f"({err}); the cell runs again")
+                            todo[target.id].append(cell)
+                    else:
+                        todo[target.id].append(cell)
         carried_from = _carried_from(carried)
         for target in plan.targets:
             sources = ", ".join(f"{n} from {run}" for run, n in sorted(carried_from[target.id].items())) or "none"
             progress(f"{target.id}: {len(todo[target.id])} cell(s) to run; carried over: {sources}; already in this "
                      f"run: {resumed[target.id]}")
-        with ResultsWriter(run_dir / RESULTS) as writer:
-            for record in carried:
-                writer.append(record)
 
         def annotate(record: dict[str, Any]) -> dict[str, Any]:
             record["provenance"] = {"run": rid, "host": plan.host,
@@ -236,9 +240,10 @@ def run_nightly(plan: RunPlan, *, jobs: int = 1, timeout_s: float = 300.0,
 
 
 def _carried_from(carried: list[dict[str, Any]]) -> dict[str, collections.Counter]:
+    """Per target, how many of the ``carried`` earlier records were observed in which run."""
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for record in carried:
-        counts[record["target"]][record["provenance"]["carried_over_from"]] += 1
+        counts[record["target"]][record["provenance"].get("carried_over_from") or record["provenance"]["run"]] += 1
     return counts
 
 

@@ -152,3 +152,14 @@ def test_a_killed_nightly_resumes_in_the_same_run_directory_without_losing_a_cel
 def test_bad_nightly_arguments_are_readable_errors(args, message, tmp_path):
     result = nightly(*args, "--runs", str(tmp_path), check=False)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_earlier_record_that_breaks_the_schema_is_run_again_not_carried_over(control_cases_dir, tmp_path):
+    common = ["--target", "ort-cpu", "--cases", str(control_cases_dir), "--runs", str(tmp_path), "--host", "h"]
+    first = run_dir_of(nightly(*common, "--date", "2026-11-20"))
+    records = read_records(first / "results.jsonl")
+    records[0]["outcome"] = "passed-mostly"  # e.g. written by a later harness with another vocabulary
+    (first / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = nightly(*common, "--date", "2026-11-21")
+    assert f"{records[0]['case']}/{records[0]['variant']}: its earlier record cannot be carried over" in result.stdout
+    assert "ort-cpu: 1 cell(s) run (pass 1), 2 carried over" in result.stdout
