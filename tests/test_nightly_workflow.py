@@ -42,6 +42,15 @@ def step_using(job: dict, action: str) -> list[dict]:
 # --- The workflow's structure -------------------------------------------------------------------------------------
 
 
+GITHUB_LABELS = {"self-hosted", "linux", "x64", "arm64", "arm"}  # what a self-hosted runner carries by itself
+
+
+def test_actionlint_knows_every_custom_runner_label_of_the_host_kinds():
+    config = yaml.safe_load((REPO / ".github" / "actionlint.yaml").read_text())
+    custom = {label for host in load_hosts().values() for label in host.labels if label.lower() not in GITHUB_LABELS}
+    assert set(config["self-hosted-runner"]["labels"]) == custom
+
+
 def test_workflow_runs_nightly_and_by_hand_with_a_force_switch(workflow):
     triggers = workflow[True]  # PyYAML reads the key `on` as the boolean True
     crons = [entry["cron"] for entry in triggers["schedule"]]
