@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.compare import Comparison, compare_records
-from harness.runs import LoadedRun, RunDirError, find_run_dirs, read_run
+from harness.runs import LoadedRun, RunDirError, find_run_dirs, problems_of, read_run, read_runs
 
 DEFAULT_LAST = 14
 
@@ -62,17 +62,16 @@ class History:
 
     def problems(self) -> list[str]:
         """Everything that could not be read, each naming the file (and line)."""
-        return [p for run in self.runs for p in run.problems + [str(b) for b in run.bad_lines]]
+        return problems_of(self.runs)
 
 
 def load_history(root: Path | str) -> History:
     """Read every run directory below ``root`` (an empty or missing store is an empty history)."""
     root = Path(root)
     try:
-        paths = find_run_dirs([root]) if root.is_dir() else []
+        runs = read_runs([root]) if root.is_dir() else []
     except RunDirError:
-        paths = []
-    runs = sorted((read_run(path) for path in paths), key=lambda run: (run.started_at, run.id))
+        runs = []
     return History(root, runs)
 
 

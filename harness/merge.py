@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.compare import COMPARED_OUTCOMES
-from harness.runs import LoadedRun, find_run_dirs, read_run, record_host, record_key
+from harness.runs import LoadedRun, host_name, problems_of, read_runs, record_key
 
 MERGE_FORMAT = "trt-matrix/merge/1"
 MERGED_RESULTS = "results.jsonl"
@@ -43,24 +43,17 @@ class Merged:
     @property
     def problems(self) -> list[str]:
         """Every unreadable file and bad line, naming the file (and line)."""
-        return [p for run in self.runs for p in run.problems + [str(b) for b in run.bad_lines]]
-
-    def hosts_of(self, target: str) -> list[str]:
-        return sorted({_host(r) for r in self.records if r["target"] == target})
-
-
-def _host(record: dict[str, Any]) -> str:
-    return record_host(record) or "unknown-host"
+        return problems_of(self.runs)
 
 
 def merge_runs(paths: Iterable[Path | str]) -> Merged:
     """Read every run directory named by ``paths`` (run dirs or directories holding them) and merge them."""
-    runs = sorted((read_run(path) for path in find_run_dirs(paths)), key=lambda run: (run.started_at, run.id))
+    runs = read_runs(paths)
     cells: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for run in runs:  # oldest first: a later run of the same host replaces a cell's record
         for key, record in run.latest().items():
             record = _with_host(record, run)
-            cells[(*key, _host(record))] = record
+            cells[(*key, host_name(record))] = record
     records = [cells[key] for key in sorted(cells)]
     return Merged(runs, records, find_conflicts(records))
 
@@ -75,7 +68,7 @@ def _with_host(record: dict[str, Any], run: LoadedRun) -> dict[str, Any]:
 def find_conflicts(records: Iterable[dict[str, Any]]) -> list[Conflict]:
     by_cell: dict[tuple[str, str, str], dict[str, str]] = {}
     for record in records:
-        by_cell.setdefault(record_key(record), {})[_host(record)] = record["outcome"]
+        by_cell.setdefault(record_key(record), {})[host_name(record)] = record["outcome"]
     return [
         Conflict(*cell, outcomes=dict(sorted(outcomes.items())))
         for cell, outcomes in sorted(by_cell.items())

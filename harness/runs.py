@@ -25,6 +25,7 @@ RUN_FORMAT = "trt-matrix/run/1"
 MANIFEST = "run.json"
 RESULTS = "results.jsonl"
 STATUSES = ("running", "finished")
+UNKNOWN_HOST = "unknown-host"  # the host of a record that names none (written by a plain `run`)
 _UNSAFE = re.compile(r"[^A-Za-z0-9.\-]+")
 
 
@@ -49,6 +50,11 @@ def record_key(record: dict[str, Any]) -> tuple[str, str, str]:
 def record_host(record: dict[str, Any]) -> str | None:
     """The host a record was observed on, as the nightly run that wrote it says (None for plain `run` records)."""
     return (record.get("provenance") or {}).get("host")
+
+
+def host_name(record: dict[str, Any]) -> str:
+    """The record's host, or UNKNOWN_HOST when it names none."""
+    return record_host(record) or UNKNOWN_HOST
 
 
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
@@ -127,7 +133,7 @@ class LoadedRun:
         if self.manifest:
             return self.manifest["host"]
         hosts = {record_host(r) for r in self.records} - {None}
-        return hosts.pop() if len(hosts) == 1 else "unknown-host"
+        return hosts.pop() if len(hosts) == 1 else UNKNOWN_HOST
 
     @property
     def started_at(self) -> str:
@@ -157,3 +163,13 @@ def read_run(path: Path) -> LoadedRun:
     else:
         problems.append(f"{results}: no such file: the run recorded no cell")
     return LoadedRun(path, manifest, records, bad_lines, problems)
+
+
+def read_runs(paths: Iterable[Path | str]) -> list[LoadedRun]:
+    """Every run directory named by ``paths`` (see :func:`find_run_dirs`), read, oldest first."""
+    return sorted((read_run(path) for path in find_run_dirs(paths)), key=lambda run: (run.started_at, run.id))
+
+
+def problems_of(runs: Iterable[LoadedRun]) -> list[str]:
+    """Everything in ``runs`` that could not be read: unreadable files, then bad lines, each naming file (and line)."""
+    return [p for run in runs for p in run.problems + [str(b) for b in run.bad_lines]]

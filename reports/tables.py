@@ -9,13 +9,12 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from harness.merge import Conflict, find_conflicts
-from harness.runs import record_host
+from harness.runs import UNKNOWN_HOST, record_host
 from harness.worker.record import OUTCOMES, agreement
 
 # What a cell can be: a record of ours, only an upstream claim, nothing, or a column that cannot exist.
 OBSERVED, CLAIMED, NOT_RUN, TARGET_UNAVAILABLE = "observed", "claimed", "not-run", "target-unavailable"
 VERDICTS = ("agrees", "disagrees", "no verdict")
-UNKNOWN_HOST = "unknown-host"  # how harness.merge names the host of a record that names none
 
 
 @dataclasses.dataclass(frozen=True)
