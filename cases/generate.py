@@ -151,7 +151,8 @@ def generate(
         "cases": [],
     }
     for case in cases if cases is not None else all_cases():
-        entry = {"id": case.id, "title": case.title, "pattern": case.pattern, "links": list(case.links), "variants": []}
+        entry = {"id": case.id, "title": case.title, "pattern": case.pattern, "links": list(case.links),
+                 "backend_notes": dict(case.backend_notes), "variants": []}
         (out_dir / case.id).mkdir(exist_ok=True)
         for variant in case.variants:
             model, expected_int8 = export_model(case, variant)

@@ -95,6 +95,16 @@ class Variant:
 
 
 @dataclasses.dataclass(frozen=True)
+class Match:
+    """One place in a user's model that has a case's pattern, named by the user's own nodes (the scanner's unit)."""
+
+    case: str
+    nodes: tuple[str, ...]  # the user's node names that make the pattern, the anchor node first
+    variant: str | None = None  # the library variant this occurrence has the form of (e.g. a workaround), if any
+    note: str = ""  # what makes it that pattern here, in a sentence
+
+
+@dataclasses.dataclass(frozen=True)
 class Built:
     """What a case's ``build`` returns: the onnx_graphsurgeon.Graph and the ONNX nodes that must run in INT8."""
 
@@ -117,6 +127,9 @@ class Case:
     tolerance: ClassVar[Tolerance]
     variants: ClassVar[tuple[Variant, ...]]
     batch_count: ClassVar[int] = 8  # calibration batches written for implicit-int8 cases
+    # backend name -> what a cell of this case observed on that backend does and does not show (e.g. that ONNX
+    # Runtime has no analogue of a TensorRT fusion); the report prints it in that backend's cells.
+    backend_notes: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -136,6 +149,14 @@ class Case:
     def build(variant: Variant) -> "Built":
         """Return the graph of ``variant`` and the nodes that must run in INT8."""
         raise NotImplementedError
+
+    @classmethod
+    def find(cls, graph: Any) -> list[Match]:
+        """Every occurrence of this case's pattern in ``graph`` (an onnx_graphsurgeon.Graph of a user's model).
+
+        A control has no pattern and finds nothing; every pattern case overrides this next to its ``build``.
+        """
+        return []
 
     @classmethod
     def mode_of(cls, variant: Variant) -> str:

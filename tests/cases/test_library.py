@@ -10,6 +10,7 @@ import onnxruntime as ort
 import pytest
 import yaml
 
+import cases
 from cases import all_cases, iter_variants  # importing the package registers the whole library
 from cases.generate import export_model
 
@@ -132,3 +133,25 @@ def test_knobs_name_tensors_and_nodes_of_the_graph(pair):
     assert set(variant.knobs.extra_outputs) <= outputs
     nodes = {node.name for node in graph.nodes}
     assert {name for name, _ in variant.knobs.layer_precisions} <= nodes
+
+
+def test_every_case_module_registers_a_case_and_is_found_without_a_hand_list():
+    registered_modules = {case.__module__ for case in cases.all_cases()}
+    for name in cases.case_module_names():
+        assert f"cases.{name}" in registered_modules, f"cases/{name}.py defines no Case subclass"
+
+
+def test_a_module_dropped_into_the_folder_is_discovered(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    package = tmp_path / "cases"
+    import shutil
+    shutil.copytree(Path(cases.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    (package / "zz_new_case.py").write_text(
+        "from cases.control import QdqConvRelu\n"
+        "class NewCase(QdqConvRelu):\n    id = 'zz-new'\n")
+    out = subprocess.run([sys.executable, "-c", "import cases; print([c.id for c in cases.all_cases()])"],
+                         cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert "'zz-new'" in out
