@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from harness.matrix import load_matrix  # noqa: E402
-from harness.nightly import RunPlan, run_nightly  # noqa: E402
+from harness.orchestration.nightly import RunPlan, run_nightly  # noqa: E402
 
 RATIO_TARGET = 0.05
 
@@ -35,7 +35,7 @@ def _warm_imports() -> None:
 
     import cases  # noqa: F401
     import cases.generate  # noqa: F401
-    from harness.results import _validator
+    from harness.store.results_file import _validator
 
     _validator()
 

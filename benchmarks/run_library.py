@@ -19,8 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.matrix import load_matrix  # noqa: E402
-from harness.results import iter_records  # noqa: E402
-from harness.run import run_target  # noqa: E402
+from harness.store.results_file import iter_records  # noqa: E402
+from harness.orchestration.run_targets import run_target  # noqa: E402
 
 OVERHEAD_TARGET_MS = 50.0
 WALL_TARGET_S = 60.0

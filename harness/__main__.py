@@ -1,6 +1,6 @@
 """``python -m harness``: the trt-matrix command line."""
 import sys
 
-from harness.cli import main
+from harness.commands.main import main
 
 sys.exit(main())

@@ -10,8 +10,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import jinja2
 
-from harness.merge import find_conflicts
-from harness.runs import record_host, record_key
+from harness.store.merge import find_conflicts
+from harness.store.run_dirs import record_host, record_key
 from harness.worker.record import OBSERVED_OUTCOMES, OUTCOMES
 from reports.results import read_results
 from reports.tables import (

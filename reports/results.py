@@ -6,8 +6,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.results import numbered_records, validate_record
-from harness.runs import record_host
+from harness.store.results_file import numbered_records, validate_record
+from harness.store.run_dirs import record_host
 
 
 class TornLineWarning(UserWarning):
@@ -31,7 +31,7 @@ def read_results(paths: Iterable[Path | str]) -> Results:
     """Records of ``paths`` read in order; a later record of the same cell and host replaces an earlier one.
 
     A torn last line is skipped with a :class:`TornLineWarning`; any other line that is not a valid record raises
-    :class:`harness.results.RecordError` naming file:line.
+    :class:`harness.store.results_file.RecordError` naming file:line.
     """
     latest: dict[tuple[str, str, str, str | None], dict[str, Any]] = {}
     skipped: list[str] = []

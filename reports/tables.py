@@ -8,8 +8,8 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from harness.merge import Conflict, find_conflicts
-from harness.runs import UNKNOWN_HOST, record_host
+from harness.store.merge import Conflict, find_conflicts
+from harness.store.run_dirs import UNKNOWN_HOST, record_host
 from harness.worker.record import OUTCOMES, agreement
 
 # What a cell can be: a record of ours, only an upstream claim, nothing, or a column that cannot exist.
@@ -119,7 +119,7 @@ def matrix_columns(targets: Mapping[str, Any], records: Iterable[dict[str, Any]]
 
 
 def host_text(host: str | None) -> str:
-    """``host``, or the name harness.merge gives the missing host of a record."""
+    """``host``, or the name harness.store.merge gives the missing host of a record."""
     return UNKNOWN_HOST if host is None else host
 
 

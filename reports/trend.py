@@ -8,9 +8,9 @@ import itertools
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.compare import CHANGE_KINDS, CellChange, Comparison
-from harness.history import DEFAULT_LAST, History, Series
-from harness.runs import LoadedRun
+from harness.store.compare import CHANGE_KINDS, CellChange, Comparison
+from harness.store.history import DEFAULT_LAST, History, Series
+from harness.store.run_dirs import LoadedRun
 from reports.html import template_environment
 from reports.tables import carried_over_from
 

@@ -4,10 +4,10 @@ import json
 import pytest
 
 import cases
-from harness.results import validate_record
+from harness.store.results_file import validate_record
 from harness.worker.record import OBSERVED_OUTCOMES
 from tests.conftest import read_records
-from tests.harness.test_cli import harness
+from tests.harness.commands.test_main import harness
 
 
 @pytest.fixture(scope="module")

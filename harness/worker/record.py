@@ -1,6 +1,6 @@
 """The one-record-per-cell vocabulary, and constructors for the records a cell can end in.
 
-The JSON Schema that every stored record must satisfy is ``harness/record.schema.json``; the host validates records
+The JSON Schema that every stored record must satisfy is ``harness/store/record.schema.json``; the host validates records
 against it before it stores them. This module stays standard-library only: it runs inside worker containers.
 """
 from __future__ import annotations

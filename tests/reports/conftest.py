@@ -15,7 +15,7 @@ from harness.matrix import Target
 from harness.worker.record import base_record, failure, finish_record
 from reports.tables import VariantRow
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "harness" / "record.schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "harness" / "store" / "record.schema.json").read_text())
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3640"
 WRITEUP = "https://example.org/write-up"
 ENVIRONMENTS = {

@@ -377,7 +377,7 @@ def test_a_carried_over_record_is_marked_and_names_the_run_it_came_from(tmp_path
 
 
 def test_the_merge_command_renders_runs_of_several_hosts(tmp_path):
-    from harness.merge import merge_runs
+    from harness.store.merge import merge_runs
 
     write_run(tmp_path / "runs", "n1", "orin-01", "2026-11-23T02:00:00+00:00",
               [make_record("s1-conv-silu", "stem", "trt86-orin", "pass")])

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tests.reports.conftest import make_record, write_jsonl
-from harness.results import RecordError
+from harness.store.results_file import RecordError
 from reports.results import TornLineWarning, read_results
 
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from harness.history import load_history
+from harness.store.history import load_history
 from reports.trend import render_trend, square_title
 from tests.reports.conftest import Element, make_record, parse_html, write_run
 

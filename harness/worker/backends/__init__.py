@@ -8,7 +8,7 @@ from harness.worker.backends.base import Backend
 
 BACKENDS = {
     "onnxruntime": "harness.worker.backends.onnxruntime:OnnxRuntimeBackend",
-    "tensorrt": "harness.worker.backends.tensorrt:TensorRTBackend",
+    "tensorrt": "harness.worker.backends.tensorrt.backend:TensorRTBackend",
 }
 
 

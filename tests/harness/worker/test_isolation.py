@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from harness.results import validate_record
+from harness.store.results_file import validate_record
 from harness.worker.job import run_job
 
 BACKENDS = "tests.harness.worker.misbehaving_backends"

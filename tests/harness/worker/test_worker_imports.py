@@ -11,8 +11,8 @@ WORKER_MODULES = [
     "harness.worker.__main__", "harness.worker.job", "harness.worker.cell", "harness.worker.isolation",
     "harness.worker.environment", "harness.worker.metrics", "harness.worker.casedata", "harness.worker.record",
     "harness.worker.backends", "harness.worker.backends.onnxruntime", "harness.worker.backends.tensorrt",
-    "harness.worker.trt.classify", "harness.worker.trt.layers", "harness.worker.trt.compat",
-    "harness.worker.trt.capture", "harness.worker.trt.gpu", "harness.worker.trt.doctor",
+    "harness.worker.backends.tensorrt.classify", "harness.worker.backends.tensorrt.layers", "harness.worker.backends.tensorrt.compat",
+    "harness.worker.backends.tensorrt.capture", "harness.worker.backends.tensorrt.gpu", "harness.worker.backends.tensorrt.doctor",
 ]
 
 BLOCKER = f"""

@@ -1,0 +1,155 @@
+"""``python -m harness merge | history | diff``: records at rest across hosts and nights, and regressions."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.commands.options import EXIT_BROKEN, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE
+from harness.store.history import DEFAULT_LAST
+
+MERGE_DESCRIPTION = f"""\
+Merge run directories from many hosts into OUT/results.jsonl, OUT/merge.json (sources, conflicts, problems) and
+OUT/index.html (the compatibility matrix). Each PATH is a run directory or a directory holding run directories
+(e.g. downloaded CI artifacts). The same cell from two hosts stays two records, shown side by side, and is a
+conflict when their outcomes disagree. A torn or corrupt results file is reported line by line (its bad lines are
+kept in OUT/rejected.txt) and the rest still merges. Exit status: {EXIT_OK}, {EXIT_BROKEN} when some input was
+damaged (merged anyway), {EXIT_USAGE} for bad arguments.
+"""
+
+HISTORY_DESCRIPTION = f"""\
+The history store is a plain directory of run directories. --add copies run directories into it; then the trend
+page is written: per cell and series (target @ host) the outcome over the last N runs, and the changes between the
+last two runs of each series: regressions (pass -> fallback/mismatch/fail/crash, fallback -> mismatch/fail/crash),
+progressions (the reverse), other changes, and cells not compared because one side is infra-error, timeout or
+unavailable (never a regression). Exit status: {EXIT_REGRESSION} when some series regressed, else {EXIT_OK}.
+
+  python -m harness history ~/trt-matrix/history --add tonight/ --out site/trend.html --junit site/regressions.xml
+"""
+
+DIFF_DESCRIPTION = f"""\
+Compare two result sets cell by cell and print the changes, regressions first. OLD and NEW are each a results
+file (.jsonl), a run directory, a merged directory (`merge --out`), or a directory holding run directories.
+Cells pair by (case, variant, target, host); a target seen on one host on each side pairs across hosts.
+--junit writes JUnit XML where each regressed cell is a failed test case. Exit status: {EXIT_REGRESSION} when
+there is a regression, {EXIT_OK} otherwise, {EXIT_USAGE} for bad arguments.
+"""
+
+
+def cmd_merge(args) -> int:
+    import cases  # noqa: F401  (registers the case library: rows and upstream claims of the report)
+    from cases.model import iter_variants
+    from harness.matrix import load_matrix
+    from harness.store.merge import merge_runs, write_merged
+    from reports.html import render_report
+    from reports.tables import rows_from_variants
+
+    merged = merge_runs(args.paths)
+    results = write_merged(merged, args.out)
+    for run in merged.runs:
+        print(f"{run.id}: host {run.host}, {len(run.records)} record(s)"
+              + (f", {len(run.bad_lines)} bad line(s)" if run.bad_lines else "") + f"  ({run.path})")
+    for conflict in merged.conflicts:
+        outcomes = ", ".join(f"{host}: {outcome}" for host, outcome in conflict.outcomes.items())
+        print(f"conflict: {conflict.case}/{conflict.variant} on {conflict.target}: {outcomes}")
+    notes = [f"Merged from {len(merged.runs)} run(s): " + ", ".join(f"{run.id} ({run.host})" for run in merged.runs)]
+    render_report(merged.records, load_matrix(args.matrix), rows_from_variants(iter_variants()),
+                  args.out / "index.html", notes=notes, skipped=merged.problems)
+    print(f"{len(merged.records)} record(s), {len(merged.conflicts)} conflict(s): {results}, "
+          f"{args.out / 'merge.json'}, {args.out / 'index.html'}")
+    if merged.problems:
+        for problem in merged.problems:
+            print(f"warning: {problem}", file=sys.stderr)
+        print(f"some input was damaged: {len(merged.problems)} problem(s) above; the rest was merged", file=sys.stderr)
+        return EXIT_BROKEN
+    return EXIT_OK
+
+
+def _result_set(path: Path) -> list[dict]:
+    """The records of a results file, a merged directory, a run directory or a directory holding run directories."""
+    from harness.store.merge import MERGE_MANIFEST, MERGED_RESULTS, merge_runs
+    from harness.store.results_file import scan_records
+
+    if path.is_file() or (path.is_dir() and (path / MERGE_MANIFEST).is_file()):
+        good, bad = scan_records(path if path.is_file() else path / MERGED_RESULTS)
+        for line in bad:
+            print(f"warning: {line}", file=sys.stderr)
+        return [record for _, record in good]
+    merged = merge_runs([path])
+    for problem in merged.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    return merged.records
+
+
+def cmd_diff(args) -> int:
+    from harness.store.compare import changes_table, compare_records, write_junit
+
+    for path in (args.old, args.new):
+        if not path.exists():
+            print(f"error: {path}: no such file or directory", file=sys.stderr)
+            return EXIT_USAGE
+    comparison = compare_records(_result_set(args.old), _result_set(args.new), str(args.old), str(args.new))
+    print(changes_table(comparison))
+    if args.junit:
+        print(f"JUnit XML: {write_junit([comparison], args.junit)}")
+    return EXIT_REGRESSION if comparison.regressions else EXIT_OK
+
+
+def cmd_history(args) -> int:
+    from harness.store.compare import changes_table, write_junit
+    from harness.store.history import add_runs, load_history
+    from reports.trend import render_trend
+
+    if args.add:
+        for stored in add_runs(args.history, args.add):
+            print(f"added {stored}")
+    history = load_history(args.history)
+    if not history.runs:
+        print(f"error: {args.history} holds no run directory; add some with --add", file=sys.stderr)
+        return EXIT_USAGE
+    comparisons = []
+    for series in history.series():
+        comparison = series.last_change()
+        if comparison is None:
+            print(f"{series.name}: first run {series.runs[-1].id}: nothing to compare")
+            continue
+        comparisons.append(comparison)
+        print(f"{series.name}: " + changes_table(comparison))
+    out = args.out or args.history / "trend.html"
+    render_trend(history, out, last=args.last)
+    print(f"trend page: {out}")
+    if args.junit:
+        print(f"JUnit XML: {write_junit(comparisons, args.junit)}")
+    for problem in history.problems():
+        print(f"warning: {problem}", file=sys.stderr)
+    regressions = sum(len(c.regressions) for c in comparisons)
+    if regressions:
+        print(f"{regressions} regression(s) between the last two runs of a series", file=sys.stderr)
+        return EXIT_REGRESSION
+    return EXIT_OK
+
+
+def add_history_commands(commands) -> None:
+    raw = argparse.RawDescriptionHelpFormatter
+    p = commands.add_parser("merge", help="merge run directories from many hosts into one results set and report",
+                            description=MERGE_DESCRIPTION, formatter_class=raw)
+    p.add_argument("paths", type=Path, nargs="+", metavar="PATH", help="run directory, or a directory holding some")
+    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.set_defaults(func=cmd_merge)
+
+    p = commands.add_parser("history", help="add runs to the history store; trend page; regressions since the "
+                            "previous run", description=HISTORY_DESCRIPTION, formatter_class=raw)
+    p.add_argument("history", type=Path, metavar="HISTORY_DIR", help="the history store (created if missing)")
+    p.add_argument("--add", type=Path, nargs="+", metavar="PATH", help="run directories (or directories holding "
+                   "some) to copy into the store first")
+    p.add_argument("--last", type=int, default=DEFAULT_LAST, help="runs shown per trend strip (default: %(default)s)")
+    p.add_argument("--out", type=Path, help="trend page (default: HISTORY_DIR/trend.html)")
+    p.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML of the last changes")
+    p.set_defaults(func=cmd_history)
+
+    p = commands.add_parser("diff", help="compare two result sets; exit 1 on a regression; JUnit XML",
+                            description=DIFF_DESCRIPTION, formatter_class=raw)
+    p.add_argument("old", type=Path, metavar="OLD")
+    p.add_argument("new", type=Path, metavar="NEW")
+    p.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML: each regressed cell a failed test")
+    p.set_defaults(func=cmd_diff)

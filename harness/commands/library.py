@@ -1,0 +1,47 @@
+"""``python -m harness generate | list``: the case library and the matrix's targets."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.commands.options import DEFAULT_CASES_DIR, EXIT_OK
+from harness.matrix import load_matrix
+
+
+def cmd_generate(args) -> int:
+    import cases
+    from cases.generate import generate
+
+    selected = [c for c in cases.all_cases() if not args.k or args.k in c.id]
+    index = generate(args.out, selected, progress=lambda name: print(f"generated {name}", flush=True))
+    count = sum(len(c["variants"]) for c in index["cases"])
+    print(f"{count} variant(s) of {len(index['cases'])} case(s) written to {args.out} (index: {args.out / 'index.json'})")
+    return EXIT_OK
+
+
+def cmd_list(args) -> int:
+    import cases
+
+    print("Cases (case/variant  [role, mode]):")
+    for case in cases.all_cases():
+        print(f"  {case.id}: {case.title}  [{case.pattern}]")
+        for variant in case.variants:
+            print(f"    {case.id}/{variant.name}  [{variant.role}, {case.mode_of(variant)}]")
+    print("\nTargets (from %s):" % args.matrix)
+    for target in load_matrix(args.matrix).values():
+        state = "available" if target.available else f"unavailable: {target.reason}"
+        default = "  (default)" if target.default else ""
+        print(f"  {target.id:<14} {target.backend:<12} {target.runner:<7} {target.platform:<7} {state}{default}")
+    return EXIT_OK
+
+
+def add_library_commands(commands) -> None:
+    p = commands.add_parser("generate", help="write the case library as ONNX models + data + index.json",
+                            description="Write DIR/<case>/<variant>.onnx, DIR/<case>/<variant>.npz (inputs, calibration "
+                            "batches, FP32 reference outputs) and DIR/index.json. Deterministic: byte-identical models.")
+    p.add_argument("--out", type=Path, default=DEFAULT_CASES_DIR, help="output directory (default: %(default)s)")
+    p.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
+    p.set_defaults(func=cmd_generate)
+
+    p = commands.add_parser("list", help="list cases, variants and targets",
+                            description="List every case and variant of the library and every target of the matrix.")
+    p.set_defaults(func=cmd_list)

@@ -1,0 +1,102 @@
+"""``python -m harness nightly``: run this host's targets into a dated, resumable, incremental run directory."""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+from pathlib import Path
+
+from harness.commands.options import EXIT_BROKEN, EXIT_OK, EXIT_USAGE, add_cell_options
+
+DEFAULT_RUNS = Path("out/runs")
+
+NIGHTLY_DESCRIPTION = f"""\
+Run this host's targets into a run directory RUNS/<date>_<host>_<revision>/ (run.json, results.jsonl, work/).
+Targets: --target, else those of --host-kind in matrix.yaml (hosts:), else the matrix's default target.
+
+Records are appended as each cell ends, so a host that dies loses no finished cell: run the same command again
+(same day, host and case-library revision: the same run directory) and it resumes. Cells whose inputs did not
+change since this host's previous run (the generated model's and data's content hashes, the variant's parameters,
+knobs and tolerance; the target's image id or observed library versions; the harness's worker code) are not run
+again but carried over, and say from which run; infra-error and timeout cells always run again. --force runs
+every cell. The generated case library is kept under RUNS/.cases/ and reused while the library is unchanged.
+
+Exit status: {EXIT_OK} when every cell has a record about its pattern, {EXIT_BROKEN} when some cell is infra-error,
+{EXIT_USAGE} for bad arguments. The last line is `run directory: PATH`; with GITHUB_OUTPUT set (GitHub Actions),
+run_dir=PATH and run_id=ID are also written there.
+
+  python -m harness nightly --host-kind cpu --runs ~/trt-matrix/runs
+  python -m harness nightly --target ort-cpu -k control      # a quick try on this machine
+"""
+
+
+def _date(text: str) -> str:
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date of the form YYYY-MM-DD") from None
+
+
+def cmd_nightly(args) -> int:
+    from harness.matrix import default_target, load_hosts, load_matrix
+    from harness.orchestration.nightly import (
+        NightlyError,
+        RunPlan,
+        default_host,
+        run_nightly,
+        today,
+    )
+
+    targets = load_matrix(args.matrix)
+    hosts = load_hosts(args.matrix)
+    if args.host_kind and args.host_kind not in hosts:
+        print(f"error: host kind {args.host_kind!r} is not in the hosts section of {args.matrix}; known: "
+              f"{', '.join(hosts) or '(none)'}", file=sys.stderr)
+        return EXIT_USAGE
+    chosen = args.target or (list(hosts[args.host_kind].targets) if args.host_kind else [default_target(targets).id])
+    unknown = [t for t in chosen if t not in targets]
+    if unknown:
+        print(f"error: target(s) {unknown} not in {args.matrix}; known: {', '.join(targets)}", file=sys.stderr)
+        return EXIT_USAGE
+    plan = RunPlan(runs_root=args.runs, host=args.host or default_host(), host_kind=args.host_kind,
+                   date=args.date or today(), targets=tuple(targets[t] for t in chosen), cases_dir=args.cases,
+                   pattern=args.k, force=args.force)
+    try:
+        result = run_nightly(plan, jobs=args.jobs, timeout_s=args.timeout, progress=lambda line: print(line, flush=True))
+    except NightlyError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    for summary in result.summaries:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items()))
+        print(f"{summary.target}: {summary.total} cell(s) run{f' ({counts})' if counts else ''}, "
+              f"{result.carried_over.get(summary.target, 0)} carried over, "
+              f"{result.resumed.get(summary.target, 0)} already in this run ({summary.wall_s:.1f} s)")
+    if os.environ.get("GITHUB_OUTPUT"):
+        with open(os.environ["GITHUB_OUTPUT"], "a") as outputs:
+            outputs.write(f"run_dir={result.run_dir}\nrun_id={result.run_id}\n")
+    print(f"run directory: {result.run_dir}")
+    if result.harness_broken:
+        print("some cells are infra-error: the harness or environment failed them, see their records",
+              file=sys.stderr)
+        return EXIT_BROKEN
+    return EXIT_OK
+
+
+def add_nightly_commands(commands) -> None:
+    raw = argparse.RawDescriptionHelpFormatter
+    p = commands.add_parser("nightly", help="run this host's targets into a dated run directory (resumable, "
+                            "incremental)", description=NIGHTLY_DESCRIPTION, formatter_class=raw)
+    p.add_argument("--host-kind", metavar="KIND", help="a host kind of matrix.yaml's hosts section: run its targets")
+    p.add_argument("--target", action="append", metavar="ID", help="target id; repeat for several (default: the "
+                   "host kind's targets, else the matrix's default target)")
+    p.add_argument("--runs", type=Path, default=DEFAULT_RUNS, help="where run directories go; keep it between "
+                   "nights, it is what unchanged cells are carried over from (default: %(default)s)")
+    p.add_argument("--host", metavar="NAME", help="host name in the run directory and records (default: this "
+                   "machine's hostname; give a pool of identical runners one name so they form one series)")
+    p.add_argument("--date", type=_date, metavar="YYYY-MM-DD", help="the run's date (default: today, UTC)")
+    p.add_argument("--cases", type=Path, metavar="DIR", help="a cases directory written by `generate` instead of "
+                   "the case library of this checkout")
+    add_cell_options(p)
+    p.add_argument("--force", action="store_true", help="run every cell, carrying nothing over")
+    p.set_defaults(func=cmd_nightly)

@@ -1,0 +1,77 @@
+"""``python -m harness run | report``: run cells on targets into a results file, and write the matrix report."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from harness.commands.options import (
+    DEFAULT_CASES_DIR,
+    DEFAULT_RESULTS,
+    EXIT_BROKEN,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_cell_options,
+)
+from harness.matrix import load_matrix
+
+
+def cmd_run(args) -> int:
+    from harness.orchestration.run_targets import run_targets
+
+    targets = load_matrix(args.matrix)
+    unknown = [t for t in args.target if t not in targets]
+    if unknown:
+        print(f"error: target(s) {unknown} not in {args.matrix}; known: {', '.join(targets)}", file=sys.stderr)
+        return EXIT_USAGE
+    if not (args.cases / "index.json").exists():
+        print(f"error: {args.cases} has no index.json; write one with `python -m harness generate --out {args.cases}`",
+              file=sys.stderr)
+        return EXIT_USAGE
+    summaries = run_targets([targets[t] for t in args.target], args.cases, args.results, pattern=args.k,
+                            jobs=args.jobs, timeout_s=args.timeout, force=args.force,
+                            progress=lambda line: print(line, flush=True))
+    for summary in summaries:
+        print(summary.line())
+    print(f"results: {args.results}")
+    if any(summary.harness_broken for summary in summaries):
+        print("some cells are infra-error: the harness or environment failed them, see their records", file=sys.stderr)
+        return EXIT_BROKEN
+    return EXIT_OK
+
+
+def cmd_report(args) -> int:
+    from reports.html import build_report
+
+    missing = [str(p) for p in args.results if not p.exists()]
+    if missing:
+        print(f"error: results file(s) not found: {', '.join(missing)}", file=sys.stderr)
+        return EXIT_USAGE
+    build_report(args.results, args.out, matrix_path=args.matrix)
+    print(f"report written to {args.out}")
+    return EXIT_OK
+
+
+def add_run_commands(commands) -> None:
+    p = commands.add_parser(
+        "run", help="run cells on one target, appending one JSON record per cell",
+        description="Run every cell (case/variant) of a cases directory on TARGET. Each cell runs in its own process "
+        "with a timeout, so a crash or hang becomes a 'crash' or 'timeout' record and the run goes on. Records are "
+        "appended to RESULTS the moment each cell ends; rerunning skips cells already recorded for TARGET, so an "
+        "interrupted run resumes. Exit status: 0 when every cell has a record that speaks about its pattern "
+        f"(pass, fallback, mismatch, fail, ...), {EXIT_BROKEN} when some cell is infra-error, "
+        f"{EXIT_USAGE} for bad arguments.")
+    p.add_argument("--target", action="append", metavar="ID",
+                   help="target id from matrix.yaml; repeat it to run several (docker targets on different engines run "
+                   "at the same time). Default: the matrix's default target")
+    p.add_argument("--cases", type=Path, default=DEFAULT_CASES_DIR, help="cases directory (default: %(default)s)")
+    p.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="JSON Lines results file (default: %(default)s)")
+    add_cell_options(p)
+    p.add_argument("--force", action="store_true", help="run cells again even if RESULTS already has them")
+    p.set_defaults(func=cmd_run)
+
+    p = commands.add_parser("report", help="write the HTML compatibility matrix",
+                            description="Merge one or more results files (the last record of a cell wins) into one "
+                            "offline HTML file: observed cells, and upstream claims marked 'not run here'.")
+    p.add_argument("--results", type=Path, nargs="+", required=True, help="JSON Lines results files")
+    p.add_argument("--out", type=Path, default=Path("reports/out/index.html"), help="HTML file (default: %(default)s)")
+    p.set_defaults(func=cmd_report)

@@ -1,0 +1,271 @@
+"""Worker images: one tag per target, built with the docker SDK from ``containers/<recipe>/`` plus its wheelhouse.
+
+The build context is assembled here: the recipe's files, ``wheelhouse/`` (this target's wheels) and, for recipes
+that need one, a file the user passes by path (the L4T TensorRT tarball). Builds run with networking off unless
+the recipe cannot (BUILD_NETWORK), so a wheelhouse that lacks a wheel fails the build instead of reaching out.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import fnmatch
+import os
+import re
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+import docker
+import docker.errors
+import requests
+
+from harness.orchestration.docker.wheelhouse import DEFAULT_WHEELHOUSE, REPO_ROOT, REQUIREMENTS_FILE
+from harness.matrix import Target
+
+RECIPES_DIR = REPO_ROOT / "containers"
+IMAGE_REPOSITORY = "trt-matrix/worker"
+LABEL_TARGET = "org.trt-matrix.target"
+LABEL_BASE_IMAGE = "org.trt-matrix.base-image"
+BASE_IMAGE_ENV = "BASE_IMAGE"
+BUILD_LOG_TAIL_LINES = 40
+WHEELHOUSE_IN_CONTEXT = "wheelhouse"
+
+# Recipes whose build must reach the network: trt92-x86 installs Python with apt into a CUDA image that has none.
+BUILD_NETWORK = {"trt92-x86": "default"}
+
+
+@dataclasses.dataclass(frozen=True)
+class ProvidedFile:
+    """A file a recipe COPYs that no repository can hold (licensed downloads): the user passes it by path."""
+
+    pattern: str  # file name pattern in the Dockerfile's COPY
+    option: str
+    env: str
+    how_to_get: str
+
+
+PROVIDED_FILES = (
+    ProvidedFile(
+        pattern="TensorRT-*.tar.gz", option="--tensorrt-tarball", env="TRT_MATRIX_TENSORRT_TARBALL",
+        how_to_get="download TensorRT-10.0.1.6.l4t.aarch64-gnu.cuda-12.4.tar.gz from NVIDIA's TensorRT download "
+        "page (needs a developer login)"),
+)
+
+
+class ImageBuildError(RuntimeError):
+    """A worker image could not be built; ``log_tail`` holds the last lines of the build output."""
+
+    def __init__(self, message: str, log_tail: str = ""):
+        super().__init__(message)
+        self.log_tail = log_tail
+
+    def describe(self) -> str:
+        """The message and, when the build ran, its last log lines."""
+        if not self.log_tail:
+            return str(self)
+        return f"{self}\nlast lines of the build log:\n{self.log_tail}"
+
+
+class MissingBuildInput(ImageBuildError):
+    """Something the build context needs is not here (recipe, wheelhouse, a file passed by path)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildInputs:
+    """Where a build takes its pieces from; defaults follow the repository layout and the environment."""
+
+    recipes_dir: Path = RECIPES_DIR
+    wheelhouse_dir: Path = DEFAULT_WHEELHOUSE
+    base_image: str | None = None
+    provided_files: tuple[Path, ...] = ()
+    network: str | None = None
+
+    @classmethod
+    def from_env(cls) -> "BuildInputs":
+        """BASE_IMAGE, TRT_MATRIX_WHEELHOUSE and each provided file's env var (e.g. TRT_MATRIX_TENSORRT_TARBALL)."""
+        files = tuple(Path(os.environ[f.env]) for f in PROVIDED_FILES if os.environ.get(f.env))
+        wheelhouse = Path(os.environ.get("TRT_MATRIX_WHEELHOUSE") or DEFAULT_WHEELHOUSE)
+        return cls(wheelhouse_dir=wheelhouse, base_image=os.environ.get(BASE_IMAGE_ENV) or None, provided_files=files)
+
+
+def image_tag(target: Target) -> str:
+    return f"{IMAGE_REPOSITORY}:{target.id}"
+
+
+def describe_image(image) -> str:
+    """``<image id> <repo digests, or tags when it was built here>``: the value of TRT_MATRIX_IMAGE."""
+    names = image.attrs.get("RepoDigests") or image.tags or ["untagged"]
+    return f"{image.id} {','.join(names)}"
+
+
+def find_image(client: docker.DockerClient, target: Target):
+    """The target's image on this engine, or None when it was never built there."""
+    try:
+        return client.images.get(image_tag(target))
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def recipe_dockerfile(target: Target, recipes_dir: Path) -> Path:
+    if not target.recipe:
+        raise MissingBuildInput(f"Target {target.id!r} has no 'recipe' in matrix.yaml, so there is nothing to build.")
+    dockerfile = Path(recipes_dir) / target.recipe / "Dockerfile"
+    if not dockerfile.is_file():
+        raise MissingBuildInput(f"Target {target.id!r}: recipe {target.recipe!r} has no Dockerfile at {dockerfile}.")
+    return dockerfile
+
+
+def _instructions(dockerfile_text: str) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) pairs, continuation lines joined and comments dropped."""
+    joined = re.sub(r"\\\n", " ", dockerfile_text)
+    pairs = []
+    for line in joined.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            pairs.append((word.upper(), rest.strip()))
+    return pairs
+
+
+def declared_args(dockerfile_text: str) -> dict[str, str | None]:
+    """ARG names of a Dockerfile with their defaults (None when it has none)."""
+    args = {}
+    for instruction, rest in _instructions(dockerfile_text):
+        if instruction == "ARG":
+            name, _, default = rest.partition("=")
+            args[name.strip()] = default.strip().strip('"') if default else None
+    return args
+
+
+def copied_sources(dockerfile_text: str) -> list[str]:
+    """Context paths the Dockerfile COPYs or ADDs (copies from another build stage are not context paths)."""
+    sources = []
+    for instruction, rest in _instructions(dockerfile_text):
+        if instruction not in ("COPY", "ADD"):
+            continue
+        words = rest.split()
+        if any(w.startswith("--from") for w in words):
+            continue
+        paths = [w for w in words if not w.startswith("--")]
+        sources += paths[:-1]
+    return sources
+
+
+def _context_entries(target: Target, inputs: BuildInputs, recipe_dir: Path, dockerfile_text: str) -> dict[str, Path]:
+    """Name in the build context -> file or directory on this host; raises MissingBuildInput naming what is absent."""
+    entries = {p.name: p for p in sorted(recipe_dir.iterdir())}
+    for source in copied_sources(dockerfile_text):
+        top = source.strip("/").split("/")[0]
+        if fnmatch.filter(entries, top):  # in the recipe directory (a COPY source may be a glob)
+            continue
+        if top == WHEELHOUSE_IN_CONTEXT:
+            entries[top] = _wheelhouse(target, inputs)
+            continue
+        provided = next((f for f in PROVIDED_FILES if fnmatch.fnmatch(top, f.pattern)), None)
+        if provided is None:
+            raise MissingBuildInput(f"Target {target.id!r}: {recipe_dir / 'Dockerfile'} copies {source!r}, which is "
+                                    f"neither in {recipe_dir} nor a wheelhouse or a file passed by path.")
+        path = next((p for p in inputs.provided_files if fnmatch.fnmatch(p.name, provided.pattern)), None)
+        if path is None or not path.is_file():
+            given = f" ({path} does not exist)" if path is not None else ""
+            raise MissingBuildInput(
+                f"Target {target.id!r}: the recipe needs {top!r}{given}. It cannot be downloaded here: "
+                f"{provided.how_to_get}, then pass it by path with `python -m harness containers build {target.id} "
+                f"{provided.option} PATH` or set {provided.env}=PATH.")
+        entries[path.name if any(ch in top for ch in "*?[") else top] = path  # under the name the COPY uses
+    return entries
+
+
+def _wheelhouse(target: Target, inputs: BuildInputs) -> Path:
+    directory = Path(inputs.wheelhouse_dir) / target.id
+    if not (directory / REQUIREMENTS_FILE).is_file():
+        raise MissingBuildInput(
+            f"Target {target.id!r}: no wheelhouse at {directory} ({REQUIREMENTS_FILE} missing). Image builds are "
+            f"air-gapped and install only from it: run `python -m harness containers wheelhouse --target {target.id}` "
+            "on a host that reaches PyPI (or copy that directory here from one).")
+    return directory
+
+
+def effective_base_image(target: Target, inputs: BuildInputs, dockerfile_text: str) -> str | None:
+    """--base-image / BASE_IMAGE env, else the target's base_image, else the Dockerfile's ARG default."""
+    return inputs.base_image or target.base_image or declared_args(dockerfile_text).get("BASE_IMAGE")
+
+
+def build_args(target: Target, inputs: BuildInputs, dockerfile_text: str) -> dict[str, str]:
+    """Build args the Dockerfile declares: BASE_IMAGE and, for ONNX Runtime recipes, ORT_VERSION."""
+    declared = declared_args(dockerfile_text)
+    values = {"BASE_IMAGE": inputs.base_image or target.base_image}
+    if target.backend == "onnxruntime":
+        values["ORT_VERSION"] = target.version
+    return {name: value for name, value in values.items() if name in declared and value}
+
+
+def _write_context(entries: dict[str, Path], fileobj) -> None:
+    with tarfile.open(fileobj=fileobj, mode="w") as tar:
+        for name, path in entries.items():
+            tar.add(path, arcname=name, recursive=True)
+    fileobj.seek(0)
+
+
+def build_image(client: docker.DockerClient, target: Target, inputs: BuildInputs,
+                log: Callable[[str], None] = print):
+    """Build ``target``'s image and return it; raise ImageBuildError (with the log tail) when it cannot be built."""
+    dockerfile = recipe_dockerfile(target, inputs.recipes_dir)
+    text = dockerfile.read_text()
+    entries = _context_entries(target, inputs, dockerfile.parent, text)
+    base = effective_base_image(target, inputs, text)
+    network = inputs.network or BUILD_NETWORK.get(target.recipe, "none")
+    base_present = base is not None and _image_present(client, base)
+    log(f"{target.id}: building {image_tag(target)} from {dockerfile.parent} (base image {base}"
+        f"{'' if base_present else ', not on this engine yet: the build will try to pull it'}; network {network})")
+    tail: collections.deque[str] = collections.deque(maxlen=BUILD_LOG_TAIL_LINES)
+    labels = {LABEL_TARGET: target.id, LABEL_BASE_IMAGE: base or ""}
+    with tempfile.TemporaryFile() as context:
+        _write_context(entries, context)
+        try:
+            stream = client.api.build(fileobj=context, custom_context=True, tag=image_tag(target), rm=True,
+                                      forcerm=True, network_mode=network, buildargs=build_args(target, inputs, text),
+                                      labels=labels, decode=True)
+            for chunk in stream:
+                for line in chunk.get("stream", "").splitlines():
+                    if line.strip():
+                        tail.append(line)
+                        log(f"{target.id} build | {line}")
+                if "error" in chunk:
+                    tail.append(chunk["error"].strip())
+                    raise ImageBuildError(_failure_message(target, dockerfile, chunk["error"], base, base_present),
+                                          "\n".join(tail))
+        except (docker.errors.DockerException, requests.RequestException) as err:
+            raise ImageBuildError(f"Target {target.id!r}: the Docker engine refused or dropped the build of "
+                                  f"{image_tag(target)}: {err}", "\n".join(tail)) from err
+    image = client.images.get(image_tag(target))
+    log(f"{target.id}: built {describe_image(image)}")
+    return image
+
+
+def _failure_message(target: Target, dockerfile: Path, error: str, base: str | None, base_present: bool) -> str:
+    message = f"Target {target.id!r}: building {image_tag(target)} from {dockerfile} failed: {error.strip()}"
+    if not base_present:
+        message += (f". The base image {base} is not on this engine and pulling it may be what failed: pull it where "
+                    "its registry is reachable (docker pull, then docker save | docker load here), or pass another "
+                    f"with `--base-image IMG` / {BASE_IMAGE_ENV}=IMG.")
+    return message
+
+
+def _image_present(client: docker.DockerClient, name: str) -> bool:
+    try:
+        client.images.get(name)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
+
+
+def ensure_image(client: docker.DockerClient, target: Target, inputs: BuildInputs,
+                 log: Callable[[str], None] = print):
+    """The target's image: the one already on the engine, else a fresh build."""
+    image = find_image(client, target)
+    if image is not None:
+        return image
+    log(f"{target.id}: {image_tag(target)} is not built on this engine yet; building it now")
+    return build_image(client, target, inputs, log)

@@ -1,0 +1,191 @@
+"""The wheelhouse: every wheel a target's image installs, downloaded on a host that reaches PyPI.
+
+Image builds run with networking off and install only from ``wheelhouse/<target>/`` (``pip install --no-index``),
+so they work air-gapped. The wheels must fit the Python, glibc and CPU of the recipe's base image, not this host's,
+hence the ``--python-version/--platform`` download below. Each wheelhouse holds a ``requirements.txt``: the exact
+list the recipe installs.
+"""
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.matrix import Target
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+DEFAULT_WHEELHOUSE = REPO_ROOT / "wheelhouse"
+REQUIREMENTS_FILE = "requirements.txt"
+NVIDIA_INDEX = "https://pypi.nvidia.com"
+OLDEST_MANYLINUX_GLIBC = 17  # manylinux2014 == manylinux_2_17
+
+
+@dataclasses.dataclass(frozen=True)
+class BaseImagePython:
+    """The Python a recipe's base image brings: wheels must match its version and must not need a newer glibc."""
+
+    python_version: str
+    glibc: str
+
+
+# Facts about each recipe's default base image (platforms.md pins; Ubuntu 22.04 = glibc 2.35, 20.04 = 2.31,
+# Debian bookworm = 2.36). A user who overrides BASE_IMAGE with another Python passes --python-version.
+RECIPE_PYTHON = {
+    "ort-cpu": BaseImagePython("3.11", "2.36"),
+    "trt86-x86": BaseImagePython("3.10", "2.35"),
+    "trt92-x86": BaseImagePython("3.10", "2.35"),
+    "trt100-x86": BaseImagePython("3.10", "2.35"),
+    "trt102-x86": BaseImagePython("3.10", "2.35"),
+    "trt85-orin": BaseImagePython("3.8", "2.31"),
+    "trt86-orin": BaseImagePython("3.10", "2.35"),
+    "trt100-orin": BaseImagePython("3.10", "2.35"),
+    "trt103-orin": BaseImagePython("3.10", "2.35"),
+}
+
+# What goes with an ONNX Runtime release: the newest onnx of the same season, so the IR version of a model onnx
+# writes (the quantizer writes one) is one this ORT still loads; numpy<2 before ORT 1.19; scipy while ORT's entropy
+# calibrator still imported it (1.20 carries its own). (first ORT minor release, requirements); the last row not
+# newer than the target's version wins.
+ORT_COMPANIONS = (
+    ((1, 15), ("onnx==1.14.1", "numpy<2", "scipy")),
+    ((1, 16), ("onnx==1.14.1", "numpy<2", "scipy")),
+    ((1, 17), ("onnx==1.15.0", "numpy<2", "scipy")),
+    ((1, 18), ("onnx==1.16.2", "numpy<2", "scipy")),
+    ((1, 19), ("onnx==1.16.2", "numpy", "scipy")),
+    ((1, 20), ("onnx==1.17.0", "numpy")),
+    ((1, 22), ("onnx==1.18.0", "numpy")),
+    ((1, 24), ("onnx", "numpy")),
+)
+
+# Polygraphy 0.48+ supports TensorRT >= 8.5 only; TensorRT 10 needs >= 0.49.6 (platforms.md). TensorRT before
+# 10.x was built against numpy 1.x; onnx 1.16 is the newest onnx that still installs on Python 3.8 (JetPack 5).
+TENSORRT_REQUIREMENTS = {
+    8: ("polygraphy==0.49.26", "onnx==1.16.2", "numpy<2"),
+    9: ("polygraphy==0.49.26", "onnx==1.16.2", "numpy<2"),
+    10: ("polygraphy==0.53.6", "onnx==1.16.2", "numpy<2"),
+}
+# TensorRT Python packages that come from NVIDIA's index instead of the base image (no NGC image ships TRT 9.x).
+TENSORRT_FROM_NVIDIA_INDEX = {"trt92-x86": "tensorrt==9.2.0.post12.dev5"}
+
+
+class WheelhouseError(ValueError):
+    """A wheelhouse cannot be prepared for a target; the message says what is missing and how to fix it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class WheelhouseSpec:
+    """What to download for one target: requirements, and the interpreter and CPU the wheels must fit."""
+
+    target: str
+    requirements: tuple[str, ...]
+    python_version: str
+    glibc: str
+    machine: str
+    extra_index_url: str | None = None
+
+    @property
+    def abi(self) -> str:
+        return "cp" + self.python_version.replace(".", "")
+
+    def platform_tags(self) -> list[str]:
+        newest = int(self.glibc.split(".")[1])
+        tags = [f"manylinux2014_{self.machine}", f"linux_{self.machine}"]
+        return tags + [f"manylinux_2_{minor}_{self.machine}" for minor in range(OLDEST_MANYLINUX_GLIBC, newest + 1)]
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+
+def onnxruntime_requirements(version: str) -> tuple[str, ...]:
+    """onnxruntime==VERSION with the packages of its season (ORT_COMPANIONS)."""
+    wanted = _version_tuple(version)[:2]
+    rows = [row for row in ORT_COMPANIONS if row[0] <= wanted]
+    if not rows:
+        oldest = ".".join(map(str, ORT_COMPANIONS[0][0]))
+        raise WheelhouseError(
+            f"ONNX Runtime {version} is older than {oldest}, the oldest release the case library is checked against "
+            "(the oldest with Python 3.11 wheels; cases use opsets up to 18 with native Mish). ORT_COMPANIONS in "
+            "harness/docker/wheelhouse.py lists the releases with a known onnx/numpy pairing.")
+    return (f"onnxruntime=={version}",) + rows[-1][1]
+
+
+def wheelhouse_spec(target: Target, python_version: str | None = None, machine: str | None = None) -> WheelhouseSpec:
+    """The downloads ``target``'s recipe installs, for its base image's Python and the target's CPU."""
+    if target.runner != "docker" or not target.recipe:
+        raise WheelhouseError(f"Target {target.id!r} is not a docker target with a recipe (runner: {target.runner}); "
+                              "only docker targets have a wheelhouse.")
+    if target.recipe not in RECIPE_PYTHON:
+        raise WheelhouseError(
+            f"Target {target.id!r}: recipe {target.recipe!r} has no Python/glibc facts in RECIPE_PYTHON "
+            f"(harness/docker/wheelhouse.py); known recipes: {', '.join(sorted(RECIPE_PYTHON))}.")
+    if not target.version:
+        raise WheelhouseError(f"Target {target.id!r} has no 'version' in matrix.yaml; the wheelhouse pins the backend "
+                              "version (e.g. version: \"1.20.1\").")
+    facts = RECIPE_PYTHON[target.recipe]
+    extra_index = None
+    if target.backend == "onnxruntime":
+        requirements = onnxruntime_requirements(target.version)
+    elif target.backend == "tensorrt":
+        major = _version_tuple(target.version)[0]
+        if major not in TENSORRT_REQUIREMENTS:
+            raise WheelhouseError(f"Target {target.id!r}: TensorRT {target.version} has no polygraphy/onnx/numpy "
+                                  f"pins in TENSORRT_REQUIREMENTS (known majors: {sorted(TENSORRT_REQUIREMENTS)}).")
+        requirements = TENSORRT_REQUIREMENTS[major]
+        if target.id in TENSORRT_FROM_NVIDIA_INDEX:
+            requirements = (TENSORRT_FROM_NVIDIA_INDEX[target.id],) + requirements
+            extra_index = NVIDIA_INDEX
+    else:
+        raise WheelhouseError(f"Target {target.id!r}: backend {target.backend!r} has no wheelhouse recipe; "
+                              "only onnxruntime and tensorrt targets run in containers.")
+    return WheelhouseSpec(
+        target=target.id, requirements=requirements, python_version=python_version or facts.python_version,
+        glibc=facts.glibc, machine=machine or default_machine(target), extra_index_url=extra_index)
+
+
+def default_machine(target: Target) -> str:
+    """The CPU the target's containers run on: aarch64 on Orin, x86_64 on x86 targets, this host's otherwise."""
+    if target.platform == "orin":
+        return "aarch64"
+    if target.platform == "x86_64":
+        return "x86_64"
+    import platform
+
+    return platform.machine()
+
+
+def pip_download_command(spec: WheelhouseSpec, dest: Path) -> list[str]:
+    """``pip download`` of the requirements plus pip itself (TensorRT recipes bootstrap pip from its wheel)."""
+    command = [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--python-version", spec.python_version,
+               "--implementation", "cp", "--abi", spec.abi, "--dest", str(dest)]
+    for tag in spec.platform_tags():
+        command += ["--platform", tag]
+    if spec.extra_index_url:
+        command += ["--pre", "--extra-index-url", spec.extra_index_url]
+    return command + list(spec.requirements) + ["pip"]
+
+
+def requirements_text(spec: WheelhouseSpec) -> str:
+    header = (f"# trt-matrix wheelhouse of target {spec.target}: Python {spec.python_version} ({spec.abi}), "
+              f"{spec.machine}, glibc <= {spec.glibc}\n")
+    return header + "".join(f"{line}\n" for line in spec.requirements)
+
+
+def fill_wheelhouse(spec: WheelhouseSpec, dest: Path, log=print) -> Path:
+    """Download ``spec`` into ``dest`` (created) and write its requirements.txt; raise WheelhouseError on failure."""
+    dest.mkdir(parents=True, exist_ok=True)
+    command = pip_download_command(spec, dest)
+    log(f"{spec.target}: {shlex.join(command)}")
+    completed = subprocess.run(command, capture_output=True, text=True)
+    if completed.returncode != 0:
+        tail = "\n".join((completed.stdout + completed.stderr).strip().splitlines()[-25:])
+        hint = (f" The TensorRT wheel comes from {spec.extra_index_url}: run this on a host that reaches it, then "
+                f"copy {dest} to the build host." if spec.extra_index_url else "")
+        raise WheelhouseError(f"{spec.target}: pip download failed (exit status {completed.returncode}).{hint}\n"
+                              f"last lines of pip's output:\n{tail}")
+    (dest / REQUIREMENTS_FILE).write_text(requirements_text(spec))
+    wheels = sorted(p.name for p in dest.glob("*.whl"))
+    log(f"{spec.target}: {len(wheels)} wheel(s) in {dest}")
+    return dest

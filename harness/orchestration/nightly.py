@@ -1,0 +1,286 @@
+"""One host's nightly run: its targets, into a run directory of their own, carrying unchanged cells over.
+
+A cell is *settled* for this host when its latest record (in this run, else in the latest earlier run of this
+host that has it) was taken with the same cell inputs and target environment (:mod:`harness.orchestration.fingerprint`) and
+says something lasting: any outcome but ``infra-error`` and ``timeout``, which are always tried again. A settled
+cell recorded in this run directory is done (an interrupted run resumes); one recorded in an earlier run is copied
+into this run with ``provenance.carried_over_from`` naming the run that observed it, and its upstream expectation
+is judged again against the current case library. Every other cell runs.
+"""
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import datetime
+import fcntl
+import json
+import os
+import shutil
+import socket
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from harness.orchestration import fingerprint
+from harness.matrix import Target
+from harness.store.results_file import RecordError, ResultsWriter
+from harness.orchestration.run_targets import RunSummary, matches, run_targets
+from harness.store.run_dirs import MANIFEST, RESULTS, RUN_FORMAT, read_manifest, record_key, run_id, write_manifest
+from harness.worker import record as rec
+from harness.worker.casedata import load_cells
+
+CASES_CACHE = ".cases"  # below the runs directory: generated case libraries by library hash
+CASES_KEPT = 5
+RETRIED_OUTCOMES = ("infra-error", "timeout")
+LOCK = ".lock"
+
+
+class NightlyError(ValueError):
+    """The nightly cannot start; the message says why and what to do."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunPlan:
+    """Where a nightly run goes and what it runs."""
+
+    runs_root: Path
+    host: str
+    host_kind: str | None
+    date: str
+    targets: tuple[Target, ...]
+    cases_dir: Path | None = None  # None: the case library, generated (or reused) under the runs directory
+    pattern: str | None = None
+    force: bool = False
+
+
+@dataclasses.dataclass
+class NightlyResult:
+    run_dir: Path
+    run_id: str
+    carried_over: dict[str, int]  # target -> cells carried over from earlier runs
+    resumed: dict[str, int]  # target -> cells already settled in this run directory
+    summaries: list[RunSummary]
+
+    @property
+    def harness_broken(self) -> bool:
+        return any(summary.harness_broken for summary in self.summaries)
+
+
+def default_host() -> str:
+    return socket.gethostname().split(".")[0] or "localhost"
+
+
+def today() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+
+
+def cases_for_run(plan: RunPlan, library_sha: str, progress: Callable[[str], None]) -> tuple[Path, str]:
+    """The cases directory of this run and its revision label: the given one, or the library generated once per
+    library hash under ``<runs>/.cases/`` and reused by every later run of the same library."""
+    if plan.cases_dir is not None:
+        index = Path(plan.cases_dir) / "index.json"
+        if not index.is_file():
+            raise NightlyError(f"{index}: no such file; write a cases directory with `python -m harness generate`")
+        return Path(plan.cases_dir), f"cases.{fingerprint.sha256_of(index.read_text())[:12]}"
+    revision = fingerprint.library_revision(library_sha)
+    cache = plan.runs_root / CASES_CACHE
+    cases_dir = cache / library_sha[:16]
+    if (cases_dir / "index.json").is_file():
+        os.utime(cases_dir)  # most recently used: kept by the pruning below
+        return cases_dir, revision
+    import cases
+    from cases.generate import generate
+
+    progress(f"generating the case library (hash {library_sha[:16]}) into {cases_dir}")
+    staging = cache / f".generating-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    generate(staging, cases.all_cases())
+    shutil.rmtree(cases_dir, ignore_errors=True)
+    staging.rename(cases_dir)
+    _prune_cases_cache(cache)
+    return cases_dir, revision
+
+
+def _prune_cases_cache(cache: Path) -> None:
+    libraries = sorted((p for p in cache.iterdir() if p.is_dir() and not p.name.startswith(".")),
+                       key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in libraries[CASES_KEPT:]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def locked(run_dir: Path) -> Iterator[None]:
+    """Hold the run directory's lock: two nightlies never append to one results file."""
+    path = run_dir / LOCK
+    with path.open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise NightlyError(f"{run_dir}: another nightly is writing this run directory (it holds {path}); wait "
+                               "for it to end, or stop it, then run again to resume") from None
+        yield
+
+
+def latest_records(results: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """The last record of each cell in a results file; an unreadable line is passed over here (merge reports it)."""
+    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    if not results.is_file():
+        return latest
+    for line in results.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and all(isinstance(record.get(k), str) for k in ("case", "variant", "target")):
+            latest[record_key(record)] = record
+    return latest
+
+
+def earlier_runs(runs_root: Path, host: str, current: str) -> list[Path]:
+    """Run directories of ``host`` under ``runs_root`` other than ``current``, newest first."""
+    found = []
+    for child in runs_root.iterdir() if runs_root.is_dir() else ():
+        if child.name.startswith(".") or child.name == current or not (child / MANIFEST).is_file():
+            continue
+        try:
+            manifest = read_manifest(child)
+        except ValueError:
+            continue  # an unreadable manifest: that run is not used for carrying over
+        if manifest["host"] == host:
+            found.append((manifest["started_at"], child.name, child))
+    return [path for _, _, path in sorted(found, reverse=True)]
+
+
+def latest_earlier_records(runs_root: Path, host: str, current: str,
+                           wanted: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """Per wanted cell, its last record in the newest earlier run of ``host`` that has one."""
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for run_dir in earlier_runs(runs_root, host, current):
+        missing = wanted - found.keys()
+        if not missing:
+            break
+        found.update((key, record) for key, record in latest_records(run_dir / RESULTS).items() if key in missing)
+    return found
+
+
+def settled(record: dict[str, Any] | None, inputs_sha: str, environment_sha: str | None) -> bool:
+    """Whether ``record`` still stands for a cell with these fingerprints (see the module docstring)."""
+    if record is None or environment_sha is None or record["outcome"] in RETRIED_OUTCOMES:
+        return False
+    provenance = record.get("provenance") or {}
+    return provenance.get("inputs_sha256") == inputs_sha and provenance.get("environment_sha256") == environment_sha
+
+
+def carry_over(record: dict[str, Any], cell: dict[str, Any], run: str, host: str) -> dict[str, Any]:
+    """A copy of an earlier run's record for this run, judged again against the cell's current upstream claim."""
+    copy = json.loads(json.dumps(record))
+    expectation = next((c for c in cell.get("claims", []) if c["target"] == record["target"]), None)
+    copy.update(expectation=expectation, agrees=rec.agreement(expectation, copy["outcome"], copy["failure"]))
+    observed_in = record["provenance"].get("carried_over_from") or record["provenance"]["run"]
+    copy["provenance"] = {**record["provenance"], "run": run, "host": host, "carried_over_from": observed_in}
+    return copy
+
+
+def run_nightly(plan: RunPlan, *, jobs: int = 1, timeout_s: float = 300.0,
+                progress: Callable[[str], None] = print) -> NightlyResult:
+    """Run (or resume) the nightly ``plan``; see the module docstring for which cells run."""
+    library_sha = fingerprint.library_sha256() if plan.cases_dir is None else None
+    cases_dir, revision = cases_for_run(plan, library_sha or "", progress)
+    rid = run_id(plan.date, plan.host, revision)
+    run_dir = plan.runs_root / rid
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with locked(run_dir):
+        manifest = _start(run_dir, plan, rid, revision, cases_dir, library_sha)
+        progress(f"run directory: {run_dir}")
+        cells = [c for c in load_cells(cases_dir) if matches(c, plan.pattern)]
+        inputs = {(c["case"], c["variant"]): fingerprint.cell_inputs_sha256(c) for c in cells}
+        worker = fingerprint.worker_sha256()
+        environments = {t.id: fingerprint.environment_sha256(t, worker, progress) for t in plan.targets}
+        in_run = latest_records(run_dir / RESULTS)
+        wanted = {(c["case"], c["variant"], t.id) for c in cells for t in plan.targets}
+        earlier = {} if plan.force else latest_earlier_records(plan.runs_root, plan.host, rid, wanted)
+        todo: dict[str, list[dict[str, Any]]] = {}
+        carried: list[dict[str, Any]] = []
+        resumed: collections.Counter = collections.Counter()
+        with ResultsWriter(run_dir / RESULTS) as writer:
+            for target in plan.targets:
+                todo[target.id] = []
+                for cell in cells:
+                    key, sha = (cell["case"], cell["variant"], target.id), inputs[(cell["case"], cell["variant"])]
+                    if not plan.force and settled(in_run.get(key), sha, environments[target.id]):
+                        resumed[target.id] += 1
+                    elif settled(earlier.get(key), sha, environments[target.id]):
+                        try:
+                            writer.append(carry_over(earlier[key], cell, rid, plan.host))
+                            carried.append(earlier[key])
+                        except RecordError as err:
+                            progress(f"{target.id}: {key[0]}/{key[1]}: its earlier record cannot be carried over "
+                                     f"({err}); the cell runs again")
+                            todo[target.id].append(cell)
+                    else:
+                        todo[target.id].append(cell)
+        carried_from = _carried_from(carried)
+        for target in plan.targets:
+            sources = ", ".join(f"{n} from {run}" for run, n in sorted(carried_from[target.id].items())) or "none"
+            progress(f"{target.id}: {len(todo[target.id])} cell(s) to run; carried over: {sources}; already in this "
+                     f"run: {resumed[target.id]}")
+
+        def annotate(record: dict[str, Any]) -> dict[str, Any]:
+            record["provenance"] = {"run": rid, "host": plan.host,
+                                    "inputs_sha256": inputs[(record["case"], record["variant"])],
+                                    "environment_sha256": environments[record["target"]], "carried_over_from": None}
+            return record
+
+        summaries = run_targets(list(plan.targets), cases_dir, run_dir / RESULTS, pattern=plan.pattern, jobs=jobs,
+                                timeout_s=timeout_s, progress=progress, todo=todo, annotate=annotate)
+        _finish(run_dir, manifest, plan, resumed)
+    return NightlyResult(run_dir, rid, {t: sum(n.values()) for t, n in carried_from.items()}, dict(resumed),
+                         summaries)
+
+
+def _carried_from(carried: list[dict[str, Any]]) -> dict[str, collections.Counter]:
+    """Per target, how many of the ``carried`` earlier records were observed in which run."""
+    counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for record in carried:
+        counts[record["target"]][record["provenance"].get("carried_over_from") or record["provenance"]["run"]] += 1
+    return counts
+
+
+def _start(run_dir: Path, plan: RunPlan, rid: str, revision: str, cases_dir: Path,
+           library_sha: str | None) -> dict[str, Any]:
+    """Write run.json as running: a new run's, or a resumed run's with this attempt added."""
+    now = rec.now_iso()
+    try:
+        manifest = read_manifest(run_dir)
+    except ValueError:
+        manifest = {"format": RUN_FORMAT, "id": rid, "host": plan.host, "date": plan.date, "revision": revision,
+                    "started_at": now, "attempts": [], "targets": []}
+    manifest.update(
+        host_kind=plan.host_kind, machine=socket.gethostname(), library_sha256=library_sha, cases_dir=str(cases_dir),
+        targets=list(dict.fromkeys([*manifest.get("targets", []), *(t.id for t in plan.targets)])),
+        status="running", finished_at=None,
+    )
+    manifest.setdefault("attempts", []).append(
+        {"started_at": now, "argv": sys.argv[1:], "pattern": plan.pattern, "forced": plan.force})
+    write_manifest(run_dir, manifest)
+    return manifest
+
+
+def _finish(run_dir: Path, manifest: dict[str, Any], plan: RunPlan, resumed: collections.Counter) -> None:
+    """Mark run.json finished, with each target's outcome and carried-over counts as its results file now stands."""
+    latest = latest_records(run_dir / RESULTS).values()
+    cells = manifest.setdefault("cells", {})
+    for target in plan.targets:
+        records = [r for r in latest if r["target"] == target.id]
+        origins = collections.Counter((r.get("provenance") or {}).get("carried_over_from") for r in records)
+        origins.pop(None, None)
+        cells[target.id] = {
+            "outcomes": dict(sorted(collections.Counter(r["outcome"] for r in records).items())),
+            "carried_over": sum(origins.values()),
+            "carried_over_from": dict(sorted(origins.items())),
+        }
+    manifest["attempts"][-1]["finished_at"] = manifest["finished_at"] = rec.now_iso()
+    manifest["attempts"][-1]["resumed_cells"] = sum(resumed.values())
+    manifest["status"] = "finished"
+    write_manifest(run_dir, manifest)

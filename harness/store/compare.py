@@ -1,0 +1,203 @@
+"""Compare two sets of records cell by cell: regressions, progressions, other changes, and what cannot be compared.
+
+Only outcomes that say something about the pattern are compared: pass, fallback, mismatch, fail and crash.
+``infra-error`` (the harness or environment broke), ``timeout`` (the harness's time limit) and ``unavailable`` (the
+cell cannot exist) are never a regression or a progression; a cell with one of them on either side is listed apart
+as *not compared*.
+
+- regression: pass -> fallback / mismatch / fail / crash, and fallback -> mismatch / fail / crash;
+- progression: fallback / mismatch / fail / crash -> pass, and mismatch / fail / crash -> fallback;
+- changed: the outcome stayed in the same band but the evidence moved (fail -> crash, another failure category,
+  other fallback nodes);
+- new / gone: a cell only one side has.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.store.run_dirs import record_host, record_key
+
+COMPARED_OUTCOMES = ("pass", "fallback", "mismatch", "fail", "crash")
+NOT_COMPARED_OUTCOMES = ("infra-error", "timeout", "unavailable")
+_BAND = {"pass": 2, "fallback": 1, "mismatch": 0, "fail": 0, "crash": 0}  # higher is better
+CHANGE_KINDS = ("regression", "progression", "changed", "not-compared", "new", "gone", "unchanged")
+
+CellKey = tuple[str, str, str, "str | None"]  # case, variant, target, host
+
+
+@dataclasses.dataclass(frozen=True)
+class CellChange:
+    """How one cell moved from the old set to the new one."""
+
+    case: str
+    variant: str
+    target: str
+    host: str | None
+    kind: str
+    why: str  # e.g. "pass -> fail (no-implementation at /conv/Conv)"
+    old: dict[str, Any] | None
+    new: dict[str, Any] | None
+
+    @property
+    def cell(self) -> str:
+        return f"{self.case}/{self.variant}"
+
+    @property
+    def old_outcome(self) -> str | None:
+        return self.old["outcome"] if self.old else None
+
+    @property
+    def new_outcome(self) -> str | None:
+        return self.new["outcome"] if self.new else None
+
+
+def describe(record: dict[str, Any] | None) -> str:
+    """An outcome with the evidence that tells two records with the same outcome apart."""
+    if record is None:
+        return "no record"
+    text = record["outcome"]
+    failure = record.get("failure")
+    if failure and record["outcome"] not in ("pass", "fallback", "mismatch"):
+        text += f" ({failure['category']}" + (f" at {failure['node']}" if failure.get("node") else "") + ")"
+    elif record["fallback_nodes"]:
+        text += f" ({len(record['fallback_nodes'])} node(s) not INT8: {', '.join(record['fallback_nodes'])})"
+    return text
+
+
+def classify(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
+    """The change kind (see the module docstring) of a cell whose old and new records are ``old`` and ``new``."""
+    if old is None:
+        return "new"
+    if new is None:
+        return "gone"
+    before, after = old["outcome"], new["outcome"]
+    if before in NOT_COMPARED_OUTCOMES or after in NOT_COMPARED_OUTCOMES:
+        return "unchanged" if before == after else "not-compared"
+    if _BAND[after] < _BAND[before]:
+        return "regression"
+    if _BAND[after] > _BAND[before]:
+        return "progression"
+    return "unchanged" if _evidence(old) == _evidence(new) else "changed"
+
+
+def _evidence(record: dict[str, Any]) -> tuple:
+    failure = record.get("failure") or {}
+    return record["outcome"], failure.get("category"), tuple(sorted(record["fallback_nodes"]))
+
+
+@dataclasses.dataclass
+class Comparison:
+    """Every cell of two record sets, with its change kind."""
+
+    old_label: str
+    new_label: str
+    changes: list[CellChange]
+
+    def of_kind(self, kind: str) -> list[CellChange]:
+        return [c for c in self.changes if c.kind == kind]
+
+    @property
+    def regressions(self) -> list[CellChange]:
+        return self.of_kind("regression")
+
+    @property
+    def progressions(self) -> list[CellChange]:
+        return self.of_kind("progression")
+
+    def counts(self) -> dict[str, int]:
+        return {kind: len(self.of_kind(kind)) for kind in CHANGE_KINDS}
+
+
+def compare_records(old: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]], old_label: str = "old",
+                    new_label: str = "new") -> Comparison:
+    """Pair the cells of ``old`` and ``new`` (the last record of a cell wins on each side) and classify each pair.
+
+    Cells are paired by (case, variant, target, host). A target seen on exactly one host on each side is paired
+    across hosts (a runner pool names its machines differently from night to night); the host change is said.
+    """
+    old_cells, new_cells = _by_cell(old), _by_cell(new)
+    changes = []
+    for cell in sorted(set(old_cells) | set(new_cells)):
+        before, after = old_cells.get(cell, {}), new_cells.get(cell, {})
+        if len(before) == 1 and len(after) == 1:
+            pairs = [(next(iter(before)), next(iter(after)))]
+        else:
+            pairs = [(h if h in before else None, h if h in after else None)
+                     for h in sorted(set(before) | set(after), key=str)]
+        for old_host, new_host in pairs:
+            old_record, new_record = before.get(old_host), after.get(new_host)
+            kind = classify(old_record, new_record)
+            why = f"{describe(old_record)} -> {describe(new_record)}"
+            if old_record and new_record and old_host != new_host:
+                why += f" (host {old_host} -> {new_host})"
+            changes.append(CellChange(*cell, host=new_host if new_record else old_host, kind=kind, why=why,
+                                      old=old_record, new=new_record))
+    return Comparison(old_label, new_label, changes)
+
+
+def _by_cell(records: Iterable[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str | None, dict[str, Any]]]:
+    cells: dict[tuple[str, str, str], dict[str | None, dict[str, Any]]] = {}
+    for record in records:
+        cells.setdefault(record_key(record), {})[record_host(record)] = record
+    return cells
+
+
+TABLE_KINDS = ("regression", "progression", "changed", "not-compared", "new", "gone")
+
+
+def changes_table(comparison: Comparison, kinds: Iterable[str] = TABLE_KINDS) -> str:
+    """A readable table of the changed cells, regressions first; 'no changes' when every cell is unchanged."""
+    import pandas as pd
+
+    rows = [(c.kind, c.target, c.host or "-", c.cell, c.why) for kind in kinds for c in comparison.of_kind(kind)]
+    counts = ", ".join(f"{n} {kind}" for kind, n in comparison.counts().items() if n)
+    head = f"{comparison.old_label} -> {comparison.new_label}: {counts or 'no cells'}"
+    if not rows:
+        return head + "\nno changes"
+    frame = pd.DataFrame(rows, columns=["change", "target", "host", "case/variant", "old -> new"])
+    with pd.option_context("display.max_colwidth", 120, "display.width", 250):
+        return head + "\n" + frame.to_string(index=False)
+
+
+def write_junit(comparisons: Iterable[Comparison], path: Path | str) -> Path:
+    """JUnit XML for CI dashboards: one test suite per comparison and target, one test case per cell.
+
+    A regressed cell is a failed test case; a cell that could not be compared (or is gone) is skipped; every other
+    cell passes. The failure text holds the old and new evidence.
+    """
+    from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
+
+    xml = JUnitXml("trt-matrix nightly")
+    for comparison in comparisons:
+        by_target: dict[str, list[CellChange]] = {}
+        for change in comparison.changes:
+            by_target.setdefault(change.target if change.host is None else f"{change.target}@{change.host}",
+                                 []).append(change)
+        for suite_name, changes in sorted(by_target.items()):
+            suite = TestSuite(suite_name)
+            for change in changes:
+                case = TestCase(change.cell, classname=f"trt-matrix.{suite_name}")
+                if change.kind == "regression":
+                    failure = Failure(f"regression: {change.why}", type_="regression")
+                    failure.text = _failure_text(comparison, change)
+                    case.result = [failure]
+                elif change.kind in ("not-compared", "gone"):
+                    case.result = [Skipped(f"{change.kind}: {change.why}")]
+                suite.add_testcase(case)
+            suite.update_statistics()
+            xml.add_testsuite(suite)
+    xml.update_statistics()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    xml.write(str(path), pretty=True)
+    return path
+
+
+def _failure_text(comparison: Comparison, change: CellChange) -> str:
+    lines = [f"{comparison.old_label}: {describe(change.old)}", f"{comparison.new_label}: {describe(change.new)}"]
+    failure = (change.new or {}).get("failure")
+    if failure:
+        lines.append(f"message: {failure['message']}")
+    return "\n".join(lines)

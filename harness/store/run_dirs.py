@@ -1,0 +1,175 @@
+"""Run directories: what one nightly run on one host leaves on disk, and how to read it back.
+
+A run directory is named ``<date>_<host>_<revision>`` (e.g. ``2026-11-23_orin-01_4b3c3b7a9e12``) and holds:
+
+- ``run.json``: the manifest (host, host kind, machine, revision, targets, start/end, status, counts);
+- ``results.jsonl``: one record per cell, appended the moment the cell ends (a crash loses nothing finished);
+- ``work/``: per-cell logs and intermediate files.
+
+The history store is a plain directory of run directories; merging reads any number of them. Readers keep going
+past damage: a run whose files are torn or corrupt still gives its good records, and every bad line is reported
+with its file and line number.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from harness.store.results_file import BadLine, scan_records
+
+RUN_FORMAT = "trt-matrix/run/1"
+MANIFEST = "run.json"
+RESULTS = "results.jsonl"
+STATUSES = ("running", "finished")
+UNKNOWN_HOST = "unknown-host"  # the host of a record that names none (written by a plain `run`)
+_UNSAFE = re.compile(r"[^A-Za-z0-9.\-]+")
+
+
+class RunDirError(ValueError):
+    """A path that is not a usable run directory; the message names the path and what is missing."""
+
+
+def safe_name(text: str) -> str:
+    """``text`` reduced to letters, digits, '.' and '-', for a directory name part."""
+    return _UNSAFE.sub("-", text).strip("-.") or "unnamed"
+
+
+def run_id(date: str, host: str, revision: str) -> str:
+    return f"{date}_{safe_name(host)}_{safe_name(revision)}"
+
+
+def record_key(record: dict[str, Any]) -> tuple[str, str, str]:
+    """(case, variant, target): one cell of the matrix."""
+    return record["case"], record["variant"], record["target"]
+
+
+def record_host(record: dict[str, Any]) -> str | None:
+    """The host a record was observed on, as the nightly run that wrote it says (None for plain `run` records)."""
+    return (record.get("provenance") or {}).get("host")
+
+
+def host_name(record: dict[str, Any]) -> str:
+    """The record's host, or UNKNOWN_HOST when it names none."""
+    return record_host(record) or UNKNOWN_HOST
+
+
+def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+    """Replace run.json atomically, so a reader never sees half a manifest."""
+    path = Path(run_dir) / MANIFEST
+    tmp = path.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    path = Path(run_dir) / MANIFEST
+    try:
+        manifest = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RunDirError(f"{path}: no such file: {run_dir} is not a run directory (written by "
+                          "`python -m harness nightly`)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RunDirError(f"{path}: not valid JSON ({err}); the run's results may still be readable") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != RUN_FORMAT:
+        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+        raise RunDirError(f"{path}: field 'format' is {found!r}, expected {RUN_FORMAT!r}")
+    for field in ("id", "host", "started_at"):
+        if not isinstance(manifest.get(field), str) or not manifest[field]:
+            raise RunDirError(f"{path}: field {field!r} must be a non-empty string, found {manifest.get(field)!r}")
+    return manifest
+
+
+def find_run_dirs(paths: Iterable[Path | str]) -> list[Path]:
+    """Run directories named by ``paths``: each path is a run directory (it holds run.json or results.jsonl) or a
+    directory with run directories somewhere below it (e.g. downloaded CI artifacts)."""
+    found: list[Path] = []
+    for path in map(Path, paths):
+        if not path.is_dir():
+            raise RunDirError(f"{path}: no such directory")
+        if _looks_like_run(path):
+            found.append(path)
+            continue
+        below = sorted(_runs_below(path))
+        if not below:
+            raise RunDirError(f"{path}: neither a run directory nor a directory holding any (no {MANIFEST} or "
+                              f"{RESULTS} in it or below it); pass the directories `python -m harness nightly` wrote")
+        found.extend(below)
+    return list(dict.fromkeys(found))
+
+
+def _runs_below(root: Path) -> Iterator[Path]:
+    """Run directories below ``root``, not descending into a run directory or a hidden directory."""
+    for current, dirs, _ in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if current != str(root) and _looks_like_run(Path(current)):
+            dirs[:] = []
+            yield Path(current)
+
+
+def _looks_like_run(path: Path) -> bool:
+    return (path / MANIFEST).is_file() or (path / RESULTS).is_file()
+
+
+@dataclasses.dataclass
+class LoadedRun:
+    """A run directory as read: its manifest (when readable), its valid records, and what could not be read."""
+
+    path: Path
+    manifest: dict[str, Any] | None
+    records: list[dict[str, Any]]  # in file order; a later record of a cell supersedes an earlier one
+    bad_lines: list[BadLine]
+    problems: list[str]  # whole-file problems (manifest unreadable, results missing), each naming the file
+
+    @property
+    def id(self) -> str:
+        return (self.manifest or {}).get("id") or self.path.name
+
+    @property
+    def host(self) -> str:
+        if self.manifest:
+            return self.manifest["host"]
+        hosts = {record_host(r) for r in self.records} - {None}
+        return hosts.pop() if len(hosts) == 1 else UNKNOWN_HOST
+
+    @property
+    def started_at(self) -> str:
+        if self.manifest:
+            return self.manifest["started_at"]
+        return min((r["started_at"] for r in self.records), default="")
+
+    def latest(self) -> dict[tuple[str, str, str], dict[str, Any]]:
+        """The last record of every cell in this run."""
+        return {record_key(r): r for r in self.records}
+
+
+def read_run(path: Path) -> LoadedRun:
+    """Read a run directory, keeping every valid record and reporting every bad line and unreadable file."""
+    path = Path(path)
+    problems: list[str] = []
+    try:
+        manifest = read_manifest(path)
+    except RunDirError as err:
+        manifest = None
+        problems.append(str(err))
+    results = path / RESULTS
+    records, bad_lines = [], []
+    if results.is_file():
+        good, bad_lines = scan_records(results)
+        records = [record for _, record in good]
+    else:
+        problems.append(f"{results}: no such file: the run recorded no cell")
+    return LoadedRun(path, manifest, records, bad_lines, problems)
+
+
+def read_runs(paths: Iterable[Path | str]) -> list[LoadedRun]:
+    """Every run directory named by ``paths`` (see :func:`find_run_dirs`), read, oldest first."""
+    return sorted((read_run(path) for path in find_run_dirs(paths)), key=lambda run: (run.started_at, run.id))
+
+
+def problems_of(runs: Iterable[LoadedRun]) -> list[str]:
+    """Everything in ``runs`` that could not be read: unreadable files, then bad lines, each naming file (and line)."""
+    return [p for run in runs for p in run.problems + [str(b) for b in run.bad_lines]]

@@ -1,0 +1,166 @@
+"""The command line, tested black-box through the real command (`python -m harness`)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import REPO, read_records
+
+COMMANDS = ["generate", "list", "run", "report", "doctor", "classify", "layers", "containers", "nightly", "merge",
+            "history", "diff"]
+
+
+def harness(*args, check=True, timeout=240, **kwargs):
+    env = {**os.environ, "PYTHONPATH": str(REPO), **kwargs.pop("env", {})}
+    result = subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, env=env,
+                            timeout=timeout, cwd=kwargs.pop("cwd", REPO), **kwargs)
+    if check and result.returncode != 0:
+        raise AssertionError(f"harness {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def test_help_lists_every_command_and_a_typical_session():
+    out = harness("--help").stdout
+    for command in COMMANDS:
+        assert command in out
+    assert "python -m harness run --target ort-cpu" in out
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command):
+    result = harness(command, "--help")
+    assert result.stdout.startswith("usage: python -m harness " + command)
+
+
+def test_list_shows_cases_variants_and_targets_with_unavailability_reasons():
+    out = harness("list").stdout
+    assert "control-qdq-conv-relu/conv-relu" in out
+    assert "ort-cpu" in out and "(default)" in out
+    assert "trt92-orin" in out and "unavailable: TensorRT 9.x was never released for Jetson" in out
+
+
+def test_run_with_an_unknown_target_fails_with_the_known_ones(control_cases_dir, tmp_path):
+    result = harness("run", "--target", "trt99-mars", "--cases", str(control_cases_dir),
+                     "--results", str(tmp_path / "r.jsonl"), check=False)
+    assert result.returncode == 2
+    assert "target(s) ['trt99-mars'] not in" in result.stderr and "ort-cpu" in result.stderr
+
+
+def test_run_without_a_cases_directory_says_how_to_generate_one(tmp_path):
+    result = harness("run", "--cases", str(tmp_path / "none"), "--results", str(tmp_path / "r.jsonl"), check=False)
+    assert result.returncode == 2 and "python -m harness generate --out" in result.stderr
+
+
+def test_a_bad_matrix_is_a_readable_error_not_a_traceback(tmp_path):
+    bad = tmp_path / "matrix.yaml"
+    bad.write_text("targets:\n  t1:\n    title: T\n    backend: onnxruntime\n    runner: ssh\n    platform: any\n")
+    result = harness("--matrix", str(bad), "list", check=False)
+    assert result.returncode == 2
+    assert f"{bad}: targets.t1.runner: 'ssh' is not allowed" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unavailable_target_still_records_every_cell_with_its_reason(control_cases_dir, tmp_path):
+    results = tmp_path / "r.jsonl"
+    harness("run", "--target", "trt92-orin", "--cases", str(control_cases_dir), "--results", str(results))
+    records = read_records(results)
+    assert len(records) == 3
+    assert all(r["outcome"] == "unavailable" and "never released for Jetson" in r["failure"]["message"]
+               for r in records)
+
+
+def test_a_target_without_its_backend_gives_infra_error_records_and_exit_status_3(control_cases_dir, tmp_path):
+    results = tmp_path / "r.jsonl"
+    result = harness("run", "--target", "trt-local", "--cases", str(control_cases_dir), "--results", str(results),
+                     check=False)
+    assert result.returncode == 3, result.stdout + result.stderr
+    records = read_records(results)
+    assert len(records) == 3 and all(r["outcome"] == "infra-error" for r in records)
+    assert "tensorrt" in records[0]["failure"]["message"].lower()
+
+
+def slow_matrix(tmp_path):
+    path = tmp_path / "matrix.yaml"
+    path.write_text("targets:\n  slow:\n    title: slow ORT\n    runner: local\n    platform: any\n"
+                    "    backend: tests.harness.worker.misbehaving_backends:SlowBackend\n")
+    return path
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(control_cases_dir, tmp_path):
+    results, matrix = tmp_path / "r.jsonl", slow_matrix(tmp_path)
+    args = [sys.executable, "-m", "harness", "--matrix", str(matrix), "run", "--target", "slow",
+            "--cases", str(control_cases_dir), "--results", str(results), "--jobs", "1"]
+    process = subprocess.Popen(args, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (results.exists() and results.read_text().count("\n") >= 1):
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)  # as hard as an interruption gets: no cleanup runs
+    process.wait()
+    first = read_records(results)
+    assert 1 <= len(first) < 3, "the run should have been interrupted between two cells"
+
+    rerun = harness("--matrix", str(matrix), "run", "--target", "slow", "--cases", str(control_cases_dir),
+                    "--results", str(results))
+    assert f"{len(first)} already recorded and skipped" in rerun.stdout
+    records = read_records(results)
+    keys = [(r["case"], r["variant"]) for r in records]
+    assert len(keys) == len(set(keys)) == 3
+    assert records[: len(first)] == first  # nothing recorded before the interruption was lost or rewritten
+
+
+def test_force_runs_recorded_cells_again(control_cases_dir, tmp_path):
+    results = tmp_path / "r.jsonl"
+    harness("run", "-k", "control-qdq*", "--cases", str(control_cases_dir), "--results", str(results))
+    harness("run", "-k", "control-qdq*", "--cases", str(control_cases_dir), "--results", str(results))
+    assert len(read_records(results)) == 1
+    harness("run", "-k", "control-qdq*", "--force", "--cases", str(control_cases_dir), "--results", str(results))
+    assert len(read_records(results)) == 2
+
+
+def test_classify_prints_the_category_and_node_of_a_real_log():
+    log = REPO.parent / "shared" / "reference" / "trt-logs" / "F04.log"
+    result = json.loads(harness("classify", str(log)).stdout)
+    assert result["category"] == "no-implementation"
+    assert result["node"] == "/model.1/conv/Conv + PWN(PWN(/model.1/act/Sigmoid), /model.1/act/Mul)"
+
+
+def test_layers_prints_int8_convolutions_of_a_real_qat_engine():
+    engine = REPO.parent / "shared" / "reference" / "engine-layers" / "a100-resnet-qat.graph.json"
+    layers = json.loads(harness("layers", str(engine)).stdout)
+    convolutions = [layer for layer in layers if "Convolution" in (layer.get("layer_type") or "")]
+    assert convolutions and all(layer["precision"] == "int8" for layer in convolutions)
+
+
+def test_doctor_reports_what_runs_here():
+    report = json.loads(harness("doctor").stdout)
+    assert report["onnxruntime"]["importable"] is True
+    assert report["environment"]["python"].startswith("3.")
+    assert "tensorrt" in report and "docker" in report
+
+
+def test_a_resumed_run_after_a_torn_write_keeps_the_file_readable(control_cases_dir, tmp_path):
+    results = tmp_path / "r.jsonl"
+    harness("run", "-k", "control-qdq*", "--cases", str(control_cases_dir), "--results", str(results))
+    complete = results.read_text()
+    results.write_text(complete + '{"schema": "trt-matrix/record/1", "case": "control-impl')  # a crash mid-write
+    rerun = harness("run", "--cases", str(control_cases_dir), "--results", str(results))
+    assert "unfinished last line was moved" in rerun.stderr
+    records = read_records(results)  # every line parses: the fragment is gone from the results file
+    assert len(records) == 3 and results.read_text().startswith(complete)
+    assert (tmp_path / "r.jsonl.torn").read_text().startswith('{"schema"')
+
+
+def test_several_targets_run_in_one_command_into_one_results_file(control_cases_dir, tmp_path):
+    results = tmp_path / "r.jsonl"
+    out = harness("run", "--target", "ort-cpu", "--target", "trt102-orin", "--cases", str(control_cases_dir),
+                  "--results", str(results)).stdout
+    assert "ort-cpu: 3 cell(s) run" in out and "trt102-orin: 3 cell(s) run" in out
+    by_target = {}
+    for record in read_records(results):
+        by_target.setdefault(record["target"], set()).add(record["outcome"])
+    assert by_target == {"ort-cpu": {"pass"}, "trt102-orin": {"unavailable"}}

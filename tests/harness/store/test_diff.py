@@ -1,0 +1,61 @@
+"""`python -m harness diff`, black-box: a regression and a progression on the real ort-cpu target, JUnit read back."""
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from tests.harness.commands.test_main import harness
+from tests.harness.orchestration.test_nightly import nightly, probe_cases, run_dir_of
+
+
+@pytest.fixture(scope="module")
+def two_nights(tmp_path_factory):
+    """Night 1: 'first' quantizes its conv output, 'second' does not; night 2 swaps the parameters."""
+    tmp = tmp_path_factory.mktemp("two-nights")
+    common = ["--target", "ort-cpu", "--runs", str(tmp / "runs"), "--host", "cpu-a"]
+    old = run_dir_of(nightly(*common, "--cases", str(probe_cases(tmp, "a", first=True, second=False)),
+                             "--date", "2026-11-20"))
+    new = run_dir_of(nightly(*common, "--cases", str(probe_cases(tmp, "b", first=False, second=True)),
+                             "--date", "2026-11-21"))
+    return tmp, old, new
+
+
+def test_a_regression_exits_1_and_is_a_failed_junit_test_case(two_nights):
+    tmp, old, new = two_nights
+    junit = tmp / "regressions.xml"
+    result = harness("diff", str(old), str(new), "--junit", str(junit), check=False)
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert "1 regression, 1 progression" in lines[0]
+    assert any(line.split()[:2] == ["regression", "ort-cpu"] and "probe-conv-output-quantizer/first" in line
+               and "pass -> fallback (1 node(s) not INT8: /conv/Conv)" in line for line in lines)
+    assert any(line.split()[:2] == ["progression", "ort-cpu"] and "probe-conv-output-quantizer/second" in line
+               and "-> pass" in line for line in lines)
+
+    root = ET.parse(junit).getroot()
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    assert set(cases) == {"probe-conv-output-quantizer/first", "probe-conv-output-quantizer/second"}
+    failure = cases["probe-conv-output-quantizer/first"].find("failure")
+    assert failure is not None and failure.get("message") == (
+        "regression: pass -> fallback (1 node(s) not INT8: /conv/Conv)")
+    assert f"{old}: pass" in failure.text and f"{new}: fallback" in failure.text
+    assert cases["probe-conv-output-quantizer/second"].find("failure") is None
+    suite = root.find("testsuite")
+    assert (suite.get("name"), suite.get("tests"), suite.get("failures")) == ("ort-cpu@cpu-a", "2", "1")
+
+
+def test_a_night_without_changes_exits_0(two_nights):
+    _, _, new = two_nights
+    result = harness("diff", str(new), str(new))
+    assert result.stdout.splitlines()[0].endswith(": 2 unchanged") and "no changes" in result.stdout
+
+
+def test_diff_reads_results_files_and_merged_directories_too(two_nights):
+    tmp, old, new = two_nights
+    harness("merge", str(new), "--out", str(tmp / "merged"))
+    result = harness("diff", str(old / "results.jsonl"), str(tmp / "merged"), check=False)
+    assert result.returncode == 1 and "1 regression, 1 progression" in result.stdout
+
+
+def test_diff_of_a_missing_path_is_a_usage_error(tmp_path):
+    result = harness("diff", str(tmp_path / "old"), str(tmp_path / "new"), check=False)
+    assert result.returncode == 2 and f"{tmp_path / 'old'}: no such file or directory" in result.stderr

@@ -1,0 +1,324 @@
+"""The build-log classifier on verbatim TensorRT log excerpts (../shared/reference/trt-logs, labelled in labels.json).
+
+Every excerpt's source link is in labels.json next to its label ("source"); the table below maps those labels to
+what the classifier must say, so a new excerpt without a label, or a relabelled one, fails here.
+"""
+import json
+import re
+
+import pytest
+
+from harness.worker.backends.tensorrt.classify import (
+    ROOT_CAUSE_CATEGORIES,
+    UNRECOGNIZED_FAILURE,
+    WARNING_KINDS,
+    LogLine,
+    classify_log,
+    parse_log_line,
+    version_from_log,
+)
+
+# labels.json label -> (primary category, non-zero warning counts in that excerpt).
+EXPECTED_BY_LABEL = {
+    "BUILD_NO_IMPL + BUILD_FAIL_TAIL": ("no-implementation", {}),
+    "BUILD_NO_IMPL (two-line form)": ("no-implementation", {}),
+    "BUILD_NO_IMPL (Python logger form `[TRT] [E] 10:`)": ("no-implementation", {}),
+    "BUILD_NO_IMPL, TRT 10.1 format (no file::line)": ("no-implementation", {}),
+    "TACTIC_SKIP + BUILD_NO_IMPL + backend-strategy failure": ("no-implementation", {"tactic-skipped": 2}),
+    "QUANT_MODE_WARN (10.x wording) + TACTIC_SKIP": (None, {"calibrator-ignored": 1, "tactic-skipped": 2}),
+    "QUANT_MODE_WARN (8.x wording) + BUILD_INTERNAL_ASSERT": ("internal-assert", {"calibrator-ignored": 1}),
+    "INT64_WEIGHTS + QUANT_MODE_WARN (INT8 without calibrator)": (None, {"int64-downcast": 1, "calibrator-ignored": 1}),
+    "INT64_WEIGHTS + MISSING_SCALE": (None, {"int64-downcast": 1, "missing-scale": 4}),
+    "CALIB_INFO + MISSING_SCALE (cache header carries version)": (None, {"missing-scale": 3}),
+    "MISSING_SCALE on LayerNorm weights (transformer silent fallback)": (None, {"missing-scale": 3}),
+    "MISSING_SCALE (seed 2, InstanceNorm model, implicit INT8)": (None, {"missing-scale": 4}),
+    "MISSING_SCALE + PRECISION_CONSTRAINT_IGNORED (custom-logger format, no `[TRT]` tag)": (
+        None,
+        {"missing-scale": 1, "precision-constraint-ignored": 2},
+    ),
+    "VERBOSE_FUSION + CUDA_RUNTIME (seed 5, QDQ residual ConvEltwiseSumFusion)": ("cuda-runtime", {}),
+    "TACTIC_SKIP + BUILD_NO_IMPL (Myelin OOM)": ("no-implementation", {"tactic-skipped": 1}),
+    "VERSION_BANNER + option dump (10.x trtexec; InstanceNorm plugin flag)": (None, {}),
+    'LAYER_INFO_TEXT (verbose "Engine Layer Information", Int8 layers)': (None, {}),
+    "LAYER_INFO_JSON (`--exportLayerInfo`, Int8 conv)": (None, {}),
+    "LAYER_NAMES_ONLY (exportLayerInfo without detailed verbosity → no precision available)": (None, {}),
+}
+
+# The label vocabulary of labels.json, read as what the classifier reports; the table above must agree with it.
+CATEGORY_BY_LABEL_TOKEN = {
+    "BUILD_NO_IMPL": "no-implementation",
+    "BUILD_INTERNAL_ASSERT": "internal-assert",
+    "CUDA_RUNTIME": "cuda-runtime",
+}
+WARNING_BY_LABEL_TOKEN = {
+    "MISSING_SCALE": "missing-scale",
+    "INT64_WEIGHTS": "int64-downcast",
+    "QUANT_MODE_WARN": "calibrator-ignored",
+    "PRECISION_CONSTRAINT_IGNORED": "precision-constraint-ignored",
+    "TACTIC_SKIP": "tactic-skipped",
+}
+
+# The node each no-implementation excerpt names, spelled exactly as the log spells it (without the final period).
+NO_IMPLEMENTATION_NODES = {
+    "F01": "w + node_of_dqconv.dwconv + PWN(node_of_swish.sigmoid, node_of_swish.mul)",
+    "F03": "weights + node_of_weights_quantized + node_of_output",
+    "F04": "/model.1/conv/Conv + PWN(PWN(/model.1/act/Sigmoid), /model.1/act/Mul)",
+    "F08": "{ForeignNode[/transformer/attention_4/Slice_4_output_0[Constant].../transformer/Reshape_6]}",
+    "F09": "conv1.weight + /conv1/weight_quantizer/QuantizeLinear + /conv1/Conv",
+    "F29": "{ForeignNode[(Unnamed Layer* 1590) [Shuffle]...Reshape_11153 + Transpose_11154]}",
+}
+
+VERSIONS = {"F01": "8.5.2", "F29": "8.5.1", "F33": "10.3.0"}
+
+
+@pytest.fixture(scope="module")
+def labels(reference_dir):
+    return json.loads((reference_dir / "trt-logs" / "labels.json").read_text(encoding="utf-8"))
+
+
+def excerpt_line(reference_dir, log_id: str, containing: str) -> str:
+    """The one line of an excerpt that contains ``containing``."""
+    lines = [l for l in (reference_dir / "trt-logs" / f"{log_id}.log").read_text().splitlines() if containing in l]
+    assert len(lines) >= 1, f"{log_id}.log has no line containing {containing!r}"
+    return lines[0]
+
+
+def test_every_label_has_an_excerpt(reference_dir, labels):
+    missing = [log_id for log_id in labels if not (reference_dir / "trt-logs" / f"{log_id}.log").is_file()]
+    assert missing == []
+
+
+def test_every_label_has_an_expectation(labels):
+    unmapped = [entry["labels"] for entry in labels.values() if entry["labels"] not in EXPECTED_BY_LABEL]
+    assert unmapped == [], "add these labels to EXPECTED_BY_LABEL"
+
+
+@pytest.mark.parametrize("label", sorted(EXPECTED_BY_LABEL))
+def test_expectation_table_agrees_with_the_label_vocabulary(label):
+    tokens = set(re.findall(r"\b[A-Z][A-Z0-9_]+\b", label))
+    category, warnings = EXPECTED_BY_LABEL[label]
+    named_categories = {CATEGORY_BY_LABEL_TOKEN[t] for t in tokens if t in CATEGORY_BY_LABEL_TOKEN}
+    assert named_categories == ({category} if category else set())
+    assert set(warnings) == {WARNING_BY_LABEL_TOKEN[t] for t in tokens if t in WARNING_BY_LABEL_TOKEN}
+
+
+def test_classifies_every_excerpt_as_labelled(trt_log, labels):
+    label = labels[trt_log.stem]["labels"]  # KeyError: the excerpt has no entry in labels.json
+    category, warnings = EXPECTED_BY_LABEL[label]
+    result = classify_log(trt_log.read_text(encoding="utf-8"))
+    assert result.category == category
+    assert result.warnings == {kind: warnings.get(kind, 0) for kind in WARNING_KINDS}
+    if category is None:
+        assert (result.node, result.message) == (None, None)
+    else:
+        assert result.message
+
+
+def test_names_the_node_without_implementation_as_the_log_spells_it(trt_log):
+    result = classify_log(trt_log.read_text(encoding="utf-8"))
+    expected = NO_IMPLEMENTATION_NODES.get(trt_log.stem)
+    assert result.node == expected
+    if expected is not None:
+        assert f"for node {expected}." in trt_log.read_text(encoding="utf-8")
+
+
+def test_version_from_log(trt_log):
+    assert version_from_log(trt_log.read_text(encoding="utf-8")) == VERSIONS.get(trt_log.stem)
+
+
+@pytest.mark.parametrize(
+    ("text", "version"),
+    [
+        ("&&&& RUNNING TensorRT.trtexec [TensorRT v100001] # trtexec --onnx=m.onnx", "10.0.1"),
+        ("&&&& RUNNING TensorRT.trtexec [TensorRT v8601] # trtexec --onnx=m.onnx", "8.6.1"),
+        ("&&&& RUNNING TensorRT.trtexec [TensorRT v101100] # trtexec", "10.11.0"),
+        ("[I] TensorRT version: 8.6.1.6", "8.6.1"),
+        ("[I] TensorRT version: 10.3", "10.3.0"),
+        ("[I] Building an engine", None),
+    ],
+)
+def test_version_from_banner_codes(text, version):
+    assert version_from_log(text) == version
+
+
+def test_result_carries_every_warning_kind_even_when_zero():
+    result = classify_log("")
+    assert result.to_dict() == {
+        "category": None,
+        "node": None,
+        "message": None,
+        "warnings": dict.fromkeys(WARNING_KINDS, 0),
+    }
+
+
+# Surface forms: a message body taken verbatim from an excerpt, re-wrapped in each logger's prefix (the prefixes
+# are those the excerpts and failure-patterns.md show). The body must come out the same and classify the same.
+ERROR_FORMS = {
+    "trtexec": "[10/14/2023-15:37:16] [E] Error[{code}]: {body}",
+    "trtexec 10.1+": "[E] Error[{code}]: Error Code: {code}: {body}",
+    "python logger": "[05/07/2024-17:13:08] [TRT] [E] {code}: {body}",
+    "TRT 7 python logger": "[TensorRT] ERROR: {body}",
+    "deepstream": "ERROR: [TRT]: {code}: {body}",
+    "custom logger": "[2022-11-08 06:01:58 ERROR] {body}",
+}
+WARNING_FORMS = {
+    "trtexec": "[08/14/2025-19:28:56] [W] [TRT] {body}",
+    "python logger": "[02/12/2024-00:29:48] [TRT] [W] {body}",
+    "TRT 7 python logger": "[TensorRT] WARNING: {body}",
+    "deepstream": "WARNING: [TRT]: {body}",
+    "custom logger": "[2022-11-08 06:01:58 WARNING] {body}",
+}
+# (excerpt, text after which the body starts, error code): bodies with and without an 8.x source location.
+ERROR_BODIES = {
+    "no-implementation, 8.x location": ("F01", "Error[10]: ", "10"),
+    "no-implementation, no location": ("F04", "[E] 10: ", "10"),
+    "internal assert": ("F11", "Error[2]: ", "2"),
+    "cuda runtime": ("F25", "Error[1]: ", "1"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(ERROR_FORMS))
+@pytest.mark.parametrize("body_name", sorted(ERROR_BODIES))
+def test_error_surface_forms_classify_the_same(reference_dir, form, body_name):
+    log_id, body_starts_after, code = ERROR_BODIES[body_name]
+    original = excerpt_line(reference_dir, log_id, body_starts_after)
+    body = original.split(body_starts_after, 1)[1]
+    rewrapped = ERROR_FORMS[form].format(code=code, body=body)
+
+    assert parse_log_line(rewrapped) == parse_log_line(original)
+    assert parse_log_line(rewrapped).severity == "error"
+    assert classify_log(rewrapped) == classify_log(original)
+    assert classify_log(rewrapped).category in ROOT_CAUSE_CATEGORIES
+
+
+@pytest.mark.parametrize("form", sorted(WARNING_FORMS))
+@pytest.mark.parametrize(
+    ("log_id", "body_starts_after", "kind"),
+    [
+        ("F22", "[TRT] [W] ", "missing-scale"),
+        ("F16", "[W] [TRT] ", "int64-downcast"),
+        ("F23", "WARNING] ", "precision-constraint-ignored"),
+        ("F11", "[W] [TRT] ", "calibrator-ignored"),
+        ("F29", "[W] [TRT] ", "tactic-skipped"),
+    ],
+)
+def test_warning_surface_forms_count_the_same(reference_dir, form, log_id, body_starts_after, kind):
+    original = excerpt_line(reference_dir, log_id, body_starts_after)
+    rewrapped = WARNING_FORMS[form].format(body=original.split(body_starts_after, 1)[1])
+
+    assert parse_log_line(rewrapped) == parse_log_line(original)
+    assert parse_log_line(rewrapped).severity == "warning"
+    result = classify_log(rewrapped)
+    assert result.category is None
+    assert {k: v for k, v in result.warnings.items() if v} == {kind: 1}
+
+
+def test_8x_location_and_10x_error_code_forms_give_the_same_body(reference_dir):
+    eight = excerpt_line(reference_dir, "F03", "[optimizer.cpp::computeCosts::3897]")
+    ten = "[E] Error[10]: Error Code: 10: " + excerpt_line(reference_dir, "F03", "Error[10]: Could").split(": ", 1)[1]
+    assert parse_log_line(eight).body == (
+        "Error Code 10: Internal Error (Could not find any implementation for node "
+        "weights + node_of_weights_quantized + node_of_output.)"
+    )
+    assert parse_log_line(ten).body == (
+        "Could not find any implementation for node weights + node_of_weights_quantized + node_of_output."
+    )
+    assert classify_log(eight).node == classify_log(ten).node == NO_IMPLEMENTATION_NODES["F03"]
+
+
+@pytest.mark.parametrize(
+    ("line", "severity", "body"),
+    [
+        ("[I] [TRT] Graph optimization time: 0.13 seconds.", "info", "Graph optimization time: 0.13 seconds."),
+        ("[07/05/2024-15:26:02] [V] [TRT] Running: ConvEltwiseSumFusion", "verbose", "Running: ConvEltwiseSumFusion"),
+        ("[F] [TRT] Assertion x failed.", "internal-error", "Assertion x failed."),
+        ("[TensorRT] INTERNAL ERROR: Assertion x failed.", "internal-error", "Assertion x failed."),
+        ("Skipping this backend strategy.", None, "Skipping this backend strategy."),
+        ("", None, ""),
+        (
+            "[W] [TRT] onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights.",
+            "warning",
+            "Your ONNX model has been generated with INT64 weights.",
+        ),
+    ],
+)
+def test_parse_log_line(line, severity, body):
+    assert parse_log_line(line) == LogLine(severity=severity, body=body)
+
+
+def test_tactic_skip_at_error_severity_is_not_the_failure(reference_dir):
+    skip = excerpt_line(reference_dir, "F09", "Skipping tactic")
+    assert parse_log_line(skip).severity == "error"
+    assert classify_log(skip).category is None
+    assert classify_log(skip).warnings["tactic-skipped"] == 1
+
+
+def test_root_cause_wins_over_the_consequence_that_follows_it(reference_dir):
+    text = (reference_dir / "trt-logs" / "F11.log").read_text(encoding="utf-8")
+    result = classify_log(text)
+    assert result.category == "internal-assert"
+    assert "outScales.size() == 1" in result.message  # not "engine != nullptr", which only says the build ended
+
+
+def test_consequences_alone_are_a_failure_of_unrecognized_kind(reference_dir):
+    tail = [l for l in (reference_dir / "trt-logs" / "F01.log").read_text().splitlines() if "Error[" not in l]
+    result = classify_log("\n".join(tail))
+    assert result.category == UNRECOGNIZED_FAILURE
+    assert result.message == "Engine could not be created from network"
+
+
+def test_unmatched_error_line_is_a_failure_of_unrecognized_kind():
+    result = classify_log("[E] [TRT] Something TensorRT has never said before.")
+    assert (result.category, result.message) == (UNRECOGNIZED_FAILURE, "Something TensorRT has never said before.")
+
+
+def test_known_root_cause_wins_over_an_earlier_unrecognized_error(reference_dir):
+    text = "[E] [TRT] Something TensorRT has never said before.\n" + excerpt_line(reference_dir, "F25", "Cuda Runtime")
+    assert classify_log(text).category == "cuda-runtime"
+
+
+def test_out_of_memory_warning_is_not_a_failure_but_an_error_is():
+    warning = "[W] [TRT] Requested amount of GPU memory (4362077693 bytes) could not be allocated."
+    assert classify_log(warning).category is None
+    assert classify_log(warning.replace("[W]", "[E]")).category == "out-of-memory"
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # onnx-tensorrt parser failure, wording of https://github.com/onnx/onnx-tensorrt/issues/465
+        ('While parsing node number 2 [Mish -> "001_convolutional_mish"]:', "parser"),
+        ("[8] No importer registered for op: Mish", "parser"),
+        ("[E] [TRT] ModelImporter.cpp:773: In node 0 (importConv): UNSUPPORTED_NODE: Assertion failed: x", "parser"),
+        ("[E] Failed to parse onnx file", "parser"),
+        ("Segmentation fault (core dumped)", "crash"),
+        ("[E] Error[2]: [calibrator.cpp::calibrateEngine::1181] Error Code 2: Internal Error (Calibration failure "
+         "occurred with no scaling factors detected.)", "calibration"),
+        ("pycuda._driver.LogicError: cuMemcpyHtoDAsync failed: invalid argument", "cuda-runtime"),
+        ("RuntimeError: the build script gave up", UNRECOGNIZED_FAILURE),
+        ("[TensorRT] ERROR: Internal error: could not find any implementation for node (Unnamed Layer* 4) "
+         "[Convolution], try increasing the workspace size with IBuilder::setMaxWorkspaceSize()", "no-implementation"),
+    ],
+)
+def test_failure_kinds_beyond_the_excerpts(text, category):
+    assert classify_log(text).category == category
+
+
+def test_trt7_wording_names_the_node_without_the_workspace_hint():
+    text = (
+        "[TensorRT] ERROR: Internal error: could not find any implementation for node (Unnamed Layer* 4) "
+        "[Convolution], try increasing the workspace size with IBuilder::setMaxWorkspaceSize()"
+    )
+    assert classify_log(text).node == "(Unnamed Layer* 4) [Convolution]"
+
+
+def test_legacy_and_deprecation_warnings_are_counted():
+    text = "\n".join(
+        [
+            "[TensorRT] WARNING: Missing dynamic range for tensor 125, expect fall back to non-int8 implementation",
+            "build.py:31: DeprecationWarning: Use explicit quantization instead.",
+        ]
+    )
+    result = classify_log(text)
+    assert result.category is None
+    assert {k: v for k, v in result.warnings.items() if v} == {"missing-scale": 1, "deprecated-api": 1}

@@ -1,0 +1,463 @@
+"""The TensorRT backend against the CONTRACT STAND-IN of each TensorRT version (tests/trt_contract/standin.py).
+
+The stand-in is generated from the recorded binding API of each version and returns placeholders, never results:
+these tests assert which TensorRT calls the backend makes and that each exists in the version, never what a record
+of a real build would say. The run stops before inference (a stand-in engine cannot run).
+"""
+import ast
+import functools
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+import harness.worker.backends.tensorrt.backend as backend_module
+import harness.worker.backends.tensorrt as trt_package
+from harness.worker.backends.base import BackendFailure, StageTracker
+from harness.worker.backends.tensorrt.backend import TensorRTBackend
+from harness.worker.casedata import load_arrays, load_cells
+from harness.worker.backends.tensorrt.doctor import build_modes, tensorrt_doctor
+from tests.trt_contract.standin import ContractStandIn, api_json_path, installed_as_tensorrt
+
+CONTRACT_VERSIONS = ("8.6.1", "10.0.1", "10.2.0", "10.3.0", "11.4.0.106")
+RECORDED_VERSIONS = ("8.6.1", "10.0.1", "10.1.0", "10.2.0", "10.3.0", "10.16.1.11", "11.4.0.106")  # static checks
+TARGET = {"id": "trt-contract", "backend": "tensorrt"}
+
+
+class BackendUpToInference(TensorRTBackend):
+    """The backend with inference replaced: a stand-in engine cannot run, so the path under test ends at inspect."""
+
+    def _infer(self, engine, inputs):
+        return {}
+
+
+def answers_that_let_the_path_continue(standin: ContractStandIn) -> None:
+    """Test fake on top of the stand-in: the parser reports a successful parse and the flags set through it; the engine
+    inspector reports an engine without layers (valid JSON, so the layer reader runs; no precision comes of it)."""
+
+    def get_flag(parser, flag):
+        for call in reversed(standin.calls):
+            if call.obj is parser and call.api == "OnnxParser.flags" and call.action == "set":
+                return bool(call.args[0] & (1 << int(flag)))
+            toggles = ("OnnxParser.clear_flag", "OnnxParser.set_flag")
+            if call.obj is parser and call.api in toggles and call.args[0] == flag:
+                return call.api == "OnnxParser.set_flag"
+        return False
+
+    standin.on("OnnxParser.parse_from_file", True)
+    standin.on("OnnxParser.get_flag", get_flag)
+    standin.on("EngineInspector.get_engine_information", json.dumps({"Layers": [], "Bindings": []}))
+
+
+def _has_weak_typing(version: str) -> bool:
+    """Whether a version's recorded API has BuilderFlag.INT8 (implicit quantization, layer precisions): 11.x has not."""
+    return "INT8" in json.loads(api_json_path(version).read_text())["module"]["BuilderFlag"]["values"]
+
+
+WEAKLY_TYPED_VERSIONS = tuple(v for v in CONTRACT_VERSIONS if _has_weak_typing(v))
+
+
+def _installed_standin(version):
+    standin = ContractStandIn.for_version(version)
+    answers_that_let_the_path_continue(standin)
+    with installed_as_tensorrt(standin):
+        yield standin
+
+
+@pytest.fixture(params=CONTRACT_VERSIONS)
+def standin(request):
+    yield from _installed_standin(request.param)
+
+
+@pytest.fixture(params=WEAKLY_TYPED_VERSIONS)
+def weakly_typed_standin(request):
+    """The stand-in of each version that still has implicit quantization and per-layer precisions."""
+    yield from _installed_standin(request.param)
+
+
+@pytest.fixture(scope="module")
+def cells(control_cases_dir):
+    by_mode = {}
+    for cell in load_cells(control_cases_dir):
+        by_mode.setdefault(cell["mode"], cell)
+    return by_mode
+
+
+def with_knobs(cell, **knobs):
+    return {**cell, "knobs": {**cell["knobs"], **knobs}}
+
+
+def run(cell, tmp_path):
+    backend = BackendUpToInference(TARGET)
+    backend.preload()
+    workdir = tmp_path / cell["case"]
+    workdir.mkdir(parents=True, exist_ok=True)
+    stages = StageTracker()
+    try:
+        return backend.run(cell, load_arrays(cell), workdir, stages)
+    except BackendFailure as failure:
+        failure.stage = stages.current
+        raise
+
+
+def major(standin):
+    return int(standin.version.split(".")[0])
+
+
+@functools.lru_cache(maxsize=None)
+def recorded_api(version: str) -> dict:
+    return json.loads(api_json_path(version).read_text())["module"]
+
+
+def api_exists(version: str, dotted: str) -> bool:
+    """Whether trt-api/tensorrt-<version>.json lists ``dotted`` ("Class", "Class.member" or "Enum.VALUE")."""
+    if dotted == "__version__":
+        return True  # the JSON's top-level "version"
+    kind, _, member = dotted.partition(".")
+    entry = recorded_api(version).get(kind)
+    return entry is not None and (not member or member in entry.get("members", {}) or member in entry.get("values", []))
+
+
+def has(standin, dotted):
+    return api_exists(standin.version, dotted)
+
+
+def created_network_flags(standin):
+    (call,) = standin.calls_to("Builder.create_network")
+    return call.kwargs.get("flags", call.args[0] if call.args else 0)
+
+
+def test_parse_build_inspect_runs_on_every_version(standin, cells, tmp_path):
+    backend = BackendUpToInference(TARGET)
+    for cell in cells.values():
+        if backend.unavailable_reason(cell):
+            continue
+        execution = run(cell, tmp_path)
+        assert execution.details["tensorrt_calls"]["network"] and execution.details["tensorrt_calls"]["config"]
+    assert standin.calls_to("Builder.build_serialized_network")
+    assert standin.calls_to("EngineInspector.get_engine_information")
+
+
+@pytest.fixture(scope="module")
+def library_cells(tmp_path_factory):
+    """Every variant of the case library, generated once."""
+    import cases
+    from cases.generate import generate
+
+    out = tmp_path_factory.mktemp("library")
+    generate(out, cases.all_cases())
+    return load_cells(out)
+
+
+def network_shaped_like_the_model(standin, cell):
+    """Test fake: the stand-in network holds one layer per ONNX node, named after it, producing the node's tensors."""
+    import onnx
+
+    graph = onnx.load(cell["model"]).graph
+    graph_outputs = {value.name for value in graph.output}
+    layers, outputs = [], {}
+    for node in graph.node:
+        layer = standin.make("ILayer", name=node.name, num_outputs=len(node.output))
+        outputs[id(layer)] = [standin.make("ITensor", name=name, is_network_output=name in graph_outputs)
+                              for name in node.output]
+        layers.append(layer)
+    standin.on("INetworkDefinition.num_layers", len(layers))
+    standin.on("INetworkDefinition.get_layer", lambda network, index: layers[index])
+    standin.on("ILayer.get_output", lambda layer, index: outputs[id(layer)][index])
+
+
+def test_every_cell_of_the_case_library_runs_or_is_unavailable_or_unsupported(standin, library_cells, tmp_path):
+    """The library's knobs (extra outputs, parser flags, calibrators) on every version: only the documented outcomes
+    of the code path, a finished run, an unavailable cell or an unsupported-api failure, never another exception."""
+    backend = BackendUpToInference(TARGET)
+    for cell in library_cells:
+        if backend.unavailable_reason(cell):
+            assert cell["mode"] == "implicit-int8" and not has(standin, "BuilderFlag.INT8")
+            continue
+        standin.calls.clear()
+        network_shaped_like_the_model(standin, cell)
+        try:
+            run(cell, tmp_path / cell["variant"])
+        except BackendFailure as failure:
+            assert failure.category == "unsupported-api", failure.message
+        marked = [c.args[0].name for c in standin.calls_to("INetworkDefinition.mark_output")]
+        assert marked == [name for name in cell["knobs"]["extra_outputs"] if name not in cell["outputs"]]
+
+
+@pytest.mark.parametrize("knob", [True, False, None])
+def test_native_instancenorm_is_set_explicitly_both_ways(standin, cells, tmp_path, knob):
+    flag = standin.enum("OnnxParserFlag.NATIVE_INSTANCENORM")
+    expected = knob if knob is not None else major(standin) >= 10
+    execution = run(with_knobs(cells["explicit-qdq"], native_instancenorm=knob), tmp_path)
+    if expected:
+        assert [c.args[0] for c in standin.calls_to("OnnxParser.flags", "set")] == [1 << int(flag)]
+        assert not standin.calls_to("OnnxParser.clear_flag")
+    else:
+        assert [c.args[0] for c in standin.calls_to("OnnxParser.clear_flag")] == [flag]
+        assert not standin.calls_to("OnnxParser.flags", "set")
+    assert [c.args[0] for c in standin.calls_to("OnnxParser.get_flag")] == [flag]
+    recorded = execution.details["tensorrt_calls"]["network"]["native_instancenorm"]
+    assert recorded["set"] is expected and recorded["observed"] is expected
+
+
+@pytest.mark.parametrize("calibrator, class_name",
+                         [("entropy2", "IInt8EntropyCalibrator2"), ("minmax", "IInt8MinMaxCalibrator")])
+def test_implicit_mode_sets_int8_and_attaches_the_chosen_calibrator(weakly_typed_standin, cells, tmp_path, calibrator,
+                                                                   class_name):
+    standin = weakly_typed_standin
+    cell = with_knobs(cells["implicit-int8"], calibrator=calibrator)
+    execution = run(cell, tmp_path)
+    set_flags = [c.args[0] for c in standin.calls_to("IBuilderConfig.set_flag")]
+    assert standin.enum("BuilderFlag.INT8") in set_flags
+    (attached,) = [c.args[0] for c in standin.calls_to("IBuilderConfig.int8_calibrator", "set")]
+    assert isinstance(attached, getattr(standin.module, class_name))
+    recorded = execution.details["tensorrt_calls"]["config"]["calibrator"]
+    assert recorded == {"class": class_name, "batches": cell["calibration_batches"],
+                        "cache": str(tmp_path / cell["case"] / "calibration.cache")}
+
+
+def test_explicit_mode_attaches_no_calibrator_and_types_the_network_as_the_version_requires(standin, cells, tmp_path):
+    execution = run(cells["explicit-qdq"], tmp_path)
+    assert not standin.calls_to("IBuilderConfig.int8_calibrator", "set")
+    set_flags = [c.args[0] for c in standin.calls_to("IBuilderConfig.set_flag")]
+    flags = created_network_flags(standin)
+    if has(standin, "BuilderFlag.INT8"):  # weak typing: INT8 enables the Q/DQ layers' int8 kernels
+        assert standin.enum("BuilderFlag.INT8") in set_flags
+        if has(standin, "NetworkDefinitionCreationFlag.STRONGLY_TYPED"):
+            assert not flags & (1 << int(standin.enum("NetworkDefinitionCreationFlag.STRONGLY_TYPED")))
+    else:  # 11.x: only strongly typed networks, no precision flags
+        assert flags & (1 << int(standin.enum("NetworkDefinitionCreationFlag.STRONGLY_TYPED")))
+        assert execution.details["tensorrt_calls"]["network"]["strongly_typed"]["set"] is True
+
+
+def test_strongly_typed_knob_uses_the_flag_where_it_exists_and_is_unsupported_where_not(standin, cells, tmp_path):
+    cell = with_knobs(cells["explicit-qdq"], strongly_typed=True)
+    if not has(standin, "NetworkDefinitionCreationFlag.STRONGLY_TYPED"):
+        with pytest.raises(BackendFailure) as failure:
+            run(cell, tmp_path)
+        assert failure.value.category == "unsupported-api" and failure.value.stage == "parse"
+        expected = f"NetworkDefinitionCreationFlag.STRONGLY_TYPED is not in TensorRT {standin.version}"
+        assert expected in failure.value.message
+        assert not standin.calls_to("Builder.create_network")
+        return
+    run(cell, tmp_path)
+    assert created_network_flags(standin) & (1 << int(standin.enum("NetworkDefinitionCreationFlag.STRONGLY_TYPED")))
+    set_flags = [c.args[0] for c in standin.calls_to("IBuilderConfig.set_flag")]
+    assert not [f for f in set_flags if f.name in ("INT8", "FP16")]
+
+
+def test_engines_are_built_with_detailed_profiling_and_inspected_as_json(standin, cells, tmp_path):
+    run(cells["explicit-qdq"], tmp_path)
+    assert [c.args[0] for c in standin.calls_to("IBuilderConfig.profiling_verbosity", "set")] == [
+        standin.enum("ProfilingVerbosity.DETAILED")]
+    assert [c.args[0] for c in standin.calls_to("EngineInspector.get_engine_information")] == [
+        standin.enum("LayerInformationFormat.JSON")]
+
+
+def test_every_tensorrt_call_exists_in_the_version(standin, cells, tmp_path):
+    """Redundant by construction (the stand-in has nothing else), kept as the statement the closing note cites."""
+    run(cells["explicit-qdq"], tmp_path)
+    used = {c.api for c in standin.calls}
+    assert used and all(has(standin, api) for api in used)
+
+
+def test_implicit_cells_are_unavailable_exactly_where_implicit_quantization_is_gone(standin, cells):
+    reason = BackendUpToInference(TARGET).unavailable_reason(cells["implicit-int8"])
+    assert BackendUpToInference(TARGET).unavailable_reason(cells["explicit-qdq"]) is None
+    if has(standin, "BuilderFlag.INT8"):
+        assert reason is None
+    else:
+        assert f"not in TensorRT {standin.version}" in reason and "removed it in 11.0" in reason
+        assert "https://docs.nvidia.com/deeplearning/tensorrt/" in reason
+
+
+@pytest.mark.parametrize("knobs, api", [({"fp16": True}, "BuilderFlag.FP16"),
+                                        ({"precision_constraints": "obey"}, "BuilderFlag.OBEY_PRECISION_CONSTRAINTS"),
+                                        ({"layer_precisions": {"/conv/Conv": "int8"}}, "ILayer.precision")])
+def test_a_knob_needing_an_api_the_version_lacks_is_unsupported_api(standin, cells, tmp_path, knobs, api):
+    network_has_the_conv(standin)
+    cell = with_knobs(cells["explicit-qdq"], **knobs)
+    if has(standin, api):
+        run(cell, tmp_path)
+        return
+    with pytest.raises(BackendFailure) as failure:
+        run(cell, tmp_path)
+    assert failure.value.category == "unsupported-api"
+    assert f"{api} is not in TensorRT {standin.version}" in failure.value.message
+    assert failure.value.log and "tensorrt.log" in failure.value.log
+
+
+def test_an_api_polygraphy_finds_missing_is_unsupported_api(cells, tmp_path):
+    """A 10.3.0 stand-in with BuilderFlag.TF32 deleted: Polygraphy's 'not available' error becomes unsupported-api."""
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    type.__delattr__(standin.module.BuilderFlag, "TF32")
+    with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
+        run(cells["explicit-qdq"], tmp_path)
+    assert failure.value.category == "unsupported-api" and failure.value.stage == "build"
+    assert "not available on TensorRT version 10.3.0" in failure.value.details["polygraphy_error"]
+
+
+def network_has_the_conv(standin):
+    """Give the stand-in network one layer named like the control case's conv, with one output tensor."""
+    output = standin.make("ITensor", name="/conv/Conv_output_0", is_network_output=False)
+    conv = standin.make("ILayer", name="/conv/Conv", num_outputs=1)
+    standin.on("INetworkDefinition.num_layers", 1)
+    standin.on("INetworkDefinition.get_layer", lambda network, index: conv)
+    standin.on("ILayer.get_output", lambda layer, index: output)
+    return conv, output
+
+
+def test_extra_outputs_are_marked_in_addition_to_the_models_outputs(standin, cells, tmp_path):
+    conv, output = network_has_the_conv(standin)
+    run(with_knobs(cells["explicit-qdq"], extra_outputs=["/conv/Conv_output_0"]), tmp_path)
+    assert [c.args[0] for c in standin.calls_to("INetworkDefinition.mark_output")] == [output]
+    assert not standin.calls_to("INetworkDefinition.unmark_output")
+
+
+def test_layer_precisions_set_the_layer_named_after_the_onnx_node(weakly_typed_standin, cells, tmp_path):
+    standin = weakly_typed_standin
+    conv, _ = network_has_the_conv(standin)
+    execution = run(with_knobs(cells["explicit-qdq"], layer_precisions={"/conv/Conv": "fp16"}), tmp_path)
+    (call,) = standin.calls_to("ILayer.precision", "set")
+    assert call.obj is conv and call.args[0] == standin.enum("DataType.HALF")
+    assert execution.details["tensorrt_calls"]["network"]["layer_precisions"] == {"/conv/Conv": "DataType.HALF"}
+
+
+def test_a_layer_precision_for_a_node_the_network_lacks_names_the_layers_it_has(cells, tmp_path):
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    with installed_as_tensorrt(standin):
+        network_has_the_conv(standin)
+        with pytest.raises(ValueError, match=r"\['/conv/Conv2'\].*'/conv/Conv'"):
+            run(with_knobs(cells["explicit-qdq"], layer_precisions={"/conv/Conv2": "fp16"}), tmp_path)
+
+
+def test_a_failed_build_is_classified_from_what_tensorrt_logged(cells, tmp_path):
+    """A build fake on the 10.3.0 stand-in: it logs like TensorRT through the logger the backend gave the builder."""
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+
+    def failing_build(builder, network, config):
+        (logger,) = [c.args[0] for c in standin.calls_to("Builder", "new") if c.obj is builder]
+        severity = standin.module.ILogger.Severity
+        logger.log(severity.VERBOSE, "Applying generic optimizations to the graph for inference.")
+        logger.log(severity.WARNING, "Missing scale and zero-point for tensor /act/Relu_output_0, expect fall back to "
+                                     "non-int8 implementation for any layer consuming or producing given tensor")
+        logger.log(severity.ERROR, "10: Could not find any implementation for node /conv/Conv + /act/Relu.")
+        return None
+
+    standin.on("Builder.build_serialized_network", failing_build)
+    with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
+        run(cells["explicit-qdq"], tmp_path)
+    assert failure.value.stage == "build" and failure.value.category == "no-implementation"
+    assert failure.value.node == "/conv/Conv + /act/Relu"
+    assert failure.value.warnings["missing-scale"] == 1
+    log = (tmp_path / cells["explicit-qdq"]["case"] / "tensorrt.log").read_text().splitlines()
+    assert log == ["[V] [TRT] Applying generic optimizations to the graph for inference.",
+                   "[W] [TRT] Missing scale and zero-point for tensor /act/Relu_output_0, expect fall back to non-int8 "
+                   "implementation for any layer consuming or producing given tensor",
+                   "[E] [TRT] 10: Could not find any implementation for node /conv/Conv + /act/Relu."]
+    assert "[V]" not in failure.value.log and "Could not find any implementation" in failure.value.log
+
+
+@pytest.mark.parametrize("version", ["10.2.0", "10.3.0"])
+def test_the_10_1_calibrator_deprecation_warning_is_recorded_not_fatal(cells, tmp_path, version):
+    """DeprecatingCalibratorFake: the JSON cannot show warnings, so this fake of the >=10.1 stand-in emulates the
+    DeprecationWarning that implicit quantization raises from 10.1 on (failure-patterns.md P10)."""
+    standin = ContractStandIn.for_version(version)
+    answers_that_let_the_path_continue(standin)
+    calibrator_init = standin.module.IInt8EntropyCalibrator2.__init__
+
+    def deprecating_init(calibrator, *args):
+        warnings.warn("IInt8EntropyCalibrator2 is deprecated; use explicit quantization", DeprecationWarning)
+        calibrator_init(calibrator, *args)
+
+    type.__setattr__(standin.module.IInt8EntropyCalibrator2, "__init__", deprecating_init)
+    with installed_as_tensorrt(standin):
+        execution = run(cells["implicit-int8"], tmp_path)
+    assert execution.warnings["deprecated-api"] == 1
+    (recorded,) = [w for w in execution.details["python_warnings"] if w["category"] == "DeprecationWarning"]
+    assert "IInt8EntropyCalibrator2 is deprecated" in recorded["message"] and recorded["count"] == 1
+    assert "[W] [python] DeprecationWarning: IInt8EntropyCalibrator2 is deprecated" in execution.log
+
+
+def test_unreadable_layer_information_is_a_harness_error_never_a_fallback(cells, tmp_path):
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    standin.on("EngineInspector.get_engine_information", "")  # the plain stand-in's neutral str
+    with installed_as_tensorrt(standin), pytest.raises(ValueError, match="per-layer information could not be read"):
+        run(cells["explicit-qdq"], tmp_path)
+
+
+def test_build_modes_follow_the_versions_api(standin):
+    modes = build_modes(standin.module)
+    assert modes["explicit-qdq"]["available"]
+    assert modes["implicit-int8"]["available"] is has(standin, "BuilderFlag.INT8")
+    assert modes["strongly-typed"]["available"] is has(standin, "NetworkDefinitionCreationFlag.STRONGLY_TYPED")
+
+
+def test_environment_and_doctor_never_raise_and_report_the_version(standin):
+    environment = BackendUpToInference(TARGET).environment()
+    assert environment["tensorrt_version"] == standin.version
+    assert isinstance(environment["gpu_probe_errors"], list)  # no CUDA here: the errors say why
+    report = tensorrt_doctor()
+    assert report["tensorrt"]["version"] == standin.version and report["polygraphy"]["usable"]
+    assert set(report["build_modes"]) == {"implicit-int8", "explicit-qdq", "strongly-typed"}
+
+
+# ---- static check: the TensorRT names in the backend's source ----
+
+# Every module of the TensorRT package (backend, capture, compat, gpu, doctor, ...): where TensorRT is called.
+BACKEND_SOURCES = tuple(sorted(Path(trt_package.__file__).parent.glob("*.py")))
+
+
+def backend_trees():
+    return [ast.parse(path.read_text(), filename=str(path)) for path in BACKEND_SOURCES]
+
+
+def tensorrt_attribute_chains(tree) -> set[str]:
+    """Every whole ``trt.X`` / ``trt.X.Y`` in the source, as "X" / "X.Y" (``trt.X.Y`` is not also counted as "X")."""
+    inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    chains = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or id(node) in inner:
+            continue
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id == "trt":
+            chains.add(".".join(reversed(parts)))
+    return chains
+
+
+def feature_detected_names(tree) -> set[str]:
+    """String names handed to tensorrt_api / require_api."""
+    names = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("tensorrt_api", "require_api")
+                and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)):
+            names.add(node.args[1].value)
+    return names
+
+
+def test_unconditional_tensorrt_names_exist_in_every_version():
+    chains = set().union(*map(tensorrt_attribute_chains, backend_trees()))
+    assert chains <= set(backend_module.TENSORRT_API_REQUIRED), chains - set(backend_module.TENSORRT_API_REQUIRED)
+    missing = {(api, v) for api in backend_module.TENSORRT_API_REQUIRED for v in RECORDED_VERSIONS
+               if not api_exists(v, api)}
+    assert not missing, f"used without feature detection but absent from a version: {sorted(missing)}"
+
+
+def test_feature_detected_names_are_declared_and_exist_in_some_version():
+    declared = set(backend_module.TENSORRT_API_DETECTED)
+    looked_up = set().union(*map(feature_detected_names, backend_trees()))
+    looked_up |= set(backend_module.CALIBRATOR_CLASSES.values()) | set(backend_module.LAYER_PRECISION_TYPES.values())
+    looked_up |= set(backend_module.PRECISION_CONSTRAINT_FLAGS.values()) | set(backend_module.IMPLICIT_QUANTIZATION_API)
+    assert looked_up <= declared, looked_up - declared
+    never = [api for api in declared if not any(api_exists(v, api) for v in RECORDED_VERSIONS)]
+    assert not never, f"feature-detected names no version has (a typo?): {never}"
+

@@ -1,0 +1,386 @@
+"""Per-layer precision and ONNX node mapping on engine information written by TensorRT.
+
+Fixtures in ../shared/reference:
+* engine-layers/*.graph.json: engine inspector JSON (A100, ResNet-50 fp32 / fp16 / QAT variants) with their build
+  metadata, from NVIDIA/TensorRT's TREx examples (https://github.com/NVIDIA/TensorRT/tree/main/tools/experimental/
+  trt-engine-explorer, Apache-2.0).
+* trt-logs/F36.log, F41.log, F42.log: verbose "Engine Layer Information", a cut-short --exportLayerInfo excerpt and
+  names-only layer info; their source links are in trt-logs/labels.json (NVIDIA/TensorRT issues #2527, #3737, #4048).
+"""
+import json
+import re
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from harness.worker.backends.tensorrt.classify import classify_log
+from harness.worker.backends.tensorrt.layers import (
+    EngineLayer,
+    FallbackReport,
+    OnnxNames,
+    as_onnx_names,
+    fallback_nodes,
+    layers_from_file,
+    layers_from_inspector_json,
+    layers_from_log,
+    node_precisions,
+    onnx_nodes_from_layer_name,
+    onnx_nodes_from_metadata,
+)
+
+CONVOLUTION_LAYER_TYPES = ("CaskConvolution", "ConvActPool")
+
+
+def build_precision(engine_graph) -> str:
+    """The precision flags the engine was built with, from its build metadata ("FP32", "FP32+FP16", ...)."""
+    metadata = engine_graph.with_name(engine_graph.name.replace(".graph.json", ".build.metadata.json"))
+    return json.loads(metadata.read_text())["build_options"]["Precision"]
+
+
+def test_every_engine_is_read_with_a_precision_per_layer(engine_graph):
+    layers = layers_from_file(engine_graph)
+    assert len(layers) == len(json.loads(engine_graph.read_text())["Layers"])
+    assert all(layer.precision != "unknown" for layer in layers)
+    assert any(layer.layer_type in CONVOLUTION_LAYER_TYPES for layer in layers)
+
+
+def test_engine_precision_matches_its_build_flags(engine_graph):
+    """fp32 and fp16 engines have no INT8 layer (fp16 ones compute in FP16); QAT ones run every conv in INT8."""
+    flags = build_precision(engine_graph)
+    layers = layers_from_file(engine_graph)
+    convolutions = [layer for layer in layers if layer.layer_type in CONVOLUTION_LAYER_TYPES]
+    conv_nodes = {node: p for node, p in node_precisions(layers).items() if re.fullmatch(r"(Conv|Gemm)_\d+", node)}
+    assert len(convolutions) >= 20
+    assert len(conv_nodes) >= len(convolutions)
+    if "INT8" in flags:
+        assert {layer.precision for layer in convolutions} == {"int8"}
+        assert set(conv_nodes.values()) == {"int8"}
+    else:
+        expected = "fp16" if "FP16" in flags else "fp32"
+        assert [layer.name for layer in layers if layer.precision == "int8"] == []
+        assert {layer.precision for layer in convolutions} == {expected}
+        assert set(node_precisions(layers).values()) == {expected}
+
+
+def test_reformat_layers_are_boundaries_not_compute(engine_graph):
+    entries = json.loads(engine_graph.read_text())["Layers"]
+    layers = layers_from_file(engine_graph)
+    for entry, layer in zip(entries, layers):
+        assert layer.origin == entry.get("Origin")
+        if entry["LayerType"] == "Reformat":
+            assert layer.is_boundary, layer.name
+        if entry["LayerType"] in CONVOLUTION_LAYER_TYPES:
+            assert not layer.is_boundary, layer.name
+
+
+def test_qdq_reformats_report_their_quantized_side(reference_dir):
+    layers = layers_from_file(reference_dir / "engine-layers" / "a100-resnet-qat.graph.json")
+    qdq = [layer for layer in layers if layer.origin == "QDQ"]
+    assert len(qdq) == 10
+    assert all(layer.is_boundary and layer.precision == "int8" for layer in qdq)
+    assert qdq[0] == EngineLayer("QuantizeLinear_2", "Reformat", "int8", True, ("QuantizeLinear_2",), "QDQ")
+
+
+def test_weights_decide_a_residual_conv_that_adds_a_float_tensor(reference_dir):
+    layers = layers_from_file(reference_dir / "engine-layers" / "a100-resnet-qat.graph.json")
+    residual = next(layer for layer in layers if layer.name.startswith("layer1.0.conv2.weight"))
+    assert residual.precision == "int8"  # inputs: Int8 and FP16; Weights.Type: Int8
+    assert residual.onnx_nodes == ("layer1.0.conv2.weight", "QuantizeLinear_32", "Conv_34", "Add_36", "Relu_37")
+
+
+def test_compute_layer_wins_over_the_boundary_that_reformats_its_output(reference_dir):
+    layers = layers_from_file(reference_dir / "engine-layers" / "a100-resnet-qat.graph.json")
+    covering = [(layer.precision, layer.is_boundary) for layer in layers if "MaxPool_12" in layer.onnx_nodes]
+    assert covering == [("fp32", False), ("fp16", True)]
+    assert node_precisions(layers)["MaxPool_12"] == "fp32"
+
+
+@pytest.mark.parametrize(
+    ("engine", "pool", "expected"),
+    [
+        # Without Q/DQ after it the global average pool runs in FP32; with it ("qgap") in INT8.
+        ("a100-resnet-qat-residual", "GlobalAveragePool_294", FallbackReport(("GlobalAveragePool_294",), (), ())),
+        ("a100-resnet-qat-residual-qgap", "GlobalAveragePool_300", FallbackReport((), (), ())),
+    ],
+)
+def test_fallback_nodes_on_real_engines(reference_dir, engine, pool, expected):
+    layers = layers_from_file(reference_dir / "engine-layers" / f"{engine}.graph.json")
+    assert fallback_nodes(node_precisions(layers), ["Conv_9", pool]) == expected
+
+
+def test_f36_verbose_layer_information(reference_dir):
+    layers = layers_from_file(reference_dir / "trt-logs" / "F36.log")
+    assert [(l.layer_type, l.precision, l.is_boundary) for l in layers] == [
+        ("Reformat", "int8", True),
+        ("CaskConvolution", "int8", False),
+        ("CaskConvolution", "int8", False),
+        ("CaskConvolution", "int8", False),
+    ]
+    assert layers[1].onnx_nodes == ("Pad_6", "0.blocks.0.1.our_module.weight", "QuantizeLinear_9", "Conv_13", "Clip_14")
+    assert layers[3].onnx_nodes == (
+        "0.deblocks.0.0.our_module.weight",
+        "QuantizeLinear_51",
+        "Conv_55",
+        "Clip_56",
+        "DequantizeLinear_62",
+        "QuantizeLinear_378",
+    )
+
+
+def as_8_0_to_8_4_spelling(line: str) -> str:
+    """F36's lines re-spelled as TRT 8.0-8.4 print them: 'name[Int8(1,96,...)]' and a decimal tactic."""
+    line = re.sub(r" \((\w+)\[([^\]]*)\]\)", r"[\1(\2)]", line)
+    return re.sub(r"Tactic: (0x[0-9a-f]+)", lambda m: f"Tactic: {int(m.group(1), 16)}", line)
+
+
+def test_both_tensor_spellings_of_layer_information_read_the_same(reference_dir):
+    # Re-spelling the verbatim F36 block in the older bracket style is a constructed fixture, not TensorRT output.
+    text = (reference_dir / "trt-logs" / "F36.log").read_text(encoding="utf-8")
+    older = "\n".join(as_8_0_to_8_4_spelling(line) for line in text.splitlines())
+    assert "581[Int8(1,96:32,800,912)]" in older and "Tactic: 1002," in older
+    assert layers_from_log(older) == layers_from_log(text)
+
+
+def test_last_layer_information_block_wins_and_mixed_precision_reads_lowest_input(reference_dir):
+    # Constructed: a second block, as a log of two builds would hold, whose conv reads an FP16 and an Int8 tensor.
+    text = (reference_dir / "trt-logs" / "F36.log").read_text(encoding="utf-8")
+    second = (
+        "[V] [TRT] Engine Layer Information:\n"
+        "Layer(CaskConvolution): Conv_13, Tactic: 0x1, a (Half[1,64,8,8]), b (Int8[1,64,8,8]) -> c (Half[1,64,8,8])\n"
+        "Layer(Shuffle): Reshape_2, Tactic: 0x0, c (Half[1,64,8,8]), shape (Int32[2]) -> d (Half[64,64])\n"
+        "[12/06/2022-19:26:22] [I] [TRT] [MemUsageChange] done\n"
+    )
+    layers = layers_from_log(text + "\n" + second)
+    assert [(l.name, l.precision) for l in layers] == [("Conv_13", "int8"), ("Reshape_2", "fp16")]
+
+
+def test_f41_cut_short_export_layer_info(reference_dir):
+    layers = layers_from_file(reference_dir / "trt-logs" / "F41.log")
+    assert len(layers) == 1
+    assert (layers[0].layer_type, layers[0].precision, layers[0].is_boundary) == ("CaskConvolution", "int8", False)
+    assert layers[0].onnx_nodes == (
+        "/model.22/cv2.1/cv2.1.0/conv/Conv",
+        "/model.22/cv2.1/cv2.1.0/act/Relu",
+        "/model.22/cv3.1/cv3.1.0/conv/Conv",
+        "/model.22/cv3.1/cv3.1.0/act/Relu",
+    )
+
+
+def test_f42_names_only_is_unknown_never_fp32(reference_dir):
+    layers = layers_from_file(reference_dir / "trt-logs" / "F42.log")
+    assert len(layers) == 5
+    assert {layer.precision for layer in layers} == {"unknown"}
+    assert [layer.is_boundary for layer in layers] == [True, False, False, False, False]
+    precisions = node_precisions(layers)
+    assert set(precisions.values()) == {"unknown"}
+    conv = "/model/backbone/conv1/conv1_1/conv/Conv"
+    assert fallback_nodes(precisions, [conv, "/model/head/Conv"]) == FallbackReport((), (conv,), ("/model/head/Conv",))
+
+
+def test_names_only_and_single_layer_json_shapes():
+    names_only = layers_from_inspector_json({"Layers": ["Conv_0 + Relu_1"]})
+    assert layers_from_inspector_json(["Conv_0 + Relu_1"]) == names_only
+    assert layers_from_inspector_json("Conv_0 + Relu_1")[0].onnx_nodes == ("Conv_0", "Relu_1")
+
+
+@pytest.mark.parametrize(
+    ("name", "nodes"),
+    [
+        ("Conv_0 + Relu_1", ("Conv_0", "Relu_1")),
+        ("a + b || c + d", ("a", "b", "c", "d")),
+        # the node of seed pattern S1 (NVIDIA/TensorRT#3640): Conv fused with a nested PWN of Sigmoid and Mul
+        (
+            "/model.0/conv/Conv + PWN(PWN(/model.0/act/Sigmoid), /model.0/act/Mul)",
+            ("/model.0/conv/Conv", "/model.0/act/Sigmoid", "/model.0/act/Mul"),
+        ),
+        ("PWN(PWN(a, PWN(b)), c + d)", ("a", "b", "c", "d")),
+        ("Reformatting CopyNode for Input Tensor 1 to Conv_5 + Add_6 + Relu_7", ("Conv_5", "Add_6", "Relu_7")),
+        ("Reformatting CopyNode for Output Tensor 0 to MaxPool_2", ("MaxPool_2",)),
+        (
+            "DequantizeLinear_62 + QuantizeLinear_378_clone_0 + QuantizeLinear_378_clone_1",
+            ("DequantizeLinear_62", "QuantizeLinear_378"),
+        ),
+        ("fc.weight + (Unnamed Layer* 306) [Shuffle] + (Unnamed Layer* 306) [Shuffle]_output", ("fc.weight",)),
+        ("{ForeignNode[/a/MatMul + /a/Add.../a/Softmax]}", ("/a/MatMul", "/a/Add", "/a/Softmax")),
+        ("{ForeignNode[/a/Softmax]}", ("/a/Softmax",)),
+    ],
+)
+def test_layer_name_to_onnx_nodes(name, nodes):
+    assert onnx_nodes_from_layer_name(name) == nodes
+
+
+def test_no_implementation_nodes_of_the_excerpts_map_to_onnx_nodes(reference_dir):
+    node = classify_log((reference_dir / "trt-logs" / "F29.log").read_text()).node
+    assert onnx_nodes_from_layer_name(node) == ("Reshape_11153", "Transpose_11154")
+    node = classify_log((reference_dir / "trt-logs" / "F01.log").read_text()).node
+    expected = ("w", "node_of_dqconv.dwconv", "node_of_swish.sigmoid", "node_of_swish.mul")
+    assert onnx_nodes_from_layer_name(node) == expected
+
+
+def qat_conv_model() -> onnx.ModelProto:
+    """A QAT conv as pytorch-quantization exports it, with the node and initializer names of the QAT engine."""
+    weight = helper.make_tensor("conv1.weight", TensorProto.FLOAT, [4, 3, 3, 3], [0.1] * 108)
+    scale = helper.make_tensor("scale", TensorProto.FLOAT, [], [0.02])
+    zero = helper.make_tensor("zero", TensorProto.INT8, [], [0])
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "scale", "zero"], ["xq"], name="QuantizeLinear_2"),
+        helper.make_node("DequantizeLinear", ["xq", "scale", "zero"], ["xd"], name="DequantizeLinear_5"),
+        helper.make_node("QuantizeLinear", ["conv1.weight", "scale", "zero"], ["wq"], name="QuantizeLinear_7"),
+        helper.make_node("DequantizeLinear", ["wq", "scale", "zero"], ["wd"], name="DequantizeLinear_8"),
+        helper.make_node("Conv", ["xd", "wd"], ["y"], name="Conv_9", pads=[1, 1, 1, 1]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "qat_conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [weight, scale, zero],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    return model
+
+
+def test_onnx_model_keeps_real_nodes_and_maps_initializers_to_their_consumers(reference_dir):
+    names = OnnxNames.from_model(qat_conv_model())
+    assert names.initializer_consumers["conv1.weight"] == ("QuantizeLinear_7",)
+    fused = "conv1.weight + QuantizeLinear_7 + Conv_9"
+    assert onnx_nodes_from_layer_name(fused, names) == ("QuantizeLinear_7", "Conv_9")
+    layers = layers_from_file(reference_dir / "engine-layers" / "a100-resnet-qat.graph.json", qat_conv_model())
+    precisions = node_precisions(layers)
+    assert precisions == {"QuantizeLinear_2": "int8", "QuantizeLinear_7": "int8", "Conv_9": "int8"}
+    report = fallback_nodes(precisions, ["Conv_9", "DequantizeLinear_5"])
+    assert report == FallbackReport((), (), ("DequantizeLinear_5",))
+
+
+def test_initializer_name_alone_maps_to_the_node_consuming_it():
+    names = OnnxNames(frozenset({"Conv_0"}), {"conv1.weight": ("Conv_0",)})
+    assert onnx_nodes_from_layer_name("conv1.weight", names) == ("Conv_0",)
+    assert onnx_nodes_from_layer_name("conv1.weight + reshape_after_Conv_0", names) == ("Conv_0",)
+
+
+def test_clone_is_kept_when_the_graph_really_has_a_node_of_that_name():
+    assert onnx_nodes_from_layer_name("a_clone_0 + b_clone_1", as_onnx_names({"a_clone_0", "b"})) == ("a_clone_0", "b")
+
+
+def test_node_names_can_filter_the_report():
+    layers = layers_from_inspector_json(["Conv_0 + Relu_1"])
+    assert node_precisions(layers, ["Relu_1"]) == {"Relu_1": "unknown"}
+
+
+def test_a_single_name_string_is_refused_as_onnx_names():
+    with pytest.raises(TypeError, match="wrap one name in a set"):
+        as_onnx_names("Conv_0")
+
+
+@pytest.mark.parametrize(
+    ("metadata", "nodes"),
+    [
+        ("[ONNX Layer: /conv1/Conv]\x1e[ONNX Layer: /relu/Relu]", ("/conv1/Conv", "/relu/Relu")),
+        ("[ONNX Layer: /conv1/Conv]\x1f[ONNX Layer: /relu/Relu]", ("/conv1/Conv", "/relu/Relu")),
+        (["[ONNX Layer: a]", "[ONNX Layer: b]\x1e[ONNX Layer: a]"], ("a", "b")),
+        ("[ONNX Layer: x[0]]", ("x[0]",)),
+        ("", ()),
+        (None, ()),
+    ],
+)
+def test_metadata_records(metadata, nodes):
+    assert onnx_nodes_from_metadata(metadata) == nodes
+
+
+def detailed_layer(**fields) -> dict:
+    """A DETAILED inspector layer dict, as TensorRT 10 writes it (constructed)."""
+    return {"Name": "__myl_fused_0", "LayerType": "CaskConvolution", "Inputs": [], "Outputs": [], **fields}
+
+
+def test_metadata_is_preferred_over_the_layer_name():
+    metadata = "[ONNX Layer: /conv1/Conv]\x1e[ONNX Layer: /relu/Relu]"
+    layer = layers_from_inspector_json(detailed_layer(Metadata=metadata))[0]
+    assert layer.onnx_nodes == ("/conv1/Conv", "/relu/Relu")
+    filtered = layers_from_inspector_json(detailed_layer(Metadata="[ONNX Layer: /conv1/Conv]"), {"/relu/Relu"})[0]
+    assert filtered.onnx_nodes == ()
+
+
+@pytest.mark.parametrize(
+    ("fields", "precision"),
+    [
+        ({"Weights": {"Type": "Half", "Count": 9}, "Inputs": [{"Format/Datatype": "Row major linear FP32"}]}, "fp16"),
+        (
+            {
+                "Inputs": [{"Format/Datatype": "Row major linear Int32"}],
+                "Outputs": [{"Format/Datatype": "Row major linear FP16 format"}],
+            },
+            "fp16",
+        ),
+        ({"TacticName": "sm80_xmma_fprop_implicit_gemm_interleaved_i8f16_i8i32_f32_nchw_vect_c_32kcrs"}, "int8"),
+        ({"TacticName": "trt_turing_cutlass_image_network_first_layer_hmma_fprop_f16f16f32_nhwc_nhwc"}, "fp16"),
+        ({"TacticName": "ampere_scudnn_128x64_relu_xregs_large_nn_v1"}, "fp32"),
+        ({}, "unknown"),
+    ],
+)
+def test_precision_rule_order(fields, precision):
+    assert layers_from_inspector_json(detailed_layer(**fields))[0].precision == precision
+
+
+def compute(name: str, precision: str, boundary: bool = False) -> EngineLayer:
+    return EngineLayer(name, None, precision, boundary, tuple(name.split(" + ")), None)
+
+
+def test_node_in_several_compute_layers_is_int8_only_if_all_are():
+    layers = [compute("Conv_1 + Q_9", "int8"), compute("Conv_2 + Q_9", "fp32"), compute("Conv_3 + Q_8", "int8")]
+    expected = {"Conv_1": "int8", "Q_9": "fp32", "Conv_2": "fp32", "Conv_3": "int8", "Q_8": "int8"}
+    assert node_precisions(layers) == expected
+
+
+def test_unknown_layers_do_not_outvote_known_ones_and_boundaries_count_only_alone():
+    layers = [compute("Q_1", "unknown"), compute("Q_1 + Conv_1", "int8"), compute("Q_2", "fp16", boundary=True)]
+    assert node_precisions(layers) == {"Q_1": "int8", "Conv_1": "int8", "Q_2": "fp16"}
+
+
+def test_fallback_report_keeps_expected_order_and_drops_duplicates():
+    precisions = {"a": "fp32", "b": "int8", "c": "unknown", "d": "fp16"}
+    assert fallback_nodes(precisions, ["d", "a", "b", "c", "e", "a"]) == FallbackReport(("d", "a"), ("c",), ("e",))
+
+
+def test_log_without_layer_information_says_how_to_get_it(reference_dir):
+    with pytest.raises(ValueError, match=r"F01\.log.*no 'Engine Layer Information' block.*profilingVerbosity=detailed"):
+        layers_from_file(reference_dir / "trt-logs" / "F01.log")
+
+
+def test_profile_json_is_refused_with_a_hint(tmp_path):
+    profile = tmp_path / "profile.json"
+    profile.write_text('[{"count": 10}, {"name": "Conv_0", "timeMs": 1.5}]')
+    with pytest.raises(ValueError, match="exportProfile"):
+        layers_from_file(profile)
+
+
+def test_damaged_json_is_refused(tmp_path):
+    damaged = tmp_path / "layers.json"
+    damaged.write_text('{"Layers": ["Conv_0" "Relu_1"]}')
+    with pytest.raises(ValueError, match=r"layers\.json: starts like engine inspector JSON but is not readable"):
+        layers_from_file(damaged)
+
+
+def test_json_cut_inside_a_string_keeps_the_complete_layers(tmp_path):
+    cut = tmp_path / "layers.json"
+    cut.write_text('{"Layers": ["Conv_0 + Relu_1"\n,"MaxPo')
+    assert [layer.name for layer in layers_from_file(cut)] == ["Conv_0 + Relu_1"]
+
+
+def test_unreadable_layer_line_is_refused():
+    with pytest.raises(ValueError, match="engine layer line not understood"):
+        layers_from_log("Engine Layer Information:\nLayer(CaskConvolution): Conv_0 without a tactic\n")
+
+
+def test_tensorrt_11_split_data_type_field_is_read():
+    """11.x writes DataType and Format apart (field names from NVIDIA's 10.x -> 11.x IEngineInspector migration page,
+    https://docs.nvidia.com/deeplearning/tensorrt/11.0.0/api/migration/tensorrt-10x-to-11x-IEngineInspector.html);
+    the layer below is constructed in that shape, not TensorRT output."""
+    from harness.worker.backends.tensorrt.layers import layers_from_inspector_json
+
+    layer = {"Name": "conv", "LayerType": "CaskConvolution",
+             "Inputs": [{"Name": "x", "DataType": "Int8", "Format": "Thirty-two wide channel vectorized row major"}],
+             "Outputs": [{"Name": "y", "DataType": "Float", "Format": "Row major linear FP32 format (kLINEAR)"}]}
+    (parsed,) = layers_from_inspector_json({"Layers": [layer]})
+    assert parsed.precision == "int8"
