@@ -1,0 +1,198 @@
+"""The layers hold: every import of harness/, reports/ and cases/ (lazy ones inside functions included), read from
+the source, forms no cycle between files or between the layers, and each layer imports only what it may.
+
+Layers (README, "Layout"): harness.commands -> harness.orchestration -> harness.store -> harness.worker; reports reads
+the store; cases is the case library. harness.worker runs inside containers: the standard library, numpy, onnx and the
+backend libraries only.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+ROOTS = ("harness", "reports", "cases")
+LAYERS = ("harness.commands", "harness.orchestration", "harness.store", "harness.worker", "reports", "cases")
+WORKER_THIRD_PARTY = {"numpy", "onnx", "onnxruntime", "tensorrt", "polygraphy"}
+FORBIDDEN = {  # layer -> layers it must never import
+    "reports": {"cases", "harness.commands"},
+    "harness.store": {"harness.commands", "harness.orchestration"},
+}
+# Edges that exist today and are being removed by another change; each names that change. Keep this short.
+KNOWN_EXCEPTIONS: set[tuple[str, str]] = {
+    # build_report takes rows and claims from the Python case library; it is to read them from index.json instead
+    # (issue 13, "reports/ reads only from the store and from index.json, never imports cases").
+    ("reports.html", "cases"),
+    ("reports.html", "cases.model"),
+}
+
+
+def module_files() -> dict[str, Path]:
+    """Module name -> file, for every module of the project's packages."""
+    found = {}
+    for root in ROOTS:
+        for path in sorted((REPO / root).rglob("*.py")):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = module_files()
+
+
+def imported_names(module: str, path: Path) -> list[tuple[str, int]]:
+    """(absolute module name, line) of every import in ``path``, at any depth; ``from P import n`` gives P.n when
+    that is a module of the project, else P."""
+    is_package = path.name == "__init__.py"
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module.split(".") if is_package else module.split(".")[:-1]
+                package = package[:len(package) - (node.level - 1)]
+                base = ".".join(package + ([base] if base else []))
+            for alias in node.names:
+                candidate = f"{base}.{alias.name}"
+                found.append((candidate if candidate in MODULES else base, node.lineno))
+    return found
+
+
+def project_module(name: str) -> str | None:
+    """The project module ``name`` refers to (its nearest enclosing one), or None outside the project."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def layer_of(module: str) -> str:
+    """The layer a module belongs to; a module outside the layers (e.g. harness.matrix) is a node of its own."""
+    return next((layer for layer in LAYERS if module == layer or module.startswith(layer + ".")), module)
+
+
+def edges() -> dict[str, dict[str, int]]:
+    """module -> {imported project module: line of the first such import}."""
+    graph: dict[str, dict[str, int]] = {module: {} for module in MODULES}
+    for module, path in MODULES.items():
+        for name, line in imported_names(module, path):
+            target = project_module(name)
+            if target is not None and target != module:
+                graph[module].setdefault(target, line)
+    return graph
+
+
+GRAPH = edges()
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of ``graph`` with more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def where(module: str, target: str) -> str:
+    return f"{MODULES[module].relative_to(REPO)}:{GRAPH[module][target]} imports {target}"
+
+
+def layer_edges() -> dict[tuple[str, str], list[str]]:
+    """(layer, layer) -> the file imports that make that edge, known exceptions left out."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for module, targets in GRAPH.items():
+        for target in targets:
+            pair = (layer_of(module), layer_of(target))
+            if pair[0] != pair[1] and (module, target) not in KNOWN_EXCEPTIONS:
+                found.setdefault(pair, []).append(where(module, target))
+    return found
+
+
+def test_the_walk_sees_lazy_imports_and_every_layer():
+    assert "harness.worker.record" in MODULES and "reports.html" in MODULES and "cases.model" in MODULES
+    lazy = [(m, t) for m, targets in GRAPH.items() for t in targets
+            if m.startswith("harness.commands") and t.startswith("harness.orchestration")]
+    assert lazy, "the commands import orchestration inside functions; the walk must see those imports"
+
+
+def test_cycles_finds_every_loop_and_only_loops():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_import_cycle_between_files():
+    graph = {module: set(targets) - {t for m, t in KNOWN_EXCEPTIONS if m == module} for module, targets in GRAPH.items()}
+    found = cycles(graph)
+    assert not found, "import cycles between files:\n" + "\n".join(
+        " <-> ".join(component) + ":\n  " + "\n  ".join(where(m, t) for m in component for t in GRAPH[m]
+                                                       if t in component)
+        for component in found)
+
+
+def test_no_import_cycle_between_layers():
+    pairs = layer_edges()
+    graph: dict[str, set[str]] = {}
+    for source, target in pairs:
+        graph.setdefault(source, set()).add(target)
+    found = cycles(graph)
+    assert not found, "import cycles between layers:\n" + "\n".join(
+        " <-> ".join(component) + ":\n  " + "\n  ".join(line for (s, t), lines in pairs.items()
+                                                       if s in component and t in component for line in lines)
+        for component in found)
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_a_layer_never_imports_what_it_must_not(layer):
+    offending = [line for (source, target), lines in layer_edges().items()
+                 if source == layer and target in FORBIDDEN[layer] for line in lines]
+    assert not offending, f"{layer} must not import {sorted(FORBIDDEN[layer])}:\n" + "\n".join(offending)
+
+
+def test_the_worker_imports_only_itself_the_standard_library_numpy_onnx_and_backends():
+    offending = []
+    for module, path in MODULES.items():
+        if layer_of(module) != "harness.worker":
+            continue
+        for name, line in imported_names(module, path):
+            top = name.split(".")[0]
+            inside = layer_of(project_module(name) or "") == "harness.worker"
+            if not (inside or top in sys.stdlib_module_names or top in WORKER_THIRD_PARTY or top == "__future__"):
+                offending.append(f"{path.relative_to(REPO)}:{line} imports {name}")
+    assert not offending, "harness/worker runs inside containers:\n" + "\n".join(offending)
+
+
+def test_known_exceptions_still_exist():
+    """An exception whose import is gone must leave the list, so it cannot hide a new edge."""
+    stale = [pair for pair in KNOWN_EXCEPTIONS if pair[1] not in GRAPH.get(pair[0], {})]
+    assert not stale, f"remove from KNOWN_EXCEPTIONS, the import is gone: {stale}"
