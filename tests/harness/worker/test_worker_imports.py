@@ -13,6 +13,8 @@ WORKER_MODULES = [
     "harness.worker.backends", "harness.worker.backends.onnxruntime", "harness.worker.backends.tensorrt",
     "harness.worker.backends.tensorrt.classify", "harness.worker.backends.tensorrt.layers", "harness.worker.backends.tensorrt.compat",
     "harness.worker.backends.tensorrt.capture", "harness.worker.backends.tensorrt.gpu", "harness.worker.backends.tensorrt.doctor",
+    "harness.worker.backends.tensorrt.lazy", "harness.worker.backends.tensorrt.network",
+    "harness.worker.backends.tensorrt.build_config", "harness.worker.backends.tensorrt.calibrator",
 ]
 
 BLOCKER = f"""

@@ -1,7 +1,23 @@
-"""The TensorRT backend, one package: the backend (``backend``), log capture (``capture``), the log classifier
-(``classify``), the layer-precision parser (``layers``), version feature detection (``compat``), GPU facts (``gpu``)
-and the TensorRT section of ``doctor``.
+"""The TensorRT backend, one package, one concern per module:
 
-Importing any module here needs neither TensorRT nor Polygraphy: those are imported lazily, inside the functions that
-call them, so the worker (and the host) import on machines without a GPU.
+* ``backend``: the backend itself, the stages of a cell (parse, build, inspect, infer) and its record;
+* ``network``: how the ONNX model becomes a TensorRT network (parser flags, strong typing, extra outputs, layer
+  precisions); ``build_config``: the builder config (precision flags, profiling); ``calibrator``: the INT8 calibrator
+  of implicit-int8 cells;
+* ``capture``: the cell's TensorRT, Python-warning and Polygraphy logs; ``classify``: the log classifier;
+  ``layers``: the layer-precision parser and node mapping;
+* ``compat``: the TensorRT names the package uses and the releases it needs; ``gpu``: GPU facts;
+  ``doctor``: the TensorRT section of ``python -m harness doctor``; ``lazy``: imports at first use.
+
+Importing any module here needs neither TensorRT nor Polygraphy: each module declares them at its top with
+:func:`~harness.worker.backends.tensorrt.lazy.lazy_import`, and they are imported at first use. So the worker (and the
+host) import on machines without a GPU.
+
+Why the TensorRT module is passed around as an argument (``trt``) instead of being imported where it is used: no
+machine this project is developed or tested on has TensorRT. The tests put in its place the *contract stand-in* of
+each recorded TensorRT version (tests/trt_contract/standin.py, built from the binding API recorded in
+../shared/reference/trt-api/*.json): a module holding exactly that version's classes, members and enum values, which
+records every call made on it. Code that takes ``trt`` can be handed the stand-in of 8.6, 10.x or 11.x in one test
+run and is checked against each; only the entry points (the backend's methods, ``doctor``, the GPU probe) resolve the
+real ``tensorrt`` and hand it on.
 """

@@ -1,5 +1,7 @@
 """TensorRT keeps one logger per process (the harness runs each cell in its own): each cell's TensorRT messages, Python
-warnings and Polygraphy messages go to files in the cell's directory, ``tensorrt.log`` and ``polygraphy.log``."""
+warnings and Polygraphy messages go to files in the cell's directory, ``tensorrt.log`` and ``polygraphy.log``.
+
+``trt`` is the TensorRT module, passed in (see the package docstring)."""
 from __future__ import annotations
 
 import contextlib
@@ -11,6 +13,10 @@ from typing import Any
 
 from harness.worker.backends.base import EnvironmentProblem
 from harness.worker.backends.tensorrt.compat import polygraphy_problem_message
+from harness.worker.backends.tensorrt.lazy import lazy_import
+
+polygraphy_trt_util = lazy_import("polygraphy.backend.trt.util")
+polygraphy_logger = lazy_import("polygraphy.logger")
 
 SEVERITY_TAGS = {"INTERNAL_ERROR": "F", "ERROR": "E", "WARNING": "W", "INFO": "I", "VERBOSE": "V"}
 
@@ -100,9 +106,7 @@ class CellCapture:
         self._stack.close()
 
     def _start(self) -> None:
-        from polygraphy.backend.trt import util as polygraphy_trt_util
-        from polygraphy.logger import G_LOGGER
-
+        G_LOGGER = polygraphy_logger.G_LOGGER
         self._logger.file.open(self.tensorrt_log)
         self._stack.callback(self._logger.file.close)
         self._stack.callback(self._flush_python_warnings)

@@ -5,14 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from harness.worker.backends.base import EnvironmentProblem
-from harness.worker.backends.tensorrt.backend import (
-    CALIBRATOR_CLASSES,
+from harness.worker.backends.tensorrt.backend import TensorRTBackend
+from harness.worker.backends.tensorrt.calibrator import CALIBRATOR_CLASSES
+from harness.worker.backends.tensorrt.compat import (
     IMPLICIT_QUANTIZATION_API,
-    TensorRTBackend,
+    major_version,
+    tensorrt_api,
     tensorrt_missing_message,
 )
-from harness.worker.backends.tensorrt.compat import major_version, tensorrt_api
 from harness.worker.backends.tensorrt.gpu import probe_gpu
+from harness.worker.backends.tensorrt.lazy import lazy_import, resolve
+from harness.worker.environment import nvidia_gpus
+
+tensorrt = lazy_import("tensorrt")
+polygraphy = lazy_import("polygraphy")
 
 
 def build_modes(trt) -> dict[str, dict[str, Any]]:
@@ -36,11 +42,9 @@ def build_modes(trt) -> dict[str, dict[str, Any]]:
 
 def tensorrt_doctor() -> dict[str, Any]:
     """For ``python -m harness doctor``: TensorRT, Polygraphy, GPU and build modes here. Never raises."""
-    from harness.worker.environment import nvidia_gpus
-
     report: dict[str, Any] = {}
     try:
-        import tensorrt as trt
+        trt = resolve(tensorrt)
     except Exception as err:
         report["tensorrt"] = {"importable": False, "error": tensorrt_missing_message(err)}
         return report
@@ -48,8 +52,6 @@ def tensorrt_doctor() -> dict[str, Any]:
     backend = TensorRTBackend({"id": "doctor", "backend": "tensorrt"})
     try:
         backend.preload()
-        import polygraphy
-
         report["polygraphy"] = {"usable": True, "version": polygraphy.__version__}
     except EnvironmentProblem as err:
         report["polygraphy"] = {"usable": False, "error": str(err)}

@@ -6,12 +6,16 @@ import ctypes
 from typing import Any
 
 from harness.worker.backends.tensorrt.compat import tensorrt_api
+from harness.worker.backends.tensorrt.lazy import lazy_import, resolve
+from harness.worker.isolation import run_isolated
+
+tensorrt = lazy_import("tensorrt")
+polygraphy_cuda = lazy_import("polygraphy.cuda")
 
 
 def gpu_facts() -> dict[str, Any]:
     """What needs CUDA: run only in a throwaway process (see probe_gpu). Each fact is guarded; errors are listed."""
-    import tensorrt as trt
-
+    trt = resolve(tensorrt)
     facts: dict[str, Any] = {"gpu_probe_errors": []}
     if tensorrt_api(trt, "Builder.platform_has_fast_int8") is None:
         facts["platform_has_fast_int8"] = None
@@ -22,9 +26,7 @@ def gpu_facts() -> dict[str, Any]:
         except Exception as err:
             facts["gpu_probe_errors"].append(f"trt.Builder: {type(err).__name__}: {err}")
     try:
-        from polygraphy import cuda
-
-        runtime = cuda.wrapper().handle
+        runtime = polygraphy_cuda.wrapper().handle
         queries = (("cuda_driver_version", "cudaDriverGetVersion"), ("cuda_runtime_version", "cudaRuntimeGetVersion"),
                    ("cuda_devices", "cudaGetDeviceCount"))
         for key, function in queries:
@@ -46,8 +48,6 @@ def gpu_facts() -> dict[str, Any]:
 
 def probe_gpu(timeout_s: float = 120.0) -> dict[str, Any]:
     """:func:`gpu_facts` read in a forked child, so this process never initialises CUDA before it forks cells."""
-    from harness.worker.isolation import run_isolated
-
     ends = []
     run_isolated([None], lambda _task: gpu_facts(), jobs=1, timeout_s=timeout_s, on_end=ends.append)
     if ends and ends[0].kind == "result":

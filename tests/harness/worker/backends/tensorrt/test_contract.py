@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import harness.worker.backends.tensorrt.backend as backend_module
 import harness.worker.backends.tensorrt as trt_package
+from harness.worker.backends.tensorrt import build_config, calibrator, compat, network
 from harness.worker.backends.base import BackendFailure, StageTracker
 from harness.worker.backends.tensorrt.backend import TensorRTBackend
 from harness.worker.casedata import load_arrays, load_cells
@@ -418,7 +418,8 @@ def backend_trees():
 
 
 def tensorrt_attribute_chains(tree) -> set[str]:
-    """Every whole ``trt.X`` / ``trt.X.Y`` in the source, as "X" / "X.Y" (``trt.X.Y`` is not also counted as "X")."""
+    """Every whole ``trt.X`` / ``trt.X.Y`` in the source, as "X" / "X.Y" (``trt.X.Y`` is not also counted as "X");
+    ``tensorrt.X`` too, a use through the lazy declaration instead of the module handed in."""
     inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     chains = set()
     for node in ast.walk(tree):
@@ -428,7 +429,7 @@ def tensorrt_attribute_chains(tree) -> set[str]:
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
             node = node.value
-        if isinstance(node, ast.Name) and node.id == "trt":
+        if isinstance(node, ast.Name) and node.id in ("trt", "tensorrt"):
             chains.add(".".join(reversed(parts)))
     return chains
 
@@ -446,17 +447,17 @@ def feature_detected_names(tree) -> set[str]:
 
 def test_unconditional_tensorrt_names_exist_in_every_version():
     chains = set().union(*map(tensorrt_attribute_chains, backend_trees()))
-    assert chains <= set(backend_module.TENSORRT_API_REQUIRED), chains - set(backend_module.TENSORRT_API_REQUIRED)
-    missing = {(api, v) for api in backend_module.TENSORRT_API_REQUIRED for v in RECORDED_VERSIONS
+    assert chains <= set(compat.TENSORRT_API_REQUIRED), chains - set(compat.TENSORRT_API_REQUIRED)
+    missing = {(api, v) for api in compat.TENSORRT_API_REQUIRED for v in RECORDED_VERSIONS
                if not api_exists(v, api)}
     assert not missing, f"used without feature detection but absent from a version: {sorted(missing)}"
 
 
 def test_feature_detected_names_are_declared_and_exist_in_some_version():
-    declared = set(backend_module.TENSORRT_API_DETECTED)
+    declared = set(compat.TENSORRT_API_DETECTED)
     looked_up = set().union(*map(feature_detected_names, backend_trees()))
-    looked_up |= set(backend_module.CALIBRATOR_CLASSES.values()) | set(backend_module.LAYER_PRECISION_TYPES.values())
-    looked_up |= set(backend_module.PRECISION_CONSTRAINT_FLAGS.values()) | set(backend_module.IMPLICIT_QUANTIZATION_API)
+    looked_up |= set(calibrator.CALIBRATOR_CLASSES.values()) | set(network.LAYER_PRECISION_TYPES.values())
+    looked_up |= set(build_config.PRECISION_CONSTRAINT_FLAGS.values()) | set(compat.IMPLICIT_QUANTIZATION_API)
     assert looked_up <= declared, looked_up - declared
     never = [api for api in declared if not any(api_exists(v, api) for v in RECORDED_VERSIONS)]
     assert not never, f"feature-detected names no version has (a typo?): {never}"
