@@ -28,9 +28,12 @@ Priority rule for the primary failure (``LogClassification.category``):
 4. The primary category is the EARLIEST root cause in the log. So in a log where a tactic was skipped because
    Myelin ran out of memory and then no implementation was left for the node, the build failed with
    ``no-implementation`` (the memory shortage is the likely reason no tactic was left; the skips are counted).
-5. Error lines that match no rule, and Python exception lines, make the category ``runtime-error`` (the
+5. TensorRT's own ``Error Code N: Internal Error (...)`` messages that name no cause above are the root cause
+   ``internal-assert`` (TensorRT reporting an internal failure), whatever prefix or source location stands before
+   them (``[file.cpp::function::line]``, ``file.cpp:12:``, ``Error message:``, none): never the catch-all below.
+6. Error lines that match no rule, and Python exception lines, make the category ``runtime-error`` (the
    record vocabulary's catch-all) when no root cause was found; so does a log holding only consequences.
-6. ``None`` means the text shows no failure. It does not prove the build succeeded (the log may be cut short):
+7. ``None`` means the text shows no failure. It does not prove the build succeeded (the log may be cut short):
    callers combine it with the exit status and the presence of the engine file.
 """
 from __future__ import annotations
@@ -174,6 +177,9 @@ _ROOT_CAUSE_PATTERNS = (
         ),
     ),
 )
+# "Error Code 2: Internal Error (...)": TensorRT's internal-error envelope; its inner text may name a root cause above.
+_INTERNAL_ERROR = re.compile(r"\bError Code \d+: Internal Error\b")
+INTERNAL_ERROR_CATEGORY = "internal-assert"
 ROOT_CAUSE_CATEGORIES = tuple(category for category, _ in _ROOT_CAUSE_PATTERNS)
 # "RuntimeError: ...", "pycuda._driver.LogicError: ...": a Python exception ended the build script.
 _PYTHON_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
@@ -189,6 +195,10 @@ _UNSUPPORTED_FORMATS_NODE = re.compile(
 
 _VERSION_BANNER = re.compile(r"\[TensorRT v(?P<code>\d{4,6})\]")
 _VERSION_LINE = re.compile(r"TensorRT version:\s*(?P<version>\d+\.\d+(?:\.\d+)*)")
+# Text only TensorRT's tools write: its logger tags, trtexec's "&&&&" lines and name, a layer information line.
+_TENSORRT_MARK = re.compile(r"\[TRT\]|\[TensorRT|TensorRT|&&&&|\btrtexec\b|\bLayer\(\w+\): ")
+_ENGINE_JSON_START = re.compile(r'^\s*(?:\{\s*"(?:Layers|Bindings|Name)"|\[\s*[{"])')
+_BINARY_SHARE = 0.05  # more undecodable or control characters than this: not text
 
 
 @dataclass(frozen=True)
@@ -265,6 +275,28 @@ def classify_log(text: str) -> LogClassification:
     return LogClassification(category=category, node=node, message=primary.body, warnings=warnings)
 
 
+def not_a_log(text: str) -> str | None:
+    """Why ``text`` (decoded with errors="replace") does not look like TensorRT output, or None when it does.
+
+    A log looks like one when some line carries a logger's severity tag or timestamp, a TensorRT mark (``[TRT]``,
+    ``TensorRT``, trtexec's ``&&&&``, a ``Layer(TYPE):`` line), or a failure or warning this classifier knows.
+    """
+    if not text.strip():
+        return "it is empty" if not text else "it holds only white space"
+    odd = sum(ch == "\ufffd" or (ch < " " and ch not in "\t\n\r\f\x1b") for ch in text)
+    if "\x00" in text or odd > _BINARY_SHARE * len(text):
+        return f"it holds binary data ({odd} of its {len(text)} characters are not text), not a text log"
+    if _ENGINE_JSON_START.match(text):
+        return "it looks like engine inspector JSON, not a build log: read it with `python -m harness layers`"
+    if _TENSORRT_MARK.search(text) or any(_LINE_DECORATION.match(line) for line in text.splitlines()):
+        return None
+    result = classify_log(text)
+    if result.category is not None or any(result.warnings.values()):
+        return None
+    return ("no line carries a logger's severity tag ([E], [W], ERROR:, ...), a timestamp, a [TRT] tag or a "
+            "TensorRT message this classifier knows")
+
+
 def version_from_log(text: str) -> str | None:
     """The TensorRT version a log names ("8.5.2" from ``[TensorRT v8502]``, "10.3.0" from ``TensorRT version: 10.3.0``).
 
@@ -297,6 +329,8 @@ def _failure_evidence(line: LogLine) -> _Evidence | None:
     for category, pattern in _ROOT_CAUSE_PATTERNS:
         if pattern.search(line.body):
             return _Evidence("root", category, line.body)
+    if _INTERNAL_ERROR.search(line.body):
+        return _Evidence("root", INTERNAL_ERROR_CATEGORY, line.body)
     if line.severity is not None or _PYTHON_EXCEPTION.match(line.body):
         return _Evidence("unrecognized", UNRECOGNIZED_FAILURE, line.body)
     return None

@@ -14,6 +14,7 @@ from harness.worker.backends.tensorrt.classify import (
     WARNING_KINDS,
     LogLine,
     classify_log,
+    not_a_log,
     parse_log_line,
     version_from_log,
 )
@@ -322,3 +323,51 @@ def test_legacy_and_deprecation_warnings_are_counted():
     result = classify_log(text)
     assert result.category is None
     assert {k: v for k, v in result.warnings.items() if v} == {"missing-scale": 1, "deprecated-api": 1}
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        "[E] Error[1]: [myelinBuilderUtils.cpp::operator()::371] ",  # trtexec, 8.x bracketed location
+        "[05/07/2024-17:13:08] [TRT] [E] 9: [graphShapeAnalyzer.cpp::processCheck::862] ",  # Python logger
+        "ERROR: [TRT]: 2: builder.cpp:12: ",  # DeepStream, leading location
+        "Error message: [optimizer.cpp::computeCosts::4048] ",  # a continuation line with no severity (F09's form)
+        "",
+    ],
+)
+def test_internal_error_family_is_never_the_catch_all_whatever_precedes_it(before):
+    # Constructed envelope with an inner message no rule knows; the envelope wording is that of F09/F11/F29.
+    result = classify_log(before + "Error Code 9: Internal Error (Some condition TensorRT checks was not met.)")
+    assert result.category == "internal-assert" != UNRECOGNIZED_FAILURE
+    assert result.message.endswith("Error Code 9: Internal Error (Some condition TensorRT checks was not met.)")
+
+
+def test_internal_error_envelope_keeps_its_inner_root_cause_and_consequences_stay_consequences(reference_dir):
+    assert classify_log(excerpt_line(reference_dir, "F29", "[E]")).category == "no-implementation"
+    tail = "[E] Error[2]: [builder.cpp::buildSerializedNetwork::751] Error Code 2: Internal Error (Assertion engine != nullptr failed. )"
+    unknown = "[E] [TRT] Something TensorRT has never said before."
+    result = classify_log(unknown + "\n" + tail)  # the envelope of "the build ended" is no root cause
+    assert (result.category, result.message) == (UNRECOGNIZED_FAILURE, "Something TensorRT has never said before.")
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("", "it is empty"),
+        ("\n  \n", "only white space"),
+        ("\x00\x01\x02PK\x03\x04" + "\ufffd" * 40, "binary data"),
+        ('{"Layers": ["Conv_0"]}', "engine inspector JSON"),
+        ("hello\nthis is a shopping list\n", "no line carries a logger's severity tag"),
+    ],
+)
+def test_input_that_is_not_a_tensorrt_log_says_why(text, reason):
+    assert reason in not_a_log(text)
+
+
+def test_every_reference_build_log_looks_like_a_tensorrt_log(trt_log):
+    text = trt_log.read_text(encoding="utf-8")
+    if trt_log.stem in ("F41", "F42"):  # --exportLayerInfo JSON, not a build log
+        assert "engine inspector JSON" in not_a_log(text)
+    else:
+        assert not_a_log(text) is None
+    assert not_a_log("Segmentation fault (core dumped)") is None  # a crash tail alone is still build output
