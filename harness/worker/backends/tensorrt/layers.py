@@ -12,7 +12,10 @@ Supported inputs:
   layer, in the two tensor spellings TensorRT has used:
   ``581 (Int8[1,96:32,800,912])`` (8.5 and later) and ``581[Int8(1,96:32,800,912)]`` (8.0 to 8.4), with several
   inputs separated by ", " and tactics in hex (``0x03ea``) or decimal (``-3721528``). When a log holds several
-  blocks (several builds), the last one is read.
+  blocks (several builds), the last one is read. Without a block header (an excerpt pasted from a forum post),
+  every such line is read wherever it stands, whatever logger prefix comes before ``Layer(`` (trtexec ``[V]``,
+  Python ``[TRT]``, DeepStream, timestamps). A line that starts like a layer line but cannot be read is passed
+  over and counted (:class:`LayersRead`), never guessed at.
 
 Compute precision of one layer (``EngineLayer.precision``), first rule that gives an answer:
 
@@ -92,6 +95,7 @@ _TENSOR_DTYPE = re.compile(
 _ARROW = " -> "
 _LOOKS_LIKE_JSON = re.compile(r'^\s*(?:\{|\[\s*[\{"\]]|")')
 _JSON_REPAIR_ATTEMPTS = 64
+_NOT_JSON = object()
 
 
 @dataclass(frozen=True)
@@ -188,48 +192,100 @@ def layers_from_inspector_json(info: Any, onnx_names: OnnxNamesSource = None) ->
     return [_layer_from_json_entry(entry, position, names) for position, entry in enumerate(entries)]
 
 
-def layers_from_log(text: str, onnx_names: OnnxNamesSource = None) -> list[EngineLayer]:
-    """Layers from the last "Engine Layer Information" block of a verbose TensorRT log."""
+@dataclass(frozen=True)
+class LayersRead:
+    """The layers of a file or log, and what reading it passed over."""
+
+    layers: list[EngineLayer]
+    source: str  # "engine inspector JSON" or "log"
+    lines_skipped: int = 0  # non-blank log lines that are not layer lines (or lie outside the block read)
+    not_understood: tuple[str, ...] = ()  # log lines that start like a layer line but could not be read
+
+    def summary(self) -> str:
+        """One sentence: how many layers were read from what, and what was passed over."""
+        text = f"{len(self.layers)} layer(s) read from {self.source}"
+        if self.source == "log":
+            text = f"{len(self.layers)} layer line(s) read, {self.lines_skipped} other line(s) skipped"
+        if self.not_understood:
+            text += (f", {len(self.not_understood)} layer line(s) not understood and skipped (first: "
+                     f"{self.not_understood[0]!r:.200})")
+        return text
+
+
+def read_log_layers(text: str, onnx_names: OnnxNamesSource = None) -> LayersRead:
+    """The layer lines of a verbose TensorRT log: those of its last "Engine Layer Information" block, or, in a log
+    without that header (a pasted excerpt), every ``Layer(TYPE): ...`` line wherever it stands."""
     names = as_onnx_names(onnx_names)
     lines = text.splitlines()
     starts = [i for i, line in enumerate(lines) if _LAYER_INFO_HEADER.search(line)]
-    if not starts:
-        raise ValueError(
-            "this log has no 'Engine Layer Information' block: TensorRT prints it at the end of a successful build "
-            "when the log is verbose (trtexec --verbose, or trt.Logger.VERBOSE) and the engine was built with "
-            "detailed profiling (--profilingVerbosity=detailed / ProfilingVerbosity.DETAILED). A failed or "
-            "non-verbose build has none; read the engine inspector JSON instead (trtexec --exportLayerInfo)."
-        )
-    layers = []
-    for line in lines[starts[-1] + 1:]:
+    region = lines[starts[-1] + 1:] if starts else lines
+    layers, not_understood, read = [], [], 0
+    for line in region:
         layer_line = _LAYER_INFO_LINE.search(line)
         if layer_line is None:
-            if line.strip():
-                break
+            if line.strip() and starts:
+                break  # the block ends at its first other line
             continue
-        layers.append(_layer_from_log_line(layer_line.group("type"), layer_line.group("rest"), line, names))
-    if not layers:
+        read += 1
+        try:
+            layers.append(_layer_from_log_line(layer_line.group("type"), layer_line.group("rest"), line, names))
+        except ValueError:
+            not_understood.append(line.strip())
+    if not layers and not_understood:
+        _layer_from_log_line(*_LAYER_INFO_LINE.search(not_understood[0]).group("type", "rest"), not_understood[0],
+                             names)  # raises the reason the first one could not be read
+    if not layers and starts:
         raise ValueError(
             f"the 'Engine Layer Information' block at line {starts[-1] + 1} of this log has no "
             f"'Layer(TYPE): NAME, Tactic: ...' lines after it; first line after the header: "
-            f"{next((l for l in lines[starts[-1] + 1:] if l.strip()), '(end of log)')!r}"
+            f"{next((l for l in region if l.strip()), '(end of log)')!r}"
         )
-    return layers
+    if not layers:
+        raise ValueError(
+            "this log has no 'Engine Layer Information' block and no 'Layer(TYPE): NAME, Tactic: ...' line: "
+            "TensorRT prints them at the end of a successful build when the log is verbose (trtexec --verbose, or "
+            "trt.Logger.VERBOSE) and the engine was built with detailed profiling (--profilingVerbosity=detailed / "
+            "ProfilingVerbosity.DETAILED). A failed or non-verbose build has none; read the engine inspector JSON "
+            "instead (trtexec --exportLayerInfo)."
+        )
+    skipped = sum(1 for line in lines if line.strip()) - read
+    return LayersRead(layers, "log", skipped, tuple(not_understood))
+
+
+def layers_from_log(text: str, onnx_names: OnnxNamesSource = None) -> list[EngineLayer]:
+    """Layers from a verbose TensorRT log (see :func:`read_log_layers`)."""
+    return read_log_layers(text, onnx_names).layers
+
+
+def read_layers_file(path: str | Path, onnx_names: OnnxNamesSource = None) -> LayersRead:
+    """Layers from a file holding engine inspector JSON or a verbose build log; every error names the file."""
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    if not text.strip():
+        raise ValueError(f"{path}: the file is empty: expected engine inspector JSON or a verbose TensorRT log")
+    try:
+        info = json.loads(text)
+    except ValueError:
+        if not _LOOKS_LIKE_JSON.match(text):
+            info = _NOT_JSON
+        else:
+            try:
+                info = _loads_possibly_truncated_json(text)
+            except ValueError as err:
+                raise ValueError(f"{path}: starts like engine inspector JSON but is not readable JSON: {err}") from err
+    if info is not _NOT_JSON:
+        try:
+            return LayersRead(layers_from_inspector_json(info, onnx_names), "engine inspector JSON")
+        except ValueError as err:
+            raise ValueError(f"{path}: JSON, but not engine inspector JSON: {err}") from err
+    try:
+        return read_log_layers(text, onnx_names)
+    except ValueError as err:
+        raise ValueError(f"{path}: not JSON, read as a TensorRT log: {err}") from err
 
 
 def layers_from_file(path: str | Path, onnx_names: OnnxNamesSource = None) -> list[EngineLayer]:
-    """Layers from a file holding engine inspector JSON or a verbose build log (sniffed from its first characters)."""
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
-    if _LOOKS_LIKE_JSON.match(text):
-        try:
-            info = _loads_possibly_truncated_json(text)
-        except ValueError as err:
-            raise ValueError(f"{path}: starts like engine inspector JSON but is not readable JSON: {err}") from err
-        return layers_from_inspector_json(info, onnx_names)
-    try:
-        return layers_from_log(text, onnx_names)
-    except ValueError as err:
-        raise ValueError(f"{path}: not JSON (it does not start with '{{' or '[\"'), read as a log: {err}") from err
+    """Layers from a file holding engine inspector JSON or a verbose build log (see :func:`read_layers_file`)."""
+    return read_layers_file(path, onnx_names).layers
 
 
 def node_precisions(layers: Iterable[EngineLayer], onnx_node_names: Iterable[str] | None = None) -> dict[str, str]:
@@ -298,6 +354,17 @@ def _layer_from_json_entry(entry: Any, position: int, names: OnnxNames | None) -
             "(--exportLayerInfo)?"
         )
     name = entry["Name"]
+    for field_name, expected in (("Name", (str,)), ("LayerType", (str, type(None))), ("Origin", (str, type(None))),
+                                 ("TacticName", (str, type(None))), ("Inputs", (list,)), ("Outputs", (list,)),
+                                 ("Metadata", (str, list, type(None)))):
+        value = entry.get(field_name, [] if field_name in ("Inputs", "Outputs") else None)
+        if not isinstance(value, expected) or (field_name == "Metadata" and isinstance(value, list)
+                                               and not all(isinstance(v, str) for v in value)):
+            raise ValueError(
+                f"engine layer #{position}: field {field_name!r} must be "
+                f"{' or '.join('null' if t is type(None) else t.__name__ for t in expected)}, found "
+                f"{type(value).__name__} {str(value)[:80]!r}"
+            )
     layer_type = entry.get("LayerType")
     origin = entry.get("Origin")
     boundary = _is_boundary(name, layer_type, origin)

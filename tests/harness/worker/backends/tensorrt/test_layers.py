@@ -27,6 +27,8 @@ from harness.worker.backends.tensorrt.layers import (
     node_precisions,
     onnx_nodes_from_layer_name,
     onnx_nodes_from_metadata,
+    read_layers_file,
+    read_log_layers,
 )
 
 CONVOLUTION_LAYER_TYPES = ("CaskConvolution", "ConvActPool")
@@ -371,6 +373,59 @@ def test_json_cut_inside_a_string_keeps_the_complete_layers(tmp_path):
 def test_unreadable_layer_line_is_refused():
     with pytest.raises(ValueError, match="engine layer line not understood"):
         layers_from_log("Engine Layer Information:\nLayer(CaskConvolution): Conv_0 without a tactic\n")
+
+
+def f36_layer_lines(reference_dir) -> list[str]:
+    """F36's layer lines without the block header and without their logger prefix, as a forum excerpt has them."""
+    text = (reference_dir / "trt-logs" / "F36.log").read_text(encoding="utf-8")
+    return [line[line.index("Layer("):] for line in text.splitlines() if "Layer(" in line]
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["", "[V] ", "[12/06/2022-19:26:21] [V] [TRT] ", "[TRT] [V] ", "INFO: [TRT]: ", "[2022-11-08 06:01:58 VERBOSE] "],
+    ids=["bare", "trtexec", "trtexec-timestamp", "python-logger", "deepstream", "custom-logger"],
+)
+def test_pasted_layer_lines_are_read_wherever_they_stand_with_any_logger_prefix(reference_dir, prefix):
+    # Constructed around F36's verbatim layer lines: no block header, prose and an elision between them.
+    lines = [prefix + line for line in f36_layer_lines(reference_dir)]
+    text = "\n".join(["Here is what my build printed:", *lines[:2], "...", *lines[2:], "Any idea?"])
+    read = read_log_layers(text)
+    assert read.layers == layers_from_file(reference_dir / "trt-logs" / "F36.log")
+    assert (len(read.layers), read.lines_skipped, read.not_understood) == (4, 3, ())
+    assert read.summary() == "4 layer line(s) read, 3 other line(s) skipped"
+
+
+def test_a_layer_line_cut_short_in_a_paste_is_skipped_and_counted(reference_dir):
+    lines = f36_layer_lines(reference_dir)
+    cut = lines[3][:60]
+    read = read_log_layers("\n".join([*lines[:3], cut]))
+    assert [layer.name for layer in read.layers] == [layer.name for layer in layers_from_log("\n".join(lines))][:3]
+    assert read.not_understood == (cut,)
+    assert "1 layer line(s) not understood and skipped" in read.summary()
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("", "the file is empty"),
+        ("[1, 2, 3]", "JSON, but not engine inspector JSON: engine layer #0 is neither a layer name"),
+        ('{"foo": 1}', "JSON, but not engine inspector JSON: engine inspector JSON must be"),
+        ('{"Layers": [{"Name": 5}]}', "engine layer #0: field 'Name' must be str, found int"),
+        ('{"Layers": [{"Name": "c", "TacticName": 7}]}', "engine layer #0: field 'TacticName' must be str or null"),
+        ('{"Layers": [{"Name": "c", "Metadata": [1]}]}', "engine layer #0: field 'Metadata' must be"),
+        ('{"Layers": [{"Name": "c", "Inputs": {"x": 1}}]}', "engine layer #0: field 'Inputs' must be list"),
+        ("plain words, no layer here", "no 'Engine Layer Information' block and no 'Layer(TYPE)"),
+    ],
+    ids=["empty", "list-of-numbers", "other-object", "number-name", "number-tactic", "bad-metadata", "dict-inputs",
+         "prose"],
+)
+def test_a_file_that_is_not_layer_information_is_refused_naming_the_file(tmp_path, content, problem):
+    path = tmp_path / "engine.json"
+    path.write_text(content)
+    with pytest.raises(ValueError) as err:
+        read_layers_file(path)
+    assert str(err.value).startswith(f"{path}: ") and problem in str(err.value)
 
 
 def test_tensorrt_11_split_data_type_field_is_read():
