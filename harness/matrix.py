@@ -67,6 +67,10 @@ def _read(path: Path) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text())
     except FileNotFoundError:
         raise MatrixError(f"{path}: no such file. Pass --matrix PATH or run from the repository root.") from None
+    except IsADirectoryError:
+        raise MatrixError(f"{path}: is a directory; --matrix names the targets file (matrix.yaml).") from None
+    except UnicodeDecodeError as err:
+        raise MatrixError(f"{path}: not a text file ({err.reason} at byte {err.start}); expected matrix.yaml.") from None
     except yaml.YAMLError as err:
         raise MatrixError(f"{path}: not valid YAML: {err}") from None
     if not isinstance(data, dict) or not isinstance(data.get("targets"), dict) or not data["targets"]:

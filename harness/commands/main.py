@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from harness.commands.diagnose import add_diagnose_commands
 from harness.commands.history import add_history_commands
 from harness.commands.library import add_library_commands
 from harness.commands.nightly import add_nightly_commands
-from harness.commands.options import EXIT_OK, EXIT_USAGE
+from harness.commands.options import EXIT_BROKEN, EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, CommandError
 from harness.commands.run import add_run_commands
 from harness.matrix import DEFAULT_MATRIX, MatrixError, default_target, load_matrix
 
@@ -33,7 +34,7 @@ Nightly, on each host, then on the host that publishes (see `python -m harness n
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m harness", description=DESCRIPTION,
+    parser = argparse.ArgumentParser(prog="python -m harness", description=DESCRIPTION, epilog=EXIT_CODES_HELP,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--matrix", type=Path, default=DEFAULT_MATRIX, help="targets file (default: %(default)s)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -49,20 +50,29 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "run" and not args.target:
-        try:
-            args.target = [default_target(load_matrix(args.matrix)).id]
-        except MatrixError as err:
-            print(f"error: {err}", file=sys.stderr)
-            return EXIT_USAGE
     try:
+        if args.command == "run" and not args.target:
+            args.target = [default_target(load_matrix(args.matrix)).id]
         return args.func(args)
+    except CommandError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return err.status
     except (MatrixError, ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # e.g. `python -m harness list | head`
         sys.stderr.close()
         return EXIT_OK
+    except OSError as err:  # a path of the wrong kind, a permission: one line naming the file, never a traceback
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"error: {where}{(err.strerror or str(err)).lower()}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted: records written so far are kept; rerun the same command to resume", file=sys.stderr)
         return 130
+    except Exception as err:  # a harness bug: one line, the traceback only on request
+        if os.environ.get("TRT_MATRIX_TRACEBACK"):
+            raise
+        print(f"error: internal error of the harness: {type(err).__name__}: {err} (set TRT_MATRIX_TRACEBACK=1 to "
+              "see where; please report it)", file=sys.stderr)
+        return EXIT_BROKEN

@@ -1,18 +1,102 @@
-"""What several commands share: exit codes, default paths, and the options that choose and pace cells."""
+"""What several commands share: exit codes, argument checks, default paths, and the options that choose and pace cells."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 from pathlib import Path
+from typing import Iterable
 
 # One meaning per exit code, the same for every command (README, "Exit codes").
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_BROKEN = 0, 1, 2, 3
+EXIT_CODES_HELP = f"""\
+Exit status, the same for every command:
+  {EXIT_OK}  done; nothing damaged, no regression
+  {EXIT_REGRESSION}  a cell regressed since the previous run (history, diff)
+  {EXIT_USAGE}  usage or bad input: an argument out of range, a path that is missing or of the wrong kind, a file
+     that is not what the command reads; nothing was run or written
+  {EXIT_BROKEN}  damaged input or infra: some input the tool wrote is damaged (records, run.json, a model or data
+     file that fails its index.json hash), records were lost (cells gone, fewer records than run.json counts),
+     or some cell is infra-error; what could be read was still used, and the damage is named
+  When several apply, {EXIT_BROKEN} wins over {EXIT_REGRESSION}: a comparison with lost or damaged input is incomplete.
+"""
 DEFAULT_CASES_DIR = Path("out/cases")
 DEFAULT_RESULTS = Path("out/results.jsonl")
 
 
+class CommandError(Exception):
+    """A command cannot go on: one line for the user, and the exit status it ends with."""
+
+    def __init__(self, message: str, status: int = EXIT_USAGE):
+        super().__init__(message)
+        self.status = status
+
+
+def input_file(path: Path, what: str) -> Path:
+    """``path`` when it is an existing file, else a CommandError naming it and what the command expected there."""
+    if path.is_dir():
+        raise CommandError(f"{path}: is a directory; expected {what}")
+    if not path.is_file():
+        raise CommandError(f"{path}: no such file; expected {what}")
+    return path
+
+
+def output_directory(path: Path, option: str) -> Path:
+    """``path`` when it is a directory or can become one, else a CommandError naming it."""
+    for parent in (path, *path.parents):
+        if parent.exists() and not parent.is_dir():
+            raise CommandError(f"{option} {path}: {parent} is a file, not a directory; {option} names the directory "
+                               "to write into")
+    return path
+
+
+def output_file(path: Path, option: str) -> Path:
+    """``path`` when it is a file or can become one, else a CommandError naming it."""
+    if path.is_dir():
+        raise CommandError(f"{option} {path}: is a directory; {option} names a file")
+    output_directory(path.parent, f"{option} {path}: its directory")
+    return path
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not allowed: give 1 or more")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not allowed: give a number of seconds above 0")
+    return value
+
+
+def closest(pattern: str, names: Iterable[str], count: int = 5) -> list[str]:
+    """The ``count`` names most like ``pattern``, for a "matches nothing" message."""
+    return difflib.get_close_matches(pattern, sorted(set(names)), n=count, cutoff=0.0)
+
+
+def no_match_error(pattern: str, names: Iterable[str], where: str) -> CommandError:
+    """The error of a ``-k`` that selects nothing in ``where``: the closest names it may have meant."""
+    names = list(names)
+    return CommandError(f"-k {pattern!r} matches none of the {len(names)} name(s) in {where}; closest: "
+                        f"{', '.join(closest(pattern, names)) or '(none: it is empty)'}")
+
+
 def add_cell_options(p: argparse.ArgumentParser) -> None:
     """-k, --jobs and --timeout: which cells run, how many at once, and for how long each."""
-    p.add_argument("-k", metavar="PATTERN", help="only cells whose 'case/variant' matches PATTERN (glob or substring)")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cells run at once (default: %(default)s)")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds per cell before it is killed (default: %(default)s)")
+    p.add_argument("-k", metavar="PATTERN", help="only cells whose 'case/variant' matches PATTERN (glob or substring); "
+                   "a PATTERN that matches no cell is an error that lists the closest names")
+    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
+                   help="cells run at once, 1 or more (default: %(default)s)")
+    p.add_argument("--timeout", type=positive_seconds, default=300.0,
+                   help="seconds per cell before it is killed, above 0 (default: %(default)s)")
