@@ -60,6 +60,9 @@ def imported_names(module: str, path: Path) -> list[tuple[str, int]]:
             for alias in node.names:
                 candidate = f"{base}.{alias.name}"
                 found.append((candidate if candidate in MODULES else base, node.lineno))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "lazy_import"
+              and node.args and isinstance(node.args[0], ast.Constant)):  # the TensorRT package's declared imports
+            found.append((node.args[0].value, node.lineno))
     return found
 
 
@@ -144,6 +147,9 @@ def test_the_walk_sees_lazy_imports_and_every_layer():
     lazy = [(m, t) for m, targets in GRAPH.items() for t in targets
             if m.startswith("harness.commands") and t.startswith("harness.orchestration")]
     assert lazy, "the commands import orchestration inside functions; the walk must see those imports"
+    backend = "harness.worker.backends.tensorrt.backend"
+    declared = {name for name, _ in imported_names(backend, MODULES[backend])}
+    assert "tensorrt" in declared, "lazy_import(\"tensorrt\") at the top of a module is an import the walk must see"
 
 
 def test_cycles_finds_every_loop_and_only_loops():
