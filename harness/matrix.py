@@ -15,13 +15,26 @@ DEFAULT_MATRIX = Path(__file__).resolve().parent.parent / "matrix.yaml"
 RUNNERS = ("local", "docker")
 PLATFORMS = ("any", "x86_64", "orin")
 GPU_ACCESS = ("none", "all-gpus", "nvidia-runtime")
+BUILD_NETWORKS = ("none", "default", "host")
 DOCKER_HOST_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://")
 _ID = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 _KEYS = {
     "title": str, "backend": str, "runner": str, "platform": str, "version": str, "available": bool, "reason": str,
-    "recipe": str, "docker_host": str, "gpu": str, "default": bool, "session_config": dict, "base_image": str,
+    "default": bool, "session_config": dict,
+    "recipe": str, "base_image": str, "python": str, "glibc": str, "gpu": str, "docker_host": str,
+    "build_network": str, "tensorrt_wheel": str, "tensorrt_tarball": str, "cuda": str, "min_driver": int,
 }
 _REQUIRED = ("title", "backend", "runner", "platform")
+# What an available docker target's image is built from: the recipe, the version it pins, the base image and the
+# Python and glibc the wheelhouse is downloaded for.
+_DOCKER_REQUIRED = ("version", "recipe", "base_image", "python", "glibc")
+_TENSORRT_ONLY = ("tensorrt_wheel", "tensorrt_tarball")
+_FORMS = {  # key: (pattern, what it looks like)
+    "python": (re.compile(r"^3\.\d+$"), 'a quoted "3.MINOR" such as "3.10"'),
+    "glibc": (re.compile(r"^2\.\d+$"), 'a quoted "2.MINOR" such as "2.35"'),
+    "tensorrt_wheel": (re.compile(r"^tensorrt==\S+$"), "a pin such as tensorrt==9.2.0.post12.dev5"),
+    "tensorrt_tarball": (re.compile(r"^[^/\\]+\.tar\.gz$"), "a file name (no directory) ending in .tar.gz"),
+}
 _HOST_KEYS = {"title": str, "labels": list, "targets": list}
 
 
@@ -45,6 +58,13 @@ class Target:
     default: bool = False
     session_config: dict[str, str] = dataclasses.field(default_factory=dict)
     base_image: str | None = None
+    python: str | None = None
+    glibc: str | None = None
+    build_network: str = "none"
+    tensorrt_wheel: str | None = None
+    tensorrt_tarball: str | None = None
+    cuda: str | None = None
+    min_driver: int | None = None
 
     def to_job(self) -> dict[str, Any]:
         """The plain dict a worker receives (it has no yaml and no dataclass)."""
@@ -119,14 +139,24 @@ def _target(path: Path, target_id: Any, body: Any) -> Target:
     _one_of(where, body, "runner", RUNNERS)
     _one_of(where, body, "platform", PLATFORMS)
     _one_of(where, body, "gpu", GPU_ACCESS)
+    _one_of(where, body, "build_network", BUILD_NETWORKS)
     from harness.worker.backends import BACKENDS
 
     if body["backend"] not in BACKENDS and ":" not in body["backend"]:
         raise MatrixError(f"{where}.backend: {body['backend']!r} is not one of {sorted(BACKENDS)} (or a module:Class path).")
     if body.get("available", True) is False and not body.get("reason"):
         raise MatrixError(f"{where}: 'available: false' needs a 'reason' saying why the cell cannot exist.")
-    if body.get("runner") == "docker" and body.get("available", True) and not body.get("recipe"):
-        raise MatrixError(f"{where}: a docker target needs 'recipe' (a directory under containers/).")
+    if body["runner"] == "docker" and body.get("available", True):
+        missing = [key for key in _DOCKER_REQUIRED if key not in body]
+        if missing:
+            raise MatrixError(f"{where}: a docker target needs {', '.join(map(repr, missing))} (what its image is "
+                              "built from: a directory under containers/, the base image, its Python and glibc).")
+    for key in _TENSORRT_ONLY:
+        if key in body and (body["backend"] != "tensorrt" or body["runner"] != "docker"):
+            raise MatrixError(f"{where}.{key}: only docker targets of backend tensorrt take it.")
+    for key, (pattern, form) in _FORMS.items():
+        if key in body and not pattern.match(body[key]):
+            raise MatrixError(f"{where}.{key}: {body[key]!r} is not {form}.")
     host = body.get("docker_host")
     if host is not None and not host.startswith(DOCKER_HOST_SCHEMES):
         raise MatrixError(f"{where}.docker_host: {host!r} must start with one of {DOCKER_HOST_SCHEMES}.")
@@ -146,8 +176,11 @@ def _check_entry(where: str, entry_id: Any, body: Any, keys: dict[str, type], re
     for key, value in body.items():
         if key not in keys:
             raise MatrixError(f"{where}.{key}: unknown key. Allowed keys: {', '.join(sorted(keys))}.")
-        if not isinstance(value, keys[key]):
-            raise MatrixError(f"{where}.{key}: must be a {keys[key].__name__}, found {type(value).__name__} {value!r}.")
+        expected = keys[key]
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            hint = " (quote it)" if expected is str and isinstance(value, (int, float)) else ""
+            raise MatrixError(f"{where}.{key}: must be a {expected.__name__}, found {type(value).__name__} {value!r}"
+                              f"{hint}.")
     for key in required:
         if key not in body:
             raise MatrixError(f"{where}: missing required key {key!r}.")

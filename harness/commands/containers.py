@@ -155,7 +155,7 @@ def add_container_commands(commands) -> None:
                    "matrix.yaml's hosts section (what `nightly --host-kind KIND` runs)")
     p.add_argument("--out", type=Path, default=DEFAULT_WHEELHOUSE, help="wheelhouse root (default: %(default)s)")
     p.add_argument("--python-version", help="Python of a base image you pass with --base-image (default: the "
-                   "recipe's base image's, e.g. 3.11 for ort-cpu, 3.8 for trt85-orin)")
+                   "target's python in matrix.yaml, e.g. 3.11 for ort1.20-cpu, 3.8 for trt85-orin)")
     p.add_argument("--machine", choices=("x86_64", "aarch64"), help="CPU of the build host (default: from the "
                    "target's platform)")
     p.add_argument("--print", dest="print_only", action="store_true",
@@ -169,17 +169,18 @@ def add_container_commands(commands) -> None:
         "engine: its docker_host, else DOCKER_HOST, else the local socket (so an Orin image built from an x86 host "
         "with DOCKER_HOST=ssh://user@jetson is built on the Jetson). The build log streams here; a failed build "
         "prints its last lines. The base image is --base-image, else env BASE_IMAGE, else the target's base_image "
-        "in matrix.yaml, else the recipe's pin (platforms.md); another base image must have the same Python, since "
-        "the wheelhouse was downloaded for it.")
+        "in matrix.yaml (platforms.md); another base image must have the target's python, since the wheelhouse was "
+        "downloaded for it.")
     p.add_argument("target", metavar="TARGET", help="a docker target id of matrix.yaml")
-    p.add_argument("--base-image", metavar="IMG", help="base image instead of the recipe's (env BASE_IMAGE)")
+    p.add_argument("--base-image", metavar="IMG", help="base image instead of the target's base_image (env BASE_IMAGE)")
     p.add_argument("--wheelhouse", type=Path, metavar="DIR",
                    help="wheelhouse root holding TARGET/ (env TRT_MATRIX_WHEELHOUSE; default: wheelhouse/)")
     p.add_argument("--tensorrt-tarball", type=Path, action="append", metavar="PATH",
                    help="TensorRT tarball a recipe needs (trt100-orin: TensorRT-10.0.1.6.l4t.aarch64-gnu.cuda-12.4"
                    ".tar.gz; env TRT_MATRIX_TENSORRT_TARBALL)")
     p.add_argument("--network", choices=("none", "default", "host"),
-                   help="network of the build's RUN steps (default: none, trt92-x86: default)")
+                   help="network of the build's RUN steps (default: the target's build_network in matrix.yaml, "
+                   "else none)")
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("list", help="docker targets, their recipe, engine, image tag and whether it is built",

@@ -4,6 +4,9 @@ import pytest
 from harness.matrix import DEFAULT_MATRIX, MatrixError, default_target, load_matrix
 
 GOOD_TARGET = "  t1:\n    title: T\n    backend: onnxruntime\n    runner: local\n    platform: any\n"
+DOCKER_TRT = ("  t1:\n    title: T\n    backend: tensorrt\n    runner: docker\n    platform: x86_64\n"
+              '    version: "10.0.1"\n    recipe: tensorrt\n    base_image: img:1\n    python: "3.10"\n'
+              '    glibc: "2.35"\n')
 
 
 def write(tmp_path, text):
@@ -35,7 +38,20 @@ def test_the_shipped_matrix_has_the_mission_targets():
         (GOOD_TARGET + "    available: false\n", "'available: false' needs a 'reason'"),
         (GOOD_TARGET + "    available: 'no'\n", "targets.t1.available: must be a bool, found str"),
         (GOOD_TARGET + "    docker_host: orin-01\n", "targets.t1.docker_host: 'orin-01' must start with one of"),
-        (GOOD_TARGET.replace("runner: local", "runner: docker"), "a docker target needs 'recipe'"),
+        (GOOD_TARGET.replace("runner: local", "runner: docker"),
+         "targets.t1: a docker target needs 'version', 'recipe', 'base_image', 'python', 'glibc'"),
+        (DOCKER_TRT.replace('    python: "3.10"\n', ""), "targets.t1: a docker target needs 'python'"),
+        (DOCKER_TRT.replace('"3.10"', "3.10"), "targets.t1.python: must be a str, found float 3.1 (quote it)"),
+        (DOCKER_TRT.replace('"3.10"', '"3.x"'), "targets.t1.python: '3.x' is not a quoted \"3.MINOR\""),
+        (DOCKER_TRT.replace('"2.35"', '"glibc-2.35"'), "targets.t1.glibc: 'glibc-2.35' is not a quoted \"2.MINOR\""),
+        (DOCKER_TRT + "    build_network: bridge\n", "targets.t1.build_network: 'bridge' is not allowed; use one of"),
+        (DOCKER_TRT + "    min_driver: '545'\n", "targets.t1.min_driver: must be a int, found str"),
+        (DOCKER_TRT + "    min_driver: true\n", "targets.t1.min_driver: must be a int, found bool"),
+        (DOCKER_TRT + "    tensorrt_wheel: tensorrt>=9\n", "targets.t1.tensorrt_wheel: 'tensorrt>=9' is not a pin"),
+        (DOCKER_TRT + "    tensorrt_tarball: /dl/TensorRT-10.tar.gz\n", "targets.t1.tensorrt_tarball: "
+         "'/dl/TensorRT-10.tar.gz' is not a file name (no directory)"),
+        (GOOD_TARGET + "    tensorrt_tarball: TensorRT-10.tar.gz\n",
+         "targets.t1.tensorrt_tarball: only docker targets of backend tensorrt take it"),
         (GOOD_TARGET.replace("t1:", "T 1:"), "a target id must be lower-case"),
         ("targets:\n  t1: [1]\n", "targets.t1: must be a mapping"),
         ("targets: {a: b\n", "not valid YAML"),

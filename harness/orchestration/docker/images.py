@@ -1,8 +1,10 @@
 """Worker images: one tag per target, built with the docker SDK from ``containers/<recipe>/`` plus its wheelhouse.
 
-The build context is assembled here: the recipe's files, ``wheelhouse/`` (this target's wheels) and, for recipes
-that need one, a file the user passes by path (the L4T TensorRT tarball). Builds run with networking off unless
-the recipe cannot (BUILD_NETWORK), so a wheelhouse that lacks a wheel fails the build instead of reaching out.
+Every fact of a build comes from the target's matrix.yaml entry: the recipe, the build args (base image, version,
+the name of a file passed by path) and the build's network. The build context is assembled here: the recipe's
+files, ``wheelhouse/`` (this target's wheels) and ``provided/`` with the files the user passes by path (the L4T
+TensorRT tarball). Builds run with networking off unless the target says otherwise (``build_network``), so a
+wheelhouse that lacks a wheel fails the build instead of reaching out.
 """
 from __future__ import annotations
 
@@ -30,26 +32,27 @@ LABEL_BASE_IMAGE = "org.trt-matrix.base-image"
 BASE_IMAGE_ENV = "BASE_IMAGE"
 BUILD_LOG_TAIL_LINES = 40
 WHEELHOUSE_IN_CONTEXT = "wheelhouse"
-
-# Recipes whose build must reach the network: trt92-x86 installs Python with apt into a CUDA image that has none.
-BUILD_NETWORK = {"trt92-x86": "default"}
+PROVIDED_IN_CONTEXT = "provided"
+VERSION_ARGS = {"onnxruntime": "ORT_VERSION", "tensorrt": "TENSORRT_VERSION"}  # the build arg of a target's version
 
 
 @dataclasses.dataclass(frozen=True)
 class ProvidedFile:
-    """A file a recipe COPYs that no repository can hold (licensed downloads): the user passes it by path."""
+    """A file no repository can hold (a licensed download) that a target names in matrix.yaml: the user passes it by
+    path, the harness puts it into the build context as ``provided/<name>`` and tells the recipe its name."""
 
-    pattern: str  # file name pattern in the Dockerfile's COPY
+    key: str  # the target's matrix.yaml key holding the file name
+    build_arg: str
     option: str
     env: str
-    how_to_get: str
+    how_to_get: str  # {name} is the file name
 
 
 PROVIDED_FILES = (
     ProvidedFile(
-        pattern="TensorRT-*.tar.gz", option="--tensorrt-tarball", env="TRT_MATRIX_TENSORRT_TARBALL",
-        how_to_get="download TensorRT-10.0.1.6.l4t.aarch64-gnu.cuda-12.4.tar.gz from NVIDIA's TensorRT download "
-        "page (needs a developer login)"),
+        key="tensorrt_tarball", build_arg="TENSORRT_TARBALL", option="--tensorrt-tarball",
+        env="TRT_MATRIX_TENSORRT_TARBALL",
+        how_to_get="download {name} from NVIDIA's TensorRT download page (needs a developer login)"),
 )
 
 
@@ -152,29 +155,75 @@ def copied_sources(dockerfile_text: str) -> list[str]:
     return sources
 
 
-def _context_entries(target: Target, inputs: BuildInputs, recipe_dir: Path, dockerfile_text: str) -> dict[str, Path]:
+@dataclasses.dataclass(frozen=True)
+class BuildPlan:
+    """Everything a build of one target sends to the engine, worked out before any engine is asked."""
+
+    dockerfile: Path
+    context: dict[str, Path | None]  # name in the build context -> file or directory here (None: an empty directory)
+    buildargs: dict[str, str]
+    base_image: str | None
+    network: str
+
+
+def plan_build(target: Target, inputs: BuildInputs) -> BuildPlan:
+    """The build of ``target``; raises MissingBuildInput naming anything absent (recipe, wheelhouse, a file)."""
+    dockerfile = recipe_dockerfile(target, inputs.recipes_dir)
+    text = dockerfile.read_text()
+    return BuildPlan(dockerfile=dockerfile, context=_context_entries(target, inputs, dockerfile.parent, text),
+                     buildargs=build_args(target, inputs, text), base_image=effective_base_image(target, inputs),
+                     network=inputs.network or target.build_network)
+
+
+def _context_entries(target: Target, inputs: BuildInputs, recipe_dir: Path,
+                     dockerfile_text: str) -> dict[str, Path | None]:
     """Name in the build context -> file or directory on this host; raises MissingBuildInput naming what is absent."""
-    entries = {p.name: p for p in sorted(recipe_dir.iterdir())}
+    entries: dict[str, Path | None] = {p.name: p for p in sorted(recipe_dir.iterdir())}
+    provided = _provided_files(target, inputs)
+    copies_provided = False
     for source in copied_sources(dockerfile_text):
         top = source.strip("/").split("/")[0]
         if fnmatch.filter(entries, top):  # in the recipe directory (a COPY source may be a glob)
             continue
         if top == WHEELHOUSE_IN_CONTEXT:
             entries[top] = _wheelhouse(target, inputs)
-            continue
-        provided = next((f for f in PROVIDED_FILES if fnmatch.fnmatch(top, f.pattern)), None)
-        if provided is None:
+        elif top == PROVIDED_IN_CONTEXT:
+            copies_provided = True
+        else:
             raise MissingBuildInput(f"Target {target.id!r}: {recipe_dir / 'Dockerfile'} copies {source!r}, which is "
-                                    f"neither in {recipe_dir} nor a wheelhouse or a file passed by path.")
-        path = next((p for p in inputs.provided_files if fnmatch.fnmatch(p.name, provided.pattern)), None)
-        if path is None or not path.is_file():
-            given = f" ({path} does not exist)" if path is not None else ""
-            raise MissingBuildInput(
-                f"Target {target.id!r}: the recipe needs {top!r}{given}. It cannot be downloaded here: "
-                f"{provided.how_to_get}, then pass it by path with `python -m harness containers build {target.id} "
-                f"{provided.option} PATH` or set {provided.env}=PATH.")
-        entries[path.name if any(ch in top for ch in "*?[") else top] = path  # under the name the COPY uses
+                                    f"neither in {recipe_dir} nor {WHEELHOUSE_IN_CONTEXT}/ nor {PROVIDED_IN_CONTEXT}/ "
+                                    "(the files passed by path).")
+    if provided and not copies_provided:
+        raise MissingBuildInput(f"Target {target.id!r}: matrix.yaml names {', '.join(provided)}, but "
+                                f"{recipe_dir / 'Dockerfile'} does not COPY {PROVIDED_IN_CONTEXT}/, where it is put.")
+    if copies_provided:
+        entries[PROVIDED_IN_CONTEXT] = None
+        entries.update({f"{PROVIDED_IN_CONTEXT}/{name}": path for name, path in provided.items()})
     return entries
+
+
+def _provided_files(target: Target, inputs: BuildInputs) -> dict[str, Path]:
+    """The files passed by path that the target names in matrix.yaml, by name; raises MissingBuildInput."""
+    found = {}
+    for provided in PROVIDED_FILES:
+        name = getattr(target, provided.key)
+        if not name:
+            continue
+        path = next((p for p in inputs.provided_files if p.name == name), None)
+        if path is not None and path.is_file():
+            found[name] = path
+            continue
+        if path is not None:
+            given = f" ({path} is not a file)"
+        elif inputs.provided_files:
+            given = f" (given: {', '.join(map(str, inputs.provided_files))}; none has that name)"
+        else:
+            given = ""
+        raise MissingBuildInput(
+            f"Target {target.id!r} needs {name!r} (its {provided.key} in matrix.yaml){given}. It cannot be downloaded "
+            f"here: {provided.how_to_get.format(name=name)}, then pass it by path with `python -m harness containers "
+            f"build {target.id} {provided.option} PATH` or set {provided.env}=PATH.")
+    return found
 
 
 def _wheelhouse(target: Target, inputs: BuildInputs) -> Path:
@@ -187,45 +236,47 @@ def _wheelhouse(target: Target, inputs: BuildInputs) -> Path:
     return directory
 
 
-def effective_base_image(target: Target, inputs: BuildInputs, dockerfile_text: str) -> str | None:
-    """--base-image / BASE_IMAGE env, else the target's base_image, else the Dockerfile's ARG default."""
-    return inputs.base_image or target.base_image or declared_args(dockerfile_text).get("BASE_IMAGE")
+def effective_base_image(target: Target, inputs: BuildInputs) -> str | None:
+    """--base-image / BASE_IMAGE env, else the target's base_image in matrix.yaml."""
+    return inputs.base_image or target.base_image
 
 
 def build_args(target: Target, inputs: BuildInputs, dockerfile_text: str) -> dict[str, str]:
-    """Build args the Dockerfile declares: BASE_IMAGE and, for ONNX Runtime recipes, ORT_VERSION."""
+    """The target's facts as the build args the Dockerfile declares: BASE_IMAGE, its version (ORT_VERSION or
+    TENSORRT_VERSION) and the name of each file passed by path (TENSORRT_TARBALL)."""
     declared = declared_args(dockerfile_text)
-    values = {"BASE_IMAGE": inputs.base_image or target.base_image}
-    if target.backend == "onnxruntime":
-        values["ORT_VERSION"] = target.version
+    values = {"BASE_IMAGE": effective_base_image(target, inputs), VERSION_ARGS.get(target.backend): target.version}
+    values.update({provided.build_arg: getattr(target, provided.key) for provided in PROVIDED_FILES})
     return {name: value for name, value in values.items() if name in declared and value}
 
 
-def _write_context(entries: dict[str, Path], fileobj) -> None:
+def _write_context(entries: dict[str, Path | None], fileobj) -> None:
     with tarfile.open(fileobj=fileobj, mode="w") as tar:
         for name, path in entries.items():
-            tar.add(path, arcname=name, recursive=True)
+            if path is None:
+                directory = tarfile.TarInfo(name)
+                directory.type, directory.mode = tarfile.DIRTYPE, 0o755
+                tar.addfile(directory)
+            else:
+                tar.add(path, arcname=name, recursive=True)
     fileobj.seek(0)
 
 
 def build_image(client: docker.DockerClient, target: Target, inputs: BuildInputs,
                 log: Callable[[str], None] = print):
     """Build ``target``'s image and return it; raise ImageBuildError (with the log tail) when it cannot be built."""
-    dockerfile = recipe_dockerfile(target, inputs.recipes_dir)
-    text = dockerfile.read_text()
-    entries = _context_entries(target, inputs, dockerfile.parent, text)
-    base = effective_base_image(target, inputs, text)
-    network = inputs.network or BUILD_NETWORK.get(target.recipe, "none")
+    plan = plan_build(target, inputs)
+    dockerfile, base = plan.dockerfile, plan.base_image
     base_present = base is not None and _image_present(client, base)
     log(f"{target.id}: building {image_tag(target)} from {dockerfile.parent} (base image {base}"
-        f"{'' if base_present else ', not on this engine yet: the build will try to pull it'}; network {network})")
+        f"{'' if base_present else ', not on this engine yet: the build will try to pull it'}; network {plan.network})")
     tail: collections.deque[str] = collections.deque(maxlen=BUILD_LOG_TAIL_LINES)
     labels = {LABEL_TARGET: target.id, LABEL_BASE_IMAGE: base or ""}
     with tempfile.TemporaryFile() as context:
-        _write_context(entries, context)
+        _write_context(plan.context, context)
         try:
             stream = client.api.build(fileobj=context, custom_context=True, tag=image_tag(target), rm=True,
-                                      forcerm=True, network_mode=network, buildargs=build_args(target, inputs, text),
+                                      forcerm=True, network_mode=plan.network, buildargs=plan.buildargs,
                                       labels=labels, decode=True)
             for chunk in stream:
                 for line in chunk.get("stream", "").splitlines():

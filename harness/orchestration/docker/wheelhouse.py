@@ -2,8 +2,8 @@
 
 Image builds run with networking off and install only from ``wheelhouse/<target>/`` (``pip install --no-index``),
 so they work air-gapped. The wheels must fit the Python, glibc and CPU of the recipe's base image, not this host's,
-hence the ``--python-version/--platform`` download below. Each wheelhouse holds a ``requirements.txt``: the exact
-list the recipe installs.
+hence the ``--python-version/--platform`` download below, for the ``python`` and ``glibc`` matrix.yaml gives the
+target's base image. Each wheelhouse holds a ``requirements.txt``: the exact list the recipe installs.
 """
 from __future__ import annotations
 
@@ -21,28 +21,6 @@ REQUIREMENTS_FILE = "requirements.txt"
 NVIDIA_INDEX = "https://pypi.nvidia.com"
 OLDEST_MANYLINUX_GLIBC = 17  # manylinux2014 == manylinux_2_17
 
-
-@dataclasses.dataclass(frozen=True)
-class BaseImagePython:
-    """The Python a recipe's base image brings: wheels must match its version and must not need a newer glibc."""
-
-    python_version: str
-    glibc: str
-
-
-# Facts about each recipe's default base image (platforms.md pins; Ubuntu 22.04 = glibc 2.35, 20.04 = 2.31,
-# Debian bookworm = 2.36). A user who overrides BASE_IMAGE with another Python passes --python-version.
-RECIPE_PYTHON = {
-    "ort-cpu": BaseImagePython("3.11", "2.36"),
-    "trt86-x86": BaseImagePython("3.10", "2.35"),
-    "trt92-x86": BaseImagePython("3.10", "2.35"),
-    "trt100-x86": BaseImagePython("3.10", "2.35"),
-    "trt102-x86": BaseImagePython("3.10", "2.35"),
-    "trt85-orin": BaseImagePython("3.8", "2.31"),
-    "trt86-orin": BaseImagePython("3.10", "2.35"),
-    "trt100-orin": BaseImagePython("3.10", "2.35"),
-    "trt103-orin": BaseImagePython("3.10", "2.35"),
-}
 
 # What goes with an ONNX Runtime release: the newest onnx of the same season, so the IR version of a model onnx
 # writes (the quantizer writes one) is one this ORT still loads; numpy<2 before ORT 1.19; scipy while ORT's entropy
@@ -66,8 +44,6 @@ TENSORRT_REQUIREMENTS = {
     9: ("polygraphy==0.49.26", "onnx==1.16.2", "numpy<2"),
     10: ("polygraphy==0.53.6", "onnx==1.16.2", "numpy<2"),
 }
-# TensorRT Python packages that come from NVIDIA's index instead of the base image (no NGC image ships TRT 9.x).
-TENSORRT_FROM_NVIDIA_INDEX = {"trt92-x86": "tensorrt==9.2.0.post12.dev5"}
 
 
 class WheelhouseError(ValueError):
@@ -108,23 +84,23 @@ def onnxruntime_requirements(version: str) -> tuple[str, ...]:
         raise WheelhouseError(
             f"ONNX Runtime {version} is older than {oldest}, the oldest release the case library is checked against "
             "(the oldest with Python 3.11 wheels; cases use opsets up to 18 with native Mish). ORT_COMPANIONS in "
-            "harness/docker/wheelhouse.py lists the releases with a known onnx/numpy pairing.")
+            "harness/orchestration/docker/wheelhouse.py lists the releases with a known onnx/numpy pairing.")
     return (f"onnxruntime=={version}",) + rows[-1][1]
 
 
 def wheelhouse_spec(target: Target, python_version: str | None = None, machine: str | None = None) -> WheelhouseSpec:
-    """The downloads ``target``'s recipe installs, for its base image's Python and the target's CPU."""
+    """The downloads ``target``'s recipe installs, for its base image's Python and glibc and the target's CPU.
+
+    ``python_version`` is for a base image passed with --base-image whose Python is not the target's ``python``.
+    """
     if target.runner != "docker" or not target.recipe:
         raise WheelhouseError(f"Target {target.id!r} is not a docker target with a recipe (runner: {target.runner}); "
                               "only docker targets have a wheelhouse.")
-    if target.recipe not in RECIPE_PYTHON:
-        raise WheelhouseError(
-            f"Target {target.id!r}: recipe {target.recipe!r} has no Python/glibc facts in RECIPE_PYTHON "
-            f"(harness/docker/wheelhouse.py); known recipes: {', '.join(sorted(RECIPE_PYTHON))}.")
-    if not target.version:
-        raise WheelhouseError(f"Target {target.id!r} has no 'version' in matrix.yaml; the wheelhouse pins the backend "
-                              "version (e.g. version: \"1.20.1\").")
-    facts = RECIPE_PYTHON[target.recipe]
+    missing = [key for key in ("version", "python", "glibc") if not getattr(target, key)]
+    if missing:
+        raise WheelhouseError(f"Target {target.id!r} has no {', '.join(missing)} in matrix.yaml; the wheelhouse pins "
+                              "the backend version and is downloaded for the base image's Python and glibc "
+                              '(e.g. version: "1.20.1", python: "3.11", glibc: "2.36").')
     extra_index = None
     if target.backend == "onnxruntime":
         requirements = onnxruntime_requirements(target.version)
@@ -134,15 +110,15 @@ def wheelhouse_spec(target: Target, python_version: str | None = None, machine: 
             raise WheelhouseError(f"Target {target.id!r}: TensorRT {target.version} has no polygraphy/onnx/numpy "
                                   f"pins in TENSORRT_REQUIREMENTS (known majors: {sorted(TENSORRT_REQUIREMENTS)}).")
         requirements = TENSORRT_REQUIREMENTS[major]
-        if target.id in TENSORRT_FROM_NVIDIA_INDEX:
-            requirements = (TENSORRT_FROM_NVIDIA_INDEX[target.id],) + requirements
+        if target.tensorrt_wheel:  # a base image without TensorRT: the wheel comes from NVIDIA's index
+            requirements = (target.tensorrt_wheel,) + requirements
             extra_index = NVIDIA_INDEX
     else:
         raise WheelhouseError(f"Target {target.id!r}: backend {target.backend!r} has no wheelhouse recipe; "
                               "only onnxruntime and tensorrt targets run in containers.")
     return WheelhouseSpec(
-        target=target.id, requirements=requirements, python_version=python_version or facts.python_version,
-        glibc=facts.glibc, machine=machine or default_machine(target), extra_index_url=extra_index)
+        target=target.id, requirements=requirements, python_version=python_version or target.python,
+        glibc=target.glibc, machine=machine or default_machine(target), extra_index_url=extra_index)
 
 
 def default_machine(target: Target) -> str:

@@ -34,9 +34,18 @@ def test_tensorrt_wheelhouses_fit_the_base_image_not_this_host():
     assert "tensorrt==9.2.0.post12.dev5" in command and "https://pypi.nvidia.com" in command and command[-1] == "pip"
 
 
+def test_wheelhouse_follows_the_python_and_glibc_the_matrix_gives_the_base_image():
+    spec = wheelhouse_spec(dataclasses.replace(MATRIX["trt86-orin"], python="3.12", glibc="2.39"))
+    assert (spec.python_version, spec.abi, spec.glibc) == ("3.12", "cp312", "2.39")
+    assert "manylinux_2_39_aarch64" in spec.platform_tags()
+    assert wheelhouse_spec(MATRIX["trt86-orin"], python_version="3.11").abi == "cp311"  # --python-version wins
+
+
 def test_wheelhouse_refuses_a_target_it_cannot_serve():
     with pytest.raises(WheelhouseError, match="only docker targets"):
         wheelhouse_spec(MATRIX["ort-cpu"])
+    with pytest.raises(WheelhouseError, match="no python, glibc in matrix.yaml"):
+        wheelhouse_spec(dataclasses.replace(MATRIX["trt86-x86"], python=None, glibc=None))
     with pytest.raises(WheelhouseError, match="older than 1.15"):
         wheelhouse_spec(dataclasses.replace(MATRIX["ort1.15-cpu"], version="1.12.0"))
 
@@ -54,6 +63,7 @@ def test_missing_tensorrt_tarball_says_how_to_pass_it(tmp_path):
         build_image(None, MATRIX["trt100-orin"], BuildInputs(wheelhouse_dir=tmp_path))
     message = str(caught.value)
     assert "--tensorrt-tarball" in message and "TRT_MATRIX_TENSORRT_TARBALL" in message and "developer login" in message
+    assert MATRIX["trt100-orin"].tensorrt_tarball in message
 
 
 def test_build_args_are_only_those_the_recipe_declares():
@@ -61,7 +71,9 @@ def test_build_args_are_only_those_the_recipe_declares():
     text = "ARG BASE_IMAGE=python:3.11-slim\nFROM ${BASE_IMAGE}\nARG ORT_VERSION\n"
     assert build_args(ort, BuildInputs(base_image="local/python"), text) == {
         "BASE_IMAGE": "local/python", "ORT_VERSION": "1.20.1"}
-    assert build_args(MATRIX["trt86-x86"], BuildInputs(), "ARG BASE_IMAGE=x\nFROM ${BASE_IMAGE}\n") == {}
+    trt = MATRIX["trt86-x86"]
+    assert build_args(trt, BuildInputs(), "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n") == {"BASE_IMAGE": trt.base_image}
+    assert build_args(trt, BuildInputs(), "FROM scratch\n") == {}
 
 
 def test_capped_lines_never_hold_an_oversized_line():
