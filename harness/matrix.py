@@ -18,7 +18,7 @@ GPU_ACCESS = ("none", "all-gpus", "nvidia-runtime")
 BUILD_NETWORKS = ("none", "default", "host")
 DOCKER_HOST_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://")
 _ID = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
-_KEYS = {
+TARGET_KEYS = {
     "title": str, "backend": str, "runner": str, "platform": str, "version": str, "available": bool, "reason": str,
     "default": bool, "session_config": dict,
     "recipe": str, "base_image": str, "python": str, "glibc": str, "gpu": str, "docker_host": str,
@@ -35,7 +35,7 @@ _FORMS = {  # key: (pattern, what it looks like)
     "tensorrt_wheel": (re.compile(r"^tensorrt==\S+$"), "a pin such as tensorrt==9.2.0.post12.dev5"),
     "tensorrt_tarball": (re.compile(r"^[^/\\]+\.tar\.gz$"), "a file name (no directory) ending in .tar.gz"),
 }
-_HOST_KEYS = {"title": str, "labels": list, "targets": list}
+HOST_KEYS = {"title": str, "labels": list, "targets": list}
 
 
 class MatrixError(ValueError):
@@ -123,7 +123,7 @@ def load_hosts(path: Path = DEFAULT_MATRIX) -> dict[str, HostKind]:
 
 def _host(path: Path, host_id: Any, body: Any, targets: dict[str, Target]) -> HostKind:
     where = f"{path}: hosts.{host_id}"
-    _check_entry(where, host_id, body, _HOST_KEYS, tuple(_HOST_KEYS), "a host kind", "orin-jp6.0")
+    _check_entry(where, host_id, body, HOST_KEYS, tuple(HOST_KEYS), "a host kind", "orin-jp6.0")
     for key in ("labels", "targets"):
         if not body[key] or not all(isinstance(item, str) and item for item in body[key]):
             raise MatrixError(f"{where}.{key}: must be a non-empty list of strings, found {body[key]!r}.")
@@ -135,7 +135,7 @@ def _host(path: Path, host_id: Any, body: Any, targets: dict[str, Target]) -> Ho
 
 def _target(path: Path, target_id: Any, body: Any) -> Target:
     where = f"{path}: targets.{target_id}"
-    _check_entry(where, target_id, body, _KEYS, _REQUIRED, "a target id", "trt86-orin")
+    _check_entry(where, target_id, body, TARGET_KEYS, _REQUIRED, "a target id", "trt86-orin")
     _one_of(where, body, "runner", RUNNERS)
     _one_of(where, body, "platform", PLATFORMS)
     _one_of(where, body, "gpu", GPU_ACCESS)

@@ -163,17 +163,14 @@ def test_a_target_naming_a_tarball_needs_a_recipe_that_copies_provided_files(whe
         plan_build(target, BuildInputs(recipes_dir=recipe.parent, wheelhouse_dir=wheelhouse, provided_files=(tarball,)))
 
 
-@pytest.mark.parametrize("target", TRT_TARGETS, ids=lambda t: t.id)
-def test_base_image_pin_is_the_platforms_md_image_of_that_tensorrt(target):
+def check_pins_against_platforms_md(target) -> None:
+    """A TensorRT target's base image is the platforms.md image of its TensorRT version, with that row's Python,
+    CUDA and minimum driver."""
     rows = rows_for(target)
     assert rows, f"platforms.md has no row with TensorRT {target.version} ({target.id})"
     assert any(short_name(target.base_image) in " ".join(row) for row in rows), (
         f"{target.id} pins {target.base_image}, but the platforms.md rows of TensorRT {target.version} name other "
         f"images: {rows}")
-
-
-@pytest.mark.parametrize("target", TRT_TARGETS, ids=lambda t: t.id)
-def test_platform_python_cuda_and_driver_agree_with_the_base_image(target):
     assert ("l4t-jetpack" in target.base_image) == (target.platform == "orin"), (
         f"{target.id}: {target.base_image} on platform {target.platform}")
     row = row_of_image(target)
@@ -187,6 +184,11 @@ def test_platform_python_cuda_and_driver_agree_with_the_base_image(target):
         assert row[header.index("min driver")].split()[0] == str(target.min_driver), f"{target.id}: {row}"
     else:  # a Jetson's driver comes with its L4T release
         assert target.min_driver is None
+
+
+@pytest.mark.parametrize("target", TRT_TARGETS, ids=lambda t: t.id)
+def test_base_image_python_cuda_and_driver_are_the_platforms_md_row_of_that_tensorrt(target):
+    check_pins_against_platforms_md(target)
 
 
 def test_trt92_installs_the_wheel_platforms_md_names():

@@ -18,6 +18,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import docker.errors
 import pytest
 
 from harness.matrix import load_matrix
@@ -114,8 +115,8 @@ def built(docker_client, base_image):
     for tag in tags:
         try:
             docker_client.images.remove(tag, force=True)
-        except Exception:  # never built: nothing to remove
-            pass
+        except docker.errors.ImageNotFound:  # the build failed: nothing to remove
+            continue
 
 
 def standin_target(model: str, target_id: str, base_image: str, **changes):

@@ -1,0 +1,203 @@
+"""README's how-tos ("Add a target", "Add a case") name only things that exist, and their example works."""
+from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import yaml
+
+import cases
+import cases.model
+from harness.commands.main import build_parser
+from harness.matrix import (
+    BUILD_NETWORKS,
+    GPU_ACCESS,
+    HOST_KEYS,
+    PLATFORMS,
+    TARGET_KEYS,
+    load_matrix,
+)
+from harness.orchestration.docker import wheelhouse
+from harness.worker.backends import BACKENDS
+from tests.conftest import REPO, SHARED_REFERENCE
+from tests.harness.orchestration.docker.test_recipe_pins import (
+    check_pins_against_platforms_md,
+)
+
+README = REPO / "README.md"
+MATRIX = REPO / "matrix.yaml"
+WORKFLOW = REPO / ".github" / "workflows" / "nightly.yml"
+FENCE = re.compile(r"^ *```(\w*)\n(.*?)^ *```$", re.S | re.M)
+
+
+def section(title: str) -> str:
+    text = README.read_text()
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end != -1 else len(text)]
+
+
+def code_blocks(text: str, language: str) -> list[str]:
+    return [textwrap.dedent(body) for lang, body in FENCE.findall(text) if lang == language]
+
+
+def backticked(text: str) -> list[str]:
+    """Inline code of TEXT, fenced blocks left out."""
+    return re.findall(r"`([^`\n]+)`", FENCE.sub("", text))
+
+
+def example_target() -> tuple[str, dict]:
+    (block,) = code_blocks(section("Add a target"), "yaml")
+    ((target_id, body),) = yaml.safe_load(block).items()
+    return target_id, body
+
+
+@pytest.fixture()
+def matrix_with_example(tmp_path):
+    """matrix.yaml with the README's example target added, on the x86 GPU host kind, as step 3 says."""
+    target_id, body = example_target()
+    data = yaml.safe_load(MATRIX.read_text())
+    data["targets"][target_id] = body
+    data["hosts"]["x86-gpu"]["targets"].append(target_id)
+    path = tmp_path / "matrix.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path, target_id
+
+
+# --- Set up --------------------------------------------------------------------------------------------------------
+
+
+def test_set_up_installs_tox_with_the_test_extra_and_keeps_docker_for_container_targets():
+    (block,) = code_blocks(section("Set up (a fresh machine, from the repository root)"), "sh")
+    pip_line, docker_line = block.strip().splitlines()
+    assert '".[test]"' in pip_line and "tox" in pip_line.split("#", 1)[1]
+    # the test extra of [project.optional-dependencies]
+    (extra,) = re.findall(r"^test = \[(.*)\]$", (REPO / "pyproject.toml").read_text(), re.M)
+    assert set(re.findall(r'"([\w-]+)', extra)) >= {"pytest", "tox"}
+    assert docker_line.startswith("bash containers/provision-docker.sh") and "only for container targets" in docker_line
+
+
+# --- Add a target ----------------------------------------------------------------------------------------------------
+
+
+def test_the_example_target_validates_and_its_pins_are_the_platforms_md_row(matrix_with_example):
+    path, target_id = matrix_with_example
+    target = load_matrix(path)[target_id]
+    if not SHARED_REFERENCE.exists():
+        pytest.skip(f"{SHARED_REFERENCE} is not beside the repository")
+    check_pins_against_platforms_md(target)
+
+
+def test_the_example_target_gets_its_wheelhouse_command_as_step_6_says(matrix_with_example):
+    path, _ = matrix_with_example
+    (block,) = code_blocks(section("Add a target"), "sh")
+    (line,) = [line.split("#")[0].split() for line in block.splitlines() if "harness containers wheelhouse" in line]
+    process = subprocess.run([sys.executable, "-m", "harness", "--matrix", str(path), *line[3:]], cwd=REPO,
+                             capture_output=True, text=True, timeout=120)
+    assert process.returncode == 0, process.stderr
+    assert "--python-version 3.10" in process.stdout and "manylinux_2_35_x86_64" in process.stdout
+    assert re.search(r"polygraphy==\S+", process.stdout)
+
+
+KEY_VALUES = {  # keys whose values the section names, and what the validator accepts for them
+    "platform": PLATFORMS, "gpu": GPU_ACCESS, "build_network": BUILD_NETWORKS, "backend": tuple(BACKENDS),
+    "available": ("false",),
+}
+
+
+def test_every_key_it_names_is_one_the_validator_accepts_with_a_value_it_accepts():
+    workflow_keys = set(yaml.safe_load(WORKFLOW.read_text())["jobs"]["run"]["strategy"]["matrix"])
+    named = [re.match(r"^([\w-]+):(?: (.+))?$", token) for token in backticked(section("Add a target"))]
+    named = [m.groups() for m in named if m]
+    assert len(named) > 10
+    for key, value in named:
+        assert key in {*TARGET_KEYS, *HOST_KEYS, "targets", "hosts", *workflow_keys}, f"`{key}:` is no key"
+        if key in KEY_VALUES:
+            assert value in KEY_VALUES[key], f"`{key}: {value}` is not a value the validator accepts"
+        if key == "recipe":
+            assert (REPO / "containers" / value / "Dockerfile").is_file(), value
+
+
+def test_every_key_of_a_target_is_explained_at_the_top_of_matrix_yaml():
+    header = MATRIX.read_text().split("\ntargets:", 1)[0]
+    for key in TARGET_KEYS:
+        assert re.search(rf"\b{key}\b", header), f"matrix.yaml's header does not explain {key!r}"
+
+
+def test_the_files_and_names_it_points_to_exist():
+    for token in backticked(section("Add a target")):
+        if re.fullmatch(r"[A-Z][A-Z_]+", token):
+            assert hasattr(wheelhouse, token), f"{token} is not in harness/orchestration/docker/wheelhouse.py"
+        elif re.fullmatch(r"[\w./-]+", token) and ("/" in token or re.search(r"\.(md|py|ya?ml|ini)$", token)):
+            if token.startswith("../shared/") and not SHARED_REFERENCE.exists():
+                continue
+            assert (REPO / token).exists(), f"{token} does not exist"
+    (block,) = code_blocks(section("Add a target"), "sh")
+    pytest_line = next(line for line in block.splitlines() if line.startswith("python -m pytest"))
+    for path in pytest_line.split()[3:]:
+        assert (REPO / path).is_file(), path
+
+
+def test_its_harness_command_lines_parse():
+    lines = [token for token in backticked(section("Add a target")) if token.startswith("python -m harness ")]
+    assert lines
+    for line in lines:
+        build_parser().parse_args(line.split()[3:])  # argparse exits (status 2) on an unknown command or option
+
+
+def test_tox_ini_lists_docker_targets_first_and_unavailable_ones_second_as_step_4_says():
+    factor_lists = re.findall(r"^\[testenv:\{([^}]+)\}\]", (REPO / "tox.ini").read_text(), re.M)
+    targets = [t for t in load_matrix().values() if t.runner == "docker"]
+    assert [set(names.split(",")) for names in factor_lists] == [
+        {t.id for t in targets if t.available}, {t.id for t in targets if not t.available}]
+
+
+# --- Add a case ------------------------------------------------------------------------------------------------------
+
+
+def case_vocabulary() -> set[str]:
+    """What the "Add a case" section may name: the case API of cases.model and the values it checks."""
+    case = cases.model.Case
+    names = {name for name in [*dir(case), *case.__annotations__] if not name.startswith("__")}
+    names |= {name for name, value in vars(cases.model).items() if isinstance(value, type)}
+    for shape in (cases.model.Variant, cases.model.Claim, cases.model.Tolerance, cases.model.Built,
+                  cases.model.Match):
+        names |= {field.name for field in shape.__dataclass_fields__.values()}
+    return names | set(cases.model.BUILD_MODES)
+
+
+def test_add_a_case_names_only_the_case_api_that_exists():
+    vocabulary = case_vocabulary()
+    for token in backticked(section("Add a case")):
+        if token.startswith(("python -m harness ", "../", "tests/", "cases/<")) or token == "import cases":
+            continue
+        if "." in token:  # a dotted name: cases.model.Case
+            module, _, attribute = token.rpartition(".")
+            assert hasattr(importlib.import_module(module), attribute), token
+            continue
+        call = re.fullmatch(r"([\w-]+)(?:\(([\w, ]*)\))?", token)
+        assert call, f"unexpected `{token}` in Add a case"
+        name, arguments = call.groups()
+        if name in cases.NOT_CASE_MODULES or name == "_":
+            continue
+        assert name in vocabulary, f"`{token}`: {name} is not part of cases.model"
+        shape = getattr(cases.model, name, None)
+        fields = getattr(shape, "__dataclass_fields__", None)
+        for argument in (arguments or "").replace(" ", "").split(",") if fields and arguments else ():
+            assert argument in fields, f"`{token}`: {argument} is not a field of {name}"
+
+
+def test_add_a_case_lists_exactly_the_modules_that_are_not_cases():
+    named = {token for token in backticked(section("Add a case")) if (REPO / "cases" / f"{token}.py").is_file()}
+    assert named == set(cases.NOT_CASE_MODULES)
+    assert "import the module" not in section("Add a case")  # discovery walks the package: no import line
+
+
+def test_add_a_case_generate_line_runs_for_a_case_of_the_library():
+    (line,) = [token for token in backticked(section("Add a case")) if token.startswith("python -m harness generate")]
+    args = build_parser().parse_args(line.replace("<id>", cases.all_cases()[0].id).split()[3:])
+    assert args.command == "generate"
