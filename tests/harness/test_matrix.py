@@ -1,7 +1,9 @@
 """matrix.yaml is validated on load; every error names the file, the key and what is allowed."""
+import re
+
 import pytest
 
-from harness.matrix import DEFAULT_MATRIX, MatrixError, default_target, load_matrix
+from harness.matrix import DEFAULT_MATRIX, MatrixError, default_target, load_hosts, load_matrix
 
 GOOD_TARGET = "  t1:\n    title: T\n    backend: onnxruntime\n    runner: local\n    platform: any\n"
 DOCKER_TRT = ("  t1:\n    title: T\n    backend: tensorrt\n    runner: docker\n    platform: x86_64\n"
@@ -107,3 +109,26 @@ def test_a_bad_hosts_section_names_the_file_and_key(tmp_path, hosts, expected):
         load_hosts(path)
     assert f"{path}: {expected}" in str(err.value)
     assert load_hosts(write(tmp_path, "targets:\n" + GOOD_TARGET + HOSTS_OK))["cpu"].targets == ("t1",)
+
+
+def test_the_shipped_titles_repeat_only_what_the_target_says():
+    """Titles name version, image and CUDA for the report's readers: they must not drift from the keys."""
+    for target in load_matrix(DEFAULT_MATRIX).values():
+        if target.version:
+            major_minor = ".".join(target.version.split(".")[:2])
+            assert re.search(rf"\b{re.escape(major_minor)}\b", target.title), (target.id, target.title)
+        for image in re.findall(r"[\w.-]+:[\w.-]+", target.title):
+            assert target.base_image and target.base_image.rsplit("/", 1)[-1] == image, (target.id, target.title)
+        for cuda in re.findall(r"CUDA ([\d.]+)", target.title):
+            assert target.cuda and target.cuda.startswith(cuda), (target.id, target.title)
+
+
+def test_a_host_kind_that_names_its_driver_names_one_every_target_of_it_runs_on():
+    targets = load_matrix(DEFAULT_MATRIX)
+    checked = 0
+    for host in load_hosts(DEFAULT_MATRIX).values():
+        for driver in re.findall(r"driver >= (\d+)", host.title):
+            needed = max((targets[t].min_driver or 0) for t in host.targets)
+            assert int(driver) >= needed, f"hosts.{host.id} says driver >= {driver}; its targets need {needed}"
+            checked += 1
+    assert checked
