@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.matrix import load_matrix  # noqa: E402
-from harness.store.results_file import iter_records  # noqa: E402
+from harness.store.results_file import read_results_file  # noqa: E402
 from harness.orchestration.run_targets import run_target  # noqa: E402
 
 OVERHEAD_TARGET_MS = 50.0
@@ -46,7 +46,7 @@ def main() -> int:
     summary = run_target(load_matrix()["ort-cpu"], out / "cases", results, jobs=args.jobs, progress=lambda line: None)
     run_s = time.perf_counter() - started
 
-    records = list(iter_records(results))
+    records = read_results_file(results).records
     overheads = [1000 * (r["duration_s"] - r["backend_time_s"]) for r in records if r["backend_time_s"] is not None]
     backend = [1000 * r["backend_time_s"] for r in records if r["backend_time_s"] is not None]
     median_overhead = statistics.median(overheads)

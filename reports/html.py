@@ -5,15 +5,15 @@ import datetime
 import itertools
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import jinja2
 
 from harness.store.merge import find_conflicts
-from harness.store.run_dirs import record_host, record_key
+from harness.store.results_file import read_results, record_host, variant_on_target
 from harness.worker.record import OBSERVED_OUTCOMES, OUTCOMES
-from reports.results import read_results
 from reports.tables import (
     CLAIMED, OBSERVED, TARGET_UNAVAILABLE, VariantRow, cell_grid, host_text, matrix_columns, matrix_rows,
     rows_from_variants, target_summary,
@@ -77,7 +77,7 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
                   out_path: Path | str, *, notes: Sequence[str] = (), skipped: Sequence[str] = ()) -> Path:
     """Write the matrix of ``records`` (columns: ``targets`` of load_matrix(); rows and upstream claims:
     ``claims_rows``) to ``out_path``. ``notes`` (e.g. the inputs) and ``skipped`` (results lines left out, from
-    :func:`reports.results.read_results`) are shown under the title. Records from several hosts (their
+    :func:`harness.store.results_file.read_results`) are shown under the title. Records from several hosts (their
     ``provenance.host``) split a target into one column per host; cells whose hosts disagree are conflicts."""
     records = list(records)
     rows = matrix_rows(claims_rows, records)
@@ -89,7 +89,7 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
     ]
     hosts_by_cell: dict[tuple[str, str, str], set[str | None]] = {}
     for record in records:
-        hosts_by_cell.setdefault(record_key(record), set()).add(record_host(record))
+        hosts_by_cell.setdefault(variant_on_target(record), set()).add(record_host(record))
     hosts = set().union(*hosts_by_cell.values())
     html = template_environment().get_template(TEMPLATE).render(
         columns=columns, groups=groups, summary=target_summary(grid), notes=list(notes), skipped=list(skipped),
@@ -113,6 +113,8 @@ def build_report(results_paths: Iterable[Path | str], out_path: Path | str,
 
     results_paths = [Path(p) for p in results_paths]
     results = read_results(results_paths)
+    for message in results.skipped:
+        print(f"warning: {message}; the cell it held has no record", file=sys.stderr)
     notes = [f"Results read from {', '.join(str(p) for p in results_paths)} (the last record of a cell wins)."]
     targets = load_matrix(matrix_path or DEFAULT_MATRIX)
     return render_report(results.records, targets, rows_from_variants(iter_variants()), out_path,

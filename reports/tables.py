@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from harness.store.merge import Conflict, find_conflicts
-from harness.store.run_dirs import UNKNOWN_HOST, record_host
+from harness.store.results_file import UNKNOWN_HOST, cell_key, record_host
 from harness.worker.record import OUTCOMES, agreement
 
 # What a cell can be: a record of ours, only an upstream claim, nothing, or a column that cannot exist.
@@ -221,7 +221,7 @@ def cell_grid(records: Iterable[dict[str, Any]], rows: list[VariantRow], columns
     """Cells indexed by (case, variant), one column per column id; observed cells whose hosts disagree carry the
     conflict."""
     records = list(records)
-    by_key = {(r["case"], r["variant"], r["target"], record_host(r)): r for r in records}
+    by_key = {cell_key(r): r for r in records}
     conflicts = {(c.case, c.variant, c.target): c for c in find_conflicts(records)}
     data = [[make_cell(row, col, by_key.get((*row.key, col.target, col.host)), conflicts.get((*row.key, col.target)))
              for col in columns] for row in rows]

@@ -158,7 +158,8 @@ def test_cycles_finds_every_loop_and_only_loops():
 
 
 def test_no_import_cycle_between_files():
-    graph = {module: set(targets) - {t for m, t in KNOWN_EXCEPTIONS if m == module} for module, targets in GRAPH.items()}
+    graph = {module: set(targets) - {t for m, t in KNOWN_EXCEPTIONS if m == module}
+             for module, targets in GRAPH.items()}
     found = cycles(graph)
     assert not found, "import cycles between files:\n" + "\n".join(
         " <-> ".join(component) + ":\n  " + "\n  ".join(where(m, t) for m in component for t in GRAPH[m]

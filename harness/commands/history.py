@@ -68,13 +68,13 @@ def cmd_merge(args) -> int:
 def _result_set(path: Path) -> list[dict]:
     """The records of a results file, a merged directory, a run directory or a directory holding run directories."""
     from harness.store.merge import MERGE_MANIFEST, MERGED_RESULTS, merge_runs
-    from harness.store.results_file import scan_records
+    from harness.store.results_file import read_results_file
 
     if path.is_file() or (path.is_dir() and (path / MERGE_MANIFEST).is_file()):
-        good, bad = scan_records(path if path.is_file() else path / MERGED_RESULTS)
-        for line in bad:
+        read = read_results_file(path if path.is_file() else path / MERGED_RESULTS)
+        for line in read.bad_lines:
             print(f"warning: {line}", file=sys.stderr)
-        return [record for _, record in good]
+        return read.records
     merged = merge_runs([path])
     for problem in merged.problems:
         print(f"warning: {problem}", file=sys.stderr)

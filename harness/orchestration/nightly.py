@@ -14,25 +14,24 @@ import contextlib
 import dataclasses
 import datetime
 import fcntl
-import json
 import os
 import shutil
 import socket
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from harness.orchestration import fingerprint
 from harness.matrix import Target
-from harness.store.results_file import RecordError, ResultsWriter
 from harness.orchestration.run_targets import RunSummary, matches, run_targets
-from harness.store.run_dirs import MANIFEST, RESULTS, RUN_FORMAT, read_manifest, record_key, run_id, write_manifest
+from harness.store.results_file import ResultsWriter, read_results_file, variant_on_target
+from harness.store.run_dirs import MANIFEST, RESULTS, RUN_FORMAT, read_manifest, run_id, write_manifest
 from harness.worker import record as rec
 from harness.worker.casedata import load_cells
+from harness.worker.shapes import Cell, variant_key
 
 CASES_CACHE = ".cases"  # below the runs directory: generated case libraries by library hash
 CASES_KEPT = 5
-RETRIED_OUTCOMES = ("infra-error", "timeout")
 LOCK = ".lock"
 
 
@@ -122,19 +121,23 @@ def locked(run_dir: Path) -> Iterator[None]:
         yield
 
 
-def latest_records(results: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """The last record of each cell in a results file; an unreadable line is passed over here (merge reports it)."""
-    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+CellOfHost = tuple[str, str, str]  # (case, variant, target): a cell of this host's runs
+
+
+def latest_of(records: list[rec.Record]) -> dict[CellOfHost, rec.Record]:
+    """The last of ``records`` for each cell."""
+    return {variant_on_target(record): record for record in records}
+
+
+def latest_records(results: Path, progress: Callable[[str], None]) -> dict[CellOfHost, rec.Record]:
+    """The last valid record of each cell in an earlier run's results file; each damaged line is reported (its
+    cell is then not carried over from that file)."""
     if not results.is_file():
-        return latest
-    for line in results.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and all(isinstance(record.get(k), str) for k in ("case", "variant", "target")):
-            latest[record_key(record)] = record
-    return latest
+        return {}
+    read = read_results_file(results)
+    for bad in read.bad_lines:
+        progress(f"warning: {bad}; not carried over")
+    return latest_of(read.records)
 
 
 def earlier_runs(runs_root: Path, host: str, current: str) -> list[Path]:
@@ -152,31 +155,30 @@ def earlier_runs(runs_root: Path, host: str, current: str) -> list[Path]:
     return [path for _, _, path in sorted(found, reverse=True)]
 
 
-def latest_earlier_records(runs_root: Path, host: str, current: str,
-                           wanted: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+def latest_earlier_records(runs_root: Path, host: str, current: str, wanted: set[CellOfHost],
+                           progress: Callable[[str], None]) -> dict[CellOfHost, rec.Record]:
     """Per wanted cell, its last record in the newest earlier run of ``host`` that has one."""
-    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    found: dict[CellOfHost, rec.Record] = {}
     for run_dir in earlier_runs(runs_root, host, current):
         missing = wanted - found.keys()
         if not missing:
             break
-        found.update((key, record) for key, record in latest_records(run_dir / RESULTS).items() if key in missing)
+        found.update((key, record) for key, record in latest_records(run_dir / RESULTS, progress).items()
+                     if key in missing)
     return found
 
 
-def settled(record: dict[str, Any] | None, inputs_sha: str, environment_sha: str | None) -> bool:
+def settled(record: rec.Record | None, inputs_sha: str, environment_sha: str | None) -> bool:
     """Whether ``record`` still stands for a cell with these fingerprints (see the module docstring)."""
-    if record is None or environment_sha is None or record["outcome"] in RETRIED_OUTCOMES:
+    if record is None or environment_sha is None or record["outcome"] in rec.RETRIED_OUTCOMES:
         return False
     provenance = record.get("provenance") or {}
     return provenance.get("inputs_sha256") == inputs_sha and provenance.get("environment_sha256") == environment_sha
 
 
-def carry_over(record: dict[str, Any], cell: dict[str, Any], run: str, host: str) -> dict[str, Any]:
+def carry_over(record: rec.Record, cell: Cell, run: str, host: str) -> rec.Record:
     """A copy of an earlier run's record for this run, judged again against the cell's current upstream claim."""
-    copy = json.loads(json.dumps(record))
-    expectation = next((c for c in cell.get("claims", []) if c["target"] == record["target"]), None)
-    copy.update(expectation=expectation, agrees=rec.agreement(expectation, copy["outcome"], copy["failure"]))
+    copy = rec.judged_again(record, cell.get("claims", []))
     observed_in = record["provenance"].get("carried_over_from") or record["provenance"]["run"]
     copy["provenance"] = {**record["provenance"], "run": run, "host": host, "carried_over_from": observed_in}
     return copy
@@ -194,52 +196,48 @@ def run_nightly(plan: RunPlan, *, jobs: int = 1, timeout_s: float = 300.0,
         manifest = _start(run_dir, plan, rid, revision, cases_dir, library_sha)
         progress(f"run directory: {run_dir}")
         cells = [c for c in load_cells(cases_dir) if matches(c, plan.pattern)]
-        inputs = {(c["case"], c["variant"]): fingerprint.cell_inputs_sha256(c) for c in cells}
+        inputs = {variant_key(c): fingerprint.cell_inputs_sha256(c) for c in cells}
         worker = fingerprint.worker_sha256()
         environments = {t.id: fingerprint.environment_sha256(t, worker, progress) for t in plan.targets}
-        in_run = latest_records(run_dir / RESULTS)
         wanted = {(c["case"], c["variant"], t.id) for c in cells for t in plan.targets}
-        earlier = {} if plan.force else latest_earlier_records(plan.runs_root, plan.host, rid, wanted)
-        todo: dict[str, list[dict[str, Any]]] = {}
-        carried: list[dict[str, Any]] = []
+        earlier = {} if plan.force else latest_earlier_records(plan.runs_root, plan.host, rid, wanted, progress)
+        todo: dict[str, list[Cell]] = {}
+        carried: list[rec.Record] = []
         resumed: collections.Counter = collections.Counter()
         with ResultsWriter(run_dir / RESULTS) as writer:
+            in_run = latest_of(writer.records)
             for target in plan.targets:
                 todo[target.id] = []
                 for cell in cells:
-                    key, sha = (cell["case"], cell["variant"], target.id), inputs[(cell["case"], cell["variant"])]
+                    key, sha = (*variant_key(cell), target.id), inputs[variant_key(cell)]
                     if not plan.force and settled(in_run.get(key), sha, environments[target.id]):
                         resumed[target.id] += 1
                     elif settled(earlier.get(key), sha, environments[target.id]):
-                        try:
-                            writer.append(carry_over(earlier[key], cell, rid, plan.host))
-                            carried.append(earlier[key])
-                        except RecordError as err:
-                            progress(f"{target.id}: {key[0]}/{key[1]}: its earlier record cannot be carried over "
-                                     f"({err}); the cell runs again")
-                            todo[target.id].append(cell)
+                        writer.append(carry_over(earlier[key], cell, rid, plan.host))
+                        carried.append(earlier[key])
                     else:
                         todo[target.id].append(cell)
-        carried_from = _carried_from(carried)
-        for target in plan.targets:
-            sources = ", ".join(f"{n} from {run}" for run, n in sorted(carried_from[target.id].items())) or "none"
-            progress(f"{target.id}: {len(todo[target.id])} cell(s) to run; carried over: {sources}; already in this "
-                     f"run: {resumed[target.id]}")
+            carried_from = _carried_from(carried)
+            for target in plan.targets:
+                sources = ", ".join(f"{n} from {run}" for run, n in sorted(carried_from[target.id].items())) or "none"
+                progress(f"{target.id}: {len(todo[target.id])} cell(s) to run; carried over: {sources}; already in "
+                         f"this run: {resumed[target.id]}")
 
-        def annotate(record: dict[str, Any]) -> dict[str, Any]:
-            record["provenance"] = {"run": rid, "host": plan.host,
-                                    "inputs_sha256": inputs[(record["case"], record["variant"])],
-                                    "environment_sha256": environments[record["target"]], "carried_over_from": None}
-            return record
+            def annotate(record: rec.Record) -> rec.Record:
+                record["provenance"] = {"run": rid, "host": plan.host, "inputs_sha256": inputs[variant_key(record)],
+                                        "environment_sha256": environments[record["target"]],
+                                        "carried_over_from": None}
+                return record
 
-        summaries = run_targets(list(plan.targets), cases_dir, run_dir / RESULTS, pattern=plan.pattern, jobs=jobs,
-                                timeout_s=timeout_s, progress=progress, todo=todo, annotate=annotate)
-        _finish(run_dir, manifest, plan, resumed)
+            summaries = run_targets(list(plan.targets), cases_dir, run_dir / RESULTS, pattern=plan.pattern,
+                                    jobs=jobs, timeout_s=timeout_s, progress=progress, todo=todo, annotate=annotate,
+                                    writer=writer)
+            _finish(run_dir, manifest, plan, resumed, latest_of(writer.records).values())
     return NightlyResult(run_dir, rid, {t: sum(n.values()) for t, n in carried_from.items()}, dict(resumed),
                          summaries)
 
 
-def _carried_from(carried: list[dict[str, Any]]) -> dict[str, collections.Counter]:
+def _carried_from(carried: list[rec.Record]) -> dict[str, collections.Counter]:
     """Per target, how many of the ``carried`` earlier records were observed in which run."""
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for record in carried:
@@ -267,9 +265,11 @@ def _start(run_dir: Path, plan: RunPlan, rid: str, revision: str, cases_dir: Pat
     return manifest
 
 
-def _finish(run_dir: Path, manifest: dict[str, Any], plan: RunPlan, resumed: collections.Counter) -> None:
-    """Mark run.json finished, with each target's outcome and carried-over counts as its results file now stands."""
-    latest = latest_records(run_dir / RESULTS).values()
+def _finish(run_dir: Path, manifest: dict[str, Any], plan: RunPlan, resumed: collections.Counter,
+            latest: Iterable[rec.Record]) -> None:
+    """Mark run.json finished, with each target's outcome and carried-over counts from ``latest`` (the last record
+    of each cell in its results file)."""
+    latest = list(latest)
     cells = manifest.setdefault("cells", {})
     for target in plan.targets:
         records = [r for r in latest if r["target"] == target.id]

@@ -7,20 +7,22 @@ cell, so the report shows why the column is empty instead of dropping it.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import fnmatch
 import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from harness.matrix import Target
-from harness.store.results_file import ResultsWriter, recorded_cells
+from harness.store.results_file import ResultsWriter
 from harness.worker import record as rec
 from harness.worker.casedata import load_cells
 from harness.worker.environment import observe
-from harness.worker.job import cell_key, progress_line, run_job
+from harness.worker.job import progress_line, run_job
+from harness.worker.shapes import Cell, variant_key
 
 
 @dataclasses.dataclass
@@ -34,7 +36,7 @@ class RunSummary:
     @property
     def harness_broken(self) -> bool:
         """True when some cell says nothing about its pattern because the harness or environment broke."""
-        return self.outcomes.get("infra-error", 0) > 0
+        return any(self.outcomes.get(outcome, 0) for outcome in rec.BROKEN_OUTCOMES)
 
     def line(self) -> str:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(self.outcomes.items())) or "nothing new"
@@ -42,18 +44,12 @@ class RunSummary:
                 f"({self.wall_s:.1f} s)")
 
 
-def matches(cell: dict[str, Any], pattern: str | None) -> bool:
+def matches(cell: Cell, pattern: str | None) -> bool:
     """``-k`` selection: a glob or substring of ``case/variant``."""
     if not pattern:
         return True
     name = f"{cell['case']}/{cell['variant']}"
     return fnmatch.fnmatch(name, pattern) or pattern in name
-
-
-def unavailable_record(cell: dict[str, Any], target: Target) -> dict[str, Any]:
-    record = rec.base_record(cell, target.to_job())
-    return rec.finish_record(record, outcome="unavailable", stage="generate", duration_s=0.0,
-                             environment=observe({}), failure=rec.failure("unavailable", target.reason or ""))
 
 
 def run_targets(
@@ -66,28 +62,31 @@ def run_targets(
     timeout_s: float = 300.0,
     force: bool = False,
     progress: Callable[[str], None] = print,
-    todo: dict[str, list[dict[str, Any]]] | None = None,
-    annotate: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    todo: dict[str, list[Cell]] | None = None,
+    annotate: Callable[[rec.Record], rec.Record] | None = None,
+    writer: ResultsWriter | None = None,
 ) -> list[RunSummary]:
     """Run (or resume) ``targets`` over ``cases_dir``; every finished record is validated and appended at once.
 
     Local and unavailable targets run one after another; docker targets run concurrently, one thread per engine.
     ``todo`` (target id -> cells) replaces the resume rule (cells without a record in ``results_path`` run);
-    ``annotate`` completes each record before it is stored.
+    ``annotate`` completes each record before it is stored; ``writer`` is an open writer of ``results_path`` to
+    append to (else one is opened here).
     """
     started = time.perf_counter()
     cells = [c for c in load_cells(cases_dir) if matches(c, pattern)]
-    if todo is None:
-        todo = {}
-        for target in targets:
-            done = set() if force else recorded_cells(results_path, target.id)
-            todo[target.id] = [c for c in cells if cell_key(c) not in done]
-            progress(f"{target.id}: {len(todo[target.id])} cell(s) to run, {len(cells) - len(todo[target.id])} "
-                     f"already in {results_path}")
     outcomes = {target.id: collections.Counter() for target in targets}
     work_dirs = {target.id: _work_dir(results_path, target) for target in targets}
-    with ResultsWriter(results_path) as writer:
-        def on_record(record: dict[str, Any]) -> None:
+    with contextlib.nullcontext(writer) if writer else ResultsWriter(results_path) as writer:
+        if todo is None:
+            todo = {}
+            for target in targets:
+                done = set() if force else writer.recorded_cells(target.id)
+                todo[target.id] = [c for c in cells if variant_key(c) not in done]
+                progress(f"{target.id}: {len(todo[target.id])} cell(s) to run, {len(cells) - len(todo[target.id])} "
+                         f"already in {results_path}")
+
+        def on_record(record: rec.Record) -> None:
             writer.append(annotate(record) if annotate else record)
             counter = outcomes[record["target"]]
             counter[record["outcome"]] += 1
@@ -99,10 +98,11 @@ def run_targets(
                 continue
             if not target.available:
                 for cell in todo[target.id]:
-                    on_record(unavailable_record(cell, target))
+                    on_record(rec.unavailable(cell, target.to_job(), observe({}), target.reason or ""))
             elif target.runner == "local":
                 run_job({"target": target.to_job(), "cases_dir": str(cases_dir), "jobs": jobs, "timeout_s": timeout_s,
-                         "cells": [list(cell_key(c)) for c in todo[target.id]], "work_dir": str(work_dirs[target.id])},
+                         "cells": [list(variant_key(c)) for c in todo[target.id]],
+                         "work_dir": str(work_dirs[target.id])},
                         on_record)
             else:
                 containers.append(target)

@@ -17,14 +17,11 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.store.run_dirs import record_host, record_key
+from harness.store.results_file import record_host, variant_on_target
+from harness.worker.record import NOT_COMPARED_OUTCOMES, Record
 
-COMPARED_OUTCOMES = ("pass", "fallback", "mismatch", "fail", "crash")
-NOT_COMPARED_OUTCOMES = ("infra-error", "timeout", "unavailable")
-_BAND = {"pass": 2, "fallback": 1, "mismatch": 0, "fail": 0, "crash": 0}  # higher is better
+BAND = {"pass": 2, "fallback": 1, "mismatch": 0, "fail": 0, "crash": 0}  # per compared outcome; higher is better
 CHANGE_KINDS = ("regression", "progression", "changed", "not-compared", "new", "gone", "unchanged")
-
-CellKey = tuple[str, str, str, "str | None"]  # case, variant, target, host
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,9 +72,9 @@ def classify(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
     before, after = old["outcome"], new["outcome"]
     if before in NOT_COMPARED_OUTCOMES or after in NOT_COMPARED_OUTCOMES:
         return "unchanged" if before == after else "not-compared"
-    if _BAND[after] < _BAND[before]:
+    if BAND[after] < BAND[before]:
         return "regression"
-    if _BAND[after] > _BAND[before]:
+    if BAND[after] > BAND[before]:
         return "progression"
     return "unchanged" if _evidence(old) == _evidence(new) else "changed"
 
@@ -137,10 +134,10 @@ def compare_records(old: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]]
     return Comparison(old_label, new_label, changes)
 
 
-def _by_cell(records: Iterable[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str | None, dict[str, Any]]]:
-    cells: dict[tuple[str, str, str], dict[str | None, dict[str, Any]]] = {}
+def _by_cell(records: Iterable[Record]) -> dict[tuple[str, str, str], dict[str | None, Record]]:
+    cells: dict[tuple[str, str, str], dict[str | None, Record]] = {}
     for record in records:
-        cells.setdefault(record_key(record), {})[record_host(record)] = record
+        cells.setdefault(variant_on_target(record), {})[record_host(record)] = record
     return cells
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 import dataclasses
 import shutil
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from harness.store.compare import Comparison, compare_records
 from harness.store.run_dirs import LoadedRun, RunDirError, find_run_dirs, problems_of, read_run, read_runs
+from harness.worker.record import Record
+from harness.worker.shapes import VariantKey, variant_key
 
 DEFAULT_LAST = 14
 
@@ -28,11 +30,11 @@ class Series:
     def name(self) -> str:
         return f"{self.target}@{self.host}"
 
-    def records_of(self, run: LoadedRun) -> dict[tuple[str, str], dict[str, Any]]:
+    def records_of(self, run: LoadedRun) -> dict[VariantKey, Record]:
         """(case, variant) -> the last record of that cell of this series' target in ``run``."""
-        return {(r["case"], r["variant"]): r for r in run.records if r["target"] == self.target}
+        return {variant_key(r): r for r in run.records if r["target"] == self.target}
 
-    def strip(self, last: int = DEFAULT_LAST) -> tuple[list[LoadedRun], dict[tuple[str, str], list[dict | None]]]:
+    def strip(self, last: int = DEFAULT_LAST) -> tuple[list[LoadedRun], dict[VariantKey, list[Record | None]]]:
         """The last ``last`` runs, and per cell seen in them its record in each run (None where it has none)."""
         runs = list(self.runs[-last:])
         per_run = [self.records_of(run) for run in runs]

@@ -12,8 +12,9 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.store.compare import COMPARED_OUTCOMES
-from harness.store.run_dirs import LoadedRun, host_name, problems_of, read_runs, record_key
+from harness.store.results_file import CellKey, ResultsWriter, cell_key, host_name, variant_on_target
+from harness.store.run_dirs import LoadedRun, problems_of, read_runs
+from harness.worker.record import COMPARED_OUTCOMES, Record
 
 MERGE_FORMAT = "trt-matrix/merge/1"
 MERGED_RESULTS = "results.jsonl"
@@ -37,7 +38,7 @@ class Conflict:
 @dataclasses.dataclass
 class Merged:
     runs: list[LoadedRun]
-    records: list[dict[str, Any]]
+    records: list[Record]
     conflicts: list[Conflict]
 
     @property
@@ -49,26 +50,26 @@ class Merged:
 def merge_runs(paths: Iterable[Path | str]) -> Merged:
     """Read every run directory named by ``paths`` (run dirs or directories holding them) and merge them."""
     runs = read_runs(paths)
-    cells: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    cells: dict[CellKey, Record] = {}
     for run in runs:  # oldest first: a later run of the same host replaces a cell's record
-        for key, record in run.latest().items():
+        for record in run.records:  # in file order: a later record of a cell replaces an earlier one
             record = _with_host(record, run)
-            cells[(*key, host_name(record))] = record
+            cells[cell_key(record)] = record
     records = [cells[key] for key in sorted(cells)]
     return Merged(runs, records, find_conflicts(records))
 
 
-def _with_host(record: dict[str, Any], run: LoadedRun) -> dict[str, Any]:
+def _with_host(record: Record, run: LoadedRun) -> Record:
     """The record with its provenance host: a record written by a plain `run` has none, so the run's host is used."""
     if record.get("provenance"):
         return record
     return {**record, "provenance": {"run": run.id, "host": run.host}}
 
 
-def find_conflicts(records: Iterable[dict[str, Any]]) -> list[Conflict]:
+def find_conflicts(records: Iterable[Record]) -> list[Conflict]:
     by_cell: dict[tuple[str, str, str], dict[str, str]] = {}
     for record in records:
-        by_cell.setdefault(record_key(record), {})[host_name(record)] = record["outcome"]
+        by_cell.setdefault(variant_on_target(record), {})[host_name(record)] = record["outcome"]
     return [
         Conflict(*cell, outcomes=dict(sorted(outcomes.items())))
         for cell, outcomes in sorted(by_cell.items())
@@ -80,9 +81,9 @@ def write_merged(merged: Merged, out_dir: Path | str) -> Path:
     """Write ``results.jsonl``, ``merge.json`` (sources, problems, conflicts) and ``rejected.txt`` to ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with (out_dir / MERGED_RESULTS).open("w") as results:
+    with ResultsWriter(out_dir / MERGED_RESULTS, fresh=True) as results:
         for record in merged.records:
-            results.write(json.dumps(record, sort_keys=True, allow_nan=False) + "\n")
+            results.append(record)
     rejected = [bad for run in merged.runs for bad in run.bad_lines]
     (out_dir / REJECTED).unlink(missing_ok=True)
     if rejected:

@@ -19,13 +19,13 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from harness.store.results_file import BadLine, scan_records
+from harness.store.results_file import UNKNOWN_HOST, BadLine, read_results_file, record_host
+from harness.worker.record import Record
 
 RUN_FORMAT = "trt-matrix/run/1"
 MANIFEST = "run.json"
 RESULTS = "results.jsonl"
 STATUSES = ("running", "finished")
-UNKNOWN_HOST = "unknown-host"  # the host of a record that names none (written by a plain `run`)
 _UNSAFE = re.compile(r"[^A-Za-z0-9.\-]+")
 
 
@@ -40,21 +40,6 @@ def safe_name(text: str) -> str:
 
 def run_id(date: str, host: str, revision: str) -> str:
     return f"{date}_{safe_name(host)}_{safe_name(revision)}"
-
-
-def record_key(record: dict[str, Any]) -> tuple[str, str, str]:
-    """(case, variant, target): one cell of the matrix."""
-    return record["case"], record["variant"], record["target"]
-
-
-def record_host(record: dict[str, Any]) -> str | None:
-    """The host a record was observed on, as the nightly run that wrote it says (None for plain `run` records)."""
-    return (record.get("provenance") or {}).get("host")
-
-
-def host_name(record: dict[str, Any]) -> str:
-    """The record's host, or UNKNOWN_HOST when it names none."""
-    return record_host(record) or UNKNOWN_HOST
 
 
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
@@ -120,7 +105,7 @@ class LoadedRun:
 
     path: Path
     manifest: dict[str, Any] | None
-    records: list[dict[str, Any]]  # in file order; a later record of a cell supersedes an earlier one
+    records: list[Record]  # in file order; a later record of a cell supersedes an earlier one
     bad_lines: list[BadLine]
     problems: list[str]  # whole-file problems (manifest unreadable, results missing), each naming the file
 
@@ -141,10 +126,6 @@ class LoadedRun:
             return self.manifest["started_at"]
         return min((r["started_at"] for r in self.records), default="")
 
-    def latest(self) -> dict[tuple[str, str, str], dict[str, Any]]:
-        """The last record of every cell in this run."""
-        return {record_key(r): r for r in self.records}
-
 
 def read_run(path: Path) -> LoadedRun:
     """Read a run directory, keeping every valid record and reporting every bad line and unreadable file."""
@@ -158,8 +139,8 @@ def read_run(path: Path) -> LoadedRun:
     results = path / RESULTS
     records, bad_lines = [], []
     if results.is_file():
-        good, bad_lines = scan_records(results)
-        records = [record for _, record in good]
+        read = read_results_file(results)
+        records, bad_lines = read.records, read.bad_lines
     else:
         problems.append(f"{results}: no such file: the run recorded no cell")
     return LoadedRun(path, manifest, records, bad_lines, problems)

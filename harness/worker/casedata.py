@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from harness.worker.shapes import Cell
+
 INDEX_FORMAT = "trt-matrix/cases/1"
 _VARIANT_FIELDS = {
     "name": str, "mode": str, "model": str, "data": str, "knobs": dict, "claims": list,
@@ -18,7 +20,7 @@ class CasesDirError(ValueError):
     """A cases directory that cannot be used; the message names the file and the field."""
 
 
-def load_cells(cases_dir: Path) -> list[dict[str, Any]]:
+def load_cells(cases_dir: Path) -> list[Cell]:
     """Every (case, variant) of ``cases_dir`` as a flat cell dict with absolute model/data paths."""
     cases_dir = Path(cases_dir)
     index_path = cases_dir / "index.json"
@@ -45,7 +47,7 @@ def load_cells(cases_dir: Path) -> list[dict[str, Any]]:
     return cells
 
 
-def _cell(cases_dir: Path, where: str, case: dict, variant: Any) -> dict[str, Any]:
+def _cell(cases_dir: Path, where: str, case: dict, variant: Any) -> Cell:
     if not isinstance(variant, dict):
         raise CasesDirError(f"{where}: a variant must be an object.")
     for field, kind in _VARIANT_FIELDS.items():
@@ -67,7 +69,7 @@ def _cell(cases_dir: Path, where: str, case: dict, variant: Any) -> dict[str, An
     }
 
 
-def load_arrays(cell: dict[str, Any]) -> dict[str, Any]:
+def load_arrays(cell: Cell) -> dict[str, Any]:
     """The cell's arrays: ``inputs``, ``calibration`` (a list of batches) and ``reference`` outputs."""
     with np.load(cell["data"], allow_pickle=False) as archive:
         arrays = {key: archive[key] for key in archive.files}

@@ -10,6 +10,7 @@ from harness.worker import record as rec
 from harness.worker.backends.base import Backend, BackendFailure, CellUnavailable, EnvironmentProblem, StageTracker
 from harness.worker.casedata import load_arrays
 from harness.worker.metrics import compare
+from harness.worker.shapes import Cell, JobTarget
 
 LOG_EXCERPT_CHARS = 4000
 STAGE_FILE = "stage"
@@ -23,15 +24,18 @@ def excerpt(text: str | None) -> str | None:
     return f"{text[:head]}\n[... {len(text) - LOG_EXCERPT_CHARS} characters left out ...]\n{text[head - LOG_EXCERPT_CHARS:]}"
 
 
-def run_cell(cell: dict[str, Any], target: dict[str, Any], backend: Backend, environment: dict[str, Any],
-             workdir: Path) -> dict[str, Any]:
+def run_cell(cell: Cell, target: JobTarget, backend: Backend, environment: dict[str, Any],
+             workdir: Path) -> rec.Record:
     """Run ``cell`` on ``backend``; always return a finished record (pass, fallback, mismatch, fail, ...)."""
-    record = rec.base_record(cell, target)
+    started_at = rec.now_iso()
     workdir.mkdir(parents=True, exist_ok=True)
     stages = StageTracker(workdir / STAGE_FILE)
     started = time.perf_counter()
     backend_time = None
-    finish = dict(environment=environment)
+
+    def timing() -> dict[str, Any]:
+        return dict(started_at=started_at, duration_s=time.perf_counter() - started, backend_time_s=backend_time)
+
     try:
         reason = backend.unavailable_reason(cell)
         if reason:
@@ -44,36 +48,28 @@ def run_cell(cell: dict[str, Any], target: dict[str, Any], backend: Backend, env
             backend_time = time.perf_counter() - backend_started
         stages.enter("compare")
         metrics = compare(execution.outputs, arrays["reference"], cell["tolerance"])
-        observed = {n: execution.precision.get(n, "unknown") for n in cell["expected_int8"]}
-        fallback = [n for n, p in observed.items() if p not in ("int8", "unknown")]
-        unverified = [n for n, p in observed.items() if p == "unknown"]  # the backend could not tell: not a fallback
-        outcome = "mismatch" if not metrics["within_tolerance"] else ("fallback" if fallback else "pass")
-        finish.update(outcome=outcome, stage="compare", precision=execution.precision, fallback_nodes=fallback,
-                      metrics=metrics, warnings=execution.warnings, log=excerpt(execution.log),
-                      details={**execution.details, "unverified_int8": unverified})
+        return rec.ran(cell, target, environment, metrics=metrics, precision=execution.precision,
+                       warnings=execution.warnings, log=excerpt(execution.log), details=execution.details, **timing())
     except BackendFailure as err:
-        finish.update(outcome="fail", stage=stages.current, failure=rec.failure(err.category, err.message, err.node),
-                      warnings=err.warnings, log=excerpt(err.log), details=err.details)
+        return rec.failed(cell, target, environment, stage=stages.current, category=err.category, message=err.message,
+                          node=err.node, warnings=err.warnings, log=excerpt(err.log), details=err.details, **timing())
     except CellUnavailable as err:
-        finish.update(outcome="unavailable", stage=stages.current, failure=rec.failure("unavailable", str(err)))
+        return rec.unavailable(cell, target, environment, str(err), stage=stages.current, **timing())
     except EnvironmentProblem as err:
-        finish.update(outcome="infra-error", stage=stages.current, failure=rec.failure("environment", str(err)))
+        return rec.infra_error(cell, target, environment, "environment", str(err), stage=stages.current, **timing())
     except Exception as err:  # a bug in the harness, not a result about the pattern
-        finish.update(outcome="infra-error", stage=stages.current,
-                      failure=rec.failure("harness", f"{type(err).__name__}: {err}"), log=traceback.format_exc())
-    return rec.finish_record(record, duration_s=time.perf_counter() - started, backend_time_s=backend_time, **finish)
+        return rec.infra_error(cell, target, environment, "harness", f"{type(err).__name__}: {err}",
+                               stage=stages.current, log=traceback.format_exc(), **timing())
 
 
-def ended_without_result(cell: dict[str, Any], target: dict[str, Any], environment: dict[str, Any], kind: str,
-                         detail: str, wall_s: float, workdir: Path, stderr_path: Path | None) -> dict[str, Any]:
-    """The record of a cell whose process crashed or was killed at its timeout, at the stage it had reached."""
-    log = None
-    if stderr_path is not None and stderr_path.exists():
-        log = excerpt(stderr_path.read_text(errors="replace"))
+def reached_stage(workdir: Path) -> str:
+    """The stage the cell's process had reached, as it last wrote it to its work directory."""
     stage_file = workdir / STAGE_FILE
-    stage = stage_file.read_text() if stage_file.exists() else "generate"
-    category = "timeout" if kind == "timeout" else "crash"
-    return rec.finish_record(
-        rec.base_record(cell, target), outcome=kind, stage=stage, duration_s=wall_s, environment=environment,
-        failure=rec.failure(category, f"The cell's process {detail}."), log=log,
-    )
+    return stage_file.read_text() if stage_file.exists() else "generate"
+
+
+def stderr_excerpt(stderr_path: Path | None) -> str | None:
+    """What the cell's process wrote to stderr (head and tail), or None when it wrote nothing there."""
+    if stderr_path is None or not stderr_path.exists():
+        return None
+    return excerpt(stderr_path.read_text(errors="replace"))

@@ -1,6 +1,6 @@
 """Run a job: the chosen cells of a cases directory on one target, each in its own process, records as they end.
 
-A job is plain JSON so it can travel into a container::
+A job is plain JSON so it can travel into a container (:class:`harness.worker.shapes.Job`)::
 
     {"target": {"id": ..., "backend": ..., "version": ...}, "cases_dir": DIR, "cells": [[case, variant], ...],
      "jobs": 2, "timeout_s": 120, "work_dir": DIR}
@@ -9,41 +9,29 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from harness.worker import record as rec
 from harness.worker.backends import load_backend
 from harness.worker.casedata import load_cells
-from harness.worker.cell import ended_without_result, run_cell
+from harness.worker.cell import reached_stage, run_cell, stderr_excerpt
 from harness.worker.environment import observe, version_mismatch
 from harness.worker.isolation import TaskEnd, run_isolated
+from harness.worker.shapes import Cell, Job, variant_key
 
 
-def cell_key(cell_or_record: dict[str, Any]) -> tuple[str, str]:
-    return cell_or_record["case"], cell_or_record["variant"]
-
-
-def select_cells(cases_dir: Path, wanted: list[list[str]] | None) -> list[dict[str, Any]]:
+def select_cells(cases_dir: Path, wanted: list[list[str]] | None) -> list[Cell]:
     cells = load_cells(cases_dir)
     if wanted is None:
         return cells
-    by_key = {cell_key(c): c for c in cells}
+    by_key = {variant_key(c): c for c in cells}
     unknown = [w for w in wanted if tuple(w) not in by_key]
     if unknown:
         raise ValueError(f"{cases_dir}: the job names cells the cases directory does not have: {unknown}")
     return [by_key[tuple(w)] for w in wanted]
 
 
-def _infra_records(cells, target, environment, message: str) -> list[dict[str, Any]]:
-    """One infra-error record per cell, for a target whose backend could not even start."""
-    return [
-        rec.finish_record(rec.base_record(c, target), outcome="infra-error", stage="generate", duration_s=0.0,
-                          environment=environment, failure=rec.failure("environment", message))
-        for c in cells
-    ]
-
-
-def run_job(job: dict[str, Any], on_record: Callable[[dict[str, Any]], None]) -> None:
+def run_job(job: Job, on_record: Callable[[rec.Record], None]) -> None:
     """Run every cell of ``job`` and pass each finished record to ``on_record`` as soon as it exists."""
     target = job["target"]
     cells = select_cells(Path(job["cases_dir"]), job.get("cells"))
@@ -56,15 +44,15 @@ def run_job(job: dict[str, Any], on_record: Callable[[dict[str, Any]], None]) ->
     except Exception as err:
         message = (f"Backend {target['backend']!r} of target {target['id']!r} could not start in this environment: "
                    f"{type(err).__name__}: {err}")
-        for record in _infra_records(cells, target, observe({}), message):
-            on_record(record)
+        for cell in cells:
+            on_record(rec.infra_error(cell, target, observe({}), "environment", message))
         return
     mismatch = version_mismatch(target.get("version"), environment.get(f"{backend.name}_version"))
 
-    def cell_dir(cell: dict[str, Any]) -> Path:
+    def cell_dir(cell: Cell) -> Path:
         return work_dir / cell["case"] / cell["variant"]
 
-    def execute(cell: dict[str, Any]) -> dict[str, Any]:
+    def execute(cell: Cell) -> rec.Record:
         return run_cell(cell, target, backend, environment, cell_dir(cell))
 
     def ended(end: TaskEnd) -> None:
@@ -72,12 +60,13 @@ def run_job(job: dict[str, Any], on_record: Callable[[dict[str, Any]], None]) ->
             record = end.result
             record["duration_s"] = round(end.wall_s, 6)  # wall time as the parent saw it, process overhead included
         else:
-            record = ended_without_result(end.task, target, environment, end.kind, end.detail, end.wall_s,
-                                          cell_dir(end.task), end.stderr_path)
-        record["env_mismatch"] = mismatch
+            record = rec.ended_without_result(end.task, target, environment, end.kind, end.detail,
+                                              stage=reached_stage(cell_dir(end.task)), duration_s=end.wall_s,
+                                              log=stderr_excerpt(end.stderr_path))
+        record["env_mismatch"] = mismatch  # the parent compares the observed backend version with the nominal one
         on_record(record)
 
-    def stderr_path(cell: dict[str, Any]) -> Path:
+    def stderr_path(cell: Cell) -> Path:
         cell_dir(cell).mkdir(parents=True, exist_ok=True)
         return cell_dir(cell) / "stderr.log"
 
@@ -85,7 +74,7 @@ def run_job(job: dict[str, Any], on_record: Callable[[dict[str, Any]], None]) ->
                  stderr_path_for=stderr_path)
 
 
-def progress_line(done: int, total: int, record: dict[str, Any], started: float) -> str:
+def progress_line(done: int, total: int | str, record: rec.Record, started: float) -> str:
     elapsed = time.perf_counter() - started
     return (f"[{done}/{total} {elapsed:6.1f}s] {record['target']} {record['case']}/{record['variant']}: "
             f"{record['outcome']}" + (f" ({record['failure']['category']})" if record.get("failure") else ""))

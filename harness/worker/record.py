@@ -1,101 +1,114 @@
-"""The one-record-per-cell vocabulary, and constructors for the records a cell can end in.
+"""How a cell can end, and the one place every record is built.
 
-The JSON Schema that every stored record must satisfy is ``harness/store/record.schema.json``; the host validates records
-against it before it stores them. This module stays standard-library only: it runs inside worker containers.
+A cell ends in exactly one record. Its ``outcome`` is one of :data:`OUTCOMES`: ``pass``, ``fallback`` and
+``mismatch`` (it ran to the end, :func:`ran`), ``fail`` (the backend refused it, :func:`failed`), ``crash`` and
+``timeout`` (its process died or hung, :func:`ended_without_result`), ``infra-error`` (the harness or environment
+broke, :func:`infra_error`) and ``unavailable`` (the cell cannot exist on the target, :func:`unavailable`). Every
+builder goes through :func:`build`, which looks up the upstream claim for the target once and stores it with the
+verdict (``expectation``, ``agrees``); readers take both from the record.
+
+The stored form must satisfy ``harness/store/record.schema.json`` (a test keeps its enums equal to the vocabulary
+below). Standard library only, Python 3.8 and later: this module runs inside worker containers.
 """
 from __future__ import annotations
 
+import copy
 import datetime
-from typing import Any
+from typing import Any, Dict, Iterable, List, Literal, Optional, TypedDict, get_args
+
+from harness.worker.shapes import Cell, Claim, JobTarget
 
 SCHEMA_ID = "trt-matrix/record/1"
 
-OUTCOMES = ("pass", "fallback", "mismatch", "fail", "unavailable", "timeout", "crash", "infra-error")
-STAGES = ("generate", "parse", "build", "inspect", "infer", "compare")
-FAILURE_CATEGORIES = (
-    "no-implementation",
-    "internal-assert",
-    "cuda-runtime",
-    "calibration",
-    "parser",
-    "out-of-memory",
-    "crash",
-    "timeout",
-    "unsupported-api",
-    "unsupported-op",
-    "runtime-error",
-    "harness",
-    "environment",
-    "env-mismatch",
+Outcome = Literal["pass", "fallback", "mismatch", "fail", "unavailable", "timeout", "crash", "infra-error"]
+Stage = Literal["generate", "parse", "build", "inspect", "infer", "compare"]
+FailureCategory = Literal[
+    "no-implementation", "internal-assert", "cuda-runtime", "calibration", "parser", "out-of-memory", "crash",
+    "timeout", "unsupported-api", "unsupported-op", "runtime-error", "harness", "environment", "env-mismatch",
     "unavailable",
-)
-PRECISIONS = ("int8", "fp16", "fp32", "bf16", "fp8", "unknown")
-# Outcomes that say something about the pattern; the others say something about the harness or environment.
+]
+Precision = Literal["int8", "fp16", "fp32", "bf16", "fp8", "unknown"]
+Mode = Literal["implicit-int8", "explicit-qdq"]
+
+OUTCOMES = get_args(Outcome)
+STAGES = get_args(Stage)
+FAILURE_CATEGORIES = get_args(FailureCategory)
+PRECISIONS = get_args(Precision)
+MODES = get_args(Mode)
+
+# What an outcome says. Judged against upstream claims (``agrees``): what the backend did with the pattern.
 OBSERVED_OUTCOMES = ("pass", "fallback", "mismatch", "fail", "crash", "timeout")
+# Compared night to night (a move between them can be a regression); the others say nothing about the pattern
+# (the harness broke, the harness's time limit hit, or the cell cannot exist).
+COMPARED_OUTCOMES = ("pass", "fallback", "mismatch", "fail", "crash")
+NOT_COMPARED_OUTCOMES = ("infra-error", "timeout", "unavailable")
+# Never settled: a nightly runs these cells again whatever their fingerprints.
+RETRIED_OUTCOMES = ("infra-error", "timeout")
+# The harness or environment failed the cell: a run with one exits with the "broken" status.
+BROKEN_OUTCOMES = ("infra-error",)
+INFRA_CATEGORIES = ("harness", "environment")  # the failure categories of an infra-error
+LOST_CELL_OUTCOMES = ("crash", "timeout")  # a cell whose process ended without handing back a record
+
+
+class Failure(TypedDict):
+    category: str  # one of FAILURE_CATEGORIES
+    message: str
+    node: Optional[str]
+
+
+class Provenance(TypedDict, total=False):
+    """Set by a nightly run (or by merge for records of a plain run): where the record belongs."""
+
+    run: str
+    host: str
+    inputs_sha256: str
+    environment_sha256: Optional[str]
+    carried_over_from: Optional[str]
+
+
+class _RecordFields(TypedDict):
+    schema: str
+    case: str
+    variant: str
+    target: str
+    backend: str
+    mode: str
+    knobs: Dict[str, Any]
+    expected_int8: List[str]
+    expectation: Optional[Claim]  # the upstream claim for this target, when there is one
+    agrees: Optional[bool]  # whether the outcome matches it; None without a claim or without an observation
+    env_mismatch: Optional[str]
+    started_at: str
+    outcome: str  # one of OUTCOMES
+    stage: str  # one of STAGES: reached (pass) or failed in
+    failure: Optional[Failure]
+    precision: Dict[str, str]  # ONNX node -> one of PRECISIONS
+    fallback_nodes: List[str]
+    metrics: Optional[Dict[str, Any]]
+    warnings: Dict[str, int]
+    environment: Dict[str, Any]
+    duration_s: float
+    backend_time_s: Optional[float]
+    log: Optional[str]
+    details: Dict[str, Any]
+
+
+class Record(_RecordFields, total=False):
+    """One cell's record, as stored in a results file (``harness/store/record.schema.json``)."""
+
+    provenance: Provenance
 
 
 def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def base_record(cell: dict[str, Any], target: dict[str, Any]) -> dict[str, Any]:
-    """The fields every record has, before the cell ran: identity, mode, knobs, expectation."""
-    expectation = next((c for c in cell.get("claims", []) if c["target"] == target["id"]), None)
-    return {
-        "schema": SCHEMA_ID,
-        "case": cell["case"],
-        "variant": cell["variant"],
-        "target": target["id"],
-        "backend": target["backend"],
-        "mode": cell["mode"],
-        "knobs": cell.get("knobs", {}),
-        "expected_int8": list(cell.get("expected_int8", [])),
-        "expectation": expectation,
-        "env_mismatch": None,
-        "started_at": now_iso(),
-    }
+def claim_for(claims: Iterable[Claim], target_id: str) -> Optional[Claim]:
+    """The upstream claim for ``target_id`` among ``claims``, or None."""
+    return next((claim for claim in claims if claim["target"] == target_id), None)
 
 
-def finish_record(
-    record: dict[str, Any],
-    *,
-    outcome: str,
-    stage: str,
-    duration_s: float,
-    environment: dict[str, Any],
-    failure: dict[str, Any] | None = None,
-    precision: dict[str, str] | None = None,
-    fallback_nodes: list[str] | None = None,
-    metrics: dict[str, Any] | None = None,
-    warnings: dict[str, int] | None = None,
-    backend_time_s: float | None = None,
-    log: str | None = None,
-    details: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Complete ``record`` with what was observed and whether it agrees with the upstream claim."""
-    if outcome not in OUTCOMES:
-        raise ValueError(f"outcome {outcome!r} is not one of {OUTCOMES}")
-    if stage not in STAGES:
-        raise ValueError(f"stage {stage!r} is not one of {STAGES}")
-    record.update(
-        outcome=outcome,
-        stage=stage,
-        failure=failure,
-        precision=precision or {},
-        fallback_nodes=fallback_nodes or [],
-        metrics=metrics,
-        warnings=warnings or {},
-        environment=environment,
-        duration_s=round(duration_s, 6),
-        backend_time_s=None if backend_time_s is None else round(backend_time_s, 6),
-        log=log,
-        details=details or {},
-    )
-    record["agrees"] = agreement(record["expectation"], outcome, failure)
-    return record
-
-
-def agreement(expectation: dict[str, Any] | None, outcome: str, failure: dict[str, Any] | None) -> bool | None:
+def agreement(expectation: Optional[Claim], outcome: str, failure: Optional[Failure]) -> Optional[bool]:
     """Whether an observed outcome matches the upstream claim; None when there is no claim or nothing observed."""
     if expectation is None or outcome not in OBSERVED_OUTCOMES:
         return None
@@ -110,7 +123,130 @@ def agreement(expectation: dict[str, Any] | None, outcome: str, failure: dict[st
     return outcome == claimed
 
 
-def failure(category: str, message: str, node: str | None = None) -> dict[str, Any]:
+def failure(category: str, message: str, node: Optional[str] = None) -> Failure:
     if category not in FAILURE_CATEGORIES:
         raise ValueError(f"failure category {category!r} is not one of {FAILURE_CATEGORIES}")
     return {"category": category, "message": message, "node": node}
+
+
+def build(
+    cell: Cell,
+    target: JobTarget,
+    *,
+    outcome: str,
+    stage: str,
+    environment: Dict[str, Any],
+    duration_s: float,
+    started_at: Optional[str] = None,
+    failure: Optional[Failure] = None,
+    precision: Optional[Dict[str, str]] = None,
+    fallback_nodes: Optional[List[str]] = None,
+    metrics: Optional[Dict[str, Any]] = None,
+    warnings: Optional[Dict[str, int]] = None,
+    backend_time_s: Optional[float] = None,
+    log: Optional[str] = None,
+    details: Optional[Dict[str, Any]] = None,
+    env_mismatch: Optional[str] = None,
+) -> Record:
+    """The record of ``cell`` on ``target``, judged against the cell's upstream claim for that target.
+
+    Every builder below goes through here; call a builder when one fits the way the cell ended.
+    """
+    if outcome not in OUTCOMES:
+        raise ValueError(f"outcome {outcome!r} is not one of {OUTCOMES}")
+    if stage not in STAGES:
+        raise ValueError(f"stage {stage!r} is not one of {STAGES}")
+    expectation = claim_for(cell.get("claims", []), target["id"])
+    return {
+        "schema": SCHEMA_ID,
+        "case": cell["case"],
+        "variant": cell["variant"],
+        "target": target["id"],
+        "backend": target["backend"],
+        "mode": cell["mode"],
+        "knobs": cell.get("knobs", {}),
+        "expected_int8": list(cell.get("expected_int8", [])),
+        "expectation": expectation,
+        "agrees": agreement(expectation, outcome, failure),
+        "env_mismatch": env_mismatch,
+        "started_at": started_at or now_iso(),
+        "outcome": outcome,
+        "stage": stage,
+        "failure": failure,
+        "precision": precision or {},
+        "fallback_nodes": fallback_nodes or [],
+        "metrics": metrics,
+        "warnings": warnings or {},
+        "environment": environment,
+        "duration_s": round(duration_s, 6),
+        "backend_time_s": None if backend_time_s is None else round(backend_time_s, 6),
+        "log": log,
+        "details": details or {},
+    }
+
+
+def ran(cell: Cell, target: JobTarget, environment: Dict[str, Any], *, metrics: Dict[str, Any],
+        precision: Dict[str, str], started_at: str, duration_s: float, backend_time_s: Optional[float],
+        warnings: Optional[Dict[str, int]] = None, log: Optional[str] = None,
+        details: Optional[Dict[str, Any]] = None) -> Record:
+    """A cell that ran to the end: ``mismatch`` when its output is outside the tolerance, else ``fallback`` when an
+    expected-INT8 node ran in another precision, else ``pass``. A node whose precision the backend could not read
+    is listed as unverified in the details, never as a fallback."""
+    observed = {node: precision.get(node, "unknown") for node in cell["expected_int8"]}
+    fallback = [node for node, p in observed.items() if p not in ("int8", "unknown")]
+    unverified = [node for node, p in observed.items() if p == "unknown"]
+    outcome = "mismatch" if not metrics["within_tolerance"] else ("fallback" if fallback else "pass")
+    return build(cell, target, outcome=outcome, stage="compare", environment=environment, started_at=started_at,
+                 duration_s=duration_s, backend_time_s=backend_time_s, precision=precision, fallback_nodes=fallback,
+                 metrics=metrics, warnings=warnings, log=log,
+                 details={**(details or {}), "unverified_int8": unverified})
+
+
+def failed(cell: Cell, target: JobTarget, environment: Dict[str, Any], *, stage: str, category: str, message: str,
+           node: Optional[str], started_at: str, duration_s: float, backend_time_s: Optional[float],
+           warnings: Optional[Dict[str, int]] = None, log: Optional[str] = None,
+           details: Optional[Dict[str, Any]] = None) -> Record:
+    """A cell the backend refused at ``stage`` (``fail``): a result about the pattern."""
+    return build(cell, target, outcome="fail", stage=stage, environment=environment, started_at=started_at,
+                 duration_s=duration_s, backend_time_s=backend_time_s, failure=failure(category, message, node),
+                 warnings=warnings, log=log, details=details)
+
+
+def unavailable(cell: Cell, target: JobTarget, environment: Dict[str, Any], reason: str, *, stage: str = "generate",
+                started_at: Optional[str] = None, duration_s: float = 0.0,
+                backend_time_s: Optional[float] = None) -> Record:
+    """A cell that cannot exist on ``target`` (an API this version lacks, a platform without the version)."""
+    return build(cell, target, outcome="unavailable", stage=stage, environment=environment, started_at=started_at,
+                 duration_s=duration_s, backend_time_s=backend_time_s, failure=failure("unavailable", reason))
+
+
+def infra_error(cell: Cell, target: JobTarget, environment: Dict[str, Any], category: str, message: str, *,
+                stage: str = "generate", started_at: Optional[str] = None, duration_s: float = 0.0,
+                backend_time_s: Optional[float] = None, log: Optional[str] = None,
+                details: Optional[Dict[str, Any]] = None, env_mismatch: Optional[str] = None) -> Record:
+    """A cell the harness (``category`` "harness") or its environment ("environment") failed: says nothing about
+    the pattern."""
+    if category not in INFRA_CATEGORIES:
+        raise ValueError(f"infra-error category {category!r} is not one of {INFRA_CATEGORIES}")
+    return build(cell, target, outcome="infra-error", stage=stage, environment=environment, started_at=started_at,
+                 duration_s=duration_s, backend_time_s=backend_time_s, failure=failure(category, message), log=log,
+                 details=details, env_mismatch=env_mismatch)
+
+
+def ended_without_result(cell: Cell, target: JobTarget, environment: Dict[str, Any], kind: str, detail: str, *,
+                         stage: str, duration_s: float, log: Optional[str]) -> Record:
+    """A cell whose process crashed (``kind`` "crash") or was killed at its timeout ("timeout") at ``stage``;
+    ``detail`` says how it ended, e.g. "was killed by signal 11 (SIGSEGV)"."""
+    if kind not in LOST_CELL_OUTCOMES:
+        raise ValueError(f"a cell without a result ends in one of {LOST_CELL_OUTCOMES}, not {kind!r}")
+    return build(cell, target, outcome=kind, stage=stage, environment=environment, duration_s=duration_s,
+                 failure=failure(kind, f"The cell's process {detail}."), log=log)
+
+
+def judged_again(record: Record, claims: Iterable[Claim]) -> Record:
+    """A copy of ``record`` judged against ``claims`` (the cell's current upstream claims) instead of those it was
+    built with."""
+    again = copy.deepcopy(record)
+    again["expectation"] = claim_for(claims, record["target"])
+    again["agrees"] = agreement(again["expectation"], record["outcome"], record["failure"])
+    return again

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from harness.matrix import Target
-from harness.worker.record import base_record, failure, finish_record
+from harness.worker.record import build, failure
 from reports.tables import VariantRow
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "harness" / "store" / "record.schema.json").read_text())
@@ -71,14 +71,12 @@ def make_record(case: str, variant: str, target: str, outcome: str = "pass", *, 
         tolerance = {"min_cosine": 0.99, "max_abs_error": 0.25, "reason": "test tolerance"}
         metrics = {"cosine": cosine, "max_abs_error": 0.01, "sqnr_db": sqnr_db,
                    "within_tolerance": outcome != "mismatch", "tolerance": tolerance}
-    record = finish_record(
-        base_record(cell, {"id": target, "backend": backend}),
-        outcome=outcome, stage=stage or ("compare" if reached else "build"), duration_s=duration_s,
-        environment=ENVIRONMENTS[backend], failure=failure(*fail) if fail else None,
+    record = build(
+        cell, {"id": target, "backend": backend}, outcome=outcome, stage=stage or ("compare" if reached else "build"),
+        duration_s=duration_s, environment=ENVIRONMENTS[backend], failure=failure(*fail) if fail else None,
         precision=precision if precision is not None else ({"/model.0/conv/Conv": "int8"} if reached else None),
-        fallback_nodes=fallback_nodes, metrics=metrics, log=log,
+        fallback_nodes=fallback_nodes, metrics=metrics, log=log, env_mismatch=env_mismatch,
     )
-    record["env_mismatch"] = env_mismatch
     if provenance is not None:
         record["provenance"] = provenance
     jsonschema.validate(record, SCHEMA)

@@ -49,7 +49,8 @@ def report_tables(html: str, cases: set[str]) -> dict[str, Any]:
         cells = tr.find_all("td", cls="cell")
         assert len(cells) == len(columns), f"row {tr.attrs['data-case']}/{tr.attrs['data-variant']}: cells vs columns"
         rows[f"{tr.attrs['data-case']}/{tr.attrs['data-variant']}"] = {
-            column: f"{td.attrs['data-outcome']}: {td.find_all(cls='face')[0].text}" for column, td in zip(columns, cells)
+            column: f"{td.attrs['data-outcome']}: {td.find_all(cls='face')[0].text}"
+            for column, td in zip(columns, cells)
         }
     summary = {
         tr.attrs["data-target"]: {td.attrs["data-count"]: int(td.text) for td in tr.find_all("td")

@@ -34,7 +34,7 @@ from harness.matrix import Target
 from harness.worker.__main__ import RECORD_PREFIX
 from harness.worker.backends import BACKENDS
 from harness.worker.environment import IMAGE_ENV
-from harness.worker.job import cell_key
+from harness.worker.shapes import Cell, Job, variant_key
 
 CONTAINER_WORK = "/work"  # the recipes create it, owned by the worker user
 RESULTS_IN_CONTAINER = f"{CONTAINER_WORK}/out/results.jsonl"
@@ -127,13 +127,13 @@ def _module_files(target: Target, module: str) -> dict[str, Path]:
     return files
 
 
-def _job(target: Target, cells: list[dict[str, Any]], jobs: int, timeout_s: float) -> dict[str, Any]:
+def _job(target: Target, cells: list[Cell], jobs: int, timeout_s: float) -> Job:
     return {"target": target.to_job(), "cases_dir": f"{CONTAINER_WORK}/cases",
-            "cells": [list(cell_key(c)) for c in cells], "jobs": jobs, "timeout_s": timeout_s,
+            "cells": [list(variant_key(c)) for c in cells], "jobs": jobs, "timeout_s": timeout_s,
             "work_dir": f"{CONTAINER_WORK}/out/cells"}
 
 
-def _input_archive(target: Target, cases_dir: Path, job: dict[str, Any], uid: int, gid: int) -> bytes:
+def _input_archive(target: Target, cases_dir: Path, job: Job, uid: int, gid: int) -> bytes:
     """The tar put into /work: code/ (worker), cases/ (the whole cases directory), out/ and job.json."""
     buffer = io.BytesIO()
 
@@ -211,7 +211,7 @@ def default_work_dir(target: Target) -> Path:
 def run_in_container(
     target: Target,
     cases_dir: Path,
-    cells: list[dict[str, Any]],
+    cells: list[Cell],
     on_record: OnRecord,
     *,
     jobs: int = 1,
@@ -271,7 +271,7 @@ class ContainerRun:
         self.run_timeout_s = 0.0
         self.state: dict[str, Any] = {}
 
-    def execute(self, cases_dir: Path, job: dict[str, Any], run_timeout_s: float) -> None:
+    def execute(self, cases_dir: Path, job: Job, run_timeout_s: float) -> None:
         self.run_timeout_s = run_timeout_s
         user, uid, gid = _run_user(self.image)
         try:
@@ -407,7 +407,7 @@ class ContainerRun:
 def run_targets_concurrently(
     targets: list[Target],
     cases_dir: Path,
-    cells_by_target: dict[str, list[dict[str, Any]]],
+    cells_by_target: dict[str, list[Cell]],
     on_record: OnRecord,
     *,
     jobs: int = 1,

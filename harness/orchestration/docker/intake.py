@@ -18,9 +18,9 @@ from harness.store.results_file import RecordError
 from harness.worker import record as rec
 from harness.worker.__main__ import RECORD_PREFIX
 from harness.worker.environment import observe
-from harness.worker.job import cell_key
+from harness.worker.shapes import Cell, variant_key
 
-OnRecord = Callable[[dict[str, Any]], None]
+OnRecord = Callable[[rec.Record], None]
 Progress = Callable[[str], None]
 
 
@@ -61,11 +61,11 @@ def capped_lines(chunks: Iterable[bytes], max_bytes: int) -> Iterator[str | Over
 class RecordIntake:
     """Takes records coming out of a container: one stored record per cell, validated, the rest infra-error."""
 
-    def __init__(self, target: Target, cells: list[dict[str, Any]], on_record: OnRecord, progress: Progress,
+    def __init__(self, target: Target, cells: list[Cell], on_record: OnRecord, progress: Progress,
                  work_dir: Path, engine: str, record_cap_bytes: int):
         self.target, self.on_record, self.progress, self.work_dir = target, on_record, progress, work_dir
         self.record_cap_bytes = record_cap_bytes
-        self.cells = {cell_key(c): c for c in cells}
+        self.cells = {variant_key(c): c for c in cells}
         self.stored: set[tuple[str, str]] = set()
         self.details: dict[str, Any] = {"engine": engine, "work_dir": str(work_dir)}
         self.environment: dict[str, Any] | None = None  # as the container observed it, from its first record
@@ -90,7 +90,7 @@ class RecordIntake:
     def take_record_text(self, text: str, source: str) -> None:
         try:
             record = json.loads(text)
-            key = cell_key(record)
+            key = variant_key(record)
         except (json.JSONDecodeError, TypeError, KeyError) as err:
             path = self._keep_raw("unparsable", text)
             self.note(f"the {source} carried a line that is not a record ({type(err).__name__}: {err}); kept at {path}")
@@ -114,7 +114,7 @@ class RecordIntake:
         if self.environment is None and isinstance(record.get("environment"), dict):
             self.environment, self.env_mismatch = record["environment"], record.get("env_mismatch")
 
-    def missing(self) -> list[dict[str, Any]]:
+    def missing(self) -> list[Cell]:
         return [cell for key, cell in self.cells.items() if key not in self.stored]
 
     def fail_missing(self, reason: str, log_tail: str | None = None) -> None:
@@ -128,17 +128,13 @@ class RecordIntake:
         for cell in missing:
             self._store_infra_error(cell, "environment", reason, log_tail)
 
-    def _store_infra_error(self, cell: dict[str, Any], category: str, message: str, log: str | None = None) -> None:
+    def _store_infra_error(self, cell: Cell, category: str, message: str, log: str | None = None) -> None:
         environment = dict(self.environment) if self.environment else observe({})
         if self.environment is None:
             environment["observed_on"] = "the harness host: the container reported no environment"
-        record = rec.finish_record(rec.base_record(cell, self.target.to_job()), outcome="infra-error",
-                                   stage="generate", duration_s=0.0, environment=environment,
-                                   failure=rec.failure(category, message), log=log,
-                                   details={"container": dict(self.details)})
-        record["env_mismatch"] = self.env_mismatch
-        self.on_record(record)
-        self.stored.add(cell_key(cell))
+        self.on_record(rec.infra_error(cell, self.target.to_job(), environment, category, message, log=log,
+                                       details={"container": dict(self.details)}, env_mismatch=self.env_mismatch))
+        self.stored.add(variant_key(cell))
 
     def note(self, problem: str) -> None:
         """A problem with output that was not stored; the infra-error records of the missing cells repeat it."""

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
-
 from harness.worker.backends.base import Backend
+from harness.worker.shapes import JobTarget
 
 BACKENDS = {
     "onnxruntime": "harness.worker.backends.onnxruntime:OnnxRuntimeBackend",
@@ -12,7 +11,7 @@ BACKENDS = {
 }
 
 
-def load_backend(target: dict[str, Any]) -> Backend:
+def load_backend(target: JobTarget) -> Backend:
     """The backend object for ``target``: a name from BACKENDS, or ``module:Class`` for a backend of your own."""
     spec = BACKENDS.get(target["backend"], target["backend"])
     if ":" not in spec:

@@ -5,6 +5,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from harness.worker.shapes import Cell, JobTarget
+
 
 class BackendFailure(Exception):
     """The backend under test failed a stage: a result about the pattern, not about the harness."""
@@ -56,7 +58,7 @@ class Backend:
 
     name = "base"
 
-    def __init__(self, target: dict[str, Any]):
+    def __init__(self, target: JobTarget):
         self.target = target
 
     def preload(self) -> None:
@@ -66,9 +68,9 @@ class Backend:
         """Versions of this backend's libraries as observed in this process."""
         return {}
 
-    def unavailable_reason(self, cell: dict[str, Any]) -> str | None:
+    def unavailable_reason(self, cell: Cell) -> str | None:
         """Why ``cell`` cannot run on this backend, or None when it can."""
         return None
 
-    def run(self, cell: dict[str, Any], arrays: dict[str, Any], workdir: Path, stages: StageTracker) -> Execution:
+    def run(self, cell: Cell, arrays: dict[str, Any], workdir: Path, stages: StageTracker) -> Execution:
         raise NotImplementedError

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.worker.backends.base import Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker
+from harness.worker.shapes import Cell
 
 CALIBRATION_METHODS = {"entropy2": "Entropy", "minmax": "MinMax"}  # TensorRT calibrator -> ORT CalibrationMethod
 QUANTIZE_OPTIONS = {"ActivationSymmetric": True, "WeightSymmetric": True}
@@ -104,7 +105,7 @@ class OnnxRuntimeBackend(Backend):
             options.add_session_config_entry(key, value)
         return onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
 
-    def _quantize(self, cell: dict[str, Any], arrays: dict[str, Any], model_path: Path, out_path: Path) -> None:
+    def _quantize(self, cell: Cell, arrays: dict[str, Any], model_path: Path, out_path: Path) -> None:
         from onnxruntime import quantization as q
 
         class Batches(q.CalibrationDataReader):
@@ -123,7 +124,7 @@ class OnnxRuntimeBackend(Backend):
                 calibrate_method=getattr(q.CalibrationMethod, CALIBRATION_METHODS[cell["knobs"]["calibrator"]]),
             )
 
-    def run(self, cell: dict[str, Any], arrays: dict[str, Any], workdir: Path, stages: StageTracker) -> Execution:
+    def run(self, cell: Cell, arrays: dict[str, Any], workdir: Path, stages: StageTracker) -> Execution:
         import onnx
 
         stages.enter("parse")

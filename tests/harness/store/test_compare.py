@@ -1,7 +1,8 @@
 """Which cell changes are regressions, progressions, other changes, or not compared at all."""
 import pytest
 
-from harness.store.compare import classify, compare_records
+from harness.store.compare import BAND, classify, compare_records
+from harness.worker.record import COMPARED_OUTCOMES
 from tests.reports.conftest import make_record
 
 
@@ -55,3 +56,7 @@ def test_cells_pair_by_host_and_a_target_on_one_host_each_side_pairs_across_host
                                 [record("pass", host="a100"), record("fail", host="orin"), record("pass", host="l4")])
     assert sorted((c.host, c.kind) for c in two_hosts.changes) == [
         ("a100", "unchanged"), ("l4", "new"), ("orin", "regression")]
+
+
+def test_every_compared_outcome_has_a_band_and_no_other_outcome_does():
+    assert sorted(BAND) == sorted(COMPARED_OUTCOMES)

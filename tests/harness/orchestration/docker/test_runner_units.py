@@ -99,10 +99,7 @@ def intake_parts(control_cases_dir, tmp_path):
 
 
 def valid_record(target, cell):
-    record = rec.finish_record(rec.base_record(cell, target.to_job()), outcome="pass", stage="compare",
-                               duration_s=0.1, environment=observe({}))
-    record["env_mismatch"] = None
-    return record
+    return rec.build(cell, target.to_job(), outcome="pass", stage="compare", duration_s=0.1, environment=observe({}))
 
 
 def test_intake_stores_each_cell_once_and_fills_the_rest_with_infra_errors(intake_parts):
