@@ -8,6 +8,7 @@ backend libraries only.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -203,3 +204,15 @@ def test_known_exceptions_still_exist():
     """An exception whose import is gone must leave the list, so it cannot hide a new edge."""
     stale = [pair for pair in KNOWN_EXCEPTIONS if pair[1] not in GRAPH.get(pair[0], {})]
     assert not stale, f"remove from KNOWN_EXCEPTIONS, the import is gone: {stale}"
+
+
+def test_the_readme_layout_draws_every_layer_and_names_only_paths_that_exist():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    layout = text[text.index("\n## Layout\n"):]
+    for layer in LAYERS:
+        folder = layer.replace(".", "/") + "/"
+        assert folder in layout and (REPO / folder).is_dir(), folder
+    named = [token for token in re.findall(r"`([^`\n]+)`", layout)
+             if token.split("/")[0] in (*ROOTS, "containers", "benchmarks", "tests", "scripts", ".github")]
+    assert named and all(list(REPO.glob(token.rstrip("/"))) for token in named), [
+        token for token in named if not list(REPO.glob(token.rstrip("/")))]
