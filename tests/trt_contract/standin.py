@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import functools
 import importlib.machinery
 import json
 import re
@@ -61,6 +62,29 @@ def api_json_path(version: str) -> Path:
             f"each version in ../shared/reference/trt-api (see its README.md); they refuse to pass without it."
         )
     return path
+
+
+def recorded_versions() -> tuple[str, ...]:
+    """Every TensorRT version whose binding API is recorded in trt-api/, oldest first."""
+    found = [path.name.removeprefix("tensorrt-").removesuffix(".json") for path in TRT_API_DIR.glob("tensorrt-*.json")]
+    if not found:
+        raise FileNotFoundError(f"no tensorrt-*.json in {TRT_API_DIR}: the TensorRT contract tests need them")
+    return tuple(sorted(found, key=lambda version: tuple(int(part) for part in version.split("."))))
+
+
+@functools.lru_cache(maxsize=None)
+def recorded_api(version: str) -> dict[str, Any]:
+    """The ``module`` section of trt-api/tensorrt-<version>.json: class, enum and function name -> entry."""
+    return json.loads(api_json_path(version).read_text())["module"]
+
+
+def api_exists(version: str, dotted: str) -> bool:
+    """Whether trt-api/tensorrt-<version>.json lists ``dotted`` ("Class", "Class.member" or "Enum.VALUE")."""
+    if dotted == "__version__":
+        return True  # the JSON's top-level "version"
+    kind, _, member = dotted.partition(".")
+    entry = recorded_api(version).get(kind)
+    return entry is not None and (not member or member in entry.get("members", {}) or member in entry.get("values", []))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,24 +4,18 @@ The stand-in is generated from the recorded binding API of each version and retu
 these tests assert which TensorRT calls the backend makes and that each exists in the version, never what a record
 of a real build would say. The run stops before inference (a stand-in engine cannot run).
 """
-import ast
-import functools
 import json
 import warnings
-from pathlib import Path
 
 import pytest
 
-import harness.worker.backends.tensorrt as trt_package
-from harness.worker.backends.tensorrt import build_config, calibrator, compat, network
 from harness.worker.backends.base import BackendFailure, StageTracker
 from harness.worker.backends.tensorrt.backend import TensorRTBackend
 from harness.worker.casedata import load_arrays, load_cells
 from harness.worker.backends.tensorrt.doctor import build_modes, tensorrt_doctor
-from tests.trt_contract.standin import ContractStandIn, api_json_path, installed_as_tensorrt
+from tests.trt_contract.standin import ContractStandIn, api_exists, api_json_path, installed_as_tensorrt
 
 CONTRACT_VERSIONS = ("8.6.1", "10.0.1", "10.2.0", "10.3.0", "11.4.0.106")
-RECORDED_VERSIONS = ("8.6.1", "10.0.1", "10.1.0", "10.2.0", "10.3.0", "10.16.1.11", "11.4.0.106")  # static checks
 TARGET = {"id": "trt-contract", "backend": "tensorrt"}
 
 
@@ -103,20 +97,6 @@ def run(cell, tmp_path):
 
 def major(standin):
     return int(standin.version.split(".")[0])
-
-
-@functools.lru_cache(maxsize=None)
-def recorded_api(version: str) -> dict:
-    return json.loads(api_json_path(version).read_text())["module"]
-
-
-def api_exists(version: str, dotted: str) -> bool:
-    """Whether trt-api/tensorrt-<version>.json lists ``dotted`` ("Class", "Class.member" or "Enum.VALUE")."""
-    if dotted == "__version__":
-        return True  # the JSON's top-level "version"
-    kind, _, member = dotted.partition(".")
-    entry = recorded_api(version).get(kind)
-    return entry is not None and (not member or member in entry.get("members", {}) or member in entry.get("values", []))
 
 
 def has(standin, dotted):
@@ -405,60 +385,3 @@ def test_environment_and_doctor_never_raise_and_report_the_version(standin):
     report = tensorrt_doctor()
     assert report["tensorrt"]["version"] == standin.version and report["polygraphy"]["usable"]
     assert set(report["build_modes"]) == {"implicit-int8", "explicit-qdq", "strongly-typed"}
-
-
-# ---- static check: the TensorRT names in the backend's source ----
-
-# Every module of the TensorRT package (backend, capture, compat, gpu, doctor, ...): where TensorRT is called.
-BACKEND_SOURCES = tuple(sorted(Path(trt_package.__file__).parent.glob("*.py")))
-
-
-def backend_trees():
-    return [ast.parse(path.read_text(), filename=str(path)) for path in BACKEND_SOURCES]
-
-
-def tensorrt_attribute_chains(tree) -> set[str]:
-    """Every whole ``trt.X`` / ``trt.X.Y`` in the source, as "X" / "X.Y" (``trt.X.Y`` is not also counted as "X");
-    ``tensorrt.X`` too, a use through the lazy declaration instead of the module handed in."""
-    inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
-    chains = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Attribute) or id(node) in inner:
-            continue
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if isinstance(node, ast.Name) and node.id in ("trt", "tensorrt"):
-            chains.add(".".join(reversed(parts)))
-    return chains
-
-
-def feature_detected_names(tree) -> set[str]:
-    """String names handed to tensorrt_api / require_api."""
-    names = set()
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id in ("tensorrt_api", "require_api")
-                and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)):
-            names.add(node.args[1].value)
-    return names
-
-
-def test_unconditional_tensorrt_names_exist_in_every_version():
-    chains = set().union(*map(tensorrt_attribute_chains, backend_trees()))
-    assert chains <= set(compat.TENSORRT_API_REQUIRED), chains - set(compat.TENSORRT_API_REQUIRED)
-    missing = {(api, v) for api in compat.TENSORRT_API_REQUIRED for v in RECORDED_VERSIONS
-               if not api_exists(v, api)}
-    assert not missing, f"used without feature detection but absent from a version: {sorted(missing)}"
-
-
-def test_feature_detected_names_are_declared_and_exist_in_some_version():
-    declared = set(compat.TENSORRT_API_DETECTED)
-    looked_up = set().union(*map(feature_detected_names, backend_trees()))
-    looked_up |= set(calibrator.CALIBRATOR_CLASSES.values()) | set(network.LAYER_PRECISION_TYPES.values())
-    looked_up |= set(build_config.PRECISION_CONSTRAINT_FLAGS.values()) | set(compat.IMPLICIT_QUANTIZATION_API)
-    assert looked_up <= declared, looked_up - declared
-    never = [api for api in declared if not any(api_exists(v, api) for v in RECORDED_VERSIONS)]
-    assert not never, f"feature-detected names no version has (a typo?): {never}"
-

@@ -1,0 +1,225 @@
+"""The mutation run of the TensorRT path (``tox -e mutation``): mutmut applies plausible one-line bugs to the modules
+``[tool.mutmut] only_mutate`` lists, one at a time, and runs the TensorRT tests that reach the mutated function;
+a mutant no test fails on is a bug those tests would let through.
+
+Not part of the test run or CI (it takes tens of minutes on two cores). Steps:
+
+1. a scratch copy of the repository's files in ``out/mutation/checkout`` (mutmut works in ``mutants/`` beside the
+   code it copies; the copy keeps that out of the working tree), with ``shared`` pointing at the real
+   ``../shared`` (the tests read the reference data from there);
+2. ``mutmut run`` there, on every mutant or on the modules named on the command line;
+3. the score: mutants the tests detect (killed, timed out) over all mutants except the equivalent ones, which
+   ``[tool.trt_matrix.mutation.equivalent]`` in pyproject.toml documents one by one (the mutated line and why no
+   test can tell it apart); an entry whose mutant is gone, changed or detected is reported as stale;
+4. mutmut's own summary, the score and every surviving mutant with its diff, printed and written to
+   ``out/mutation/report.txt`` (and ``report.json``).
+
+Exit status 0 when the score reaches ``required_score`` and no entry is stale, 1 otherwise, 2 for a run that
+did not finish.
+
+    python tests/harness/worker/backends/tensorrt/mutation.py [MODULE ...]   # e.g. classify layers
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import filecmp
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[5]
+PACKAGE = "harness.worker.backends.tensorrt"
+DETECTED = {"killed", "timeout", "caught by type check", "segfault"}  # the tests failed or never finished
+UNDETECTED = {"survived", "no tests", "suspicious"}
+_RESULT_LINE = re.compile(r"^\s+(?P<name>\S+): (?P<status>.+)$")
+_PROGRESS = re.compile(r"(\d+/\d+\s+🎉.*?🧙 \d+)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Equivalent:
+    """A mutant documented as equivalent: no test can tell it from the original."""
+
+    mutation: str  # the mutated line, as ``mutmut show`` prints it after "+"
+    reason: str
+
+
+@dataclasses.dataclass
+class Score:
+    statuses: dict[str, str]  # mutant name -> mutmut status
+    equivalent: dict[str, Equivalent]
+    stale: dict[str, str]  # documented equivalent -> why the entry no longer holds
+
+    @property
+    def counted(self) -> dict[str, str]:
+        return {name: status for name, status in self.statuses.items() if name not in self.equivalent
+                and (status in DETECTED or status in UNDETECTED)}
+
+    @property
+    def detected(self) -> int:
+        return sum(status in DETECTED for status in self.counted.values())
+
+    @property
+    def undetected(self) -> list[str]:
+        return sorted(name for name, status in self.counted.items() if status in UNDETECTED)
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.detected / len(self.counted) if self.counted else 100.0
+
+    @property
+    def unfinished(self) -> list[str]:
+        return sorted(name for name, status in self.statuses.items()
+                      if status not in DETECTED and status not in UNDETECTED and status != "skipped")
+
+
+def mutation_config(pyproject: Path) -> dict:
+    return tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["trt_matrix"]["mutation"]
+
+
+def equivalent_mutants(config: dict) -> dict[str, Equivalent]:
+    return {name: Equivalent(entry["mutation"].strip(), entry["reason"])
+            for name, entry in config.get("equivalent", {}).items()}
+
+
+def parse_results(text: str) -> dict[str, str]:
+    """mutant name -> status, from ``mutmut results --all true``."""
+    return {match["name"]: match["status"].strip() for line in text.splitlines()
+            if (match := _RESULT_LINE.match(line))}
+
+
+def mutated_lines(diff: str) -> list[str]:
+    """The lines a mutant adds, from its ``mutmut show`` diff."""
+    return [line[1:].strip() for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+
+
+def score(statuses: dict[str, str], equivalent: dict[str, Equivalent], diffs: dict[str, str]) -> Score:
+    """Leave out the documented equivalent mutants that still are what their entry says; report the others stale."""
+    kept, stale = {}, {}
+    for name, entry in equivalent.items():
+        status = statuses.get(name)
+        if status is None:
+            continue  # a module not in this run
+        if entry.mutation not in mutated_lines(diffs.get(name, "")):
+            stale[name] = f"the mutant now changes {mutated_lines(diffs.get(name, ''))}, not {entry.mutation!r}"
+        elif status in DETECTED:
+            stale[name] = f"the tests detect it ({status}): it is not equivalent, delete the entry"
+        else:
+            kept[name] = entry
+    return Score(statuses, kept, stale)
+
+
+def module_of(mutant: str) -> str:
+    """'classify' from 'harness.worker.backends.tensorrt.classify.x_parse_log_line__mutmut_2'."""
+    return mutant.removeprefix(PACKAGE + ".").split(".", 1)[0]
+
+
+def sync_checkout(checkout: Path) -> None:
+    """Copy the repository's files (tracked and new, not ignored) to ``checkout``; drop files deleted since."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            check=True, capture_output=True).stdout.decode().split("\0")
+    wanted = {Path(name) for name in listed if name and (REPO / name).is_file()}
+    for path in wanted:
+        source, target = REPO / path, checkout / path
+        if not target.exists() or not filecmp.cmp(source, target, shallow=False):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    for directory, subdirectories, files in os.walk(checkout):
+        if Path(directory) == checkout:
+            subdirectories[:] = [d for d in subdirectories if d not in ("mutants", "shared")]
+        for name in files:
+            target = Path(directory) / name
+            if target.relative_to(checkout) not in wanted:
+                target.unlink()
+    shared = checkout / "shared"
+    if not shared.is_symlink():
+        shared.symlink_to((REPO.parent / "shared").resolve(), target_is_directory=True)
+
+
+def mutmut(checkout: Path, *arguments: str, log: Path | None = None) -> str:
+    command = [sys.executable, "-m", "mutmut", *arguments]
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}  # the copy's code only
+    if log is None:
+        return subprocess.run(command, cwd=checkout, env=environment, check=True, capture_output=True,
+                              text=True).stdout
+    with log.open("w", encoding="utf-8") as output:
+        status = subprocess.run(command, cwd=checkout, env=environment, stdout=output, stderr=subprocess.STDOUT)
+    if status.returncode != 0:
+        raise SystemExit(f"mutmut {' '.join(arguments)} failed (exit {status.returncode}); its output: {log}")
+    return log.read_text(encoding="utf-8")
+
+
+def tool_summary(log_text: str) -> str:
+    """mutmut's last progress line (done/total, killed, no tests, timeout, suspicious, survived, skipped) and speed."""
+    progress = _PROGRESS.findall(log_text)
+    speed = [line for line in log_text.splitlines() if line.endswith("mutations/second")]
+    return "\n".join(([progress[-1]] if progress else []) + speed[-1:])
+
+
+def report(result: Score, summary: str, diffs: dict[str, str], required: float, modules: list[str]) -> str:
+    lines = [f"Mutation testing of the TensorRT path ({', '.join(modules) or 'every module in only_mutate'})",
+             "mutmut's summary (🎉 killed 🫥 no tests ⏰ timeout 🤔 suspicious 🙁 survived 🔇 skipped):", summary, "",
+             f"Score: {result.percent:.1f} % ({result.detected} of {len(result.counted)} mutants detected; "
+             f"{len(result.equivalent)} documented equivalent mutants left out; required {required:g} %)"]
+    by_module: dict[str, list[str]] = {}
+    for name, status in result.counted.items():
+        by_module.setdefault(module_of(name), []).append(status)
+    for module, statuses in sorted(by_module.items()):
+        detected = sum(status in DETECTED for status in statuses)
+        lines.append(f"  {module}: {100.0 * detected / len(statuses):.1f} % ({detected}/{len(statuses)})")
+    if result.unfinished:
+        lines.append(f"\nNot run to the end ({len(result.unfinished)}): {', '.join(result.unfinished)}")
+    if result.stale:
+        lines.append(f"\nStale equivalent-mutant entries in pyproject.toml ({len(result.stale)}):")
+        lines += [f"  {name}: {why}" for name, why in sorted(result.stale.items())]
+    lines.append(f"\nUndetected mutants ({len(result.undetected)}):")
+    for name in result.undetected:
+        lines += ["", f"{name}: {result.statuses[name]}", diffs.get(name, "").rstrip()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", help="modules of the TensorRT package to mutate (default: all listed)")
+    parser.add_argument("--out", type=Path, default=REPO / "out" / "mutation", help="scratch copy and report")
+    parser.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
+    arguments = parser.parse_args(argv)
+
+    config = mutation_config(REPO / "pyproject.toml")
+    checkout = arguments.out / "checkout"
+    checkout.mkdir(parents=True, exist_ok=True)
+    sync_checkout(checkout)
+    shutil.rmtree(checkout / "mutants", ignore_errors=True)  # results of earlier code must not carry over
+    patterns = [f"{PACKAGE}.{module}.*" for module in arguments.modules]
+    print(f"mutmut run {' '.join(patterns) or '(all)'} in {checkout}; progress in {arguments.out / 'mutmut.log'}",
+          flush=True)
+    log_text = mutmut(checkout, "run", "--max-children", str(arguments.max_children), *patterns,
+                      log=arguments.out / "mutmut.log")
+    statuses = parse_results(mutmut(checkout, "results", "--all", "true"))
+    if patterns:
+        statuses = {name: status for name, status in statuses.items() if module_of(name) in arguments.modules}
+    equivalent = equivalent_mutants(config)
+    wanted_diffs = {name for name, status in statuses.items() if status in UNDETECTED} | (equivalent.keys() & statuses)
+    diffs = {name: mutmut(checkout, "show", name) for name in sorted(wanted_diffs)}
+    result = score(statuses, equivalent, diffs)
+    required = float(config["required_score"])
+    text = report(result, tool_summary(log_text), diffs, required, arguments.modules)
+    (arguments.out / "report.txt").write_text(text, encoding="utf-8")
+    (arguments.out / "report.json").write_text(json.dumps({
+        "score_percent": round(result.percent, 2), "required_percent": required, "detected": result.detected,
+        "counted": len(result.counted), "equivalent": sorted(result.equivalent), "stale": result.stale,
+        "undetected": {name: result.statuses[name] for name in result.undetected}, "statuses": result.statuses,
+    }, indent=1, ensure_ascii=False), encoding="utf-8")
+    print(text + f"\nWritten: {arguments.out / 'report.txt'} and report.json")
+    if result.unfinished:
+        return 2
+    return 0 if result.percent >= required and not result.stale else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
