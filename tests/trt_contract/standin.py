@@ -80,10 +80,15 @@ def recorded_api(version: str) -> dict[str, Any]:
 
 def api_exists(version: str, dotted: str) -> bool:
     """Whether trt-api/tensorrt-<version>.json lists ``dotted`` ("Class", "Class.member" or "Enum.VALUE")."""
+    return surface_has(recorded_api(version), dotted)
+
+
+def surface_has(api: dict[str, Any], dotted: str) -> bool:
+    """Whether the ``module`` section of an API surface lists ``dotted``."""
     if dotted == "__version__":
         return True  # the JSON's top-level "version"
     kind, _, member = dotted.partition(".")
-    entry = recorded_api(version).get(kind)
+    entry = api.get(kind)
     return entry is not None and (not member or member in entry.get("members", {}) or member in entry.get("values", []))
 
 
@@ -244,6 +249,23 @@ class ContractStandIn:
     def for_version(cls, version: str) -> "ContractStandIn":
         return cls(json.loads(api_json_path(version).read_text()))
 
+    @classmethod
+    def without(cls, version: str, *removed: str) -> "ContractStandIn":
+        """The stand-in of a DERIVED surface: ``version``'s recorded API with the entries ``removed`` taken out
+        ("Class", "Enum.VALUE" or "Class.member"), for a test of how the code behaves where a version lacks an API.
+        No such TensorRT was recorded; the test that uses one says which real surface it comes from and why."""
+        api = json.loads(api_json_path(version).read_text())
+        for dotted in removed:
+            name, _, member = dotted.partition(".")
+            entry = api["module"][name]  # KeyError: the real surface has no such entry to remove
+            if not member:
+                del api["module"][name]
+            elif member in entry.get("values", []):
+                entry["values"].remove(member)
+            else:
+                del entry["members"][member]
+        return cls(api)
+
     # ---- what tests use ----
 
     def make(self, class_name: str, **properties) -> Any:
@@ -260,6 +282,10 @@ class ContractStandIn:
         if member not in self.api.get(class_name, {}).get("members", {}):
             raise AttributeError(f"{api} is not in TensorRT {self.version}: the stand-in cannot be told to answer it")
         self._overrides[api] = value
+
+    def has(self, dotted: str) -> bool:
+        """Whether this surface lists ``dotted`` ("Class", "Class.member" or "Enum.VALUE")."""
+        return surface_has(self.api, dotted)
 
     def calls_to(self, api: str, action: str | None = None) -> list[Call]:
         return [c for c in self.calls if c.api == api and (action is None or c.action == action)]

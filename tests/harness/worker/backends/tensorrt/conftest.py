@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.worker.casedata import load_cells
 from tests.conftest import SHARED_REFERENCE
+from tests.trt_contract.backend_run import answers_that_let_the_path_continue
+from tests.trt_contract.standin import ContractStandIn, api_exists, installed_as_tensorrt, recorded_versions
 
 
 def existing_reference_dir() -> Path:
@@ -42,3 +45,37 @@ def pytest_generate_tests(metafunc):
     if "engine_graph" in metafunc.fixturenames:
         graphs = reference_files("engine-layers", "*.graph.json")
         metafunc.parametrize("engine_graph", graphs, ids=[path.name.removesuffix(".graph.json") for path in graphs])
+
+
+# ---- the contract stand-in of each recorded TensorRT version, installed as ``tensorrt`` ----
+
+CONTRACT_VERSIONS = recorded_versions()  # every recorded API surface, ../shared/reference/trt-api/*.json
+WEAKLY_TYPED_VERSIONS = tuple(v for v in CONTRACT_VERSIONS if api_exists(v, "BuilderFlag.INT8"))  # not 11.x
+
+
+def _installed_standin(version):
+    standin = ContractStandIn.for_version(version)
+    answers_that_let_the_path_continue(standin)
+    with installed_as_tensorrt(standin):
+        yield standin
+
+
+@pytest.fixture(params=CONTRACT_VERSIONS)
+def standin(request):
+    """The contract stand-in of each recorded version, answering so that a cell's path runs up to inference."""
+    yield from _installed_standin(request.param)
+
+
+@pytest.fixture(params=WEAKLY_TYPED_VERSIONS)
+def weakly_typed_standin(request):
+    """The stand-in of each version that still has implicit quantization and per-layer precisions."""
+    yield from _installed_standin(request.param)
+
+
+@pytest.fixture(scope="session")
+def cells(control_cases_dir):
+    """One control cell per build mode ("explicit-qdq", "implicit-int8")."""
+    by_mode = {}
+    for cell in load_cells(control_cases_dir):
+        by_mode.setdefault(cell["mode"], cell)
+    return by_mode

@@ -4,108 +4,25 @@ The stand-in is generated from the recorded binding API of each version and retu
 these tests assert which TensorRT calls the backend makes and that each exists in the version, never what a record
 of a real build would say. The run stops before inference (a stand-in engine cannot run).
 """
-import json
 import warnings
 
 import pytest
 
-from harness.worker.backends.base import BackendFailure, StageTracker
-from harness.worker.backends.tensorrt.backend import TensorRTBackend
-from harness.worker.casedata import load_arrays, load_cells
+from harness.worker.backends.base import BackendFailure
 from harness.worker.backends.tensorrt.doctor import build_modes, tensorrt_doctor
-from tests.trt_contract.standin import ContractStandIn, api_exists, api_json_path, installed_as_tensorrt
-
-CONTRACT_VERSIONS = ("8.6.1", "10.0.1", "10.2.0", "10.3.0", "11.4.0.106")
-TARGET = {"id": "trt-contract", "backend": "tensorrt"}
-
-
-class BackendUpToInference(TensorRTBackend):
-    """The backend with inference replaced: a stand-in engine cannot run, so the path under test ends at inspect."""
-
-    def _infer(self, engine, inputs):
-        return {}
-
-
-def answers_that_let_the_path_continue(standin: ContractStandIn) -> None:
-    """Test fake on top of the stand-in: the parser reports a successful parse and the flags set through it; the engine
-    inspector reports an engine without layers (valid JSON, so the layer reader runs; no precision comes of it)."""
-
-    def get_flag(parser, flag):
-        for call in reversed(standin.calls):
-            if call.obj is parser and call.api == "OnnxParser.flags" and call.action == "set":
-                return bool(call.args[0] & (1 << int(flag)))
-            toggles = ("OnnxParser.clear_flag", "OnnxParser.set_flag")
-            if call.obj is parser and call.api in toggles and call.args[0] == flag:
-                return call.api == "OnnxParser.set_flag"
-        return False
-
-    standin.on("OnnxParser.parse_from_file", True)
-    standin.on("OnnxParser.get_flag", get_flag)
-    standin.on("EngineInspector.get_engine_information", json.dumps({"Layers": [], "Bindings": []}))
-
-
-def _has_weak_typing(version: str) -> bool:
-    """Whether a version's recorded API has BuilderFlag.INT8 (implicit quantization, layer precisions): 11.x has not."""
-    return "INT8" in json.loads(api_json_path(version).read_text())["module"]["BuilderFlag"]["values"]
-
-
-WEAKLY_TYPED_VERSIONS = tuple(v for v in CONTRACT_VERSIONS if _has_weak_typing(v))
-
-
-def _installed_standin(version):
-    standin = ContractStandIn.for_version(version)
-    answers_that_let_the_path_continue(standin)
-    with installed_as_tensorrt(standin):
-        yield standin
-
-
-@pytest.fixture(params=CONTRACT_VERSIONS)
-def standin(request):
-    yield from _installed_standin(request.param)
-
-
-@pytest.fixture(params=WEAKLY_TYPED_VERSIONS)
-def weakly_typed_standin(request):
-    """The stand-in of each version that still has implicit quantization and per-layer precisions."""
-    yield from _installed_standin(request.param)
-
-
-@pytest.fixture(scope="module")
-def cells(control_cases_dir):
-    by_mode = {}
-    for cell in load_cells(control_cases_dir):
-        by_mode.setdefault(cell["mode"], cell)
-    return by_mode
-
-
-def with_knobs(cell, **knobs):
-    return {**cell, "knobs": {**cell["knobs"], **knobs}}
-
-
-def run(cell, tmp_path):
-    backend = BackendUpToInference(TARGET)
-    backend.preload()
-    workdir = tmp_path / cell["case"]
-    workdir.mkdir(parents=True, exist_ok=True)
-    stages = StageTracker()
-    try:
-        return backend.run(cell, load_arrays(cell), workdir, stages)
-    except BackendFailure as failure:
-        failure.stage = stages.current
-        raise
-
-
-def major(standin):
-    return int(standin.version.split(".")[0])
-
-
-def has(standin, dotted):
-    return api_exists(standin.version, dotted)
-
-
-def created_network_flags(standin):
-    (call,) = standin.calls_to("Builder.create_network")
-    return call.kwargs.get("flags", call.args[0] if call.args else 0)
+from harness.worker.casedata import load_cells
+from tests.trt_contract.backend_run import (
+    TARGET,
+    BackendUpToInference,
+    answers_that_let_the_path_continue,
+    created_network_flags,
+    major,
+    network_has_the_conv,
+    network_shaped_like_the_model,
+    run,
+    with_knobs,
+)
+from tests.trt_contract.standin import ContractStandIn, installed_as_tensorrt
 
 
 def test_parse_build_inspect_runs_on_every_version(standin, cells, tmp_path):
@@ -130,30 +47,13 @@ def library_cells(tmp_path_factory):
     return load_cells(out)
 
 
-def network_shaped_like_the_model(standin, cell):
-    """Test fake: the stand-in network holds one layer per ONNX node, named after it, producing the node's tensors."""
-    import onnx
-
-    graph = onnx.load(cell["model"]).graph
-    graph_outputs = {value.name for value in graph.output}
-    layers, outputs = [], {}
-    for node in graph.node:
-        layer = standin.make("ILayer", name=node.name, num_outputs=len(node.output))
-        outputs[id(layer)] = [standin.make("ITensor", name=name, is_network_output=name in graph_outputs)
-                              for name in node.output]
-        layers.append(layer)
-    standin.on("INetworkDefinition.num_layers", len(layers))
-    standin.on("INetworkDefinition.get_layer", lambda network, index: layers[index])
-    standin.on("ILayer.get_output", lambda layer, index: outputs[id(layer)][index])
-
-
 def test_every_cell_of_the_case_library_runs_or_is_unavailable_or_unsupported(standin, library_cells, tmp_path):
     """The library's knobs (extra outputs, parser flags, calibrators) on every version: only the documented outcomes
     of the code path, a finished run, an unavailable cell or an unsupported-api failure, never another exception."""
     backend = BackendUpToInference(TARGET)
     for cell in library_cells:
         if backend.unavailable_reason(cell):
-            assert cell["mode"] == "implicit-int8" and not has(standin, "BuilderFlag.INT8")
+            assert cell["mode"] == "implicit-int8" and not standin.has("BuilderFlag.INT8")
             continue
         standin.calls.clear()
         network_shaped_like_the_model(standin, cell)
@@ -202,9 +102,9 @@ def test_explicit_mode_attaches_no_calibrator_and_types_the_network_as_the_versi
     assert not standin.calls_to("IBuilderConfig.int8_calibrator", "set")
     set_flags = [c.args[0] for c in standin.calls_to("IBuilderConfig.set_flag")]
     flags = created_network_flags(standin)
-    if has(standin, "BuilderFlag.INT8"):  # weak typing: INT8 enables the Q/DQ layers' int8 kernels
+    if standin.has("BuilderFlag.INT8"):  # weak typing: INT8 enables the Q/DQ layers' int8 kernels
         assert standin.enum("BuilderFlag.INT8") in set_flags
-        if has(standin, "NetworkDefinitionCreationFlag.STRONGLY_TYPED"):
+        if standin.has("NetworkDefinitionCreationFlag.STRONGLY_TYPED"):
             assert not flags & (1 << int(standin.enum("NetworkDefinitionCreationFlag.STRONGLY_TYPED")))
     else:  # 11.x: only strongly typed networks, no precision flags
         assert flags & (1 << int(standin.enum("NetworkDefinitionCreationFlag.STRONGLY_TYPED")))
@@ -213,7 +113,7 @@ def test_explicit_mode_attaches_no_calibrator_and_types_the_network_as_the_versi
 
 def test_strongly_typed_knob_uses_the_flag_where_it_exists_and_is_unsupported_where_not(standin, cells, tmp_path):
     cell = with_knobs(cells["explicit-qdq"], strongly_typed=True)
-    if not has(standin, "NetworkDefinitionCreationFlag.STRONGLY_TYPED"):
+    if not standin.has("NetworkDefinitionCreationFlag.STRONGLY_TYPED"):
         with pytest.raises(BackendFailure) as failure:
             run(cell, tmp_path)
         assert failure.value.category == "unsupported-api" and failure.value.stage == "parse"
@@ -239,13 +139,13 @@ def test_every_tensorrt_call_exists_in_the_version(standin, cells, tmp_path):
     """Redundant by construction (the stand-in has nothing else), kept as the statement the closing note cites."""
     run(cells["explicit-qdq"], tmp_path)
     used = {c.api for c in standin.calls}
-    assert used and all(has(standin, api) for api in used)
+    assert used and all(standin.has(api) for api in used)
 
 
 def test_implicit_cells_are_unavailable_exactly_where_implicit_quantization_is_gone(standin, cells):
     reason = BackendUpToInference(TARGET).unavailable_reason(cells["implicit-int8"])
     assert BackendUpToInference(TARGET).unavailable_reason(cells["explicit-qdq"]) is None
-    if has(standin, "BuilderFlag.INT8"):
+    if standin.has("BuilderFlag.INT8"):
         assert reason is None
     else:
         assert f"not in TensorRT {standin.version}" in reason and "removed it in 11.0" in reason
@@ -258,7 +158,7 @@ def test_implicit_cells_are_unavailable_exactly_where_implicit_quantization_is_g
 def test_a_knob_needing_an_api_the_version_lacks_is_unsupported_api(standin, cells, tmp_path, knobs, api):
     network_has_the_conv(standin)
     cell = with_knobs(cells["explicit-qdq"], **knobs)
-    if has(standin, api):
+    if standin.has(api):
         run(cell, tmp_path)
         return
     with pytest.raises(BackendFailure) as failure:
@@ -277,16 +177,6 @@ def test_an_api_polygraphy_finds_missing_is_unsupported_api(cells, tmp_path):
         run(cells["explicit-qdq"], tmp_path)
     assert failure.value.category == "unsupported-api" and failure.value.stage == "build"
     assert "not available on TensorRT version 10.3.0" in failure.value.details["polygraphy_error"]
-
-
-def network_has_the_conv(standin):
-    """Give the stand-in network one layer named like the control case's conv, with one output tensor."""
-    output = standin.make("ITensor", name="/conv/Conv_output_0", is_network_output=False)
-    conv = standin.make("ILayer", name="/conv/Conv", num_outputs=1)
-    standin.on("INetworkDefinition.num_layers", 1)
-    standin.on("INetworkDefinition.get_layer", lambda network, index: conv)
-    standin.on("ILayer.get_output", lambda layer, index: output)
-    return conv, output
 
 
 def test_extra_outputs_are_marked_in_addition_to_the_models_outputs(standin, cells, tmp_path):
@@ -374,8 +264,8 @@ def test_unreadable_layer_information_is_a_harness_error_never_a_fallback(cells,
 def test_build_modes_follow_the_versions_api(standin):
     modes = build_modes(standin.module)
     assert modes["explicit-qdq"]["available"]
-    assert modes["implicit-int8"]["available"] is has(standin, "BuilderFlag.INT8")
-    assert modes["strongly-typed"]["available"] is has(standin, "NetworkDefinitionCreationFlag.STRONGLY_TYPED")
+    assert modes["implicit-int8"]["available"] is standin.has("BuilderFlag.INT8")
+    assert modes["strongly-typed"]["available"] is standin.has("NetworkDefinitionCreationFlag.STRONGLY_TYPED")
 
 
 def test_environment_and_doctor_never_raise_and_report_the_version(standin):

@@ -1,0 +1,122 @@
+"""The calibrator an implicit-int8 cell attaches to the builder config, driven as TensorRT drives it: every
+calibration batch of the cell, in order, until it says there are no more; the cache written into the cell's directory
+and read back by the next build of that cell.
+
+The calibrator under test is the object the backend really handed to ``IBuilderConfig.int8_calibrator`` (the contract
+stand-in records it), not a second one built for the test.
+"""
+import numpy as np
+import pytest
+
+from harness.worker.backends.base import BackendFailure
+from harness.worker.backends.tensorrt.calibrator import make_calibrator
+from harness.worker.casedata import load_arrays
+from tests.trt_contract.backend_run import run, with_knobs
+from tests.trt_contract.standin import ContractStandIn, installed_as_tensorrt
+
+# Test content for the cache file: TensorRT writes a header line naming its version and the calibrator, then one
+# "tensor: scale" line per tensor; the bytes here only have to come back unchanged.
+CACHE_BYTES = b"TRT-100300-EntropyCalibration2\ninput: 3c010a14\n"
+
+
+@pytest.fixture()
+def network_inputs(weakly_typed_standin, cells):
+    """Test fake: the stand-in network has the control model's input (name, FLOAT, shape), as a parse would give it;
+    Polygraphy reads it to check the calibration batches against."""
+    standin = weakly_typed_standin
+    (name, array), = load_arrays(cells["implicit-int8"])["calibration"][0].items()
+    tensor = standin.make("ITensor", name=name, dtype=standin.enum("DataType.FLOAT"), shape=array.shape,
+                          is_shape_tensor=False)
+    standin.on("INetworkDefinition.num_inputs", 1)
+    standin.on("INetworkDefinition.get_input", lambda network, index: tensor)
+
+
+@pytest.fixture()
+def device_copies(weakly_typed_standin, network_inputs, monkeypatch):
+    """Test fake for Polygraphy's host-to-GPU copy (there is no CUDA here): each array the calibrator would copy to
+    the GPU is recorded, and TensorRT is handed a made-up device pointer instead."""
+    import polygraphy.backend.trt.util as polygraphy_trt_util  # the Polygraphy imported for this stand-in
+
+    copied = []
+
+    def to_gpu(array, name, device_buffers):
+        copied.append((name, np.array(array)))
+        return 0x1000 + len(copied)
+
+    monkeypatch.setattr(polygraphy_trt_util, "_get_array_on_gpu", to_gpu)
+    return copied
+
+
+def attached_calibrator(standin):
+    (call,) = standin.calls_to("IBuilderConfig.int8_calibrator", "set")
+    return call.args[0]
+
+
+def drive(calibrator, names):
+    """Ask for batches as TensorRT does, until the calibrator answers None; the pointers of each batch."""
+    batches = []
+    while (pointers := calibrator.get_batch(names)) is not None:
+        batches.append(pointers)
+        assert len(batches) <= 1000, "the calibrator never said it had no more batches"
+    return batches
+
+
+@pytest.mark.parametrize("calibrator_knob", ["entropy2", "minmax"])
+def test_the_attached_calibrator_yields_every_calibration_batch_in_order(weakly_typed_standin, device_copies, cells,
+                                                                        tmp_path, calibrator_knob):
+    cell = with_knobs(cells["implicit-int8"], calibrator=calibrator_knob)
+    execution = run(cell, tmp_path)
+    calibration = load_arrays(cell)["calibration"]
+    names = list(calibration[0])
+
+    batches = drive(attached_calibrator(weakly_typed_standin), names)
+
+    assert len(batches) == len(calibration) == cell["calibration_batches"] > 1
+    assert all(len(pointers) == len(names) for pointers in batches)
+    assert [name for name, _ in device_copies] == names * len(calibration)
+    for (_, copied), batch in zip(device_copies, calibration):
+        np.testing.assert_array_equal(copied, batch[names[0]])
+    assert execution.details["tensorrt_calls"]["config"]["calibrator"]["batches"] == len(batches)
+
+
+def test_the_cache_is_written_to_the_cells_directory_and_read_by_its_next_build(weakly_typed_standin, device_copies,
+                                                                               cells, tmp_path):
+    cell = cells["implicit-int8"]
+    cache = tmp_path / cell["case"] / "calibration.cache"
+    first = run(cell, tmp_path)
+    calibrator = attached_calibrator(weakly_typed_standin)
+    assert calibrator.read_calibration_cache() is None  # a first build calibrates: there is no cache yet
+    drive(calibrator, list(load_arrays(cell)["calibration"][0]))
+    calibrator.write_calibration_cache(memoryview(CACHE_BYTES))  # what TensorRT does after calibrating
+    assert cache.read_bytes() == CACHE_BYTES
+    assert first.details["tensorrt_calls"]["config"]["calibrator"]["cache"] == str(cache)
+
+    weakly_typed_standin.calls.clear()
+    run(cell, tmp_path)  # the same cell again, in the same directory
+    assert attached_calibrator(weakly_typed_standin).read_calibration_cache() == CACHE_BYTES
+
+
+def test_a_cell_without_a_calibrator_knob_gets_the_entropy_calibrator(weakly_typed_standin, cells, tmp_path):
+    cell = cells["implicit-int8"]
+    knobs = {knob: value for knob, value in cell["knobs"].items() if knob != "calibrator"}
+    calibrator, record = make_calibrator(weakly_typed_standin.module, knobs, [], tmp_path / "calibration.cache")
+    assert isinstance(calibrator, weakly_typed_standin.module.IInt8EntropyCalibrator2)
+    assert record == {"class": "IInt8EntropyCalibrator2", "batches": 0, "cache": str(tmp_path / "calibration.cache")}
+
+
+def test_a_calibrator_class_the_version_lacks_is_unsupported_api_naming_it(cells, tmp_path):
+    """DERIVED surface: 10.3.0's recorded API without IInt8MinMaxCalibrator (no recorded weakly typed version lacks
+    it), so that the minmax knob meets a TensorRT that has implicit quantization but not that calibrator."""
+    standin = ContractStandIn.without("10.3.0", "IInt8MinMaxCalibrator")
+    with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
+        make_calibrator(standin.module, {"calibrator": "minmax"}, [], tmp_path / "calibration.cache")
+    assert failure.value.category == "unsupported-api"
+    assert failure.value.message.startswith("IInt8MinMaxCalibrator is not in TensorRT 10.3.0: it is needed for "
+                                            "implicit INT8 calibration with the minmax calibrator.")
+
+
+def test_explicit_cells_attach_no_calibrator_and_record_none(standin, cells, tmp_path):
+    execution = run(cells["explicit-qdq"], tmp_path)
+    assert not standin.calls_to("IBuilderConfig.int8_calibrator", "set")
+    assert execution.details["tensorrt_calls"]["config"]["calibrator"] is None
+    assert not (tmp_path / cells["explicit-qdq"]["case"] / "calibration.cache").exists()
