@@ -1,0 +1,77 @@
+"""The builder config of a cell, as TensorRT receives it: which IBuilderConfig calls the build made and with what
+(the contract stand-in records every call), for every precision knob, on every recorded version that has the API."""
+import pytest
+
+from harness.worker.backends.base import BackendFailure
+from harness.worker.backends.tensorrt.build_config import PRECISION_CONSTRAINT_FLAGS
+from tests.trt_contract.backend_run import answers_that_let_the_path_continue, run, set_builder_flags, with_knobs
+from tests.trt_contract.standin import ContractStandIn, installed_as_tensorrt
+
+
+def flag(standin, dotted):
+    return standin.enum(dotted)
+
+
+def test_weakly_typed_builds_set_int8_and_tf32_and_no_other_precision_flag(weakly_typed_standin, cells, tmp_path):
+    standin = weakly_typed_standin
+    execution = run(cells["explicit-qdq"], tmp_path)
+    assert sorted(f.name for f in set_builder_flags(standin)) == ["INT8", "TF32"]
+    assert not [c for c in standin.calls_to("IBuilderConfig.clear_flag") if c.args[0].name in ("INT8", "TF32")]
+    config = execution.details["tensorrt_calls"]["config"]
+    assert config == {"tf32": True, "profiling_verbosity": "DETAILED", "int8": True, "calibrator": None}
+
+
+def test_fp16_knob_sets_the_fp16_flag(weakly_typed_standin, cells, tmp_path):
+    execution = run(with_knobs(cells["explicit-qdq"], fp16=True), tmp_path)
+    assert flag(weakly_typed_standin, "BuilderFlag.FP16") in set_builder_flags(weakly_typed_standin)
+    assert execution.details["tensorrt_calls"]["config"]["fp16"] is True
+
+
+def test_without_the_fp16_knob_no_fp16_flag_is_set(weakly_typed_standin, cells, tmp_path):
+    execution = run(with_knobs(cells["explicit-qdq"], fp16=False), tmp_path)
+    assert flag(weakly_typed_standin, "BuilderFlag.FP16") not in set_builder_flags(weakly_typed_standin)
+    assert "fp16" not in execution.details["tensorrt_calls"]["config"]
+
+
+@pytest.mark.parametrize("constraint", sorted(PRECISION_CONSTRAINT_FLAGS))
+def test_precision_constraints_set_their_own_flag_only(weakly_typed_standin, cells, tmp_path, constraint):
+    standin = weakly_typed_standin
+    execution = run(with_knobs(cells["explicit-qdq"], precision_constraints=constraint), tmp_path)
+    wanted = flag(standin, PRECISION_CONSTRAINT_FLAGS[constraint])
+    other = flag(standin, PRECISION_CONSTRAINT_FLAGS[({"obey", "prefer"} - {constraint}).pop()])
+    assert wanted in set_builder_flags(standin) and other not in set_builder_flags(standin)
+    assert execution.details["tensorrt_calls"]["config"]["precision_constraints"] == constraint
+
+
+def test_strongly_typed_builds_set_no_precision_flag(standin, cells, tmp_path):
+    if not standin.has("NetworkDefinitionCreationFlag.STRONGLY_TYPED"):
+        pytest.skip(f"TensorRT {standin.version} has no strongly typed networks")
+    execution = run(with_knobs(cells["explicit-qdq"], strongly_typed=True), tmp_path)
+    assert [f.name for f in set_builder_flags(standin)] == ["TF32"]
+    config = execution.details["tensorrt_calls"]["config"]
+    assert config["int8"] == "from the graph's Q/DQ nodes (strongly typed: no precision flags)"
+    assert "fp16" not in config and "precision_constraints" not in config
+
+
+@pytest.mark.parametrize("knobs", [{"fp16": True}, {"precision_constraints": "obey"}, {"layer_precisions": {"c": "int8"}}])
+def test_strongly_typed_with_a_precision_knob_is_refused_as_a_mistake_in_the_case(standin, cells, tmp_path, knobs):
+    cell = with_knobs(cells["explicit-qdq"], strongly_typed=True, **knobs)
+    with pytest.raises(ValueError, match=rf"strongly typed network together with \['{next(iter(knobs))}'\]"):
+        run(cell, tmp_path)
+
+
+def test_strongly_typed_implicit_int8_is_refused_as_a_mistake_in_the_case(weakly_typed_standin, cells, tmp_path):
+    with pytest.raises(ValueError, match="together with implicit INT8 calibration.*Fix the case's knobs"):
+        run(with_knobs(cells["implicit-int8"], strongly_typed=True), tmp_path)
+
+
+def test_prefer_constraints_on_a_version_without_the_flag_is_unsupported_api(cells, tmp_path):
+    """DERIVED surface: 10.3.0 without BuilderFlag.PREFER_PRECISION_CONSTRAINTS (every recorded weakly typed version
+    has it), to see the knob meet a TensorRT that lacks the flag."""
+    standin = ContractStandIn.without("10.3.0", "BuilderFlag.PREFER_PRECISION_CONSTRAINTS")
+    answers_that_let_the_path_continue(standin)
+    with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
+        run(with_knobs(cells["explicit-qdq"], precision_constraints="prefer"), tmp_path)
+    assert failure.value.category == "unsupported-api" and failure.value.stage == "build"
+    assert failure.value.message.startswith("BuilderFlag.PREFER_PRECISION_CONSTRAINTS is not in TensorRT 10.3.0: it "
+                                            "is needed for the knob precision_constraints='prefer'.")

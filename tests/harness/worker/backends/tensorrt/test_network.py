@@ -1,0 +1,98 @@
+"""The parse stage on the contract stand-in: per-layer precisions set on the layer named after each ONNX node, for
+every precision type, where the version has that data type; the NATIVE_INSTANCENORM default on both sides of 10.0;
+a version without the parser flag."""
+import pytest
+
+from harness.worker.backends.base import BackendFailure
+from harness.worker.backends.tensorrt.network import LAYER_PRECISION_TYPES, NATIVE_INSTANCENORM_DEFAULT_ON_FROM
+from tests.trt_contract.backend_run import (
+    answers_that_let_the_path_continue,
+    network_has_the_conv,
+    run,
+    with_knobs,
+)
+from tests.trt_contract.standin import ContractStandIn, installed_as_tensorrt
+
+
+@pytest.mark.parametrize("precision", sorted(LAYER_PRECISION_TYPES))
+def test_each_layer_precision_sets_its_data_type_where_the_version_has_it(weakly_typed_standin, cells, tmp_path,
+                                                                         precision):
+    standin = weakly_typed_standin
+    conv, _ = network_has_the_conv(standin)
+    data_type = LAYER_PRECISION_TYPES[precision]
+    cell = with_knobs(cells["explicit-qdq"], layer_precisions={"/conv/Conv": precision})
+    if not standin.has(data_type):  # 8.6.1 has no DataType.BF16
+        with pytest.raises(BackendFailure) as failure:
+            run(cell, tmp_path)
+        assert failure.value.category == "unsupported-api"
+        assert f"{data_type} is not in TensorRT {standin.version}" in failure.value.message
+        assert f"layer_precisions /conv/Conv={precision}" in failure.value.message
+        assert not standin.calls_to("ILayer.precision", "set")
+        return
+    execution = run(cell, tmp_path)
+    (call,) = standin.calls_to("ILayer.precision", "set")
+    assert call.obj is conv and call.args[0] == standin.enum(data_type)
+    assert execution.details["tensorrt_calls"]["network"]["layer_precisions"] == {"/conv/Conv": data_type}
+
+
+def test_an_unknown_layer_precision_names_the_known_ones(weakly_typed_standin, cells, tmp_path):
+    network_has_the_conv(weakly_typed_standin)
+    with pytest.raises(ValueError, match=r"precisions \{'/conv/Conv': 'int4'\} are not among \['bf16', 'fp16'"):
+        run(with_knobs(cells["explicit-qdq"], layer_precisions={"/conv/Conv": "int4"}), tmp_path)
+    assert not weakly_typed_standin.calls_to("ILayer.precision", "set")
+
+
+def test_an_extra_output_the_network_lacks_names_the_closest_tensors(standin, cells, tmp_path):
+    network_has_the_conv(standin)
+    with pytest.raises(ValueError, match=r"\['/conv/Conv_output_1'\].*'/conv/Conv_output_0'"):
+        run(with_knobs(cells["explicit-qdq"], extra_outputs=["/conv/Conv_output_1"]), tmp_path)
+    assert not standin.calls_to("INetworkDefinition.mark_output")
+
+
+def test_an_extra_output_that_already_is_a_network_output_is_not_marked_again(standin, cells, tmp_path):
+    output = standin.make("ITensor", name="/conv/Conv_output_0", is_network_output=True)
+    conv = standin.make("ILayer", name="/conv/Conv", num_outputs=1)
+    standin.on("INetworkDefinition.num_layers", 1)
+    standin.on("INetworkDefinition.get_layer", lambda network, index: conv)
+    standin.on("ILayer.get_output", lambda layer, index: output)
+    standin.on("INetworkDefinition.num_outputs", 1)
+    standin.on("INetworkDefinition.get_output", lambda network, index: output)
+    execution = run(with_knobs(cells["explicit-qdq"], extra_outputs=["/conv/Conv_output_0"]), tmp_path)
+    assert not standin.calls_to("INetworkDefinition.mark_output")
+    assert execution.details["tensorrt_calls"]["network"]["network_outputs"] == ["/conv/Conv_output_0"]
+
+
+@pytest.mark.parametrize("version, default_on", [("8.6.1", False), ("10.0.1", True)])
+def test_the_native_instancenorm_default_flips_at_10_0(cells, tmp_path, version, default_on):
+    """Both sides of the edge: the last recorded version before 10.0 and the first from it."""
+    assert (int(version.split(".")[0]) >= NATIVE_INSTANCENORM_DEFAULT_ON_FROM) is default_on
+    standin = ContractStandIn.for_version(version)
+    answers_that_let_the_path_continue(standin)
+    with installed_as_tensorrt(standin):
+        execution = run(with_knobs(cells["explicit-qdq"], native_instancenorm=None), tmp_path)
+    recorded = execution.details["tensorrt_calls"]["network"]["native_instancenorm"]
+    assert recorded == {"knob": None, "set": default_on, "observed": default_on,
+                        "why": "knob unset: this version's default, set explicitly (off before 10.0, on from it)"}
+
+
+@pytest.mark.parametrize("knob", [None, False, True])
+def test_a_version_without_the_parser_flag_uses_the_plugin_and_refuses_the_native_knob(cells, tmp_path, knob):
+    """DERIVED surface: 8.6.1 without OnnxParserFlag.NATIVE_INSTANCENORM (every recorded version has the flag; TensorRT
+    releases before 8.6 had none), so the parser's only InstanceNormalization path is the plugin."""
+    standin = ContractStandIn.without("8.6.1", "OnnxParserFlag.NATIVE_INSTANCENORM")
+    answers_that_let_the_path_continue(standin)
+    cell = with_knobs(cells["explicit-qdq"], native_instancenorm=knob)
+    with installed_as_tensorrt(standin):
+        if knob:
+            with pytest.raises(BackendFailure) as failure:
+                run(cell, tmp_path)
+            assert failure.value.category == "unsupported-api" and failure.value.stage == "parse"
+            assert "for the knob native_instancenorm=True" in failure.value.message
+            return
+        execution = run(cell, tmp_path)
+    network = execution.details["tensorrt_calls"]["network"]
+    assert network["native_instancenorm"] == {
+        "knob": knob, "set": None,
+        "why": "no OnnxParserFlag in this version: the InstanceNormalization plugin is the only path"}
+    assert "parser_flags_mask" not in network
+    assert not standin.calls_to("OnnxParser.get_flag") and not standin.calls_to("OnnxParser.clear_flag")
