@@ -53,7 +53,8 @@ def test_strongly_typed_builds_set_no_precision_flag(standin, cells, tmp_path):
     assert "fp16" not in config and "precision_constraints" not in config
 
 
-@pytest.mark.parametrize("knobs", [{"fp16": True}, {"precision_constraints": "obey"}, {"layer_precisions": {"c": "int8"}}])
+@pytest.mark.parametrize("knobs", [{"fp16": True}, {"precision_constraints": "obey"},
+                                   {"layer_precisions": {"c": "int8"}}])
 def test_strongly_typed_with_a_precision_knob_is_refused_as_a_mistake_in_the_case(standin, cells, tmp_path, knobs):
     cell = with_knobs(cells["explicit-qdq"], strongly_typed=True, **knobs)
     with pytest.raises(ValueError, match=rf"strongly typed network together with \['{next(iter(knobs))}'\]"):
