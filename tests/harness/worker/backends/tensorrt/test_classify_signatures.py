@@ -1,0 +1,206 @@
+"""Every alternative of every classifier signature has a log line that exercises it, at error severity (and, for the
+warnings, at warning severity), and classifies as that signature says.
+
+The lines restate upstream wording as facts: the message text TensorRT, the ONNX parser, CUDA or the C runtime prints,
+with where it was reported (``SOURCES``); they are not copied logs. A new alternative without a line here fails
+``test_every_alternative_of_every_signature_has_a_line``.
+"""
+import re
+
+import pytest
+
+from harness.worker.backends.tensorrt import classify
+from harness.worker.backends.tensorrt.classify import UNRECOGNIZED_FAILURE, classify_log
+
+SOURCES = {
+    "onnx-tensorrt#465": "https://github.com/onnx/onnx-tensorrt/issues/465",
+    "onnx-tensorrt#520": "https://github.com/onnx/onnx-tensorrt/issues/520",
+    "TensorRT#814": "https://github.com/NVIDIA/TensorRT/issues/814",
+    "TensorRT#954": "https://github.com/NVIDIA/TensorRT/issues/954",
+    "TensorRT#4217": "https://github.com/NVIDIA/TensorRT/issues/4217",
+    "tensorrt_demos#521": "https://github.com/jkjung-avt/tensorrt_demos/issues/521",
+    "TrojanXu#2": "https://github.com/TrojanXu/onnxparser-trt-plugin-sample/issues/2",
+    "CenterNet-3D#3": "https://github.com/Qjizhi/TensorRT-CenterNet-3D/issues/3",
+    "reference": "../shared/reference/trt-logs (labels.json has each excerpt's link)",
+    "api-names": "error names of the CUDA runtime, cuDNN and cuBLAS APIs (cudaError_t, cudnnStatus_t, cublasStatus_t)",
+    "runtime": "messages of the Linux shell, glibc, libstdc++ and CPython when a process dies",
+    # Open: no upstream line for this alternative is on record in this repository or ../shared/reference yet; the
+    # line restates the classifier's own phrase. Replace it with a sourced line when one is found.
+    "unsourced": "the classifier's own phrase; no upstream log line on record",
+}
+
+# (signature, line, source). A signature is a root-cause category, "consequence" or a warning kind.
+FAILURE_LINES = [
+    ("consequence", "[E] Error[2]: Error Code 2: Internal Error (Assertion engine != nullptr failed. )", "reference"),
+    ("consequence", "[E] Error[2]: Error Code 2: Internal Error (Engine generation failed because all backend "
+                    "strategies failed.)", "reference"),
+    ("consequence", "[E] Engine generation failed with backend strategy 2.", "reference"),
+    ("consequence", "[E] Engine could not be created from network", "reference"),
+    ("consequence", "[E] Building engine failed", "reference"),
+    ("consequence", "[E] Failed to create engine from model or file.", "reference"),
+    ("consequence", "[E] Engine set up failed", "TensorRT#954"),
+    ("consequence", "[TensorRT] ERROR: Network validation failed.", "TensorRT#814"),
+    ("consequence", "ERROR: failed to build the TensorRT engine!", "tensorrt_demos#521"),
+    ("consequence", "&&&& FAILED TensorRT.trtexec [TensorRT v8501] # trtexec --onnx=model.onnx", "reference"),
+    ("no-implementation", "[E] Error[10]: Could not find any implementation for node /conv/Conv.", "reference"),
+    ("no-implementation", "[E] Error[9]: Error Code 9: Internal Error (node_of_onnx::Shape_2609: could not find any "
+                          "supported formats consistent with input/output data types)", "TensorRT#4217"),
+    ("parser", 'While parsing node number 2 [Mish -> "001_convolutional_mish"]:', "onnx-tensorrt#465"),
+    ("parser", "[8] No importer registered for op: Mish", "onnx-tensorrt#465"),
+    ("parser", "ERROR: ModelImporter.cpp:134 In function parseGraph:", "onnx-tensorrt#520"),
+    ("parser", "UNSUPPORTED_NODE: No importer registered for op: GridSampler", "TrojanXu#2"),
+    ("parser", "[E] [TRT] ModelImporter.cpp:726: ERROR: builtin_op_importers.cpp:1177 In node 3 (parseNode): "
+               "Invalid Node - /Reshape", "unsourced"),
+    ("parser", "ERROR: failed to parse onnx file", "CenterNet-3D#3"),
+    ("parser", "ERROR: could not parse input engine.", "onnx-tensorrt#520"),
+    ("parser", "[E] [TRT] Unsupported ONNX data type: UINT8 (2)", "unsourced"),
+    ("parser", "[E] [TRT] Unsupported operator: NonMaxSuppression", "unsourced"),
+    ("parser", "[E] [TRT] This version of TensorRT: opset 19 is not supported", "unsourced"),
+    ("out-of-memory", "[E] [TRT] 1: [defaultAllocator.cpp::allocate::20] Error Code 1: Cuda Runtime (out of memory)",
+     "unsourced"),
+    ("out-of-memory", "[E] Error[2]: Error Code 2: OutOfMemory (no further information)", "unsourced"),
+    ("out-of-memory", "[E] [TRT] Requested amount of GPU memory (4362077693 bytes) could not be allocated.",
+     "unsourced"),
+    ("out-of-memory", "[E] [TRT] Insufficient GPU memory for the tactic workspace.", "unsourced"),
+    ("out-of-memory", "[E] cudaErrorMemoryAllocation", "api-names"),
+    ("out-of-memory", "MemoryError: Unable to allocate 2.00 GiB for an array", "runtime"),
+    ("out-of-memory", "terminate called after throwing an instance of 'std::bad_alloc'", "runtime"),
+    ("calibration", "[E] Error[2]: [calibrator.cpp::calibrateEngine::1181] Error Code 2: Internal Error (Calibration "
+                    "failure occurred with no scaling factors detected.)", "unsourced"),
+    ("calibration", "[E] [TRT] no scaling factors detected", "unsourced"),
+    ("calibration", "[E] [TRT] Calibration failed: the calibrator returned no batch", "unsourced"),
+    ("calibration", "[E] Failed to read the calibration cache calib.cache", "unsourced"),
+    ("calibration", "[E] [TRT] The calibration cache is invalid for this network", "unsourced"),
+    ("cuda-runtime", "[E] Error[1]: Error Code 1: Cuda Runtime (operation not supported)", "reference"),
+    ("cuda-runtime", "[E] [TRT] 1: [cudaDriverHelpers.cpp::operator()::29] Error Code 1: Cuda Driver (invalid "
+                     "resource handle)", "unsourced"),
+    ("cuda-runtime", "[E] [TRT] Cuda Error in execute: 719 (unspecified launch failure)", "unsourced"),
+    ("cuda-runtime", "[E] [TRT] CUDA error 700 launching kernel", "unsourced"),
+    ("cuda-runtime", "[E] cudaErrorIllegalAddress", "api-names"),
+    ("cuda-runtime", "[E] [TRT] CUDA initialization failure with error: 35", "unsourced"),
+    ("cuda-runtime", "[E] [TRT] CUDNN_STATUS_MAPPING_ERROR", "api-names"),
+    ("cuda-runtime", "[E] [TRT] CUBLAS_STATUS_NOT_INITIALIZED", "api-names"),
+    ("cuda-runtime", "pycuda._driver.LogicError: cuMemcpyHtoDAsync failed: invalid argument", "reference"),
+    ("internal-assert", "[E] Error[2]: Error Code 2: Internal Error (Assertion outScales.size() == 1 failed. )",
+     "reference"),
+    ("internal-assert", "[E] Error[9]: Error Code 9: Internal Error (Some condition TensorRT checks was not met.)",
+     "unsourced"),
+    ("crash", "Segmentation fault (core dumped)", "runtime"),
+    ("crash", "Aborted (core dumped)", "runtime"),
+    ("crash", "Fatal Python error: Segmentation fault", "runtime"),
+    ("crash", "Fatal Python error: Aborted", "runtime"),
+    ("crash", "Received signal SIGSEGV", "runtime"),
+    ("crash", "terminate called after throwing an instance of 'nvinfer1::InternalError'", "runtime"),
+    ("crash", "double free or corruption (!prev)", "runtime"),
+    ("crash", "free(): invalid pointer", "runtime"),
+    ("crash", "*** stack smashing detected ***: terminated", "runtime"),
+    ("crash", "Illegal instruction", "runtime"),
+    ("crash", "Aborted", "runtime"),
+    ("crash", "Killed", "runtime"),
+    ("crash", "Bus error", "runtime"),
+]
+WARNING_LINES = [
+    ("missing-scale", "[W] [TRT] Missing scale and zero-point for tensor /act/Relu_output_0, expect fall back to "
+                      "non-int8 implementation for any layer consuming or producing given tensor", "reference"),
+    ("missing-scale", "[TensorRT] WARNING: Missing dynamic range for tensor 125, expect fall back to non-int8 "
+                      "implementation for any layer consuming or producing given tensor", "reference"),
+    ("int64-downcast", "[W] [TRT] onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights, "
+                       "while TensorRT does not natively support INT64. Attempting to cast down to INT32.",
+     "reference"),
+    ("precision-constraint-ignored", "[W] [TRT] No implementation of layer Conv_70 obeys the requested constraints "
+                                     "in strict mode. No conforming implementation was found i.e. requested layer "
+                                     "computation precision and output precision types are ignored, using the fastest "
+                                     "implementation.", "reference"),
+    ("calibrator-ignored", "[W] [TRT] Calibrator won't be used in explicit precision mode. Use quantization aware "
+                           "training to generate network with Quantize/Dequantize nodes.", "reference"),
+    ("calibrator-ignored", "[W] [TRT] Calibrator won't be used in explicit quantization mode.", "unsourced"),
+    ("calibrator-ignored", "[W] [TRT] Calibrator is not being used. Users must provide dynamic range for all tensors "
+                           "that are not Int32 or Bool.", "reference"),
+    ("tactic-skipped", "[W] [TRT] Skipping tactic 0x0000000000000000 due to exception", "reference"),
+    ("deprecated-api", "build.py:31: DeprecationWarning: Use explicit quantization instead.", "unsourced"),
+]
+
+
+def alternatives(pattern: re.Pattern) -> list[str]:
+    """The top-level alternatives of a regular expression (split at ``|`` outside groups and character classes)."""
+    pieces, depth, current, in_class, i = [], 0, "", False, 0
+    text = pattern.pattern
+    while i < len(text):
+        char = text[i]
+        if char == "\\":
+            current += text[i:i + 2]
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            pieces.append(current)
+            current, i = "", i + 1
+            continue
+        current += char
+        i += 1
+    return pieces + [current]
+
+
+def signatures() -> list[tuple[str, re.Pattern]]:
+    """(signature, pattern) of every rule; internal-assert has two: an assertion, TensorRT's internal-error envelope."""
+    found = [("consequence", classify._CONSEQUENCE), *classify._ROOT_CAUSE_PATTERNS,
+             ("internal-assert", classify._INTERNAL_ERROR)]
+    return found + list(classify._WARNING_PATTERNS.items())
+
+
+def test_every_alternative_of_every_signature_has_a_line():
+    lines = FAILURE_LINES + WARNING_LINES
+    missing = []
+    for name, pattern in signatures():
+        bodies = [classify.parse_log_line(line).body for signature, line, _ in lines if signature == name]
+        for alternative in alternatives(pattern):
+            if not any(re.search(alternative, body, pattern.flags) for body in bodies):
+                missing.append(f"{name}: {alternative}")
+    assert not missing, "alternatives without a log line in this file:\n" + "\n".join(missing)
+    assert {source for _, _, source in lines} <= set(SOURCES)
+
+
+@pytest.mark.parametrize("signature, line, source", FAILURE_LINES, ids=[line[:60] for _, line, _ in FAILURE_LINES])
+def test_each_failure_line_classifies_as_its_signature(signature, line, source):
+    result = classify_log(line)
+    assert result.category == (UNRECOGNIZED_FAILURE if signature == "consequence" else signature)
+    assert result.message == classify.parse_log_line(line).body
+
+
+@pytest.mark.parametrize("signature, line, source", WARNING_LINES, ids=[line[:60] for _, line, _ in WARNING_LINES])
+def test_each_warning_line_is_counted_once_and_is_no_failure(signature, line, source):
+    result = classify_log(line)
+    assert result.category is None
+    assert result.warnings[signature] == 1
+
+
+@pytest.mark.parametrize("signature, line, source", [entry for entry in FAILURE_LINES if entry[1].startswith("[E]")],
+                         ids=lambda value: value[:50] if isinstance(value, str) else None)
+def test_a_failure_line_at_warning_severity_is_no_failure(signature, line, source):
+    assert classify_log(line.replace("[E]", "[W]", 1)).category is None
+
+
+def test_a_line_of_the_highest_severity_alone_is_a_failure():
+    result = classify_log("[F] [TRT] Something TensorRT has never said before.")
+    assert (result.category, result.message) == (UNRECOGNIZED_FAILURE, "Something TensorRT has never said before.")
+    assert classify.parse_log_line("[F] [TRT] x").severity == "internal-error"
+
+
+def test_with_only_consequences_the_first_one_is_the_message():
+    text = "\n".join(["[E] Engine could not be created from network", "[E] Building engine failed",
+                      "&&&& FAILED TensorRT.trtexec [TensorRT v8501] # trtexec"])
+    result = classify_log(text)
+    assert (result.category, result.message) == (UNRECOGNIZED_FAILURE, "Engine could not be created from network")
+
+
+def test_an_unrecognized_error_wins_over_consequences_and_a_root_cause_over_both():
+    consequence, unknown = "[E] Building engine failed", "[E] [TRT] Something TensorRT has never said before."
+    root = "[E] [TRT] CUDNN_STATUS_MAPPING_ERROR"
+    assert classify_log(f"{consequence}\n{unknown}").message == "Something TensorRT has never said before."
+    assert classify_log(f"{consequence}\n{unknown}\n{root}").category == "cuda-runtime"
+    assert classify_log(f"{root}\n[E] [TRT] CUDA error 700\n").message == "CUDNN_STATUS_MAPPING_ERROR"
