@@ -57,7 +57,8 @@ def add_run_commands(commands) -> None:
         description="Run every cell (case/variant) of a cases directory on TARGET. Each cell runs in its own process "
         "with a timeout, so a crash or hang becomes a 'crash' or 'timeout' record and the run goes on. Records are "
         "appended to RESULTS the moment each cell ends; rerunning skips cells already recorded for TARGET, so an "
-        "interrupted run resumes. Exit status: 0 when every cell has a record that speaks about its pattern "
+        "interrupted run resumes. A line of RESULTS that is not a valid record is moved to RESULTS.rejected (a torn "
+        "last line to RESULTS.torn) with a warning, and its cell runs again. Exit status: 0 when every cell has a record that speaks about its pattern "
         f"(pass, fallback, mismatch, fail, ...), {EXIT_BROKEN} when some cell is infra-error, "
         f"{EXIT_USAGE} for bad arguments.")
     p.add_argument("--target", action="append", metavar="ID",

@@ -178,7 +178,7 @@ class ResultsWriter:
         self.records: list[Record] = []
         if self.path.is_file():
             existing = read_results_file(self.path)
-            self._set_aside([line for line in existing.bad_lines if line.torn])
+            self._set_aside(existing.bad_lines)
             self.records = existing.records
         self._file = self.path.open("a")
 

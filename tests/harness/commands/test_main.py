@@ -155,6 +155,27 @@ def test_a_resumed_run_after_a_torn_write_keeps_the_file_readable(control_cases_
     assert (tmp_path / "r.jsonl.torn").read_text().startswith('{"schema"')
 
 
+def test_a_resumed_run_moves_a_record_that_breaks_the_schema_aside_and_runs_its_cell_again(control_cases_dir,
+                                                                                            tmp_path):
+    results = tmp_path / "r.jsonl"
+    harness("run", "--cases", str(control_cases_dir), "--results", str(results))
+    lines = results.read_text().splitlines()
+    broken = json.loads(lines[1])
+    broken["outcome"] = "passed-mostly"  # e.g. hand-edited, or written by another version of the harness
+    lines[1] = json.dumps(broken)
+    results.write_text("\n".join(lines) + "\n")
+
+    rerun = harness("run", "--cases", str(control_cases_dir), "--results", str(results))
+
+    assert f"warning: {results}:2: field 'outcome'" in rerun.stderr and "moved to r.jsonl.rejected" in rerun.stderr
+    assert "1 cell(s) run, 2 already recorded and skipped" in rerun.stdout
+    assert (tmp_path / "r.jsonl.rejected").read_text() == lines[1] + "\n"  # kept verbatim
+    records = read_records(results)
+    assert sorted((r["case"], r["variant"]) for r in records) == sorted({(r["case"], r["variant"]) for r in records})
+    assert len(records) == 3 and all(r["outcome"] == "pass" for r in records)
+    harness("report", "--results", str(results), "--out", str(tmp_path / "index.html"))  # the report reads it
+
+
 def test_several_targets_run_in_one_command_into_one_results_file(control_cases_dir, tmp_path):
     results = tmp_path / "r.jsonl"
     out = harness("run", "--target", "ort-cpu", "--target", "trt102-orin", "--cases", str(control_cases_dir),

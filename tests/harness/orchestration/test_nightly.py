@@ -164,3 +164,23 @@ def test_an_earlier_record_that_breaks_the_schema_is_run_again_not_carried_over(
     assert f"warning: {first / 'results.jsonl'}:1: field 'outcome'" in result.stdout
     assert "; not carried over" in result.stdout
     assert "ort-cpu: 1 cell(s) run (pass 1), 2 carried over" in result.stdout
+
+
+def test_a_resumed_nightly_moves_a_garbage_line_aside_and_its_merge_is_clean(control_cases_dir, tmp_path):
+    common = ["--target", "ort-cpu", "--cases", str(control_cases_dir), "--runs", str(tmp_path / "runs"), "--host",
+              "h", "--date", "2026-11-20"]
+    run_dir = run_dir_of(nightly(*common))
+    results = run_dir / "results.jsonl"
+    lines = results.read_text().splitlines()
+    lines[0] = "\x00\x00 disk garbage \x00"  # the record of one cell destroyed in place
+    results.write_text("\n".join(lines) + "\n")
+
+    rerun = nightly(*common)
+
+    assert f"warning: {results}:1: not a JSON record" in rerun.stderr
+    assert "moved to results.jsonl.rejected, its cell runs again" in rerun.stderr
+    assert "ort-cpu: 1 cell(s) run (pass 1), 0 carried over" in rerun.stdout
+    assert (run_dir / "results.jsonl.rejected").read_text() == lines[0] + "\n"
+    assert len(read_records(results)) == 3
+    merged = harness("merge", str(run_dir), "--out", str(tmp_path / "site"))
+    assert "3 record(s), 0 conflict(s)" in merged.stdout and merged.returncode == 0

@@ -129,3 +129,19 @@ def test_a_fresh_writer_starts_an_empty_file(tmp_path):
         assert writer.records == []
         writer.append(make_record("c", "w", "ort-cpu"))
     assert [r["variant"] for r in read_results_file(path).records] == ["w"]
+
+
+def test_the_writer_moves_every_damaged_line_aside_and_keeps_the_others_byte_for_byte(tmp_path, capsys):
+    good = [json.dumps(make_record("c", v, "ort-cpu")) for v in ("a", "b")]
+    bad_schema = make_record("c", "x", "ort-cpu")
+    bad_schema["agrees"] = "maybe"
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join([good[0], "garbage", json.dumps(bad_schema), "", good[1], '{"torn']))
+    with ResultsWriter(path) as writer:
+        assert writer.recorded_cells("ort-cpu") == {("c", "a"), ("c", "b")}
+    assert path.read_text() == f"{good[0]}\n\n{good[1]}\n"
+    assert (tmp_path / "r.jsonl.rejected").read_text() == f"garbage\n{json.dumps(bad_schema)}\n"
+    assert (tmp_path / "r.jsonl.torn").read_text() == '{"torn\n'
+    err = capsys.readouterr().err
+    assert f"warning: {path}:2: not a JSON record" in err and f"warning: {path}:3: field 'agrees'" in err
+    assert err.count("its cell runs again") == 3
