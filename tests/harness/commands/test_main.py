@@ -176,6 +176,17 @@ def test_a_resumed_run_moves_a_record_that_breaks_the_schema_aside_and_runs_its_
     harness("report", "--results", str(results), "--out", str(tmp_path / "index.html"))  # the report reads it
 
 
+def test_report_over_a_torn_last_line_warns_in_one_line_like_run(control_cases_dir, tmp_path):
+    results = tmp_path / "r.jsonl"
+    harness("run", "-k", "control-qdq*", "--cases", str(control_cases_dir), "--results", str(results))
+    with results.open("a") as out:
+        out.write('{"schema": "trt-matrix/record/1", "case": "control-impl')  # a crash mid-write
+    result = harness("report", "--results", str(results), "--out", str(tmp_path / "index.html"))
+    assert result.stderr == (f"warning: {results}:2: torn last line (the file ends mid-record: the writer died while "
+                             "writing it); the cell it held has no record\n")
+    assert f"{results}:2: torn last line" in (tmp_path / "index.html").read_text()
+
+
 def test_several_targets_run_in_one_command_into_one_results_file(control_cases_dir, tmp_path):
     results = tmp_path / "r.jsonl"
     out = harness("run", "--target", "ort-cpu", "--target", "trt102-orin", "--cases", str(control_cases_dir),
