@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.store.results_file import record_host, variant_on_target
-from harness.worker.record import NOT_COMPARED_OUTCOMES, Record
+from harness.worker.record import NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, Record
 
 BAND = {"pass": 2, "fallback": 1, "mismatch": 0, "fail": 0, "crash": 0}  # per compared outcome; higher is better
 CHANGE_KINDS = ("regression", "progression", "changed", "not-compared", "new", "gone", "unchanged")
@@ -56,7 +56,7 @@ def describe(record: dict[str, Any] | None) -> str:
         return "no record"
     text = record["outcome"]
     failure = record.get("failure")
-    if failure and record["outcome"] not in ("pass", "fallback", "mismatch"):
+    if failure and record["outcome"] not in RAN_OUTCOMES:
         text += f" ({failure['category']}" + (f" at {failure['node']}" if failure.get("node") else "") + ")"
     elif record["fallback_nodes"]:
         text += f" ({len(record['fallback_nodes'])} node(s) not INT8: {', '.join(record['fallback_nodes'])})"

@@ -36,7 +36,9 @@ FAILURE_CATEGORIES = get_args(FailureCategory)
 PRECISIONS = get_args(Precision)
 MODES = get_args(Mode)
 
-# What an outcome says. Judged against upstream claims (``agrees``): what the backend did with the pattern.
+# What an outcome says. The endings of a cell that ran to the end (:func:`ran`).
+RAN_OUTCOMES = ("pass", "fallback", "mismatch")
+# Judged against upstream claims (``agrees``): what the backend did with the pattern.
 OBSERVED_OUTCOMES = ("pass", "fallback", "mismatch", "fail", "crash", "timeout")
 # Compared night to night (a move between them can be a regression); the others say nothing about the pattern
 # (the harness broke, the harness's time limit hit, or the cell cannot exist).
