@@ -2,7 +2,7 @@
 ``[tool.mutmut] only_mutate`` lists, one at a time, and runs the TensorRT tests that reach the mutated function;
 a mutant no test fails on is a bug those tests would let through.
 
-Not part of the test run or CI (it takes tens of minutes on two cores). Steps:
+Not part of the test run or CI (the whole run takes one to two hours on two cores). Steps:
 
 1. a scratch copy of the repository's files in ``out/mutation/checkout`` (mutmut works in ``mutants/`` beside the
    code it copies; the copy keeps that out of the working tree), with ``shared`` pointing at the real
@@ -189,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "out" / "mutation", help="scratch copy and report")
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
     arguments = parser.parse_args(argv)
+    arguments.out = arguments.out.resolve()
 
     config = mutation_config(REPO / "pyproject.toml")
     checkout = arguments.out / "checkout"
