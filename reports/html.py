@@ -10,13 +10,17 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import jinja2
+from markupsafe import Markup
 
 from harness.store.merge import find_conflicts
 from harness.store.results_file import read_results, record_host, variant_on_target
 from harness.worker.record import OBSERVED_OUTCOMES, OUTCOMES
+from reports.case_index import VariantRow, read_index
+from reports.panels import PanelData, script_json
+from reports.planning import VERDICT_KINDS, VERDICT_LABELS, VERDICT_MEANINGS, build_plan, pattern_sort_key
 from reports.tables import (
-    CLAIMED, OBSERVED, TARGET_UNAVAILABLE, VariantRow, cell_grid, host_text, matrix_columns, matrix_rows,
-    rows_from_variants, target_summary,
+    BACKEND_LABELS, CLAIMED, OBSERVED, TARGET_UNAVAILABLE, Cell, Column, cell_grid, host_text, matrix_columns,
+    matrix_rows, target_summary,
 )
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -35,6 +39,11 @@ OUTCOME_MEANINGS = {
     "crash": "the cell's process died (signal, abort)",
     "infra-error": "harness/environment failed: says nothing of the pattern",
 }
+VERDICT_SYMBOLS = {"works": "✓", "workaround": "W", "fallback": "↓", "fails": "✗", "claimed": "?",
+                   "not-run": "–", "cannot-exist": "⊘"}
+# How a variant's role reads: labels in neutral ink, so "the failing form" never looks like a "fail" outcome.
+ROLE_LABELS = {"failing": "failing form, as reported", "workaround": "workaround", "sweep": "sweep point",
+               "control": "control"}
 STRENGTH_LABELS = {"issue-thread": "issue thread", "write-up-only": "write-up only", "documentation": "documentation"}
 
 
@@ -48,6 +57,17 @@ def cosine_text(value: float | None) -> str:
 def sqnr_text(value: float | None) -> str:
     """SQNR in dB; records store an exact match (infinite SQNR) as null."""
     return "∞ dB" if value is None else f"{value:.1f} dB"
+
+
+def major_minor(version: str) -> str:
+    """'10.2.0' -> '10.2': the version a filter offers."""
+    return ".".join(version.split(".")[:2])
+
+
+def page_script(name: str) -> Markup:
+    """A page's own script from the templates folder, written verbatim into its <script> element (it is code of this
+    project, not data: records reach the script only through the escaped evidence JSON)."""
+    return Markup((TEMPLATE_DIR / name).read_text(encoding="utf-8"))  # noqa: S704
 
 
 def json_text(value: Any) -> str:
@@ -66,23 +86,35 @@ def template_environment() -> jinja2.Environment:
         trim_blocks=True, lstrip_blocks=True,
     )
     env.filters.update(cosine=cosine_text, sqnr=sqnr_text, json_text=json_text, web_link=web_link,
+                       truncate_version=major_minor,
                        strength=lambda s: STRENGTH_LABELS.get(s, s))
     env.globals.update(OUTCOMES=OUTCOMES, OBSERVED_OUTCOMES=OBSERVED_OUTCOMES, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS,
                        OUTCOME_MEANINGS=OUTCOME_MEANINGS, OBSERVED=OBSERVED, CLAIMED=CLAIMED,
-                       TARGET_UNAVAILABLE=TARGET_UNAVAILABLE)
+                       TARGET_UNAVAILABLE=TARGET_UNAVAILABLE, VERDICT_KINDS=VERDICT_KINDS,
+                       VERDICT_LABELS=VERDICT_LABELS, VERDICT_MEANINGS=VERDICT_MEANINGS,
+                       VERDICT_SYMBOLS=VERDICT_SYMBOLS, BACKEND_LABELS=BACKEND_LABELS, ROLE_LABELS=ROLE_LABELS)
     return env
 
 
-def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any], claims_rows: Iterable[VariantRow],
-                  out_path: Path | str, *, notes: Sequence[str] = (), skipped: Sequence[str] = ()) -> Path:
-    """Write the matrix of ``records`` (columns: ``targets`` of load_matrix(); rows and upstream claims:
-    ``claims_rows``) to ``out_path``. ``notes`` (e.g. the inputs) and ``skipped`` (results lines left out, from
-    :func:`harness.store.results_file.read_results`) are shown under the title. Records from several hosts (their
-    ``provenance.host``) split a target into one column per host; cells whose hosts disagree are conflicts."""
+def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any], rows: Iterable[VariantRow],
+                  out_path: Path | str, *, notes: Sequence[str] = (), skipped: Sequence[str] = (),
+                  trend_href: str | None = None) -> Path:
+    """Write the matrix of ``records`` (columns: ``targets`` of load_matrix(); rows, upstream claims, remedies and
+    backend notes: ``rows`` of the case index) to ``out_path``. ``notes`` (e.g. the inputs) and ``skipped`` (results
+    lines left out) are shown under the title; ``trend_href`` links the trend page and each cell's history there.
+    Records from several hosts (their ``provenance.host``) split a target into one column per host; cells whose
+    hosts disagree are conflicts."""
     records = list(records)
-    rows = matrix_rows(claims_rows, records)
+    rows = matrix_rows(rows, records)
     columns = matrix_columns(targets, records)
     grid = cell_grid(records, rows, columns)
+    panels = PanelData()
+    panel_index: dict[tuple[str, str, str], int] = {}
+    for row in rows:
+        for column in columns:
+            cell = grid.at[row.key, column.id]
+            if cell.kind == OBSERVED:
+                panel_index[(*row.key, column.id)] = panels.add(cell.record, _panel_extra(row, column, cell))
     groups = [
         (case_rows[0], [(row, [grid.at[row.key, col.id] for col in columns]) for row in case_rows])
         for case_rows in (list(g) for _, g in itertools.groupby(rows, key=lambda row: row.case))
@@ -91,11 +123,15 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
     for record in records:
         hosts_by_cell.setdefault(variant_on_target(record), set()).add(record_host(record))
     hosts = set().union(*hosts_by_cell.values())
+    document = panels.document() | {"meanings": OUTCOME_MEANINGS, "symbols": OUTCOME_SYMBOLS,
+                                    "trend": trend_href}
     html = template_environment().get_template(TEMPLATE).render(
         columns=columns, groups=groups, summary=target_summary(grid), notes=list(notes), skipped=list(skipped),
         record_count=len(records), row_count=len(rows), conflicts=find_conflicts(records),
         hosts=sorted(map(host_text, hosts)) if hosts - {None} else [],
         shared_cells=sum(len(cell_hosts) > 1 for cell_hosts in hosts_by_cell.values()),
+        plan=build_plan(rows, columns, records), panel_index=panel_index, panel_json=script_json(document),
+        trend_href=trend_href, page_script=page_script("report.js"), patterns=sorted({row.pattern for row in rows}, key=pattern_sort_key),
         generated_at=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     )
     out_path = Path(out_path)
@@ -104,18 +140,28 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
     return out_path
 
 
-def build_report(results_paths: Iterable[Path | str], out_path: Path | str,
-                 matrix_path: Path | str | None = None) -> Path:
-    """Read results files, load the targets of matrix.yaml and the claims of the case library, write the report."""
-    import cases  # noqa: F401  (importing the package registers the case library)
-    from cases.model import iter_variants
+def _panel_extra(row: VariantRow, column: Column, cell: Cell) -> dict[str, Any]:
+    """What the page knows about an observed cell beyond its record: the upstream claim it is judged against when
+    the record carries none, the backend's note, the hosts' conflict."""
+    extra: dict[str, Any] = {"note": row.note_for(column.backend)}
+    if cell.record["expectation"] is None and cell.claim is not None:
+        extra.update(claim=cell.claim, agrees=cell.agrees)
+    if cell.conflict:
+        extra["conflict"] = cell.conflict.outcomes
+    return extra
+
+
+def build_report(results_paths: Iterable[Path | str], out_path: Path | str, cases_dir: Path | str,
+                 matrix_path: Path | str | None = None, trend_href: str | None = None) -> Path:
+    """Read results files, the case index of ``cases_dir`` and the targets of matrix.yaml; write the report."""
     from harness.matrix import DEFAULT_MATRIX, load_matrix
 
     results_paths = [Path(p) for p in results_paths]
     results = read_results(results_paths)
     for message in results.skipped:
         print(f"warning: {message}; the cell it held has no record", file=sys.stderr)
-    notes = [f"Results read from {', '.join(str(p) for p in results_paths)} (the last record of a cell wins)."]
+    notes = [f"Results read from {', '.join(str(p) for p in results_paths)} (the last record of a cell wins); "
+             f"cases from {cases_dir}."]
     targets = load_matrix(matrix_path or DEFAULT_MATRIX)
-    return render_report(results.records, targets, rows_from_variants(iter_variants()), out_path,
-                         notes=notes, skipped=results.skipped)
+    return render_report(results.records, targets, read_index(cases_dir), out_path, notes=notes,
+                         skipped=results.skipped, trend_href=trend_href)

@@ -11,44 +11,43 @@ import pandas as pd
 from harness.store.merge import Conflict, find_conflicts
 from harness.store.results_file import UNKNOWN_HOST, cell_key, record_host
 from harness.worker.record import OUTCOMES, agreement
+from reports.case_index import VariantRow
 
 # What a cell can be: a record of ours, only an upstream claim, nothing, or a column that cannot exist.
 OBSERVED, CLAIMED, NOT_RUN, TARGET_UNAVAILABLE = "observed", "claimed", "not-run", "target-unavailable"
 VERDICTS = ("agrees", "disagrees", "no verdict")
+BACKEND_ORDER = ("tensorrt", "onnxruntime")  # TensorRT first; ONNX Runtime apart, after it
+PLATFORM_ORDER = ("x86_64", "orin", "any")
+PLATFORM_LABELS = {"x86_64": "x86_64 GPU server", "orin": "Jetson AGX Orin", "any": "this machine (local)"}
+BACKEND_LABELS = {"tensorrt": "TensorRT", "onnxruntime": "ONNX Runtime"}
 
 
-@dataclasses.dataclass(frozen=True)
-class VariantRow:
-    """One row: a variant of a case, and what upstream claimed for it per target (claims are never observations)."""
-
-    case: str
-    case_title: str
-    case_links: tuple[str, ...]
-    pattern: str
-    variant: str
-    role: str
-    description: str
-    mode: str
-    claims: tuple[dict[str, Any], ...] = ()
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return self.case, self.variant
-
-    def claim_for(self, target_id: str) -> dict[str, Any] | None:
-        return next((c for c in self.claims if c["target"] == target_id), None)
+def version_key(version: str | None) -> tuple:
+    """'10.2.0' -> (10, 2, 0), compared as numbers (so 8.6 < 10.0); no version sorts last."""
+    if not version:
+        return (float("inf"),)
+    parts = []
+    for part in version.replace("-", ".").split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
 
 
-def rows_from_variants(pairs: Iterable[tuple[Any, Any]]) -> list[VariantRow]:
-    """Rows for the (case, variant) pairs that ``cases.model.iter_variants()`` yields, claims as plain dicts."""
-    return [
-        VariantRow(
-            case=case.id, case_title=case.title, case_links=tuple(case.links), pattern=case.pattern,
-            variant=variant.name, role=variant.role, description=variant.description, mode=variant.mode or case.mode,
-            claims=tuple(dataclasses.asdict(claim) for claim in variant.claims),
-        )
-        for case, variant in pairs
-    ]
+def target_sort_key(backend: str, platform: str | None, version: str | None, target_id: str) -> tuple:
+    """Targets by backend (TensorRT, then ONNX Runtime, then others), TensorRT by platform (x86_64, Orin, local),
+    then by version as numbers, then by id."""
+    backend_rank = BACKEND_ORDER.index(backend) if backend in BACKEND_ORDER else len(BACKEND_ORDER)
+    platform_rank = 0
+    if backend == "tensorrt":
+        platform_rank = PLATFORM_ORDER.index(platform) if platform in PLATFORM_ORDER else len(PLATFORM_ORDER)
+    return backend_rank, platform_rank, version_key(version), target_id
+
+
+def platform_group(backend: str, platform: str | None) -> str:
+    """The heading a target sits under: TensorRT per platform, every ONNX Runtime target together."""
+    if backend == "tensorrt":
+        return f"TensorRT · {PLATFORM_LABELS.get(platform or '', platform or '?')}"
+    return BACKEND_LABELS.get(backend, backend)
 
 
 def matrix_rows(rows: Iterable[VariantRow], records: Iterable[dict[str, Any]]) -> list[VariantRow]:
@@ -68,18 +67,21 @@ def matrix_rows(rows: Iterable[VariantRow], records: Iterable[dict[str, Any]]) -
 @dataclasses.dataclass(frozen=True)
 class Column:
     """One column: a target as matrix.yaml declares it (on one host, when several observed it), and the environment
-    its records observed."""
+    and runs its records observed."""
 
     id: str  # the target id, or "<target> @ <host>" when the target's records come from several hosts
     target: str
     host: str | None  # the host of the column's records, when they name one
     title: str
     backend: str
+    platform: str | None
     available: bool
     reason: str | None
     nominal_version: str | None
     observed: dict[str, tuple[str, ...]]  # environment key -> distinct observed values
     env_mismatch: tuple[str, ...]
+    runs: tuple[str, ...] = ()  # the runs (provenance.run) its records belong to, in first-seen order
+    observed_dates: tuple[str, ...] = ()  # first and last day a record of the column was observed (started_at)
     in_matrix: bool = True
 
     @property
@@ -87,14 +89,33 @@ class Column:
         return self.observed.get(f"{self.backend}_version", ())
 
     @property
+    def version(self) -> str | None:
+        """The version the column is ordered by: the nominal one, else the first observed one."""
+        return self.nominal_version or next(iter(self.backend_versions), None)
+
+    @property
     def host_label(self) -> str | None:
         """The host the header names: the records' host ('unknown-host' in a per-host column of records naming none)."""
         return None if self.host is None and self.id == self.target else host_text(self.host)
 
+    @property
+    def anchor(self) -> str:
+        """The column's part of a cell's shareable anchor: the target, or target@host."""
+        return self.id.replace(" @ ", "@")
+
+    @property
+    def group(self) -> str:
+        return platform_group(self.backend, self.platform)
+
+    @property
+    def sort_key(self) -> tuple:
+        return target_sort_key(self.backend, self.platform, self.version, self.target) + (host_text(self.host),)
+
 
 def matrix_columns(targets: Mapping[str, Any], records: Iterable[dict[str, Any]]) -> list[Column]:
-    """The targets of matrix.yaml in file order, then any target that only records name; a target whose records
-    come from several hosts (a record naming none counts as one) gets one column per host."""
+    """The targets of matrix.yaml and any target that only records name, ordered by platform then version (ONNX
+    Runtime apart); a target whose records come from several hosts (a record naming none counts as one) gets one
+    column per host."""
     by_target: dict[str, dict[str | None, list[dict[str, Any]]]] = {}
     for record in records:
         by_target.setdefault(record["target"], {}).setdefault(record_host(record), []).append(record)
@@ -103,19 +124,22 @@ def matrix_columns(targets: Mapping[str, Any], records: Iterable[dict[str, Any]]
         by_host = by_target.get(target_id, {None: []})
         target = targets.get(target_id)
         if target is not None:
-            declared = dict(title=target.title, backend=target.backend, available=target.available,
-                            reason=target.reason, nominal_version=target.version)
+            declared = dict(title=target.title, backend=target.backend, platform=target.platform,
+                            available=target.available, reason=target.reason, nominal_version=target.version)
         else:
             declared = dict(title="(not in matrix.yaml)", backend=next(iter(by_host.values()))[0]["backend"],
-                            available=True, reason=None, nominal_version=None, in_matrix=False)
+                            platform=None, available=True, reason=None, nominal_version=None, in_matrix=False)
         for host in sorted(by_host, key=host_text):
             found = by_host[host]
+            dates = sorted(r["started_at"][:10] for r in found if r.get("started_at"))
             columns.append(Column(
                 id=f"{target_id} @ {host_text(host)}" if len(by_host) > 1 else target_id, target=target_id,
                 host=host, observed=observed_environment(found),
-                env_mismatch=_distinct(r.get("env_mismatch") for r in found), **declared,
+                env_mismatch=_distinct(r.get("env_mismatch") for r in found),
+                runs=_distinct((r.get("provenance") or {}).get("run") for r in found),
+                observed_dates=tuple(dict.fromkeys([dates[0], dates[-1]])) if dates else (), **declared,
             ))
-    return columns
+    return sorted(columns, key=lambda column: column.sort_key)
 
 
 def host_text(host: str | None) -> str:

@@ -15,7 +15,7 @@ def main_job(tmp_path_factory):
     out = tmp_path_factory.mktemp("main-job")
     harness("generate", "--out", str(out / "cases"))
     run = harness("run", "--target", "ort-cpu", "--cases", str(out / "cases"), "--results", str(out / "r.jsonl"))
-    harness("report", "--results", str(out / "r.jsonl"), "--out", str(out / "index.html"))
+    harness("report", "--results", str(out / "r.jsonl"), "--cases", str(out / "cases"), "--out", str(out / "index.html"))
     return out, run
 
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from harness.commands.options import EXIT_BROKEN, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE
-from harness.store.history import DEFAULT_LAST
+from harness.store.history import DEFAULT_FLAKY_FLIPS, DEFAULT_FLAKY_WINDOW, DEFAULT_LAST
 
 MERGE_DESCRIPTION = f"""\
 Merge run directories from many hosts into OUT/results.jsonl, OUT/merge.json (sources, conflicts, problems) and
@@ -18,11 +18,14 @@ damaged (merged anyway), {EXIT_USAGE} for bad arguments.
 """
 
 HISTORY_DESCRIPTION = f"""\
-The history store is a plain directory of run directories. --add copies run directories into it; then the trend
-page is written: per cell and series (target @ host) the outcome over the last N runs, and the changes between the
-last two runs of each series: regressions (pass -> fallback/mismatch/fail/crash, fallback -> mismatch/fail/crash),
-progressions (the reverse), other changes, and cells not compared because one side is infra-error, timeout or
-unavailable (never a regression). Exit status: {EXIT_REGRESSION} when some series regressed, else {EXIT_OK}.
+The history store is a plain directory of run directories, indexed in HISTORY_DIR/history.sqlite. --add copies run
+directories into it (their records are validated and indexed once); then the trend page is written: per cell and
+series (target @ host) the outcome over the last N nights, lined up by date, and the changes of each series' latest
+run. Each cell's latest outcome is compared with its last comparable one (pass, fallback, mismatch, fail, crash),
+skipping nights of infra-error, timeout or no record: regressions (pass -> fallback/mismatch/fail/crash, fallback
+-> mismatch/fail/crash), progressions (the reverse), other changes; a cell that flipped more than K times in the
+last N runs is flaky (never a regression); a cell whose latest outcome is infra-error, timeout or unavailable is
+not compared. Exit status: {EXIT_REGRESSION} when some series regressed, else {EXIT_OK}.
 
   python -m harness history ~/trt-matrix/history --add tonight/ --out site/trend.html --junit site/regressions.xml
 """
@@ -36,13 +39,31 @@ there is a regression, {EXIT_OK} otherwise, {EXIT_USAGE} for bad arguments.
 """
 
 
+def _case_rows(args, runs) -> tuple[list, list[str]]:
+    """The report's rows: the index of --cases, else the case indexes the runs kept (the newest run's case wins);
+    and a warning when there is none."""
+    from harness.store.run_dirs import CASES_INDEX
+    from reports.case_index import CaseIndexError, merge_rows, read_index
+
+    if args.cases is not None:
+        return read_index(args.cases), []
+    found, problems = [], []
+    for run in runs:
+        if (run.path / CASES_INDEX).is_file():
+            try:
+                found.append(read_index(run.path / CASES_INDEX))
+            except CaseIndexError as err:
+                problems.append(str(err))
+    if not found:
+        problems.append("no run directory holds a cases-index.json (runs written before it was kept) and no --cases "
+                        "was given: rows come from the records alone, without upstream claims, remedies or notes")
+    return merge_rows(found), problems
+
+
 def cmd_merge(args) -> int:
-    import cases  # noqa: F401  (registers the case library: rows and upstream claims of the report)
-    from cases.model import iter_variants
     from harness.matrix import load_matrix
     from harness.store.merge import merge_runs, write_merged
     from reports.html import render_report
-    from reports.tables import rows_from_variants
 
     merged = merge_runs(args.paths)
     results = write_merged(merged, args.out)
@@ -53,8 +74,11 @@ def cmd_merge(args) -> int:
         outcomes = ", ".join(f"{host}: {outcome}" for host, outcome in conflict.outcomes.items())
         print(f"conflict: {conflict.case}/{conflict.variant} on {conflict.target}: {outcomes}")
     notes = [f"Merged from {len(merged.runs)} run(s): " + ", ".join(f"{run.id} ({run.host})" for run in merged.runs)]
-    render_report(merged.records, load_matrix(args.matrix), rows_from_variants(iter_variants()),
-                  args.out / "index.html", notes=notes, skipped=merged.problems)
+    rows, index_problems = _case_rows(args, merged.runs)
+    for problem in index_problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    render_report(merged.records, load_matrix(args.matrix), rows, args.out / "index.html", notes=notes,
+                  skipped=[*index_problems, *merged.problems], trend_href=args.trend)
     print(f"{len(merged.records)} record(s), {len(merged.conflicts)} conflict(s): {results}, "
           f"{args.out / 'merge.json'}, {args.out / 'index.html'}")
     if merged.problems:
@@ -96,35 +120,43 @@ def cmd_diff(args) -> int:
 
 
 def cmd_history(args) -> int:
+    from harness.matrix import load_matrix
     from harness.store.compare import changes_table, write_junit
-    from harness.store.history import add_runs, load_history
-    from reports.trend import render_trend
+    from harness.store.history import HistoryStore
+    from reports.trend import latest_changes, render_trend, series_order
 
-    if args.add:
-        for stored in add_runs(args.history, args.add):
-            print(f"added {stored}")
-    history = load_history(args.history)
-    if not history.runs:
-        print(f"error: {args.history} holds no run directory; add some with --add", file=sys.stderr)
+    if args.last < 1 or args.flaky_window < 2 or args.flaky_flips < 1:
+        print("error: --last must be >= 1, --flaky-window >= 2 and --flaky-flips >= 1", file=sys.stderr)
         return EXIT_USAGE
-    comparisons = []
-    for series in history.series():
-        comparison = series.last_change()
-        if comparison is None:
-            print(f"{series.name}: first run {series.runs[-1].id}: nothing to compare")
-            continue
-        comparisons.append(comparison)
-        print(f"{series.name}: " + changes_table(comparison))
-    out = args.out or args.history / "trend.html"
-    render_trend(history, out, last=args.last)
-    print(f"trend page: {out}")
-    if args.junit:
-        print(f"JUnit XML: {write_junit(comparisons, args.junit)}")
-    for problem in history.problems():
-        print(f"warning: {problem}", file=sys.stderr)
+    targets = load_matrix(args.matrix)
+    with HistoryStore(args.history) as store:
+        if args.add:
+            for stored in store.add(args.add):
+                print(f"added {stored}")
+        if not store.runs():
+            print(f"error: {args.history} holds no run directory; add some with --add", file=sys.stderr)
+            return EXIT_USAGE
+        all_series = sorted(store.series(), key=lambda s: series_order(s, targets))
+        changes = latest_changes(store, all_series, flaky_window=args.flaky_window, flaky_flips=args.flaky_flips)
+        for series in all_series:
+            if changes[series.name] is None:
+                print(f"{series.name}: first run {series.latest.run}: nothing to compare")
+            else:
+                print(f"{series.name}: " + changes_table(changes[series.name]))
+        comparisons = [c for c in changes.values() if c is not None]
+        out = args.out or args.history / "trend.html"
+        index_href = args.index or ("index.html" if (out.parent / "index.html").is_file() else None)
+        render_trend(store, out, targets=targets, last=args.last, flaky_window=args.flaky_window,
+                     flaky_flips=args.flaky_flips, changes=changes, index_href=index_href)
+        print(f"trend page: {out}")
+        if args.junit:
+            print(f"JUnit XML: {write_junit(comparisons, args.junit)}")
+        for problem in store.problems():
+            print(f"warning: {problem}", file=sys.stderr)
     regressions = sum(len(c.regressions) for c in comparisons)
     if regressions:
-        print(f"{regressions} regression(s) between the last two runs of a series", file=sys.stderr)
+        print(f"{regressions} regression(s): a cell's latest outcome is worse than its last comparable one",
+              file=sys.stderr)
         return EXIT_REGRESSION
     return EXIT_OK
 
@@ -135,6 +167,10 @@ def add_history_commands(commands) -> None:
                             description=MERGE_DESCRIPTION, formatter_class=raw)
     p.add_argument("paths", type=Path, nargs="+", metavar="PATH", help="run directory, or a directory holding some")
     p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--cases", type=Path, metavar="DIR", help="a cases directory whose index.json gives the rows, "
+                   "claims, remedies and notes (default: the cases-index.json each run directory keeps)")
+    p.add_argument("--trend", metavar="URL", help="link to the trend page (e.g. trend.html): the header links it and "
+                   "each cell links its history there")
     p.set_defaults(func=cmd_merge)
 
     p = commands.add_parser("history", help="add runs to the history store; trend page; regressions since the "
@@ -142,9 +178,16 @@ def add_history_commands(commands) -> None:
     p.add_argument("history", type=Path, metavar="HISTORY_DIR", help="the history store (created if missing)")
     p.add_argument("--add", type=Path, nargs="+", metavar="PATH", help="run directories (or directories holding "
                    "some) to copy into the store first")
-    p.add_argument("--last", type=int, default=DEFAULT_LAST, help="runs shown per trend strip (default: %(default)s)")
+    p.add_argument("--last", type=int, default=DEFAULT_LAST, help="nights shown per trend strip (default: %(default)s)")
+    p.add_argument("--flaky-window", type=int, default=DEFAULT_FLAKY_WINDOW, metavar="N",
+                   help="runs of a series looked at for flips (default: %(default)s)")
+    p.add_argument("--flaky-flips", type=int, default=DEFAULT_FLAKY_FLIPS, metavar="K",
+                   help="a cell whose outcome band changed more than K times in those runs is flaky, not a regression "
+                   "(default: %(default)s)")
     p.add_argument("--out", type=Path, help="trend page (default: HISTORY_DIR/trend.html)")
-    p.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML of the last changes")
+    p.add_argument("--index", metavar="URL", help="link to the compatibility matrix (default: index.html when the "
+                   "trend page's directory has one)")
+    p.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML of the latest changes")
     p.set_defaults(func=cmd_history)
 
     p = commands.add_parser("diff", help="compare two result sets; exit 1 on a regression; JUnit XML",

@@ -40,13 +40,18 @@ def cmd_run(args) -> int:
 
 
 def cmd_report(args) -> int:
+    from reports.case_index import INDEX_FILE
     from reports.html import build_report
 
     missing = [str(p) for p in args.results if not p.exists()]
     if missing:
         print(f"error: results file(s) not found: {', '.join(missing)}", file=sys.stderr)
         return EXIT_USAGE
-    build_report(args.results, args.out, matrix_path=args.matrix)
+    if not (args.cases / INDEX_FILE).is_file():
+        print(f"error: {args.cases / INDEX_FILE}: no such file; pass --cases DIR, the cases directory the results were "
+              "run from (written by `python -m harness generate --out DIR`)", file=sys.stderr)
+        return EXIT_USAGE
+    build_report(args.results, args.out, args.cases, matrix_path=args.matrix, trend_href=args.trend)
     print(f"report written to {args.out}")
     return EXIT_OK
 
@@ -72,7 +77,14 @@ def add_run_commands(commands) -> None:
 
     p = commands.add_parser("report", help="write the HTML compatibility matrix",
                             description="Merge one or more results files (the last record of a cell wins) into one "
-                            "offline HTML file: observed cells, and upstream claims marked 'not run here'.")
+                            "offline HTML file: a planning view (one verdict per pattern and target), the full "
+                            "matrix of observed cells, and upstream claims marked 'not run here'. Case facts come "
+                            "from the cases directory's index.json, not from the case library's code.")
     p.add_argument("--results", type=Path, nargs="+", required=True, help="JSON Lines results files")
+    p.add_argument("--cases", type=Path, default=DEFAULT_CASES_DIR, help="the cases directory the results were run "
+                   "from: its index.json gives rows, upstream claims, remedies and backend notes (default: "
+                   "%(default)s)")
     p.add_argument("--out", type=Path, default=Path("reports/out/index.html"), help="HTML file (default: %(default)s)")
+    p.add_argument("--trend", metavar="URL", help="link to the trend page (e.g. trend.html): the header links it and "
+                   "each cell links its history there")
     p.set_defaults(func=cmd_report)

@@ -25,7 +25,7 @@ from harness.orchestration import fingerprint
 from harness.matrix import Target
 from harness.orchestration.run_targets import RunSummary, matches, run_targets
 from harness.store.results_file import ResultsWriter, read_results_file, variant_on_target
-from harness.store.run_dirs import MANIFEST, RESULTS, RUN_FORMAT, read_manifest, run_id, write_manifest
+from harness.store.run_dirs import CASES_INDEX, MANIFEST, RESULTS, RUN_FORMAT, read_manifest, run_id, write_manifest
 from harness.worker import record as rec
 from harness.worker.casedata import load_cells
 from harness.worker.shapes import Cell, variant_key
@@ -194,6 +194,7 @@ def run_nightly(plan: RunPlan, *, jobs: int = 1, timeout_s: float = 300.0,
     run_dir.mkdir(parents=True, exist_ok=True)
     with locked(run_dir):
         manifest = _start(run_dir, plan, rid, revision, cases_dir, library_sha)
+        shutil.copyfile(cases_dir / "index.json", run_dir / CASES_INDEX)  # what reports of this run read
         progress(f"run directory: {run_dir}")
         cells = [c for c in load_cells(cases_dir) if matches(c, plan.pattern)]
         inputs = {variant_key(c): fingerprint.cell_inputs_sha256(c) for c in cells}

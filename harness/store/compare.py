@@ -10,6 +10,11 @@ as *not compared*.
 - changed: the outcome stayed in the same band but the evidence moved (fail -> crash, another failure category,
   other fallback nodes);
 - new / gone: a cell only one side has.
+
+Night after night (:func:`classify_history`), a cell's latest outcome is compared with its last *comparable* one
+before it, however many infra-error, timeout or missing nights lie between: pass -> infra-error -> fail is a
+regression on the night of the fail. A cell whose outcome band flipped more than K times in the last N runs is
+*flaky*: listed apart, never a regression or a progression.
 """
 from __future__ import annotations
 
@@ -18,10 +23,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.store.results_file import record_host, variant_on_target
-from harness.worker.record import NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, Record
+from harness.worker.record import COMPARED_OUTCOMES, NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, Record
 
 BAND = {"pass": 2, "fallback": 1, "mismatch": 0, "fail": 0, "crash": 0}  # per compared outcome; higher is better
-CHANGE_KINDS = ("regression", "progression", "changed", "not-compared", "new", "gone", "unchanged")
+CHANGE_KINDS = ("regression", "progression", "flaky", "changed", "not-compared", "new", "gone", "unchanged")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +41,7 @@ class CellChange:
     why: str  # e.g. "pass -> fail (no-implementation at /conv/Conv)"
     old: dict[str, Any] | None
     new: dict[str, Any] | None
+    old_run: str | None = None  # the run the old record is from, when it is not simply "the previous run"
 
     @property
     def cell(self) -> str:
@@ -77,6 +83,37 @@ def classify(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
     if BAND[after] > BAND[before]:
         return "progression"
     return "unchanged" if _evidence(old) == _evidence(new) else "changed"
+
+
+def band_flips(outcomes: Iterable[str]) -> int:
+    """How many times consecutive comparable outcomes changed band (pass / fallback / the failures); outcomes that
+    say nothing about the pattern are skipped, not counted as a change."""
+    bands = [BAND[o] for o in outcomes if o in BAND]
+    return sum(1 for a, b in zip(bands, bands[1:]) if a != b)
+
+
+def classify_history(new: dict[str, Any] | None, previous: dict[str, Any] | None, earlier: dict[str, Any] | None,
+                     window: list[str], seen_before: bool, flaky_flips: int) -> tuple[str, int]:
+    """The change kind of a cell in a series' latest run, and its band flips in the window.
+
+    ``new``: its latest record (None: the latest run has no record of it); ``previous``: its record in the run
+    before; ``earlier``: its last comparable record before the latest run, however far back (None: none);
+    ``window``: its outcomes in the last N runs, oldest first, the latest included; ``seen_before``: some earlier
+    run has a record of it.
+    """
+    flips = band_flips(window)
+    if new is None:
+        return ("gone" if previous is not None else "unchanged"), flips
+    if not seen_before:
+        return "new", flips
+    if new["outcome"] not in BAND:
+        unchanged = new["outcome"] == "unavailable" and (previous or {}).get("outcome") == "unavailable"
+        return ("unchanged" if unchanged else "not-compared"), flips
+    if earlier is None:
+        return "not-compared", flips
+    if flips > flaky_flips:
+        return "flaky", flips
+    return classify(earlier, new), flips
 
 
 def _evidence(record: dict[str, Any]) -> tuple:
@@ -141,14 +178,37 @@ def _by_cell(records: Iterable[Record]) -> dict[tuple[str, str, str], dict[str |
     return cells
 
 
-TABLE_KINDS = ("regression", "progression", "changed", "not-compared", "new", "gone")
+TABLE_KINDS = ("regression", "progression", "flaky", "changed", "not-compared", "new", "gone")
+
+
+def not_compared_groups(comparison: Comparison) -> dict[tuple[str, str | None], list[CellChange]]:
+    """The not-compared cells of ``comparison`` per (target, host): one line each on a page or in a table."""
+    groups: dict[tuple[str, str | None], list[CellChange]] = {}
+    for change in comparison.of_kind("not-compared"):
+        groups.setdefault((change.target, change.host), []).append(change)
+    return groups
+
+
+def not_compared_text(changes: list[CellChange]) -> str:
+    """'infra-error 35, timeout 2': what the latest records of not-compared cells were."""
+    counts: dict[str, int] = {}
+    for change in changes:
+        outcome = change.new_outcome if change.new_outcome not in COMPARED_OUTCOMES else "no comparable earlier"
+        counts[outcome] = counts.get(outcome, 0) + 1
+    return ", ".join(f"{outcome} {count}" for outcome, count in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def changes_table(comparison: Comparison, kinds: Iterable[str] = TABLE_KINDS) -> str:
     """A readable table of the changed cells, regressions first; 'no changes' when every cell is unchanged."""
     import pandas as pd
 
-    rows = [(c.kind, c.target, c.host or "-", c.cell, c.why) for kind in kinds for c in comparison.of_kind(kind)]
+    rows = []
+    for kind in kinds:
+        if kind == "not-compared":
+            rows += [("not-compared", target, host or "-", f"{len(changes)} cell(s)", not_compared_text(changes))
+                     for (target, host), changes in not_compared_groups(comparison).items()]
+        else:
+            rows += [(c.kind, c.target, c.host or "-", c.cell, c.why) for c in comparison.of_kind(kind)]
     counts = ", ".join(f"{n} {kind}" for kind, n in comparison.counts().items() if n)
     head = f"{comparison.old_label} -> {comparison.new_label}: {counts or 'no cells'}"
     if not rows:
@@ -161,8 +221,8 @@ def changes_table(comparison: Comparison, kinds: Iterable[str] = TABLE_KINDS) ->
 def write_junit(comparisons: Iterable[Comparison], path: Path | str) -> Path:
     """JUnit XML for CI dashboards: one test suite per comparison and target, one test case per cell.
 
-    A regressed cell is a failed test case; a cell that could not be compared (or is gone) is skipped; every other
-    cell passes. The failure text holds the old and new evidence.
+    A regressed cell is a failed test case; a cell that could not be compared, is gone or is flaky is skipped;
+    every other cell passes. The failure text holds the old and new evidence.
     """
     from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
 
@@ -180,7 +240,7 @@ def write_junit(comparisons: Iterable[Comparison], path: Path | str) -> Path:
                     failure = Failure(f"regression: {change.why}", type_="regression")
                     failure.text = _failure_text(comparison, change)
                     case.result = [failure]
-                elif change.kind in ("not-compared", "gone"):
+                elif change.kind in ("not-compared", "gone", "flaky"):
                     case.result = [Skipped(f"{change.kind}: {change.why}")]
                 suite.add_testcase(case)
             suite.update_statistics()

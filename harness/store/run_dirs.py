@@ -4,6 +4,8 @@ A run directory is named ``<date>_<host>_<revision>`` (e.g. ``2026-11-23_orin-01
 
 - ``run.json``: the manifest (host, host kind, machine, revision, targets, start/end, status, counts);
 - ``results.jsonl``: one record per cell, appended the moment the cell ends (a crash loses nothing finished);
+- ``cases-index.json``: a copy of the index.json of the case library the run ran (rows, claims, remedies and
+  backend notes for the reports of merge and history, without the case library's code);
 - ``work/``: per-cell logs and intermediate files.
 
 The history store is a plain directory of run directories; merging reads any number of them. Readers keep going
@@ -25,6 +27,7 @@ from harness.worker.record import Record
 RUN_FORMAT = "trt-matrix/run/1"
 MANIFEST = "run.json"
 RESULTS = "results.jsonl"
+CASES_INDEX = "cases-index.json"
 STATUSES = ("running", "finished")
 _UNSAFE = re.compile(r"[^A-Za-z0-9.\-]+")
 

@@ -13,7 +13,7 @@ import pytest
 
 from harness.matrix import Target
 from harness.worker.record import build, failure
-from reports.tables import VariantRow
+from reports.case_index import VariantRow
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "harness" / "store" / "record.schema.json").read_text())
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3640"

@@ -1,4 +1,6 @@
-"""The HTML report as a user reads it: cell text and colour, claims apart from observations, escaping, offline."""
+"""The HTML report as a user reads it (parsed, no browser): cell faces and their short panels, the evidence document
+the drawer is drawn from, claims apart from observations, escaping, offline. tests/reports/test_browser.py reads the
+same page in Chromium."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,7 +12,7 @@ import pytest
 
 from reports.html import render_report
 from harness.store.results_file import read_results
-from reports.tables import cell_grid, matrix_columns, matrix_rows, outcome_table, rows_from_variants
+from reports.tables import cell_grid, matrix_columns, matrix_rows, outcome_table
 from tests.reports.conftest import ISSUE, ROWS, TARGETS, WRITEUP, make_record, parse_html, write_jsonl, write_run
 
 
@@ -60,14 +62,16 @@ class ReportParser(HTMLParser):
             self.summary[self._summary_target] = {}
         if tag == "td" and "data-count" in attributes:
             self._count_name = attributes["data-count"]
-        if tag == "td" and "cell" in classes:
+        if tag == "td" and "c" in classes:
             self._cell = ParsedCell(classes)
             self.cells[(*self._row, self.column_ids[self._column])] = self._cell
             self._column += 1
         if self._cell is not None:
             self._cell.text += " "  # element boundaries separate words, as on screen
+            if self._face_depth:
+                self._cell.face += " "
             self._cell_depth += tag == "td"
-            if "face" in classes or self._face_depth:
+            if "f" in classes or self._face_depth:
                 self._face_depth += 1
             if tag == "a":
                 self._cell.links.append(attributes["href"])
@@ -115,25 +119,52 @@ def report(report_html) -> ReportParser:
     return parser
 
 
+def evidence(html: str) -> dict:
+    """The page's one embedded evidence document (what the drawer draws a cell's full panel from)."""
+    [text] = re.findall(r'<script type="application/json" id="evidence">(.*?)</script>', html, flags=re.S)
+    return json.loads(text)
+
+
+def cell_evidence(html: str, case: str, variant: str, column: str) -> dict:
+    """The evidence of one observed cell, its shared values resolved."""
+    document = evidence(html)
+    [index] = re.findall(rf'<td id="{re.escape(case)}/{re.escape(variant)}@{re.escape(column)}"[^>]* data-i="(\d+)"',
+                         html)
+    found = document["cells"][int(index)]
+
+    def resolve(value):
+        return document["shared"][value["$"]] if isinstance(value, dict) and set(value) == {"$"} else value
+    return {key: resolve(value) for key, value in found.items()}
+
+
 def test_every_observed_cell_shows_its_outcome_in_text_and_colour(report, sample_records):
     for record in sample_records:
         cell = report.cells[(record["case"], record["variant"], record["target"])]
-        assert {"observed", f"o-{record['outcome']}"} <= cell.classes
+        assert {"obs", f"o-{record['outcome']}"} <= cell.classes
         assert record["outcome"] in normalised(cell.face)
 
 
-def test_a_cell_face_shows_fallback_count_cosine_and_sqnr(report):
+def test_a_cell_face_names_its_fallback_node_or_failure_node_and_shows_cosine_and_sqnr(report, tmp_path):
     fallback = normalised(report.cells[("s1-conv-silu", "split-output", "ort-cpu")].face)
-    assert "fb 1" in fallback and "cos 0.9993" in fallback and "∞ dB" in fallback
+    assert fallback.startswith("↓ fallback /model.0/conv/Conv") and "cos 0.9993 · ∞ dB" in fallback
+    assert "more" not in fallback  # one fallback node: no count of more
+    failed = normalised(report.cells[("s1-conv-silu", "stem", "trt86-orin")].face)
+    assert failed.startswith("✗ fail no-implementation /model.0/<b>&")
     mismatch = normalised(report.cells[("s1-conv-silu", "split-output", "trt86-orin")].face)
     assert "cos 0.7100" in mismatch and "3.2 dB" in mismatch and "⚠ env" in mismatch
     passed = normalised(report.cells[("s1-conv-silu", "stem", "ort-cpu")].face)
     assert "fb 0" in passed and "cos 0.9999" in passed
+    three = make_record("s1-conv-silu", "stem", "ort-cpu", "fallback", fallback_nodes=["/a/Conv", "/b/Conv", "/c/Conv"],
+                        precision={"/a/Conv": "fp32", "/b/Conv": "fp32", "/c/Conv": "fp16"})
+    _, parser = parsed_report(tmp_path, [three])
+    cell = parser.cells[("s1-conv-silu", "stem", "ort-cpu")]
+    assert normalised(cell.face).startswith("↓ fallback /a/Conv +2 more fallback nodes")
+    assert "Not in INT8: /a/Conv, /b/Conv, /c/Conv" in normalised(cell.text)  # the panel names every one
 
 
 def test_an_upstream_claim_not_run_here_looks_different_from_an_observation(report):
     claimed = report.cells[("s1-conv-silu", "stem", "trt100-orin")]
-    assert "claimed" in claimed.classes and "observed" not in claimed.classes
+    assert "claimed" in claimed.classes and "obs" not in claimed.classes
     assert not any(c.startswith("o-") for c in claimed.classes)
     face = normalised(claimed.face)
     assert "claimed upstream, not run here" in face and "pass" in face and "write-up only" in face
@@ -142,7 +173,7 @@ def test_an_upstream_claim_not_run_here_looks_different_from_an_observation(repo
     observed = report.cells[("s1-conv-silu", "stem", "trt86-orin")]
     assert "claimed" not in observed.classes and "not run here" not in observed.face
     details = normalised(observed.text)
-    assert "fail (no-implementation)" in details and "issue thread" in details and "agrees: true" in details
+    assert "Upstream: fail (no-implementation), issue thread ( NVIDIA/TensorRT#3640): agrees" in details
     assert ISSUE in observed.links
 
 
@@ -151,20 +182,23 @@ def test_a_cell_with_neither_record_nor_claim_says_not_run(report):
     assert "not-run" in cell.classes and normalised(cell.face) == "not run"
 
 
-def test_the_details_of_a_failed_cell_hold_the_evidence(report):
+def test_the_panel_of_a_failed_cell_holds_the_evidence_and_the_document_the_rest(report, report_html, sample_records):
     details = normalised(report.cells[("s1-conv-silu", "stem", "trt86-orin")].text)
-    for expected in ("no-implementation", "Could not find any implementation for node <b>&amp", "/model.0/<b>&",
-                     "build (ended in)", "[TRT] [E] 10: <script>alert(1)</script>", "tensorrt_version 8.6.2",
-                     "1.50 s", "Fallback nodes Not observed"):
-        assert expected in details
+    assert "no-implementation in build: Could not find any implementation for node <b>&amp" in details
+    found = cell_evidence(report_html, "s1-conv-silu", "stem", "trt86-orin")
+    record = sample_records[1]
+    assert found["log"] == "[TRT] [E] 10: <script>alert(1)</script>\nbuild failed"
+    assert found["failure"] == record["failure"] and found["stage"] == "build" and found["duration_s"] == 1.5
+    assert found["environment"]["tensorrt_version"] == "8.6.2" and found["expectation"] == record["expectation"]
+    assert {"case", "variant", "target", "schema"}.isdisjoint(found)  # the row and column say them
 
 
 def test_text_from_logs_and_models_is_escaped(report_html, report):
-    assert "<script>alert(1)</script>" not in report_html
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in report_html
+    assert "<script>alert(1)</script>" not in report_html and "</script>\nbuild" not in report_html
+    assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in report_html  # inside the evidence JSON
     assert "/model.0/<b>&" not in report_html and "/model.0/&lt;b&gt;&amp;" in report_html
-    assert [tag for tag, _ in report.tags].count("script") == 1  # the report's own, inline
-    assert "alert" not in report.script_text
+    scripts = [attributes for tag, attributes in report.tags if tag == "script"]
+    assert scripts == [{"type": "application/json", "id": "evidence"}, {}]  # the evidence, then the page's own code
 
 
 def test_the_report_loads_nothing_from_the_network(report_html, report):
@@ -181,20 +215,20 @@ def test_the_report_loads_nothing_from_the_network(report_html, report):
 
 def test_a_column_header_shows_the_observed_versions_and_an_env_mismatch(report):
     trt = normalised(report.headers["trt86-orin"])
-    assert "nominal 8.6.2" in trt and "observed tensorrt 8.6.2" in trt and "python 3.10.12" in trt
-    assert "driver 540.3.0" in trt and "⚠ env mismatch" in trt
+    assert "nominal 8.6.2" in trt and "observed tensorrt 8.6.2" in trt and "python3.10.12" in trt
+    assert "driver 540.3.0" in trt and "⚠ env mismatch" in trt and "observed 2026-" in trt
     ort = normalised(report.headers["ort-cpu"])
     assert "observed onnxruntime 1.18.0" in ort and "env mismatch" not in ort
     assert "no records" in normalised(report.headers["trt100-orin"])
 
 
-def test_an_unavailable_target_shows_its_reason_in_the_header_and_every_cell(report):
+def test_an_unavailable_target_shows_its_reason_in_the_header_and_says_cannot_exist_in_every_cell(report):
     reason = TARGETS["trt92-orin"].reason
-    assert reason in normalised(report.headers["trt92-orin"])
+    assert f"cannot exist: {reason}" in normalised(report.headers["trt92-orin"])
     column = [cell for (_, _, target), cell in report.cells.items() if target == "trt92-orin"]
     assert len(column) == len(ROWS)
     for cell in column:
-        assert "target-unavailable" in cell.classes and reason in normalised(cell.face)
+        assert "na" in cell.classes and normalised(cell.face).startswith("⊘ cannot exist")
 
 
 def test_the_per_target_summary_counts_what_the_matrix_shows(report):
@@ -235,23 +269,10 @@ def test_records_of_variants_the_library_lacks_still_get_a_row(tmp_path):
     assert [row.case for row in matrix_rows(ROWS, [record])][-1] == "retired-case"
 
 
-def test_rows_come_from_the_case_library_with_claims_as_dicts():
-    from cases.model import Claim
-
-    case = type("Case", (), {"id": "s9", "title": "T", "links": ("https://x.invalid/1",), "pattern": "S9",
-                             "mode": "implicit-int8"})
-    variant = type("Variant", (), {"name": "v", "role": "workaround", "description": "d", "mode": "explicit-qdq",
-                                   "claims": (Claim("trt86-orin", "fail", ISSUE, "issue-thread"),)})
-    [row] = rows_from_variants([(case, variant)])
-    assert row.key == ("s9", "v") and row.mode == "explicit-qdq" and row.case_links == ("https://x.invalid/1",)
-    assert row.claim_for("trt86-orin") == json.loads(json.dumps(dataclasses.asdict(variant.claims[0])))
-    assert row.claim_for("ort-cpu") is None
-
-
 def test_the_matrix_table_has_one_label_per_row_and_target(sample_records):
     rows = matrix_rows(ROWS, sample_records)
     table = outcome_table(cell_grid(sample_records, rows, matrix_columns(TARGETS, sample_records)))
-    assert list(table.columns) == list(TARGETS) and len(table) == len(ROWS)
+    assert list(table.columns) == ["trt86-orin", "trt92-orin", "trt100-orin", "ort-cpu"] and len(table) == len(ROWS)
     assert table.loc[("s1-conv-silu", "stem"), "trt86-orin"] == "fail"
     assert table.loc[("s1-conv-silu", "stem"), "trt100-orin"] == "claimed upstream: pass"
     assert table.loc[("control-qdq", "conv-relu"), "trt100-orin"] == "not run"
@@ -288,8 +309,7 @@ def two_hosts(tmp_path) -> tuple[str, ReportParser]:
 
 def test_a_target_observed_on_several_hosts_gets_one_column_per_host(two_hosts):
     html, report = two_hosts
-    assert report.column_ids == ["ort-cpu", "trt86-orin @ orin-01", "trt86-orin @ orin-02", "trt92-orin",
-                                 "trt100-orin"]
+    assert report.column_ids == ["trt86-orin @ orin-01", "trt86-orin @ orin-02", "trt92-orin", "trt100-orin", "ort-cpu"]
     assert normalised(report.headers["trt86-orin @ orin-02"]).startswith("trt86-orin @ orin-02 TensorRT 8.6.2")
     assert "@ cpu-01" in normalised(report.headers["ort-cpu"])  # one host: one column, its host shown
     assert "@" not in normalised(report.headers["trt100-orin"])  # no records: no host to show
@@ -329,7 +349,7 @@ def test_a_cell_whose_hosts_disagree_is_a_conflict_in_every_host_column(two_host
         cell = report.cells[("s1-conv-silu", "stem", f"trt86-orin @ {host}")]
         assert "⚡ conflict" in normalised(cell.face)
         details = normalised(cell.text)
-        assert "Conflict: the hosts of trt86-orin disagree on this cell: orin-01: pass, orin-02: fail." in details
+        assert "Hosts disagree: orin-01: pass, orin-02: fail" in details
     assert 'title="hosts disagree: orin-01: pass, orin-02: fail"' in html
     for agreeing in (("control-qdq", "conv-relu"), ("s1-conv-silu", "split-output")):  # infra-error is no conflict
         assert "conflict" not in normalised(report.cells[(*agreeing, "trt86-orin @ orin-01")].text)
@@ -366,13 +386,12 @@ def test_a_carried_over_record_is_marked_and_names_the_run_it_came_from(tmp_path
         make_record("control-qdq", "conv-relu", "ort-cpu", provenance=on("cpu-01", run="r2")),
     ])
     carried = report.cells[("s1-conv-silu", "stem", "ort-cpu")]
-    assert "↻ carried over" in normalised(carried.face)
-    assert 'data-carried-from="r1" title="carried over from run r1: not rerun"' in html
+    assert "↻ carried" in normalised(carried.face)
+    assert 'title="carried over from run r1: not rerun"' in html
     details = normalised(carried.text)
-    assert "Carried over from run r1: inputs and environment unchanged, not rerun in run r2." in details
-    assert "run r2 host cpu-01" in details
+    assert "Run r2 on cpu-01, carried over from r1." in details
     rerun = report.cells[("control-qdq", "conv-relu", "ort-cpu")]
-    assert "carried" not in normalised(rerun.text) and "run r2 host cpu-01" in normalised(rerun.text)
+    assert "carried" not in normalised(rerun.text) and "Run r2 on cpu-01." in normalised(rerun.text)
 
 
 def test_the_merge_command_renders_runs_of_several_hosts(tmp_path):

@@ -29,10 +29,10 @@ def run_to_file(target, cases_dir, results, **kwargs) -> list[dict]:
     return read_records(results)
 
 
-def assert_report_renders(results, tmp_path, *needles: str) -> None:
+def assert_report_renders(results, cases_dir, tmp_path, *needles: str) -> None:
     from reports.html import build_report
 
-    html = build_report([results], tmp_path / "report.html").read_text()
+    html = build_report([results], tmp_path / "report.html", cases_dir).read_text()
     for needle in needles:
         assert needle in html
 
@@ -69,7 +69,7 @@ def test_two_onnxruntime_versions_run_every_case_side_by_side(ort_images, every_
         assert environment["container_image"].startswith("sha256:")
         assert f"trt-matrix/worker:{target.id}" in environment["container_image"]
         assert record["env_mismatch"] is None
-    assert_report_renders(results, tmp_path, *ort_images, *(t.version for t in ort_images.values()))
+    assert_report_renders(results, every_case_dir, tmp_path, *ort_images, *(t.version for t in ort_images.values()))
 
 
 def test_a_wrong_nominal_version_is_flagged_as_env_mismatch(ort_images, control_cases_dir, tmp_path):
@@ -106,7 +106,7 @@ def test_a_container_killed_mid_run_keeps_finished_records(ort_images, docker_cl
         assert record["environment"]["container_image"]  # the container's own observation, from its first record
     with pytest.raises(docker.errors.NotFound):
         docker_client.containers.get(started[0])  # removed
-    assert_report_renders(results, tmp_path, "infra-error", "exit status 137")
+    assert_report_renders(results, control_cases_dir, tmp_path, "infra-error", "exit status 137")
 
 
 def test_the_whole_run_timeout_kills_the_container(ort_images, control_cases_dir, tmp_path):
@@ -137,7 +137,7 @@ def test_an_unreachable_engine_gives_infra_errors_naming_it(control_cases_dir, t
     records = run_to_file(target, control_cases_dir, tmp_path / "r.jsonl")
     assert len(records) == len(load_cells(control_cases_dir))
     assert all(r["outcome"] == "infra-error" and UNREACHABLE_ENGINE in r["failure"]["message"] for r in records)
-    assert_report_renders(tmp_path / "r.jsonl", tmp_path, "infra-error", UNREACHABLE_ENGINE)
+    assert_report_renders(tmp_path / "r.jsonl", control_cases_dir, tmp_path, "infra-error", UNREACHABLE_ENGINE)
 
 
 def test_an_image_that_fails_to_build_gives_infra_errors_with_the_build_log(docker_client, base_image,
@@ -157,7 +157,7 @@ def test_an_image_that_fails_to_build_gives_infra_errors_with_the_build_log(dock
         assert record["outcome"] == "infra-error"
         assert "could not be built" in record["failure"]["message"]
         assert "this step fails on purpose" in record["log"]
-    assert_report_renders(tmp_path / "r.jsonl", tmp_path, "infra-error", "could not be built")
+    assert_report_renders(tmp_path / "r.jsonl", control_cases_dir, tmp_path, "infra-error", "could not be built")
 
 
 def test_targets_on_different_engines_run_concurrently(ort_images, control_cases_dir, tmp_path):

@@ -1,0 +1,313 @@
+"""Benchmark: the report and the trend page at scale, on generated (synthetic) records.
+
+    python benchmarks/report_scale.py index [--cells 300] [--targets 15]
+    python benchmarks/report_scale.py trend [--nights 365] [--series 12] [--cells 300] [--keep DIR]
+
+``index``: a results file of CELLS case variants (in about 20 patterns) on the first TARGETS targets of matrix.yaml,
+its index.json, then `python -m harness report`; prints the render time, the file size and its load time in headless
+Chromium (navigation start to the end of the page's own script). Targets (issue 15): under 2 MB, under 1 s.
+
+``trend``: NIGHTS nights of run directories, one per host kind, SERIES series (target @ host) of CELLS cells each,
+added to a history store (validated and indexed once, as `history --add` does); then `python -m harness history`
+renders the trend page in a fresh process; prints its wall time and peak memory. Targets: under 5 s and 500 MB for
+a year (365 x 12 x 300). With --keep DIR the generated store is kept and reused by the next run.
+
+Records are synthetic but shaped like real ones (built by harness.worker.record, about 2 KB each: environment,
+per-node precision, metrics, a log excerpt for failures); nothing here is a result of any backend.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import Any, Iterator
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from harness.matrix import load_hosts, load_matrix  # noqa: E402
+from harness.worker.record import build, failure  # noqa: E402
+
+INDEX_SIZE_TARGET_MB, INDEX_LOAD_TARGET_S = 2.0, 1.0
+TREND_TIME_TARGET_S, TREND_MEMORY_TARGET_MB = 5.0, 500.0
+PATTERNS = [f"S{i}" for i in range(1, 6)] + [f"P{i}" for i in range(1, 14)] + ["control"]
+ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3640"
+LOG = ("[TRT] [W] Missing scale and zero-point for tensor {node}_output_0, expect fall back to non-int8 implementation "
+       "for any layer consuming or producing given tensor\n[TRT] [E] 10: Could not find any implementation for node "
+       "{node} + PWN(PWN({node}/Sigmoid), {node}/Mul).\n[TRT] [E] 2: [builder.cpp::buildSerializedNetwork::751] Error "
+       "Code 2: Internal Error (Assertion engine != nullptr failed. )\n")
+
+
+def synthetic_index(cells: int) -> dict[str, Any]:
+    """An index.json of ``cells`` variants spread over the patterns (each case: a failing form, two workarounds,
+    sweeps), with upstream claims on a few TensorRT targets."""
+    per_case = max(1, cells // (len(PATTERNS) + 1))
+    cases, made = [], 0
+    for number, pattern in enumerate(PATTERNS + ["control"]):
+        case_id = f"{pattern.lower()}-case-{number}" if pattern != "control" else f"control-{number}"
+        count = per_case if number < len(PATTERNS) else cells - made
+        variants = []
+        for index in range(count):
+            role = "control" if pattern == "control" else (
+                "failing" if index == 0 else "workaround" if index in (1, 2) else "sweep")
+            claims = []
+            if role == "failing":
+                claims = [{"target": "trt86-orin", "outcome": "fail", "source": ISSUE, "strength": "issue-thread",
+                           "category": "no-implementation", "note": ""},
+                          {"target": "trt100-x86", "outcome": "pass", "source": ISSUE, "strength": "write-up-only",
+                           "category": None, "note": ""}]
+            variants.append({"name": f"variant-{index:02d}", "role": role, "mode": "implicit-int8",
+                             "description": f"{pattern} variant {index}: Conv({16 + index} channels, k3) -> "
+                                            "activation, the form upstream reported with one knob moved.",
+                             "claims": claims})
+        made += count
+        cases.append({"id": case_id, "title": f"{pattern}: synthetic pattern {number}", "pattern": pattern,
+                      "links": [ISSUE], "backend_notes": {"onnxruntime": "ONNX Runtime has no analogue of the "
+                                                          "TensorRT fusion this pattern is about."},
+                      "remedy": f"Mark the activation's input as a graph output ({pattern}).", "variants": variants})
+    return {"format": "trt-matrix/cases/1", "cases": cases}
+
+
+def _cells(index: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [(case["id"], variant) for case in index["cases"] for variant in case["variants"]]
+
+
+def _environment(target, night: int) -> dict[str, Any]:
+    version = target.version or "1.18.0"
+    if target.backend == "tensorrt" and night >= 200:  # a backend update mid-year
+        version = version.rsplit(".", 1)[0] + ".9"
+    env = {"python": "3.10.12", "machine": "x86_64" if target.platform != "orin" else "aarch64",
+           "os": "Linux-5.15.0-x86_64-with-glibc2.35", "cpu": "AMD EPYC 7763 64-Core Processor", "cpu_count": 16,
+           "numpy": "1.26.4", "onnx": "1.16.1", "nv_tegra_release": None,
+           "container_image": f"sha256:{zlib.crc32(target.id.encode()):08x}{'0' * 56} trt-matrix/{target.id}:latest",
+           f"{target.backend}_version": version}
+    env["gpus"] = [] if target.backend != "tensorrt" else [
+        {"name": "NVIDIA A10", "compute_cap": "8.6", "driver_version": "550.54.15" if night < 100 else "555.42.02"}]
+    return env
+
+
+def _outcome(case_id: str, name: str, target_id: str, night: int) -> str:
+    """A stable outcome per cell, with a few cells that change once, a few that flip, and rare infra errors."""
+    seed = zlib.crc32(f"{case_id}/{name}@{target_id}".encode())
+    base = ["pass"] * 11 + ["fallback"] * 5 + ["fail"] * 2 + ["mismatch", "crash"]
+    outcome = base[seed % len(base)]
+    if seed % 97 == 0 and night >= (seed % 300):
+        outcome = "fail"  # a regression that stays
+    if seed % 89 == 0 and (night + seed) % 3 == 0:
+        outcome = "pass" if outcome != "pass" else "fail"  # a flaky cell
+    if (seed + night * 7919) % 211 == 0:
+        outcome = "infra-error"
+    return outcome
+
+
+def synthetic_record(case_id: str, variant: dict[str, Any], target, night: int, date: str,
+                     provenance: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A finished record shaped like the worker's, for one synthetic cell on ``target`` in night ``night``."""
+    if not target.available:
+        outcome = "unavailable"
+    else:
+        outcome = _outcome(case_id, variant["name"], target.id, night)
+    nodes = [f"/model.{i}/conv/Conv" for i in range(6)]
+    cell = {"case": case_id, "variant": variant["name"], "mode": variant["mode"], "claims": variant["claims"],
+            "expected_int8": nodes, "knobs": {"calibrator": "entropy2", "extra_outputs": [], "fp16": False,
+                                              "layer_precisions": {}, "native_instancenorm": None,
+                                              "precision_constraints": None, "strongly_typed": False}}
+    reached = outcome in ("pass", "fallback", "mismatch")
+    fallback = nodes[: 1 + zlib.crc32(variant["name"].encode()) % 3] if outcome == "fallback" else []
+    metrics = None
+    if reached:
+        cosine = 0.9999 if outcome != "mismatch" else 0.71
+        metrics = {"cosine": cosine, "max_abs_error": 0.0123, "sqnr_db": 38.5, "within_tolerance": outcome != "mismatch",
+                   "tolerance": {"min_cosine": 0.999, "max_abs_error": 0.06, "reason": "INT8 of one conv against the "
+                                 "FP32 reference: two quantization steps of the output, times the weight range."},
+                   "outputs": {"output": {"cosine": cosine, "max_abs_error": 0.0123, "sqnr_db": 38.5}}}
+    fail = None
+    if outcome in ("fail", "crash"):
+        fail = failure("no-implementation" if outcome == "fail" else "crash",
+                       f"Could not find any implementation for node {nodes[0]} + PWN(PWN(Sigmoid), Mul)", nodes[0])
+    elif outcome == "infra-error":
+        fail = failure("harness", "the container was removed before its records were read", None)
+    elif outcome == "unavailable":
+        fail = failure("unavailable", target.reason or "cannot exist on this target", None)
+    record = build(cell, {"id": target.id, "backend": target.backend}, outcome=outcome,
+                   stage="compare" if reached else "build", duration_s=1.25,
+                   started_at=f"{date}T02:{night % 60:02d}:00+00:00", environment=_environment(target, night),
+                   failure=fail, precision={n: ("fp32" if n in fallback else "int8") for n in nodes} if reached else None,
+                   fallback_nodes=fallback, metrics=metrics, warnings={"missing-scale": 3} if fallback else None,
+                   log=LOG.format(node=nodes[0]) if fail else None, backend_time_s=0.9,
+                   details={"fused_into": {}, "unverified_int8": []})
+    if provenance is not None:
+        record["provenance"] = provenance
+    return record
+
+
+def write_index_inputs(out: Path, cells: int, targets: int) -> tuple[Path, Path]:
+    """out/cases/index.json and out/results.jsonl for the index benchmark."""
+    index = synthetic_index(cells)
+    (out / "cases").mkdir(parents=True, exist_ok=True)
+    (out / "cases" / "index.json").write_text(json.dumps(index))
+    chosen = list(load_matrix().values())[:targets]
+    with (out / "results.jsonl").open("w") as results:
+        for target in chosen:
+            if target.id == "trt-local":
+                continue  # a local target is a developer's, never in a published matrix
+            for case_id, variant in _cells(index):
+                record = synthetic_record(case_id, variant, target, 0, "2026-11-23")
+                results.write(json.dumps(record, sort_keys=True) + "\n")
+    return out / "cases", out / "results.jsonl"
+
+
+def _series_hosts(count: int) -> list[tuple[str, str, list]]:
+    """(host kind, host name, targets) for the first ``count`` targets of matrix.yaml's host kinds."""
+    matrix, chosen, left = load_matrix(), [], count
+    for kind, host in load_hosts().items():
+        targets = [matrix[t] for t in host.targets if matrix[t].available][:left]
+        if targets:
+            chosen.append((kind, f"{kind}-01", targets))
+            left -= len(targets)
+        if not left:
+            break
+    return chosen
+
+
+def write_history_nights(root: Path, nights: int, series: int, cells: int, start: str = "2026-01-01") -> int:
+    """``nights`` nights of run directories under ``root`` (one per host kind); returns the records written."""
+    index = synthetic_index(cells)
+    pairs = _cells(index)
+    written = 0
+    first = datetime.date.fromisoformat(start)
+    for night in range(nights):
+        date = (first + datetime.timedelta(days=night)).isoformat()
+        for kind, host, targets in _series_hosts(series):
+            run = f"{date}_{host}_lib.0123456789ab"
+            run_dir = root / run
+            run_dir.mkdir(parents=True, exist_ok=True)
+            manifest = {"format": "trt-matrix/run/1", "id": run, "host": host, "host_kind": kind, "date": date,
+                        "revision": "lib.0123456789ab", "started_at": f"{date}T02:00:00+00:00",
+                        "finished_at": f"{date}T03:00:00+00:00", "status": "finished",
+                        "targets": [t.id for t in targets]}
+            (run_dir / "run.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+            (run_dir / "cases-index.json").write_text(json.dumps(index))
+            with (run_dir / "results.jsonl").open("w") as results:
+                for target in targets:
+                    for case_id, variant in pairs:
+                        carried = night > 0 and zlib.crc32(f"{case_id}{variant['name']}{night}".encode()) % 10 != 0
+                        provenance = {"run": run, "host": host,
+                                      "carried_over_from": f"{first.isoformat()}_{host}_lib.0123456789ab"
+                                      if carried else None}
+                        record = synthetic_record(case_id, variant, target, night, date, provenance)
+                        results.write(json.dumps(record, sort_keys=True) + "\n")
+                        written += 1
+    return written
+
+
+def _chromium_load_seconds(page: Path) -> float:
+    """Navigation start to the end of the page's load event, and of its own script's work, in headless Chromium."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"),
+                              options=options)
+    try:
+        driver.get(page.resolve().as_uri())
+        timing = driver.execute_script(
+            "var t = performance.timing; return [t.navigationStart, t.loadEventEnd, "
+            "(window.trtReady || t.loadEventEnd)];")
+        return (max(timing[1], timing[2]) - timing[0]) / 1000
+    finally:
+        driver.quit()
+
+
+def bench_index(args) -> bool:
+    work = Path(tempfile.mkdtemp(prefix="trt-matrix-index-bench-"))
+    cases_dir, results = write_index_inputs(work, args.cells, args.targets)
+    out = work / "index.html"
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "harness", "report", "--results", str(results), "--cases", str(cases_dir),
+                    "--out", str(out)], check=True, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+                   capture_output=True)
+    render_s = time.perf_counter() - started
+    size_mb = out.stat().st_size / 1e6
+    load_s = min(_chromium_load_seconds(out) for _ in range(3))
+    cells = sum(1 for _ in results.open())
+    print(f"index: {args.cells} cells x {args.targets} targets ({cells} records): rendered in {render_s:.2f} s "
+          f"(fresh process), {size_mb:.2f} MB ({size_mb * 1e6 / max(cells, 1):.0f} bytes per record), "
+          f"loads in {load_s:.2f} s in headless Chromium (best of 3)")
+    ok = size_mb < INDEX_SIZE_TARGET_MB and load_s < INDEX_LOAD_TARGET_S
+    print(f"targets: < {INDEX_SIZE_TARGET_MB} MB, < {INDEX_LOAD_TARGET_S} s: {'met' if ok else 'MISSED'}")
+    shutil.rmtree(work, ignore_errors=True)
+    return ok
+
+
+def _peak_child_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def bench_trend(args) -> bool:
+    from harness.store.history import HistoryStore
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="trt-matrix-trend-bench-"))
+    store = work / "history"
+    stamp = work / "generated.json"
+    wanted = {"nights": args.nights, "series": args.series, "cells": args.cells}
+    if not stamp.is_file() or json.loads(stamp.read_text()) != wanted:
+        shutil.rmtree(store, ignore_errors=True)
+        started = time.perf_counter()
+        records = write_history_nights(store, args.nights, args.series, args.cells)
+        print(f"generated {records} records in {args.nights} nights: {time.perf_counter() - started:.1f} s")
+        started = time.perf_counter()
+        HistoryStore(store).close()  # opening the store indexes its run directories, each record validated once
+        added = time.perf_counter() - started
+        print(f"added to the history store (each record validated once and indexed): {added:.1f} s, "
+              f"{added / args.nights:.2f} s per night")
+        stamp.write_text(json.dumps(wanted))
+    out = work / "trend.html"
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "harness", "history", str(store), "--out", str(out)],
+                          cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        print(done.stdout[-2000:], done.stderr[-2000:])
+        return False
+    peak = _peak_child_mb()
+    print(f"trend: {args.nights} nights x {args.series} series x {args.cells} cells: `history` took {wall:.2f} s, "
+          f"peak memory {peak:.0f} MB, page {out.stat().st_size / 1e6:.2f} MB (exit {done.returncode})")
+    ok = wall < TREND_TIME_TARGET_S and peak < TREND_MEMORY_TARGET_MB
+    print(f"targets: < {TREND_TIME_TARGET_S} s, < {TREND_MEMORY_TARGET_MB} MB: {'met' if ok else 'MISSED'}")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("index", help="the compatibility matrix page")
+    p.add_argument("--cells", type=int, default=300)
+    p.add_argument("--targets", type=int, default=15)
+    p = sub.add_parser("trend", help="the trend page of a history store")
+    p.add_argument("--nights", type=int, default=365)
+    p.add_argument("--series", type=int, default=12)
+    p.add_argument("--cells", type=int, default=300)
+    p.add_argument("--keep", type=Path, help="keep (and reuse) the generated history store in this directory")
+    args = parser.parse_args()
+    ok = bench_index(args) if args.what == "index" else bench_trend(args)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""The evidence behind the observed cells of a report, as one JSON document embedded in the page.
+
+Each cell of the matrix carries only its face (and a short text panel for readers without JavaScript); the full
+panel (log excerpt, per-node precision, metrics, environment, knobs) is drawn from this document when the cell is
+opened. Values that many records share (an environment, a tolerance, the knobs of a variant) are stored once in
+``shared`` and referenced as ``{"$": index}``, so the page grows with what differs between cells.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from markupsafe import Markup
+
+PANEL_FORMAT = "trt-matrix/panels/1"
+# Record fields the cell's row and column already say, left out of the document.
+IMPLIED = ("schema", "case", "variant", "target", "backend")
+# Record fields (and metrics fields) whose values repeat across cells: stored once.
+SHARED = ("environment", "knobs", "expected_int8", "details", "expectation", "warnings")
+SHARED_METRICS = ("tolerance",)
+SHARED_EXTRA = ("claim", "note")
+
+
+class PanelData:
+    """Collects the records of the observed cells; ``add`` returns the index a cell's ``data-i`` names."""
+
+    def __init__(self) -> None:
+        self.cells: list[dict[str, Any]] = []
+        self.shared: list[Any] = []
+        self._shared_index: dict[str, int] = {}
+
+    def _share(self, value: Any) -> Any:
+        if value in (None, {}, []):
+            return value
+        key = json.dumps(value, sort_keys=True, separators=(",", ":"))
+        if key not in self._shared_index:
+            self._shared_index[key] = len(self.shared)
+            self.shared.append(value)
+        return {"$": self._shared_index[key]}
+
+    def add(self, record: dict[str, Any], extra: dict[str, Any] | None = None) -> int:
+        """Store ``record`` (and ``extra`` facts the page adds, e.g. the claim it was judged against). Empty fields
+        (null, {}, []) are left out: the panel reads a missing field as empty."""
+        compact = {key: value for key, value in record.items() if key not in IMPLIED and value not in (None, {}, [])}
+        for key in SHARED:
+            if key in compact:
+                compact[key] = self._share(compact[key])
+        if compact.get("metrics"):
+            metrics = dict(compact["metrics"])
+            outputs = metrics.get("outputs") or {}
+            if len(outputs) == 1 and all(metrics.get(k) == v for k, v in next(iter(outputs.values())).items()):
+                del metrics["outputs"]  # one output: its metrics are the record's own
+            compact["metrics"] = {key: self._share(value) if key in SHARED_METRICS else value
+                                  for key, value in metrics.items()}
+        extra = {key: value for key, value in (extra or {}).items() if value is not None}
+        for key in SHARED_EXTRA:
+            if key in extra:
+                extra[key] = self._share(extra[key])
+        if extra:
+            compact["page"] = extra
+        self.cells.append(compact)
+        return len(self.cells) - 1
+
+    def document(self) -> dict[str, Any]:
+        return {"format": PANEL_FORMAT, "shared": self.shared, "cells": self.cells}
+
+
+def script_json(value: Any) -> Markup:
+    """``value`` as JSON safe inside a <script type="application/json"> element: '<', '>' and '&' are written as
+    JSON escapes, so no text from a record can close the element or open markup; the browser's JSON.parse reads
+    them back verbatim."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)  # noqa: S704 (escaped above for the one context it is written into)

@@ -1,0 +1,369 @@
+"""The planning view: one verdict per (pattern, target), the target to pick per pattern, and what blocks each target.
+
+A pattern's verdict on a target reads the variants of its cases: the failing form as reported (the controls, for
+the control pattern), then its workarounds. Only records of this project decide *works*, *fails* or *fallback*;
+an upstream claim alone gives *claimed upstream only*, never an observed verdict.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterable, Sequence
+
+from reports.case_index import VariantRow
+from harness.store.run_dirs import record_host
+from reports.tables import Column, host_text, platform_group, target_sort_key
+
+# Verdicts, best first. Each is one word in data attributes, and a phrase on the page.
+WORKS, WORKAROUND, FALLBACK, FAILS, CLAIMED, NOT_RUN, CANNOT_EXIST = (
+    "works", "workaround", "fallback", "fails", "claimed", "not-run", "cannot-exist")
+VERDICT_KINDS = (WORKS, WORKAROUND, FALLBACK, FAILS, CLAIMED, NOT_RUN, CANNOT_EXIST)
+VERDICT_LABELS = {
+    WORKS: "works as reported", WORKAROUND: "works with workaround", FALLBACK: "precision fallback",
+    FAILS: "fails", CLAIMED: "claimed upstream only", NOT_RUN: "not run", CANNOT_EXIST: "cannot exist",
+}
+VERDICT_MEANINGS = {
+    WORKS: "the failing form as upstream reported it ran within tolerance with every expected-INT8 node in INT8",
+    WORKAROUND: "the failing form does not work here, the named workaround variant does",
+    FALLBACK: "it runs within tolerance, but the named expected-INT8 nodes ran in a wider precision",
+    FAILS: "the backend refused it, crashed, timed out or its output is outside tolerance (category and node)",
+    CLAIMED: "not run here: only what an upstream issue or write-up reported (never an observation)",
+    NOT_RUN: "no record and no upstream claim (or only infra-errors: the harness failed, not the pattern)",
+    CANNOT_EXIST: "the target, or this pattern's API on it, does not exist",
+}
+# How bad an observed outcome is for a deployment, worst last.
+_SEVERITY = {"pass": 0, "fallback": 1, "mismatch": 2, "timeout": 3, "crash": 3, "fail": 3}
+PATTERN_ORDER_PREFIXES = ("S", "P")
+
+
+def pattern_sort_key(pattern: str) -> tuple:
+    """S1..S5, then P1..P13 (as numbers), then anything else, the control last."""
+    if pattern == "control":
+        return (3, 0, pattern)
+    if pattern[:1] in PATTERN_ORDER_PREFIXES and pattern[1:].isdigit():
+        return (PATTERN_ORDER_PREFIXES.index(pattern[:1]), int(pattern[1:]), pattern)
+    return (2, 0, pattern)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanTarget:
+    """A planning column: one target, whatever hosts observed it."""
+
+    id: str
+    title: str
+    backend: str
+    platform: str | None
+    version: str | None
+    available: bool
+    reason: str | None
+    columns: tuple[str, ...]  # the matrix columns (one per host) of this target
+
+    @property
+    def group(self) -> str:
+        return platform_group(self.backend, self.platform)
+
+
+def plan_targets(columns: Sequence[Column]) -> list[PlanTarget]:
+    """The targets of the matrix columns, in column order (platform, then version)."""
+    targets: dict[str, PlanTarget] = {}
+    for column in columns:
+        known = targets.get(column.target)
+        targets[column.target] = PlanTarget(
+            id=column.target, title=column.title, backend=column.backend, platform=column.platform,
+            version=column.version, available=column.available, reason=column.reason,
+            columns=(known.columns if known else ()) + (column.id,))
+    return list(targets.values())
+
+
+@dataclasses.dataclass(frozen=True)
+class Evidence:
+    """One variant's part in a verdict: its role and what was observed (or claimed) on the target."""
+
+    case: str
+    variant: str
+    role: str
+    outcome: str | None  # the worst observed outcome across hosts; None: no record that speaks of the pattern
+    text: str  # e.g. "fail: no-implementation at /model.0/conv/Conv", "claimed upstream: pass (write-up only)"
+    anchors: tuple[str, ...]  # matrix cells ("case/variant@column") that hold the records
+    conflict: bool = False  # its hosts disagree
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    kind: str
+    text: str  # the whole verdict in a sentence, e.g. "fails: no-implementation at /model.0/conv/Conv"
+    detail: str = ""  # what the cell shows under the verdict's label: the workaround, the category and node, ...
+    workaround: str | None = None  # the variant that works, for WORKAROUND
+    nodes: tuple[str, ...] = ()  # fallback nodes, for FALLBACK
+    sweeps: str | None = None  # e.g. "2 of 12 sweep points fail": sweeps worse than the verdict says
+    notes: tuple[str, ...] = ()  # the cases' notes for this backend (e.g. what ONNX Runtime cannot show)
+    conflict: bool = False
+    evidence: tuple[Evidence, ...] = ()
+    claimed_pass: bool = False  # CLAIMED: upstream claims the failing form passes
+    sweep_counts: str = ""  # e.g. "sweep points: 20 fallback, 4 pass"
+
+    @property
+    def label(self) -> str:
+        return VERDICT_LABELS[self.kind]
+
+    @property
+    def observed(self) -> bool:
+        return self.kind in (WORKS, WORKAROUND, FALLBACK, FAILS)
+
+
+@dataclasses.dataclass(frozen=True)
+class Pattern:
+    """A planning row: every case of one pattern id."""
+
+    id: str
+    titles: tuple[str, ...]
+    cases: tuple[str, ...]
+    remedies: tuple[str, ...]
+    rows: tuple[VariantRow, ...]
+
+    def notes_for(self, backend: str) -> tuple[str, ...]:
+        notes = {row.case: row.note_for(backend) for row in self.rows}
+        return tuple(dict.fromkeys(n for n in notes.values() if n))
+
+
+def patterns_of(rows: Iterable[VariantRow]) -> list[Pattern]:
+    by_pattern: dict[str, list[VariantRow]] = {}
+    for row in rows:
+        by_pattern.setdefault(row.pattern, []).append(row)
+    patterns = []
+    for pattern_id in sorted(by_pattern, key=pattern_sort_key):
+        members = by_pattern[pattern_id]
+        titles = {row.case: row.case_title for row in members}
+        remedies = {row.case: row.remedy for row in members if row.remedy}
+        patterns.append(Pattern(pattern_id, tuple(titles.values()), tuple(titles), tuple(dict.fromkeys(
+            remedies.values())), tuple(members)))
+    return patterns
+
+
+def _records_by_cell(records: Iterable[dict[str, Any]]) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+    cells: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for record in records:
+        cells.setdefault((record["case"], record["variant"], record["target"]), []).append(record)
+    return cells
+
+
+def outcome_text(record: dict[str, Any]) -> str:
+    """An observed outcome with what names it: the failure category and node, the fallback nodes, the cosine."""
+    outcome, failure = record["outcome"], record.get("failure") or {}
+    if outcome == "fallback":
+        return f"fallback: {nodes_text(record['fallback_nodes'])}"
+    if outcome == "mismatch" and record.get("metrics") and record["metrics"].get("cosine") is not None:
+        return f"mismatch: cosine {record['metrics']['cosine']:.4f}"
+    if failure:
+        node = f" at {failure['node']}" if failure.get("node") else ""
+        return f"{outcome}: {failure['category']}{node}"
+    return outcome
+
+
+def nodes_text(nodes: Sequence[str]) -> str:
+    """The first node and how many more: '/model.0/conv/Conv +2 more'."""
+    if not nodes:
+        return "no node named"
+    return nodes[0] + (f" +{len(nodes) - 1} more" if len(nodes) > 1 else "")
+
+
+def claim_text(claim: dict[str, Any]) -> str:
+    category = f" ({claim['category']})" if claim.get("category") else ""
+    strength = {"issue-thread": "issue thread", "write-up-only": "write-up only"}.get(claim["strength"],
+                                                                                     claim["strength"])
+    return f"{claim['outcome']}{category}, {strength}"
+
+
+class _Observed:
+    """What one variant's records on one target say, across the hosts that observed it."""
+
+    def __init__(self, row: VariantRow, target: PlanTarget, records: list[dict[str, Any]]):
+        self.row = row
+        speaking = [r for r in records if r["outcome"] in _SEVERITY]
+        self.worst = max(speaking, key=lambda r: _SEVERITY[r["outcome"]], default=None)
+        self.conflict = len({r["outcome"] for r in speaking}) > 1
+        self.unavailable = next((r for r in records if r["outcome"] == "unavailable"), None) if not speaking else None
+        self.infra = not speaking and any(r["outcome"] in ("infra-error",) for r in records)
+        self.claim = row.claim_for(target.id)
+        columns = target.columns if len(target.columns) == 1 else tuple(dict.fromkeys(
+            f"{target.id} @ {host_text(record_host(r))}" for r in records))
+        self.anchors = tuple(f"{row.case}/{row.variant}@{column.replace(' @ ', '@')}" for column in columns)
+
+    @property
+    def outcome(self) -> str | None:
+        return self.worst["outcome"] if self.worst else None
+
+    @property
+    def severity(self) -> int | None:
+        return _SEVERITY[self.outcome] if self.worst else None
+
+    def evidence(self) -> Evidence:
+        if self.worst:
+            text = outcome_text(self.worst) + (" (hosts disagree)" if self.conflict else "")
+        elif self.unavailable:
+            text = f"unavailable: {(self.unavailable.get('failure') or {}).get('message') or 'cannot exist'}"
+        elif self.infra:
+            text = "infra-error: the harness failed, says nothing of the pattern"
+        elif self.claim:
+            text = f"claimed upstream: {claim_text(self.claim)}"
+        else:
+            text = "not run"
+        return Evidence(self.row.case, self.row.variant, self.row.role, self.outcome, text, self.anchors,
+                        self.conflict)
+
+
+def _counts(observed: Iterable[_Observed]) -> str:
+    """How the sweep points of a pattern ended on a target, e.g. "sweep points: 20 fallback, 4 pass, 2 not run"."""
+    counts: dict[str, int] = {}
+    for o in observed:
+        kind = o.outcome or ("unavailable" if o.unavailable else "infra-error" if o.infra else "not run")
+        counts[kind] = counts.get(kind, 0) + 1
+    order = ["fail", "crash", "timeout", "mismatch", "fallback", "pass", "unavailable", "infra-error", "not run"]
+    parts = [f"{counts[k]} {k}" for k in sorted(counts, key=order.index)]
+    return f"sweep points: {', '.join(parts)}" if parts else ""
+
+
+def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verdict:
+    """The one verdict of ``pattern`` on ``target`` (see the module docstring)."""
+    observed = [_Observed(row, target, records_by_cell.get((row.case, row.variant, target.id), []))
+                for row in pattern.rows]
+    primary_role = "failing" if any(o.row.role == "failing" for o in observed) else "control"
+    primary = [o for o in observed if o.row.role == primary_role] or observed
+    workarounds = [o for o in observed if o.row.role == "workaround"]
+    sweeps = [o for o in observed if o.row.role == "sweep" and o.worst]
+    evidence = tuple(o.evidence() for o in [*primary, *workarounds])
+    common = dict(notes=pattern.notes_for(target.backend), evidence=evidence, conflict=any(o.conflict for o in observed),
+                  sweep_counts=_counts(o for o in observed if o.row.role == "sweep"))
+    if not target.available:
+        return Verdict(CANNOT_EXIST, f"cannot exist: {target.reason or 'the target is unavailable'}", **common)
+    seen = [o for o in primary if o.worst]
+    working = [o for o in workarounds if o.outcome == "pass"]
+    sweep_text = None
+    if seen:
+        worst = max(seen, key=lambda o: o.severity)
+        worse_sweeps = [o for o in sweeps if o.severity > worst.severity]
+        if worse_sweeps:
+            kinds = sorted({o.outcome for o in worse_sweeps}, key=lambda k: -_SEVERITY[k])
+            sweep_text = f"{len(worse_sweeps)} of {len(sweeps)} sweep points worse ({', '.join(kinds)})"
+        common["sweeps"] = sweep_text
+        if worst.outcome == "pass":
+            partial = "" if len(seen) == len(primary) else f" ({len(seen)} of {len(primary)} forms run)"
+            return Verdict(WORKS, VERDICT_LABELS[WORKS] + partial, partial.strip(" ()"), **common)
+        if working:
+            names = ", ".join(o.row.variant for o in working)
+            return Verdict(WORKAROUND, f"works with workaround {names}; as reported {outcome_text(worst.worst)}",
+                           names, workaround=working[0].row.variant, **common)
+        if worst.outcome == "fallback":
+            nodes = tuple(worst.worst["fallback_nodes"])
+            return Verdict(FALLBACK, f"precision fallback: {nodes_text(nodes)}", nodes_text(nodes), nodes=nodes,
+                           **common)
+        degraded = [o for o in workarounds if o.outcome == "fallback"]
+        if degraded:
+            nodes = tuple(degraded[0].worst["fallback_nodes"])
+            return Verdict(FALLBACK, f"precision fallback with workaround {degraded[0].row.variant}: "
+                           f"{nodes_text(nodes)}; as reported {outcome_text(worst.worst)}",
+                           f"with workaround {degraded[0].row.variant}: {nodes_text(nodes)}", nodes=nodes,
+                           workaround=degraded[0].row.variant, **common)
+        return Verdict(FAILS, f"fails as reported: {outcome_text(worst.worst)}", outcome_text(worst.worst), **common)
+    if working:
+        names = ", ".join(o.row.variant for o in working)
+        return Verdict(WORKAROUND, f"works with workaround {names}; the failing form was not run",
+                       f"{names} (failing form not run)", workaround=working[0].row.variant, **common)
+    if primary and all(o.unavailable for o in primary):
+        message = (primary[0].unavailable.get("failure") or {}).get("message") or "cannot exist on this target"
+        return Verdict(CANNOT_EXIST, f"cannot exist: {message}", message, **common)
+    claims = [o for o in primary if o.claim]
+    if claims:
+        texts = list(dict.fromkeys(claim_text(o.claim) for o in claims))
+        claimed_workarounds = [o for o in workarounds if o.claim and o.claim["outcome"] == "pass"]
+        text = "; ".join(f"{o.row.variant}: {claim_text(o.claim)}" for o in claims)
+        detail = "; ".join(texts)
+        if claimed_workarounds:
+            names = ", ".join(o.row.variant for o in claimed_workarounds)
+            text += f"; workaround {names} claimed to pass"
+            detail += f"; {len(claimed_workarounds)} workaround{'s' if len(claimed_workarounds) > 1 else ''} " \
+                      "claimed to pass"
+        return Verdict(CLAIMED, f"claimed upstream only: {text}", detail,
+                       claimed_pass=all(o.claim["outcome"] == "pass" for o in claims), **common)
+    if any(o.infra for o in primary):
+        return Verdict(NOT_RUN, "not run: infra-error (the harness failed, not the pattern)", "infra-error",
+                       **common)
+    return Verdict(NOT_RUN, "not run", **common)
+
+
+@dataclasses.dataclass(frozen=True)
+class Recommendation:
+    group: str  # e.g. "TensorRT · Jetson AGX Orin"
+    targets: tuple[str, ...]  # the targets with the best verdict of the group, newest version first
+    verdict: Verdict | None  # that verdict; None when nothing observed works in the group
+    claimed: tuple[str, ...] = ()  # targets where upstream claims it passes, when nothing observed works
+    observed: bool = True  # something of the group was observed (else it was not run at all)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanRow:
+    pattern: Pattern
+    verdicts: tuple[Verdict, ...]  # one per plan target
+    recommendations: tuple[Recommendation, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    targets: tuple[PlanTarget, ...]
+    rows: tuple[PlanRow, ...]
+    left_out: tuple[str, ...] = ()  # targets with neither a record nor a claim
+
+    def groups(self) -> list[tuple[str, int]]:
+        """(platform group, number of targets) in column order, for the header row above the targets."""
+        spans: list[tuple[str, int]] = []
+        for target in self.targets:
+            if spans and spans[-1][0] == target.group:
+                spans[-1] = (target.group, spans[-1][1] + 1)
+            else:
+                spans.append((target.group, 1))
+        return spans
+
+    def blocking(self, index: int) -> dict[str, list[str]]:
+        """Per verdict kind (fails, fallback, not run, claimed), the patterns that have it on target ``index``."""
+        found: dict[str, list[str]] = {}
+        for row in self.rows:
+            found.setdefault(row.verdicts[index].kind, []).append(row.pattern.id)
+        return found
+
+
+def _recommend(targets: Sequence[PlanTarget], verdicts: Sequence[Verdict]) -> tuple[Recommendation, ...]:
+    """Per platform group, the targets where the pattern works best (as reported, else with a workaround, else
+    with fallback), newest version first; a group where nothing observed works names upstream's pass claims."""
+    groups: dict[str, list[tuple[PlanTarget, Verdict]]] = {}
+    for target, found in zip(targets, verdicts):
+        groups.setdefault(target.group, []).append((target, found))
+    out = []
+    for group, members in groups.items():
+        for kind in (WORKS, WORKAROUND, FALLBACK):
+            best = [(t, v) for t, v in members if v.kind == kind]
+            if best:
+                best.sort(key=lambda pair: target_sort_key(pair[0].backend, pair[0].platform, pair[0].version,
+                                                           pair[0].id), reverse=True)
+                out.append(Recommendation(group, tuple(t.id for t, _ in best), best[0][1]))
+                break
+        else:
+            claimed = tuple(t.id for t, v in members if v.claimed_pass)
+            if claimed or any(v.observed for _, v in members):
+                out.append(Recommendation(group, (), None, claimed, observed=any(v.observed for _, v in members)))
+    return tuple(out)
+
+
+def build_plan(rows: Sequence[VariantRow], columns: Sequence[Column], records: Iterable[dict[str, Any]]) -> Plan:
+    """The planning view of ``records``. A target with no record and no upstream claim says nothing a plan can use:
+    it is left out (and named in ``Plan.left_out``), unless it cannot exist."""
+    rows = list(rows)
+    by_cell = _records_by_cell(records)
+    recorded = {target for _, _, target in by_cell}
+    claimed = {claim["target"] for row in rows for claim in row.claims}
+    targets, left_out = [], []
+    for target in plan_targets(columns):
+        (targets if target.id in recorded | claimed or not target.available else left_out).append(target)
+    plan_rows = []
+    for pattern in patterns_of(rows):
+        verdicts = tuple(verdict(pattern, target, by_cell) for target in targets)
+        plan_rows.append(PlanRow(pattern, verdicts, _recommend(targets, verdicts)))
+    return Plan(tuple(targets), tuple(plan_rows), tuple(t.id for t in left_out))
