@@ -186,9 +186,10 @@ def write_history_nights(root: Path, nights: int, series: int, cells: int, start
     pairs = _cells(index)
     written = 0
     first = datetime.date.fromisoformat(start)
+    hosts = _series_hosts(series)
     for night in range(nights):
         date = (first + datetime.timedelta(days=night)).isoformat()
-        for kind, host, targets in _series_hosts(series):
+        for kind, host, targets in hosts:
             run = f"{date}_{host}_lib.0123456789ab"
             run_dir = root / run
             run_dir.mkdir(parents=True, exist_ok=True)

@@ -123,7 +123,7 @@ printf '   %s\n' "${runs[@]##*/}"
 mkdir -p "$site" "$history"
 
 merge_status=0
-"$PYTHON" -m harness merge "${runs[@]}" --out "$site" || merge_status=$?
+"$PYTHON" -m harness merge "${runs[@]}" --out "$site" --trend trend.html || merge_status=$?
 case "$merge_status" in
   0) ;;
   3) echo "nightly-publish.sh: warning: some input lines were damaged and left out of the matrix (named above)" >&2 ;;

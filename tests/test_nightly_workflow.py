@@ -128,7 +128,7 @@ def test_publish_downloads_every_host_artifact_then_merges_and_keeps_history(wor
     for kind in load_hosts():
         assert fnmatch.fnmatch(artifact_name.replace("${{ matrix.host }}", kind), download["with"]["pattern"])
     assert download["with"]["path"] == "tonight"
-    assert "harness merge tonight --out site" in step(publish, "merge")["run"]
+    assert "harness merge tonight --out site --trend trend.html" in step(publish, "merge")["run"]
     history = step(publish, "history")["run"]
     assert re.search(r"harness history \S+ --add tonight --out site/trend\.html --junit site/regressions\.xml", history)
     assert "GITHUB_STEP_SUMMARY" in history
@@ -403,7 +403,7 @@ def test_publish_script_takes_only_the_runs_of_its_night(tmp_path):
     assert "skipping" in process.stderr and "2026-11-23_c_rev" in process.stderr
     tonight = [str(collect / "2026-11-23_a_rev"), str(collect / "2026-11-23_b_rev")]
     merge, history_call = harness_calls(tmp_path)
-    assert merge == ["-m", "harness", "merge", *tonight, "--out", str(site)]
+    assert merge == ["-m", "harness", "merge", *tonight, "--out", str(site), "--trend", "trend.html"]
     assert history_call == ["-m", "harness", "history", str(history), "--add", *tonight,
                             "--out", str(site / "trend.html"), "--junit", str(site / "regressions.xml")]
     assert (site / "changes.txt").read_text() == "table of changes\n"

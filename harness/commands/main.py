@@ -23,11 +23,11 @@ per cell and an HTML compatibility matrix.
 Typical session (ONNX Runtime on this CPU, no GPU, no Docker):
   python -m harness generate --out out/cases
   python -m harness run --target ort-cpu --cases out/cases --results out/results.jsonl
-  python -m harness report --results out/results.jsonl --out reports/out/index.html
+  python -m harness report --results out/results.jsonl --cases out/cases --out reports/out/index.html
 
 Nightly, on each host, then on the host that publishes (see `python -m harness nightly --help`):
   python -m harness nightly --host-kind cpu --runs ~/trt-matrix/runs
-  python -m harness merge tonight/ --out site
+  python -m harness merge tonight/ --out site --trend trend.html
   python -m harness history ~/trt-matrix/history --add tonight/ --out site/trend.html --junit site/regressions.xml
   python -m harness diff OLD NEW --junit regressions.xml
 """

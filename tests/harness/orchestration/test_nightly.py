@@ -56,6 +56,8 @@ def test_a_nightly_generates_the_library_and_writes_a_dated_run_directory(tmp_pa
     assert provenance["carried_over_from"] is None and provenance["environment_sha256"]
     validate_record(records[0])
     assert (tmp_path / "runs" / ".cases").is_dir()  # the generated library, kept for the next night
+    kept = json.loads((run_dir / "cases-index.json").read_text())  # what the reports of this run read
+    assert [case["id"] for case in kept["cases"] if case["id"].startswith("control-qdq")] == ["control-qdq-conv-relu"]
     assert outputs.read_text().splitlines() == [f"run_dir={run_dir}", f"run_id={run_dir.name}"]
 
 

@@ -76,3 +76,18 @@ def test_a_path_without_runs_is_a_readable_error(tmp_path):
     result = harness("merge", str(tmp_path), "--out", str(tmp_path / "site"), check=False)
     assert result.returncode == 2
     assert f"{tmp_path}: neither a run directory nor a directory holding any" in result.stderr
+
+
+def test_the_merged_report_reads_the_case_index_each_run_kept(three_hosts, tmp_path):
+    import shutil
+
+    _, runs = three_hosts
+    harness("merge", str(runs["cpu-a"]), "--out", str(tmp_path / "site"))
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert "Control: explicit Q/DQ Conv + ReLU" in page and "not in the case library" not in page
+    bare = tmp_path / "bare"
+    shutil.copytree(runs["cpu-a"], bare)
+    (bare / "cases-index.json").unlink()  # a run written before runs kept their case index
+    result = harness("merge", str(bare), "--out", str(tmp_path / "bare-site"))
+    assert "no run directory holds a cases-index.json" in result.stderr
+    assert "not in the case library" in (tmp_path / "bare-site" / "index.html").read_text()

@@ -1,0 +1,230 @@
+"""The report in a real browser (headless Chromium through chromedriver): the planning verdict of a known results
+file, filters that hide rows, panels that open and close with and without JavaScript, shareable cell addresses,
+and nothing fetched from the network. Skipped where Chromium is missing, except in CI (CI=true), where it fails."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.harness.commands.test_main import harness
+from tests.reports.conftest import ISSUE, make_record, write_jsonl
+
+CHROMIUM = [shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome")]
+CHROMEDRIVER = shutil.which("chromedriver")
+NOTE = "ONNX Runtime has no analogue of the TensorRT Conv + PWN fusion."
+
+
+def _browser_or_skip():
+    missing = []
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("the selenium package (pip install -e '.[test]')")
+    if not any(CHROMIUM):
+        missing.append("Chromium (apt-get install chromium)")
+    if not CHROMEDRIVER:
+        missing.append("chromedriver (apt-get install chromium-driver)")
+    if missing:
+        message = "a real browser is needed: missing " + ", ".join(missing)
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def chromium(javascript: bool, width: int = 1400):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = next(path for path in CHROMIUM if path)
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     f"--window-size={width},1000"):
+        options.add_argument(argument)
+    if not javascript:
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory) -> Path:
+    """The report of a known results file, written by the real command: S1 fails on trt86-orin (its workaround
+    passes there), passes on ort-cpu (with ONNX Runtime's note); the control passes on both."""
+    _browser_or_skip()
+    tmp = tmp_path_factory.mktemp("browser")
+    index = {"format": "trt-matrix/cases/1", "cases": [
+        {"id": "s1-conv-silu", "title": "YOLO stem Conv + SiLU", "pattern": "S1", "links": [ISSUE],
+         "backend_notes": {"onnxruntime": NOTE}, "remedy": "Mark the Sigmoid's output as a network output.",
+         "variants": [
+             {"name": "stem", "role": "failing", "description": "as reported", "mode": "implicit-int8",
+              "claims": [{"target": "trt86-orin", "outcome": "fail", "source": ISSUE, "strength": "issue-thread",
+                          "category": "no-implementation", "note": ""}]},
+             {"name": "sigmoid-output-marked", "role": "workaround", "description": "the maintainer's workaround",
+              "mode": "implicit-int8", "claims": []}]},
+        {"id": "control-qdq", "title": "Control: Q/DQ Conv + ReLU", "pattern": "control", "links": [],
+         "variants": [{"name": "conv-relu", "role": "control", "description": "the plainest Q/DQ conv",
+                       "mode": "explicit-qdq", "claims": []}]}]}
+    (tmp / "cases").mkdir()
+    (tmp / "cases" / "index.json").write_text(json.dumps(index))
+    fail = ("no-implementation", "Could not find any implementation for node /model.0/conv/Conv", "/model.0/conv/Conv")
+    records = [
+        make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=fail, log="[TRT] [E] 10: build failed"),
+        make_record("s1-conv-silu", "sigmoid-output-marked", "trt86-orin", "pass"),
+        make_record("s1-conv-silu", "stem", "ort-cpu", "pass"),
+        make_record("s1-conv-silu", "sigmoid-output-marked", "ort-cpu", "fallback", fallback_nodes=["/model.0/conv/Conv"],
+                    precision={"/model.0/conv/Conv": "fp32"}),
+        make_record("control-qdq", "conv-relu", "trt86-orin", "pass"),
+        make_record("control-qdq", "conv-relu", "ort-cpu", "pass"),
+    ]
+    results = write_jsonl(tmp / "results.jsonl", records)
+    harness("report", "--results", str(results), "--cases", str(tmp / "cases"), "--out", str(tmp / "index.html"),
+            "--trend", "trend.html")
+    return tmp / "index.html"
+
+
+@pytest.fixture(scope="module")
+def with_js():
+    _browser_or_skip()
+    driver = chromium(javascript=True)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def without_js():
+    _browser_or_skip()
+    driver = chromium(javascript=False)
+    yield driver
+    driver.quit()
+
+
+def open_page(driver, page: Path, anchor: str = ""):
+    driver.get(page.as_uri() + anchor)
+    driver.get_log("performance")  # start each check with an empty network log
+    return driver
+
+
+def verdict(driver, pattern: str, target: str) -> str:
+    from selenium.webdriver.common.by import By
+
+    cell = driver.find_element(By.CSS_SELECTOR, f'tr#plan-{pattern} td[data-target="{target}"]')
+    return " ".join(cell.find_element(By.TAG_NAME, "summary").text.split())
+
+
+def test_the_planning_view_answers_with_one_verdict_per_pattern_and_target(with_js, page):
+    from selenium.webdriver.common.by import By
+
+    open_page(with_js, page)
+    assert verdict(with_js, "S1", "trt86-orin") == "W works with workaround sigmoid-output-marked"
+    assert verdict(with_js, "S1", "ort-cpu").startswith("✓ works as reported ⓘ ONNX Runtime note")
+    assert verdict(with_js, "control", "trt86-orin") == "✓ works as reported"
+    assert verdict(with_js, "S1", "trt92-orin") == "⊘ cannot exist"
+    columns = [th.get_attribute("data-target") for th in with_js.find_elements(By.CSS_SELECTOR, "table.plan th.ptarget")]
+    assert columns == ["trt86-orin", "trt92-orin", "trt102-orin", "ort-cpu"]  # by platform, then version; ORT apart
+    recommend = with_js.find_element(By.CSS_SELECTOR, 'tr#plan-S1 [data-recommend="S1"]').text
+    assert "TensorRT · Jetson AGX Orin: trt86-orin (works with workaround sigmoid-output-marked)" in recommend
+    assert "What to do: Mark the Sigmoid's output as a network output." in with_js.find_element(
+        By.CSS_SELECTOR, "tr#plan-S1 th").text
+
+
+def test_filters_hide_rows_and_columns(with_js, page):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    open_page(with_js, page)
+
+    def shown():
+        return [row.get_attribute("id") for row in with_js.find_elements(By.CSS_SELECTOR, "table.matrix tr[data-variant]")
+                if row.is_displayed()]
+
+    assert shown() == ["s1-conv-silu/stem", "s1-conv-silu/sigmoid-output-marked", "control-qdq/conv-relu"]
+    search = with_js.find_element(By.ID, "f-text")
+    search.send_keys("sigmoid")
+    assert shown() == ["s1-conv-silu/sigmoid-output-marked"]
+    assert "showing 1 of 3 variants" in with_js.find_element(By.ID, "f-count").text
+    search.clear()
+    search.send_keys(" ")  # an input event with an empty query: every row again
+    for box in with_js.find_elements(By.CSS_SELECTOR, "#f-outcome input"):
+        if box.get_attribute("value") != "fail":
+            box.click()
+    assert shown() == ["s1-conv-silu/stem"]  # the only variant with a fail cell
+    with_js.find_element(By.CSS_SELECTOR, "#filters button[type=reset]").click()
+    Select(with_js.find_element(By.ID, "f-version")).select_by_visible_text("8.6")
+    heads = [th.get_attribute("data-target") for th in with_js.find_elements(By.CSS_SELECTOR, "th.colhead")
+             if th.is_displayed()]
+    assert heads == ["trt86-x86", "trt86-orin"]  # 8.6.1 and 8.6.2
+
+
+def test_with_javascript_one_drawer_shows_a_panel_at_a_time_and_closes(with_js, page):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(with_js, page)
+    drawer = with_js.find_element(By.ID, "drawer")
+    failed = with_js.find_element(By.ID, "s1-conv-silu/stem@trt86-orin")
+    failed.find_element(By.TAG_NAME, "summary").click()
+    assert drawer.is_displayed()
+    text = drawer.text
+    assert "s1-conv-silu / stem on trt86-orin" in text and "[TRT] [E] 10: build failed" in text
+    assert "Could not find any implementation for node /model.0/conv/Conv" in text and "agrees" in text
+    assert with_js.current_url.endswith("#s1-conv-silu/stem@trt86-orin")  # a shareable address
+    assert not with_js.find_elements(By.CSS_SELECTOR, "details[open]")  # the drawer, not an inline panel
+    other = with_js.find_element(By.ID, "s1-conv-silu/stem@ort-cpu")
+    other.find_element(By.TAG_NAME, "summary").click()  # the cell stays clickable: the drawer sits beside the page
+    assert "s1-conv-silu / stem on ort-cpu" in drawer.text and "build failed" not in drawer.text
+    assert NOTE in drawer.text
+    with_js.find_element(By.CSS_SELECTOR, "#drawer .close").click()
+    assert not drawer.is_displayed()
+    with_js.find_element(By.CSS_SELECTOR, 'tr#plan-S1 td[data-target="trt86-orin"] summary').click()
+    assert "works with workaround" in drawer.text and "sigmoid-output-marked" in drawer.text
+    with_js.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+    assert not drawer.is_displayed()
+
+
+def test_a_shared_cell_address_opens_that_cell(with_js, page):
+    from selenium.webdriver.common.by import By
+
+    open_page(with_js, page, "#s1-conv-silu/sigmoid-output-marked@ort-cpu")
+    drawer = with_js.find_element(By.ID, "drawer")
+    assert drawer.is_displayed() and "s1-conv-silu / sigmoid-output-marked on ort-cpu" in drawer.text
+    assert "/model.0/conv/Conv" in drawer.text
+    link = drawer.find_element(By.LINK_TEXT, "this cell, night after night")
+    assert link.get_attribute("href").endswith("trend.html#s1-conv-silu/sigmoid-output-marked")
+
+
+def test_without_javascript_every_panel_opens_and_closes_in_place(without_js, page):
+    from selenium.webdriver.common.by import By
+
+    open_page(without_js, page)
+    assert not without_js.find_element(By.ID, "filters").is_displayed()  # filters need JavaScript: hidden
+    for selector in ("td[id='s1-conv-silu/stem@trt86-orin']", 'tr#plan-S1 td[data-target="trt86-orin"]',
+                     'th.colhead[data-target="trt86-orin"]'):
+        holder = without_js.find_element(By.CSS_SELECTOR, selector)
+        summary = holder.find_element(By.TAG_NAME, "summary")
+        panel = holder.find_element(By.CLASS_NAME, "pop")
+        assert not panel.is_displayed()
+        summary.click()
+        assert panel.is_displayed() and panel.text
+        summary.click()  # Selenium refuses a click on a covered element: the panel leaves its opener in view
+        assert not panel.is_displayed()
+    failed = without_js.find_element(By.CSS_SELECTOR, "td[id='s1-conv-silu/stem@trt86-orin']")
+    failed.find_element(By.TAG_NAME, "summary").click()
+    assert "Could not find any implementation for node /model.0/conv/Conv" in failed.find_element(By.CLASS_NAME, "pop").text
+
+
+def test_nothing_is_fetched_from_the_network(with_js, page):
+    from selenium.webdriver.common.by import By
+
+    with_js.get(page.as_uri())
+    with_js.find_element(By.ID, "s1-conv-silu/stem@trt86-orin").find_element(By.TAG_NAME, "summary").click()
+    requested = []
+    for entry in with_js.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            requested.append(message["params"]["request"]["url"])
+    assert requested and all(url.startswith("file://") for url in requested), requested
