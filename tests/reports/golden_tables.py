@@ -1,7 +1,8 @@
 """What the matrix report says about a fixed results file, as plain data, and the golden copy of it.
 
 The fixture ``golden/ort-cpu-run.jsonl`` is a real run (ONNX Runtime on CPU: control-qdq-conv-relu, s1-conv-silu and
-s4-bn-mish; trt92-orin, which matrix.yaml marks unavailable, on s4-bn-mish). ``golden/matrix-tables.json`` is what
+s4-bn-mish; trt92-orin, which matrix.yaml marks unavailable, on s4-bn-mish); ``golden/cases/index.json`` is the case
+index of the library it ran (the report reads rows and claims from it, never from the case library's code). ``golden/matrix-tables.json`` is what
 `python -m harness report` said about it: column ids, row keys, each cell's kind and text, and the per-target counts
 of observed outcomes. Only the rows of the cases the fixture ran are kept, so adding a case to the library does not
 change the golden; timestamps and markup are not compared.
@@ -24,6 +25,7 @@ from tests.reports.conftest import parse_html
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 RESULTS = HERE / "golden" / "ort-cpu-run.jsonl"
+CASES = HERE / "golden" / "cases"
 GOLDEN = HERE / "golden" / "matrix-tables.json"
 # Summary columns that count cells of the whole case library, not of the fixture's cases.
 LIBRARY_WIDE_COUNTS = ("claimed, not run", "not run")
@@ -32,7 +34,8 @@ LIBRARY_WIDE_COUNTS = ("claimed, not run", "not run")
 def render(out: Path) -> str:
     """The report on RESULTS, written by the real command."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    subprocess.run([sys.executable, "-m", "harness", "report", "--results", str(RESULTS), "--out", str(out)],
+    subprocess.run([sys.executable, "-m", "harness", "report", "--results", str(RESULTS), "--cases", str(CASES),
+                    "--out", str(out)],
                    cwd=REPO, env=env, check=True, capture_output=True, text=True)
     return out.read_text(encoding="utf-8")
 
@@ -46,11 +49,10 @@ def report_tables(html: str, cases: set[str]) -> dict[str, Any]:
     for tr in matrix.find_all("tr"):
         if tr.attrs.get("data-case") not in cases:
             continue
-        cells = tr.find_all("td", cls="cell")
+        cells = tr.find_all("td", cls="c")
         assert len(cells) == len(columns), f"row {tr.attrs['data-case']}/{tr.attrs['data-variant']}: cells vs columns"
         rows[f"{tr.attrs['data-case']}/{tr.attrs['data-variant']}"] = {
-            column: f"{td.attrs['data-outcome']}: {td.find_all(cls='face')[0].text}"
-            for column, td in zip(columns, cells)
+            column: f"{td.attrs['data-k']}: {td.find_all(cls='f')[0].text}" for column, td in zip(columns, cells)
         }
     summary = {
         tr.attrs["data-target"]: {td.attrs["data-count"]: int(td.text) for td in tr.find_all("td")

@@ -21,4 +21,4 @@ def test_report_on_the_fixed_run_says_what_the_golden_says(tmp_path):
 def test_the_golden_covers_observed_claimed_unavailable_and_empty_cells():
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     kinds = {text.split(":")[0] for cells in golden["rows"].values() for text in cells.values()}
-    assert {"pass", "fallback", "unavailable", "claimed", "target-unavailable", "not-run"} <= kinds
+    assert {"pass", "fallback", "unavailable", "claimed", "cannot-exist", "not-run"} <= kinds
