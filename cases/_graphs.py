@@ -28,6 +28,12 @@ def conv_weight(name: str, shape: tuple[int, ...]) -> gs.Constant:
     return gs.Constant(name, values.astype(np.float32))
 
 
+def dense_weight(name: str, shape: tuple[int, ...], fan_in: int) -> gs.Constant:
+    """A weight of any layout drawn N(0, 1/fan_in), ``fan_in`` being the number of products summed per output."""
+    values = rng_for(name).normal(0.0, 1.0 / np.sqrt(fan_in), size=shape)
+    return gs.Constant(name, values.astype(np.float32))
+
+
 def bias(name: str, channels: int) -> gs.Constant:
     """A small conv bias in [-0.1, 0.1)."""
     return gs.Constant(name, rng_for(name).uniform(-0.1, 0.1, size=channels).astype(np.float32))
@@ -83,9 +89,11 @@ def per_tensor_scale(values: np.ndarray) -> np.ndarray:
     return np.array(np.abs(values).max() / INT8_MAX, dtype=np.float32)
 
 
-def per_channel_scale(values: np.ndarray) -> np.ndarray:
-    """Symmetric INT8 scale per output channel (axis 0): max|x| over the other axes / 127."""
-    return (np.abs(values).reshape(values.shape[0], -1).max(axis=1) / INT8_MAX).astype(np.float32)
+def per_channel_scale(values: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Symmetric INT8 scale per channel of ``axis`` (a conv's output channels are axis 0): max|x| over the other
+    axes / 127."""
+    moved = np.moveaxis(np.abs(values), axis, 0)
+    return (moved.reshape(moved.shape[0], -1).max(axis=1) / INT8_MAX).astype(np.float32)
 
 
 def quantize_values(values: np.ndarray, scale: np.ndarray, axis: int = 0) -> np.ndarray:
@@ -116,6 +124,14 @@ def _axis_attr(scale: gs.Constant, axis) -> dict:
     if per_channel != (axis is not None):
         raise ValueError(f"{scale.name}: a per-channel scale needs an axis and a per-tensor one none (axis={axis})")
     return {"axis": axis} if per_channel else {}
+
+
+def dequantize_int8_weight(graph: gs.Graph, weights: gs.Constant, scale: np.ndarray, quantized_name: str,
+                           scale_name: str, zero_point_name: str, name: str, output: str, axis=None) -> gs.Variable:
+    """Pre-quantized weights: an INT8 initializer ``quantized_name`` holding what QuantizeLinear makes of ``weights``,
+    read through one DequantizeLinear ``name`` (per-channel along ``axis`` for a 1-D ``scale``)."""
+    stored = gs.Constant(quantized_name, quantize_values(weights.values, np.asarray(scale), axis or 0))
+    return dequantize_linear(graph, stored, *quantizer_params(scale_name, zero_point_name, scale), name, output, axis)
 
 
 def torch_fake_quantize(graph: gs.Graph, x, quantizer: str, scale: np.ndarray, axis=None) -> gs.Variable:

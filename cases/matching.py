@@ -97,3 +97,95 @@ def is_depthwise(conv: Any) -> bool:
     weight = weight_constant(conv.inputs[1])
     shape = getattr(weight, "shape", None)
     return bool(shape) and len(shape) >= 2 and shape[1] == 1
+
+
+def ends_graph(graph: Any, tensor: Any) -> bool:
+    """``tensor`` is a graph output that no node reads: nothing follows it."""
+    return is_graph_output(graph, tensor) and not consumers(tensor)
+
+
+def follow_chain(node: Any, optional_ops: tuple[str, ...]) -> list[Any]:
+    """``node`` and, in order, each of ``optional_ops`` that is the only reader of the chain's last output."""
+    chain = [node]
+    for op in optional_ops:
+        reader = only_consumer(chain[-1].outputs[0])
+        if reader is not None and reader.op == op:
+            chain.append(reader)
+    return chain
+
+
+def follow_qdq(tensor: Any) -> list[Any]:
+    """[QuantizeLinear, DequantizeLinear] when ``tensor`` is read only by Q and that Q only by DQ; else []."""
+    q = only_consumer(tensor)
+    if q is None or q.op != "QuantizeLinear":
+        return []
+    dq = only_consumer(q.outputs[0])
+    return [q, dq] if dq is not None and dq.op == "DequantizeLinear" else []
+
+
+def swish_after(tensor: Any) -> list[Any] | None:
+    """[Sigmoid, Mul] when ``tensor`` is read exactly by Sigmoid(x) and Mul(x, Sigmoid(x)) (SiLU as exported)."""
+    readers = consumers(tensor)
+    sigmoids = [n for n in readers if n.op == "Sigmoid"]
+    muls = [n for n in readers if n.op == "Mul"]
+    if len(readers) != 2 or len(sigmoids) != 1 or len(muls) != 1:
+        return None
+    sigmoid, mul = sigmoids[0], muls[0]
+    if only_consumer(sigmoid.outputs[0]) is not mul:
+        return None
+    return [sigmoid, mul] if {id(t) for t in mul.inputs} == {id(tensor), id(sigmoid.outputs[0])} else None
+
+
+def quantization_axis(tensor: Any) -> int | None:
+    """The per-channel axis of the DequantizeLinear that writes ``tensor``; None when its scale is one value."""
+    dq = dequantized(tensor)
+    shape = getattr(dq.inputs[1], "shape", None) if dq is not None else None
+    return attr(dq, "axis", 1) if shape else None  # ONNX's default axis is 1
+
+
+PASS_THROUGH_OPS = ("BatchNormalization", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSwish")
+
+
+def quantized_layer_behind(tensor: Any, layer_ops: tuple[str, ...] = ("Conv", "ConvTranspose")) -> Any | None:
+    """The layer with a quantized weight that computes ``tensor``, walking back through Q/DQ pairs, BatchNorm,
+    activations and SiLU (Mul(x, Sigmoid(x))); None when something else computes it."""
+    for _ in range(8):  # a Q/DQ, a BN and an activation at most between a layer and its consumer; bounded anyway
+        node = producer(tensor)
+        if node is None:
+            return None
+        if node.op in layer_ops:
+            weight = node.inputs[1] if len(node.inputs) > 1 else None
+            return node if weight is not None and is_quantized_weight(weight) else None
+        pair = qdq_pair(tensor)
+        if pair is not None:
+            tensor = pair[0].inputs[0]
+        elif node.op in PASS_THROUGH_OPS:
+            tensor = node.inputs[0]
+        elif node.op == "Mul" and len(node.inputs) == 2 and swish_after(node.inputs[0]) == [
+                producer(node.inputs[1]), node]:
+            tensor = node.inputs[0]
+        else:
+            return None
+    return None
+
+
+def dequantize_scale(tensor: Any) -> Any | None:
+    """The scale values of the DequantizeLinear that writes ``tensor`` (a numpy array), None if not a constant."""
+    dq = dequantized(tensor)
+    scale = dq.inputs[1] if dq is not None else None
+    return getattr(scale, "values", None)
+
+
+def ancestor(tensor: Any, op: str, max_nodes: int = 32) -> Any | None:
+    """The nearest node of type ``op`` upstream of ``tensor``, searched breadth first over at most ``max_nodes``
+    nodes (a layer or two back, not the whole network); None when there is none that close."""
+    queue, seen = [tensor], set()
+    while queue and len(seen) < max_nodes:
+        node = producer(queue.pop(0))
+        if node is None or id(node) in seen:
+            continue
+        if node.op == op:
+            return node
+        seen.add(id(node))
+        queue.extend(node.inputs)
+    return None

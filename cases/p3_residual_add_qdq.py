@@ -1,0 +1,153 @@
+"""P3: a residual Add whose identity branch does or does not go through Q/DQ.
+
+Upstream: https://github.com/NVIDIA/TensorRT/issues/1992 (closed): a maintainer: without a Q/DQ pair on the
+residual branch the Add has to run in FP16/FP32; with one it runs INT8 (TensorRT fuses it into the conv).
+https://github.com/NVIDIA/TensorRT/issues/2204 (TensorRT 8.4.1.5, GTX 1080 Ti): under QAT a Swish + Add ran
+INT8-in FP32-out where PTQ kept it INT8; a maintainer asked whether a Q/DQ after the Add had been tried. Neither
+thread names a version of our matrix (one no version, the other 8.4), so the variants carry no claims.
+
+The graph is the smallest residual unit: Q/DQ -> Conv(3x3, 32 -> 32, weight Q/DQ per channel) -> Add(identity) ->
+ReLU, the identity being the block input. Names follow pytorch-quantization's quantized torchvision ResNet
+(``_input_quantizer``/``_weight_quantizer``, ``residual_quantizer``; see cases/s5_qdq_resnet_block.py) in a
+``layer1.0`` block; the quantizers after the conv and after the Add are ours, named for the layer they feed.
+"""
+from __future__ import annotations
+
+import onnx_graphsurgeon as gs
+
+from cases import _graphs as g
+from cases import matching as m
+from cases.model import Built, Case, Match, Tolerance, Variant
+
+ADD_FP32 = "https://github.com/NVIDIA/TensorRT/issues/1992"
+QDQ_AFTER_ADD = "https://github.com/NVIDIA/TensorRT/issues/2204"
+
+BLOCK = "/layer1/layer1.0"
+CONV = f"{BLOCK}/conv1/Conv"
+ADD = f"{BLOCK}/Add"
+RESIDUAL_QUANTIZER = f"{BLOCK}/residual_quantizer"
+SIZE = 16
+REPORTED = {"channels": 32, "identity_qdq": False, "conv_output_qdq": False, "add_output_qdq": False}
+
+
+class ResidualAddQdq(Case):
+    id = "p3-residual-add-qdq"
+    title = "Residual Add with and without Q/DQ on the identity branch"
+    pattern = "P3"
+    links = (ADD_FP32, QDQ_AFTER_ADD)
+    mode = "explicit-qdq"
+    opset = 13
+    tolerance = Tolerance(
+        min_cosine=0.999,
+        max_abs_error=2 * g.UNIT_ACTIVATION_SCALE,
+        reason=(
+            "Compared with the reference evaluation of the same Q/DQ graph. A re-quantized tensor (conv output, Add "
+            "output) moves by one step when a rounding tie flips, and the identity adds its own step when it is "
+            "quantized: 2 activation steps for an INT8 backend. ONNX Runtime, which kept the TensorRT-style forms in "
+            "float, measured at most 3e-6 off, and nothing on every-tensor-qdq."
+        ),
+    )
+    backend_notes = {
+        "onnxruntime": (
+            "ONNX Runtime's CPU EP makes a conv INT8 only when a QuantizeLinear follows it, and an Add INT8 (QLinearAdd) "
+            "only when both inputs come through DequantizeLinear and a QuantizeLinear follows it; TensorRT instead "
+            "fuses the Add into the conv. So the ONNX Runtime cells of the TensorRT-style forms show float nodes for "
+            "ONNX Runtime's reasons; only every-tensor-qdq is fully INT8 there."
+        ),
+    }
+    variants = (
+        Variant(
+            name="identity-float",
+            role="failing",
+            description="Q/DQ -> Conv(3x3, 32 -> 32) -> Add(conv, identity) -> ReLU on 1x32x16x16; the identity (the "
+            "block input) reaches the Add without Q/DQ.",
+            params=REPORTED,
+        ),
+        Variant(
+            name="identity-qdq",
+            role="workaround",
+            description=f"As identity-float, with a Q/DQ pair (the residual quantizer) on the identity branch, as a "
+            f"maintainer recommends in {ADD_FP32}.",
+            params={**REPORTED, "identity_qdq": True},
+        ),
+        Variant(
+            name="qdq-after-add",
+            role="workaround",
+            description=f"As identity-float, with a Q/DQ after the Add (asked about by a maintainer in "
+            f"{QDQ_AFTER_ADD}).",
+            params={**REPORTED, "add_output_qdq": True},
+        ),
+        Variant(
+            name="every-tensor-qdq",
+            role="sweep",
+            description="Q/DQ on the conv output, the identity and the Add output: the placement ONNX Runtime's "
+            "quantizer writes, which the TensorFlow quantization toolkit's docs call suboptimal for TensorRT fusion.",
+            params={**REPORTED, "identity_qdq": True, "conv_output_qdq": True, "add_output_qdq": True},
+        ),
+        Variant(
+            name="channels-64",
+            role="sweep",
+            description="identity-float with 64 channels.",
+            params={**REPORTED, "channels": 64},
+        ),
+        Variant(
+            name="channels-64-identity-qdq",
+            role="sweep",
+            description="identity-qdq with 64 channels.",
+            params={**REPORTED, "channels": 64, "identity_qdq": True},
+        ),
+    )
+
+    @staticmethod
+    def build(variant: Variant) -> Built:
+        p = variant.params
+        channels = p["channels"]
+        shape = (1, channels, SIZE, SIZE)
+        graph = gs.Graph(name=ResidualAddQdq.id, opset=ResidualAddQdq.opset)
+        x = g.graph_input("input", shape)
+        graph.inputs.append(x)
+        x_dq = g.torch_fake_quantize(graph, x, f"{BLOCK}/conv1/_input_quantizer", g.UNIT_ACTIVATION_SCALE)
+        weight = g.conv_weight("layer1.0.conv1.weight", (channels, channels, 3, 3))
+        w_dq = g.torch_fake_quantize(graph, weight, f"{BLOCK}/conv1/_weight_quantizer",
+                                     g.per_channel_scale(weight.values), axis=0)
+        y = g.torch_node(graph, "Conv", f"{BLOCK}/conv1", [x_dq, w_dq], g.conv_attrs(3, pad=1))
+        if p["conv_output_qdq"]:
+            y = g.torch_fake_quantize(graph, y, f"{BLOCK}/add/_input_quantizer", g.UNIT_ACTIVATION_SCALE)
+        identity = x
+        if p["identity_qdq"]:
+            identity = g.torch_fake_quantize(graph, x, RESIDUAL_QUANTIZER, g.UNIT_ACTIVATION_SCALE)
+        y = g.torch_node(graph, "Add", BLOCK, [y, identity])
+        if p["add_output_qdq"]:
+            y = g.torch_fake_quantize(graph, y, f"{BLOCK}/relu/_input_quantizer", g.UNIT_ACTIVATION_SCALE)
+        g.mark_output(graph, g.torch_node(graph, "Relu", f"{BLOCK}/relu", [y]), shape)
+        # The conv and the Add: whether the Add stays INT8 (fused into the conv) is the pattern.
+        return Built(graph, expected_int8=(CONV, ADD))
+
+    @classmethod
+    def find(cls, graph) -> list[Match]:
+        """Every Add of a quantized conv path (a Conv with Q/DQ weight, maybe through BatchNorm or a Q/DQ) and a
+        non-constant identity; the variant says where Q/DQ sit around it."""
+        found = []
+        for add in m.nodes_of(graph, "Add"):
+            if len(add.inputs) != 2 or any(m.is_constant(t) for t in add.inputs):
+                continue
+            sides = [m.quantized_layer_behind(t, ("Conv",)) for t in add.inputs]
+            if sides[0] is None and sides[1] is None:
+                continue
+            conv_index = 0 if sides[0] is not None else 1
+            conv, identity = sides[conv_index], add.inputs[1 - conv_index]
+            identity_qdq = m.qdq_pair(identity)
+            conv_side_qdq = m.qdq_pair(add.inputs[conv_index]) is not None
+            output_qdq = bool(m.follow_qdq(add.outputs[0]))
+            if identity_qdq:
+                variant = "every-tensor-qdq" if conv_side_qdq and output_qdq else "identity-qdq"
+            else:
+                variant = "qdq-after-add" if output_qdq else "identity-float"
+            nodes = (add.name, conv.name, *(n.name for n in identity_qdq or ()))
+            where = "through a Q/DQ pair" if identity_qdq else "without Q/DQ"
+            found.append(Match(
+                case=cls.id, nodes=nodes, variant=variant,
+                note=f"Residual Add {add.name} of quantized conv {conv.name} and an identity {where}: without Q/DQ "
+                     "on the identity, TensorRT runs the Add in FP16/FP32 instead of fusing it INT8 into the conv.",
+            ))
+        return found
