@@ -206,9 +206,10 @@ def _attention_score(graph: gs.Graph, qdq: str) -> Built:
     key = g.graph_input("proxy_key", (1, KEY_CHANNELS, OBJECTS))
     graph.inputs.extend([pixels, key])
     scope = f"{OCR}/f_pixel"
+    pixels = _input_quantizer(graph, pixels, scope)
     weight = _int8_weight(graph, "ocr.object_context_block.f_pixel.weight", (KEY_CHANNELS, KEY_CHANNELS),
                           KEY_CHANNELS, 1, scope)
-    query = g.torch_node(graph, "MatMul", scope, [_input_quantizer(graph, pixels, scope), weight])
+    query = g.torch_node(graph, "MatMul", scope, [pixels, weight])
     if qdq in ("query", "both"):
         query = g.torch_fake_quantize(graph, query, f"{OCR}/query_quantizer", g.UNIT_ACTIVATION_SCALE)
     if qdq == "both":

@@ -96,3 +96,28 @@ def test_torch_node_naming_and_output_marking():
     assert (graph.nodes[0].name, y.name) == ("/model.0/act/Relu", "/model.0/act/Relu_output_0")
     g.mark_output(graph, y, (1, 3, 4, 4))
     assert graph.outputs == [y] and y.dtype == np.float32 and tuple(y.shape) == (1, 3, 4, 4)
+
+
+def test_per_channel_scale_along_another_axis_maps_each_column_to_127():
+    w = g.dense_weight("fc.weight", (32, 48), fan_in=32).values
+    scale = g.per_channel_scale(w, axis=1)
+    assert scale.shape == (48,)
+    assert (np.abs(g.quantize_values(w, scale, axis=1)).max(axis=0) == 127).all()
+    np.testing.assert_array_equal(g.per_channel_scale(w.T), scale)
+
+
+def test_dense_weight_keeps_the_variance_of_its_fan_in():
+    assert g.dense_weight("fc.weight", (256, 64), fan_in=256).values.std() == pytest.approx(1 / 16, rel=0.05)
+
+
+def test_dequantize_int8_weight_stores_what_quantizelinear_makes_and_reads_it_through_one_dq():
+    graph = gs.Graph()
+    w = g.dense_weight("fc.weight", (32, 48), fan_in=32)
+    scale = g.per_channel_scale(w.values, axis=1)
+    out = g.dequantize_int8_weight(graph, w, scale, "fc.weight_int8", "s", "z", "dq", "dq_out", axis=1)
+    (dq,) = graph.nodes
+    stored, s, z = dq.inputs
+    assert (dq.op, dq.attrs, dq.outputs[0]) == ("DequantizeLinear", {"axis": 1}, out)
+    assert stored.name == "fc.weight_int8" and stored.values.dtype == np.int8
+    np.testing.assert_array_equal(stored.values, g.quantize_values(w.values, scale, axis=1))
+    assert (s.name, z.name, z.values.dtype) == ("s", "z", np.int8)

@@ -155,3 +155,24 @@ def test_a_module_dropped_into_the_folder_is_discovered(tmp_path):
     out = subprocess.run([sys.executable, "-c", "import cases; print([c.id for c in cases.all_cases()])"],
                          cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     assert "'zz-new'" in out
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
+def test_a_variant_claims_at_most_once_per_target(pair):
+    """The report and the record read the first claim for a target: a second one would never show."""
+    _, variant = pair
+    targets = [claim.target for claim in variant.claims]
+    assert len(targets) == len(set(targets)), targets
+
+
+MATCHING_CASES = [case for case in all_cases() if case.find.__func__ is not cases.Case.find.__func__]
+
+
+@pytest.mark.parametrize("case", MATCHING_CASES, ids=lambda case: case.id)
+def test_a_matcher_finds_its_cases_failing_form_and_nothing_in_a_plain_fp32_conv_relu(case, user_graph,
+                                                                                      fp32_conv_relu_graph):
+    for variant in (v for v in case.variants if v.role == "failing"):
+        found = case.find(user_graph(case, variant, rename=True))
+        assert variant.name in {match.variant for match in found}, (variant.name, found)
+        assert all(match.case == case.id and match.nodes and match.note for match in found)
+    assert case.find(fp32_conv_relu_graph) == []
