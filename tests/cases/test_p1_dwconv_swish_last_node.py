@@ -6,7 +6,8 @@ import onnx
 import pytest
 
 from cases.generate import export_model
-from cases.p1_dwconv_swish_last_node import CONV, REPORTED, SWEEP_SIZE, SUCCESSOR_CONV, DwConvSwishLastNode as P1
+from cases.p1_dwconv_swish_last_node import CONV, REPORTED, SUCCESSOR_CONV, SWEEP_SIZE
+from cases.p1_dwconv_swish_last_node import DwConvSwishLastNode as P1
 
 LOG_LAYER = "w + node_of_dqconv.dwconv + PWN(node_of_swish.sigmoid, node_of_swish.mul)"
 Q, DQ = "QuantizeLinear", "DequantizeLinear"

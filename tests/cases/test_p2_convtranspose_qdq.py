@@ -7,7 +7,8 @@ import onnx.reference
 import pytest
 
 from cases.generate import export_model, reference_model
-from cases.p2_convtranspose_qdq import DECONV, REPORTED, WEIGHT, ConvTransposeQdq as P2
+from cases.p2_convtranspose_qdq import DECONV, REPORTED, WEIGHT
+from cases.p2_convtranspose_qdq import ConvTransposeQdq as P2
 
 Q, DQ = "QuantizeLinear", "DequantizeLinear"
 QDQ = [Q, DQ]

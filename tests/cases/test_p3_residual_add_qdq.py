@@ -7,7 +7,8 @@ import onnx_graphsurgeon as gs
 import pytest
 
 from cases.generate import export_model
-from cases.p3_residual_add_qdq import ADD, CONV, REPORTED, RESIDUAL_QUANTIZER, ResidualAddQdq as P3
+from cases.p3_residual_add_qdq import ADD, CONV, REPORTED, RESIDUAL_QUANTIZER
+from cases.p3_residual_add_qdq import ResidualAddQdq as P3
 
 Q, DQ = "QuantizeLinear", "DequantizeLinear"
 QDQ = [Q, DQ]

@@ -7,7 +7,8 @@ import pytest
 
 from cases import _graphs as g
 from cases.generate import export_model
-from cases.p4_concat_requantize import FUSE_CONV, REPORTED, UNEQUAL, ConcatRequantize as P4
+from cases.p4_concat_requantize import FUSE_CONV, UNEQUAL
+from cases.p4_concat_requantize import ConcatRequantize as P4
 
 Q, DQ = "QuantizeLinear", "DequantizeLinear"
 QDQ = [Q, DQ]

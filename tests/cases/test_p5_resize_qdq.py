@@ -6,7 +6,8 @@ import onnx
 import pytest
 
 from cases.generate import export_model
-from cases.p5_resize_qdq import LATERAL, REPORTED, RESIZE, SMOOTH, ResizeQdq as P5
+from cases.p5_resize_qdq import LATERAL, REPORTED, RESIZE, SMOOTH
+from cases.p5_resize_qdq import ResizeQdq as P5
 
 Q, DQ = "QuantizeLinear", "DequantizeLinear"
 QDQ = [Q, DQ]

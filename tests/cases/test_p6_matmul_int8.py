@@ -8,7 +8,8 @@ import pytest
 
 from cases import _graphs as g
 from cases.generate import export_model
-from cases.p6_matmul_int8 import PROJECTION, SCORE, MatMulInt8 as P6
+from cases.p6_matmul_int8 import PROJECTION, SCORE
+from cases.p6_matmul_int8 import MatMulInt8 as P6
 
 Q, DQ = "QuantizeLinear", "DequantizeLinear"
 QDQ = [Q, DQ]

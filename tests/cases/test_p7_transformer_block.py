@@ -5,7 +5,8 @@ import onnx
 import pytest
 
 from cases.generate import export_model
-from cases.p7_transformer_block import ATTN, MATMULS, TransformerBlock as P7
+from cases.p7_transformer_block import ATTN, MATMULS
+from cases.p7_transformer_block import TransformerBlock as P7
 
 Q, DQ = "QuantizeLinear", "DequantizeLinear"
 QDQ = [Q, DQ]
