@@ -104,3 +104,40 @@ def test_doctor_reports_a_section_that_fails_instead_of_raising(monkeypatch):
         report = tensorrt_doctor()
     assert report["gpu"] == {"error": "OSError: libcudart.so: cannot open shared object file"}
     assert report["build_modes"]["explicit-qdq"] == {"available": True}
+
+
+def test_doctor_without_tensorrt_reports_only_that_with_the_import_error(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tensorrt", None)
+    report = tensorrt_doctor()
+    assert list(report) == ["tensorrt"]
+    assert report["tensorrt"]["importable"] is False
+    assert "): ModuleNotFoundError: import of tensorrt halted; None in sys.modules.\n" in report["tensorrt"]["error"]
+
+
+def test_doctor_names_the_tensorrt_module_file_it_imported(monkeypatch):
+    standin = ContractStandIn.for_version("10.3.0")
+    monkeypatch.setattr(standin.module, "__file__", "/usr/lib/python3/dist-packages/tensorrt/__init__.py",
+                        raising=False)
+    with installed_as_tensorrt(standin):
+        report = tensorrt_doctor()
+    assert report["tensorrt"] == {"importable": True, "version": "10.3.0",
+                                  "module": "/usr/lib/python3/dist-packages/tensorrt/__init__.py"}
+
+
+def test_doctor_reports_the_gpus_nvidia_smi_lists_and_a_failing_nvidia_smi(monkeypatch):
+    import harness.worker.backends.tensorrt.doctor as doctor_module
+
+    gpus = [{"name": "NVIDIA A10", "compute_cap": "8.6", "driver_version": "550.54.15"}]
+    monkeypatch.setattr(doctor_module, "nvidia_gpus", lambda: gpus)
+    with installed_as_tensorrt(ContractStandIn.for_version("10.3.0")):
+        assert tensorrt_doctor()["nvidia_smi"] == gpus
+
+        def broken_nvidia_smi():
+            raise ValueError("unexpected nvidia-smi output")
+
+        monkeypatch.setattr(doctor_module, "nvidia_gpus", broken_nvidia_smi)
+        report = tensorrt_doctor()
+    assert report["nvidia_smi"] == {"error": "ValueError: unexpected nvidia-smi output"}
+    assert "error" not in report["build_modes"] and "error" not in report["gpu"]
