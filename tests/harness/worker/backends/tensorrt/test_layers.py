@@ -439,3 +439,33 @@ def test_tensorrt_11_split_data_type_field_is_read():
              "Outputs": [{"Name": "y", "DataType": "Float", "Format": "Row major linear FP32 format (kLINEAR)"}]}
     (parsed,) = layers_from_inspector_json({"Layers": [layer]})
     assert parsed.precision == "int8"
+
+
+@pytest.mark.parametrize("compact", [False, True], ids=["as-written", "compact"])
+def test_inspector_json_cut_at_any_point_keeps_every_layer_complete_before_the_cut(reference_dir, tmp_path, compact):
+    """--exportLayerInfo cut short anywhere in its first layers (a full disk, a paste): every layer entry complete
+    before the cut is read exactly as from the whole file, at most the one cut through follows (with its name), and
+    nothing after it."""
+    text = (reference_dir / "engine-layers" / "a100-resnet-qat.graph.json").read_text()
+    if compact:
+        text = json.dumps(json.loads(text), separators=(",", ":"))
+    whole = layers_from_inspector_json(json.loads(text))
+    entry_ends = [match.end() for match in re.finditer(r"\n?\}(?=,\s*\{|\]\s*,\s*\"Bindings\")", text)][:4]
+    cut_file = tmp_path / "layers.json"
+    for cut in range(text.index('"QuantizeLinear_2"') + len('"QuantizeLinear_2"'), entry_ends[-1] + 3):
+        cut_file.write_text(text[:cut])
+        read = layers_from_file(cut_file)
+        complete = sum(end <= cut for end in entry_ends)
+        assert complete <= len(read) <= complete + 1, (cut, text[cut - 30:cut])
+        assert read[:complete] == whole[:complete], (cut, text[cut - 30:cut])
+        if len(read) > complete:
+            assert read[-1].name == whole[len(read) - 1].name, (cut, text[cut - 30:cut])
+
+
+def test_inspector_json_cut_after_names_with_escaped_quotes_and_numbers(tmp_path):
+    """Quotes and backslashes inside a name do not end it, a number is a value only once it is whole."""
+    cut = tmp_path / "layers.json"
+    cut.write_text('{"Layers": ["Conv \\"a\\\\\\" + Relu_1", "Max')
+    assert [layer.name for layer in layers_from_file(cut)] == ['Conv "a\\" + Relu_1']
+    cut.write_text('{"Layers": [{"Name": "Conv_0", "LayerType": "CaskConvolution", "Count": 1.5e+3, "Inputs": [[2')
+    assert [(layer.name, layer.layer_type) for layer in layers_from_file(cut)] == [("Conv_0", "CaskConvolution")]
