@@ -469,3 +469,135 @@ def test_inspector_json_cut_after_names_with_escaped_quotes_and_numbers(tmp_path
     assert [layer.name for layer in layers_from_file(cut)] == ['Conv "a\\" + Relu_1']
     cut.write_text('{"Layers": [{"Name": "Conv_0", "LayerType": "CaskConvolution", "Count": 1.5e+3, "Inputs": [[2')
     assert [(layer.name, layer.layer_type) for layer in layers_from_file(cut)] == [("Conv_0", "CaskConvolution")]
+
+
+NO_LAYER_INFORMATION = (
+    "this log has no 'Engine Layer Information' block and no 'Layer(TYPE): NAME, Tactic: ...' line: TensorRT prints "
+    "them at the end of a successful build when the log is verbose (trtexec --verbose, or trt.Logger.VERBOSE) and the "
+    "engine was built with detailed profiling (--profilingVerbosity=detailed / ProfilingVerbosity.DETAILED). A failed "
+    "or non-verbose build has none; read the engine inspector JSON instead (trtexec --exportLayerInfo)."
+)
+
+
+def test_a_log_without_layer_information_says_exactly_how_to_get_it():
+    with pytest.raises(ValueError) as err:
+        read_log_layers("[I] [TRT] Loaded engine size: 12 MiB\n[E] [TRT] 4: build failed\n")
+    assert str(err.value) == NO_LAYER_INFORMATION
+
+
+@pytest.mark.parametrize(("after_last_header", "first_line"), [
+    ("\n\n[I] [TRT] Total Host Persistent Memory: 12\n", "'[I] [TRT] Total Host Persistent Memory: 12'"),
+    ("", "'(end of log)'"),
+], ids=["other-line", "end-of-log"])
+def test_an_empty_last_layer_information_block_names_its_line_and_what_follows(after_last_header, first_line):
+    """The last of three blocks is the one read: the message points at its header line (line 7 counting from 1)."""
+    block = "[V] [TRT] Engine Layer Information:\n[V] [TRT] Layer(Reformat): r, Tactic: 0x0, a (Float[1]) -> b (Float[1])\n"
+    text = block + "[I] [TRT] rebuilt\n" + block + "[I] [TRT] rebuilt\n" + "[V] [TRT] Engine Layer Information:" \
+        + after_last_header
+    with pytest.raises(ValueError) as err:
+        read_log_layers(text)
+    assert str(err.value) == ("the 'Engine Layer Information' block at line 7 of this log has no 'Layer(TYPE): NAME, "
+                              f"Tactic: ...' lines after it; first line after the header: {first_line}")
+
+
+def test_an_unreadable_layer_line_quotes_the_line_and_the_expected_shape():
+    line = "[V] [TRT] Layer(CaskConvolution): Conv_0 without a tactic"
+    with pytest.raises(ValueError) as err:
+        read_log_layers(line)
+    assert str(err.value) == ("engine layer line not understood (expected 'Layer(TYPE): NAME, Tactic: VALUE, INPUTS -> "
+                              f"OUTPUTS'): {line!r}")
+    no_arrow = "Layer(CaskConvolution): Conv_0, Tactic: 0x1, x (Int8[1,8,4,4]), y (Int8[1,8,4,4])"
+    with pytest.raises(ValueError) as err:
+        read_log_layers(no_arrow)
+    assert str(err.value) == ("engine layer line has no 'INPUTS -> OUTPUTS' part with data types in either known "
+                              "spelling, 'name (Int8[1,64,56,56])' (8.5+) or 'name[Int8(1,64,56,56)]' (8.0-8.4): "
+                              f"{no_arrow!r}")
+
+
+def test_a_layer_line_without_inputs_reads_its_outputs():
+    """A layer with no input tensor (a constant) prints ' -> outputs' right after the tactic."""
+    (layer,) = layers_from_log("Layer(Constant): weights, Tactic: 0x0,  -> w (Int8[8,8]), w2 (Half[8])")
+    assert (layer.name, layer.layer_type, layer.precision, layer.is_boundary) == ("weights", "Constant", "int8", False)
+    (layer,) = layers_from_log("Layer(Constant): weights, Tactic: 0x0, -> w (Half[8])")
+    assert layer.precision == "fp16"
+
+
+def test_the_arrow_splits_inputs_from_outputs_at_the_tensor_before_it():
+    (layer,) = layers_from_log("Layer(Reformat): q, Tactic: 0x0, x (Float[1,8]) -> y (Int8[1,8])")
+    assert (layer.precision, layer.is_boundary) == ("int8", True)
+    (layer,) = layers_from_log("Layer(CaskConvolution): c, Tactic: 0x0, x (Int8[1,8]) -> y (Float[1,8])")
+    assert layer.precision == "int8"
+
+
+def model_with_initializer_consumer():
+    """A graph where weight 'w' feeds node 'Conv_3': TensorRT may name a layer after the weight only."""
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="Conv_3")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 3, 3])],
+        [helper.make_tensor("w", TensorProto.FLOAT, [1, 1, 1, 1], [1.0])])
+    return helper.make_model(graph)
+
+
+def test_onnx_names_reach_every_reader(tmp_path):
+    """Given the ONNX model, a layer named after a weight maps to the node consuming it, whichever reader is used."""
+    model = model_with_initializer_consumer()
+    line = "Layer(CaskConvolution): w + Relu_9, Tactic: 0x1, x (Int8[1,1,3,3]) -> y (Int8[1,1,3,3])"
+    assert layers_from_log(line, model)[0].onnx_nodes == ("Conv_3",)
+    assert layers_from_log(line)[0].onnx_nodes == ("w", "Relu_9")
+    log = tmp_path / "build.log"
+    log.write_text(line + "\n")
+    assert read_layers_file(log, model).layers[0].onnx_nodes == ("Conv_3",)
+    names_only = tmp_path / "names.json"
+    names_only.write_text('{"Layers": ["w + Relu_9"]}')
+    assert read_layers_file(names_only, model).layers[0].onnx_nodes == ("Conv_3",)
+    cut = tmp_path / "cut.json"
+    cut.write_text('{"Layers": ["w + Relu_9", "Max')
+    read = read_layers_file(cut, model)
+    assert read.layers[0].onnx_nodes == ("Conv_3",)
+    assert read.summary() == "1 layer(s) read from engine inspector JSON"
+
+
+def test_a_log_with_bytes_that_are_not_utf8_is_still_read(tmp_path):
+    log = tmp_path / "build.log"
+    log.write_bytes(b"[I] caf\xe9 \xff\xfe\n"
+                    b"Layer(CaskConvolution): Conv_0, Tactic: 0x1, x (Int8[1,8,4,4]) -> y (Int8[1,8,4,4])\n")
+    read = read_layers_file(log)
+    assert [(layer.name, layer.precision) for layer in read.layers] == [("Conv_0", "int8")]
+    assert read.summary() == "1 layer line(s) read, 1 other line(s) skipped"
+
+
+def test_the_summary_quotes_the_first_line_not_understood_up_to_200_characters():
+    good = "Layer(CaskConvolution): Conv_0, Tactic: 0x1, x (Int8[1,8,4,4]) -> y (Int8[1,8,4,4])"
+    bad = "Layer(CaskConvolution): " + "n" * 300
+    read = read_log_layers("\n".join([good, bad, "Layer(Reformat): other bad line"]))
+    assert read.summary() == ("1 layer line(s) read, 0 other line(s) skipped, 2 layer line(s) not understood and "
+                              f"skipped (first: {bad!r:.200})")
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ('[{"count": 10}]', "engine layer #0 is neither a layer name nor a layer dict with a 'Name' key: \"{'count': 10}\". "
+                        "Is this a profile (trtexec --exportProfile) instead of layer information (--exportLayerInfo)?"),
+    ('{"Layers": ["a", {"Name": "c", "LayerType": 7}]}', "engine layer #1: field 'LayerType' must be str or null, "
+                                                         "found int '7'"),
+    ('{"Layers": [{"Name": "c", "Origin": ["QDQ"]}]}', "engine layer #0: field 'Origin' must be str or null, "
+                                                       "found list \"['QDQ']\""),
+    ('{"Layers": [{"Name": "c", "Outputs": "y"}]}', "engine layer #0: field 'Outputs' must be list, found str 'y'"),
+    ('{"Layers": [{"Name": "c", "Metadata": 3}]}', "engine layer #0: field 'Metadata' must be str or list or null, "
+                                                   "found int '3'"),
+], ids=["profile", "number-type", "list-origin", "str-outputs", "number-metadata"])
+def test_a_wrong_layer_entry_is_refused_with_the_exact_field_and_value(tmp_path, content, message):
+    path = tmp_path / "engine.json"
+    path.write_text(content)
+    with pytest.raises(ValueError) as err:
+        read_layers_file(path)
+    assert str(err.value) == f"{path}: JSON, but not engine inspector JSON: {message}"
+
+
+def test_a_long_wrong_value_is_quoted_up_to_80_characters_and_a_long_entry_up_to_200():
+    with pytest.raises(ValueError) as err:
+        layers_from_inspector_json({"Layers": [{"Name": "c", "TacticName": list(range(100))}]})
+    assert str(err.value).endswith(f"found list {str(list(range(100)))[:80]!r}")
+    with pytest.raises(ValueError) as err:
+        layers_from_inspector_json([{"timeMs": list(range(100))}])
+    assert f"{str({'timeMs': list(range(100))})[:200]!r}. Is this a profile" in str(err.value)
