@@ -371,3 +371,79 @@ def test_every_reference_build_log_looks_like_a_tensorrt_log(trt_log):
     else:
         assert not_a_log(text) is None
     assert not_a_log("Segmentation fault (core dumped)") is None  # a crash tail alone is still build output
+
+
+NOT_A_LOG = ("no line carries a logger's severity tag ([E], [W], ERROR:, ...), a timestamp, a [TRT] tag or a TensorRT "
+             "message this classifier knows")
+TRT_LINE = "[I] [TRT] Loaded engine size: 12 MiB\n"  # 37 characters
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("", "it is empty"),
+    (" \n\t\n", "it holds only white space"),
+    ('  {"Layers": ["Conv_0"]}', "it looks like engine inspector JSON, not a build log: read it with `python -m harness "
+                                 "layers`"),
+    ("hello\nthis is a shopping list\n", NOT_A_LOG),
+    ("[I] loaded the model\n", None),  # a severity tag alone, no TensorRT mark, no known message
+    ("Loaded the model\n[I] done\n", None),
+    ("this is a shopping list\nMissing scale and zero-point for tensor x, expect fall back\n", None),
+    ("this is a shopping list\nsomething: could not find any implementation for node conv\n", None),
+], ids=["empty", "white-space", "json", "prose", "severity-tag", "severity-tag-later", "known-warning",
+        "known-failure"])
+def test_not_a_log_reason_in_full(text, reason):
+    assert not_a_log(text) == reason
+
+
+def test_binary_data_is_at_most_5_percent_odd_characters():
+    """5 undecodable or control characters in 100 are damage a log can have; 6 are binary data."""
+    log = (TRT_LINE * 3)[:95]
+    assert not_a_log(log + "\ufffd" * 5) is None
+    assert not_a_log(log + "\x01" * 5) is None
+    assert not_a_log(log[:-1] + "\ufffd" * 6) == ("it holds binary data (6 of its 100 characters are not text), not a "
+                                                   "text log")
+    assert not_a_log(log[:-1] + "\x02" * 6) == ("it holds binary data (6 of its 100 characters are not text), not a "
+                                                "text log")
+
+
+def test_a_single_nul_character_is_binary_data():
+    assert not_a_log(TRT_LINE * 10 + "\x00") == "it holds binary data (1 of its 371 characters are not text), not a text log"
+
+
+def test_tabs_form_feeds_and_colour_escapes_are_text():
+    coloured = "\x1b[31m[E] [TRT]\x1b[0m\tbuild failed\r\n\f" * 20
+    assert not_a_log(coloured) is None
+
+
+@pytest.mark.parametrize(("line", "severity", "body"), [
+    ("[F] [TRT] 2: Assertion x failed.", "internal-error", "Assertion x failed."),
+    ("[E] [TRT] 10: Could not find any implementation for node c.", "error", "Could not find any implementation for node c."),
+    ("[W] [TRT] 10: tensors are cast", "warning", "10: tensors are cast"),
+    ("[E] [TRT] a.cpp:1: b.cpp:2: message", "error", "b.cpp:2: message"),
+    ("[E] x\r\n", "error", "x"),
+], ids=["internal-error-code", "error-code", "warning-keeps-number", "one-leading-location", "crlf"])
+def test_parse_log_line_strips_codes_only_from_failures_and_one_leading_location(line, severity, body):
+    assert parse_log_line(line) == LogLine(severity=severity, body=body)
+
+
+@pytest.mark.parametrize(("text", "version"), [
+    ("&&&& RUNNING TensorRT.trtexec [TensorRT v8001] # trtexec", "8.0.1"),
+    ("&&&& RUNNING TensorRT.trtexec [TensorRT v8205] # trtexec", "8.2.5"),
+    ("[I] TensorRT version: 10.3\n&&&& RUNNING TensorRT.trtexec [TensorRT v8601]", "10.3.0"),
+])
+def test_version_from_banner_code_digits_and_first_mention(text, version):
+    assert version_from_log(text) == version
+
+
+@pytest.mark.parametrize(("line", "node"), [
+    ("[E] Error[9]: Error Code 9: Internal Error (node_of_onnx::Shape_2609: could not find any supported formats "
+     "consistent with input/output data types)", "node_of_onnx::Shape_2609"),
+    ("[E] [TRT] /backbone/Conv_3: could not find any supported formats consistent with input/output data types",
+     "/backbone/Conv_3"),
+    ("[TensorRT] ERROR: ../builder/tacticOptimizer.cpp (1715) - TRTInternal Error in computeCosts: 0 (Could not find "
+     "any implementation for node conv1 + relu1.)", "conv1 + relu1"),
+    ("[E] [TRT] Could not find any implementation for node (Unnamed Layer* 4) [Convolution].)",
+     "(Unnamed Layer* 4) [Convolution]"),
+], ids=["formats-in-envelope", "formats-bare", "trt7-wrapped", "unnamed-layer"])
+def test_no_implementation_names_the_node_in_each_wording(line, node):
+    result = classify_log(line)
+    assert (result.category, result.node) == ("no-implementation", node)
