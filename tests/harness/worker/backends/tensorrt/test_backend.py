@@ -1,0 +1,102 @@
+"""What the TensorRT backend records about its environment and about a failed stage, on the contract stand-in: the
+run stops before inference (tests/trt_contract/backend_run.py); the stand-in answers placeholders, never results."""
+import pytest
+
+from harness.worker.backends.base import BackendFailure
+from tests.trt_contract.backend_run import TARGET, BackendUpToInference, answers_that_let_the_path_continue, run
+from tests.trt_contract.standin import ContractStandIn, installed_as_tensorrt
+
+
+def test_the_environment_names_the_module_parser_and_polygraphy_it_uses(monkeypatch):
+    import polygraphy
+
+    standin = ContractStandIn.for_version("10.3.0")
+    monkeypatch.setattr(standin.module, "__file__", "/opt/tensorrt/python/tensorrt/__init__.py", raising=False)
+    monkeypatch.setattr(standin.module, "get_nv_onnx_parser_version", lambda: 10003)  # fake answer of the stand-in
+    with installed_as_tensorrt(standin):
+        environment = BackendUpToInference(TARGET).environment()
+    assert {key: environment[key] for key in ("tensorrt_version", "tensorrt_module", "onnx_parser_version",
+                                              "polygraphy_version")} == {
+        "tensorrt_version": "10.3.0", "tensorrt_module": "/opt/tensorrt/python/tensorrt/__init__.py",
+        "onnx_parser_version": 10003, "polygraphy_version": polygraphy.__version__}
+
+
+def test_an_unavailable_implicit_cell_gives_the_whole_reason(cells):
+    with installed_as_tensorrt(ContractStandIn.for_version("11.4.0.106")):
+        reason = BackendUpToInference(TARGET).unavailable_reason(cells["implicit-int8"])
+    assert reason == (
+        "Implicit INT8 quantization (BuilderFlag.INT8 with a calibrator) is not in TensorRT 11.4.0.106: "
+        "BuilderFlag.INT8, IBuilderConfig.int8_calibrator, IInt8EntropyCalibrator2 are absent from its Python API. "
+        "TensorRT deprecated implicit quantization in 10.1 and removed it in 11.0 in favour of explicit Q/DQ. Sources: "
+        "https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/tensorrt-10x-to-11x.html, "
+        "https://github.com/NVIDIA/TensorRT/issues/4095")
+
+
+def failing_build(standin, *lines):
+    """Test fake on the stand-in: the build logs ``lines`` (severity, text) through the backend's logger and returns
+    no engine, as TensorRT does when a build fails."""
+
+    def build(builder, network, config):
+        (logger,) = [c.args[0] for c in standin.calls_to("Builder", "new") if c.obj is builder]
+        for severity, text in lines:
+            logger.log(getattr(standin.module.ILogger.Severity, severity), text)
+        return None
+
+    standin.on("Builder.build_serialized_network", build)
+
+
+def test_a_failed_build_carries_the_tensorrt_message_its_classification_and_polygraphy_error(cells, tmp_path):
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    failing_build(standin, ("WARNING", "Missing scale and zero-point for tensor t, expect fall back to non-int8 "
+                                       "implementation for any layer consuming or producing given tensor"),
+                  ("ERROR", "2: [calibrator.cpp::calibrateEngine::1181] Error Code 2: Internal Error (Calibration "
+                            "failure occurred with no scaling factors detected.)"))
+    with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
+        run(cells["explicit-qdq"], tmp_path)
+    error = failure.value
+    assert (error.stage, error.category, error.node) == ("build", "calibration", None)
+    assert error.message == ("Error Code 2: Internal Error (Calibration failure occurred with no scaling factors "
+                             "detected.)")
+    polygraphy_error = error.details["polygraphy_error"]
+    assert polygraphy_error and error.message not in polygraphy_error
+    assert error.details["log_classification"] == {"category": "calibration", "node": None, "message": error.message,
+                                                   "warnings": error.warnings}
+    assert error.warnings["missing-scale"] == 1
+    assert f"[failure] {polygraphy_error}" in error.log
+    assert "tensorrt_calls" in error.details and "log_files" in error.details
+
+
+def test_a_failed_build_whose_log_names_no_cause_is_a_runtime_error_with_polygraphys_message(cells, tmp_path):
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    failing_build(standin, ("INFO", "Building the engine"))
+    with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
+        run(cells["explicit-qdq"], tmp_path)
+    error = failure.value
+    assert (error.stage, error.category) == ("build", "runtime-error")
+    assert error.message == error.details["polygraphy_error"] != ""
+
+
+def test_a_failed_parse_whose_log_names_no_cause_is_a_parser_failure(cells, tmp_path):
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    standin.on("OnnxParser.parse_from_file", False)
+    with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
+        run(cells["explicit-qdq"], tmp_path)
+    assert (failure.value.stage, failure.value.category) == ("parse", "parser")
+
+
+def test_a_failure_the_backend_raises_itself_keeps_its_message_and_gets_the_logs_warnings(cells, tmp_path):
+    """An unsupported-api failure raised by the backend (strongly typed on 8.6.1, which lacks the flag): its own
+    message goes in the digest, and the run's details join its own."""
+    standin = ContractStandIn.for_version("8.6.1")
+    answers_that_let_the_path_continue(standin)
+    cell = {**cells["explicit-qdq"], "knobs": {**cells["explicit-qdq"]["knobs"], "strongly_typed": True}}
+    with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
+        run(cell, tmp_path)
+    error = failure.value
+    assert error.category == "unsupported-api"
+    assert f"[failure] {error.message}" in error.log
+    assert "tensorrt_calls" in error.details and "log_files" in error.details
+    assert set(error.warnings) >= {"missing-scale", "deprecated-api"}
