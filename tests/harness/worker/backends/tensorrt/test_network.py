@@ -96,3 +96,66 @@ def test_a_version_without_the_parser_flag_uses_the_plugin_and_refuses_the_nativ
         "why": "no OnnxParserFlag in this version: the InstanceNormalization plugin is the only path"}
     assert "parser_flags_mask" not in network
     assert not standin.calls_to("OnnxParser.get_flag") and not standin.calls_to("OnnxParser.clear_flag")
+
+
+SIX_CONVS = ("/stage1/conv1/Conv", "/stage1/conv2/Conv", "/stage1/conv3/Conv", "/stage2/conv1/Conv",
+             "/stage2/conv2/Conv", "/stage2/conv3/Conv")
+
+
+def test_extra_outputs_missing_from_the_network_are_refused_with_up_to_five_close_names():
+    from harness.worker.backends.tensorrt.network import mark_extra_outputs
+
+    standin = ContractStandIn.for_version("10.3.0")
+    layers = [standin.make("ILayer", name=name, num_outputs=1) for name in SIX_CONVS + ("/head/Gemm",)]
+    standin.on("INetworkDefinition.num_layers", len(layers))
+    standin.on("INetworkDefinition.get_layer", lambda network, index: layers[index])
+    standin.on("ILayer.get_output", lambda layer, index: standin.make("ITensor", name=f"{layer.name}_output_0",
+                                                                      is_network_output=False))
+    network = standin.make("INetworkDefinition")
+    with pytest.raises(ValueError) as err:
+        mark_extra_outputs(network, ["/stage1/conv9/Conv_output_0", "/head/Gemm_output_0", "/hd/Gm_out"])
+    closest = {"/stage1/conv9/Conv_output_0": ["/stage1/conv3/Conv_output_0", "/stage1/conv2/Conv_output_0",
+                                               "/stage1/conv1/Conv_output_0", "/stage2/conv3/Conv_output_0",
+                                               "/stage2/conv2/Conv_output_0"],
+               "/hd/Gm_out": ["/head/Gemm_output_0", "/stage2/conv3/Conv_output_0", "/stage2/conv2/Conv_output_0",
+                              "/stage2/conv1/Conv_output_0", "/stage1/conv3/Conv_output_0"]}  # similarity >= 0.3
+    assert str(err.value) == (
+        "knobs.extra_outputs names tensor(s) ['/stage1/conv9/Conv_output_0', '/hd/Gm_out'] that no layer of the "
+        f"parsed TensorRT network produces. Closest tensor names: {closest}. Extra outputs must be ONNX tensor names "
+        "that the parser keeps (outputs of nodes, not initializers).")
+    assert not standin.calls_to("INetworkDefinition.mark_output")
+
+
+def test_marking_extra_outputs_returns_every_output_of_the_network_after_it():
+    from harness.worker.backends.tensorrt.network import mark_extra_outputs
+
+    standin = ContractStandIn.for_version("10.3.0")
+    layers = [standin.make("ILayer", name=name, num_outputs=1) for name in SIX_CONVS[:3]]
+    tensors = {layer.name: standin.make("ITensor", name=f"{layer.name}_output_0", is_network_output=False)
+               for layer in layers}
+    outputs = [standin.make("ITensor", name="logits", is_network_output=True)]
+    standin.on("INetworkDefinition.num_layers", len(layers))
+    standin.on("INetworkDefinition.get_layer", lambda network, index: layers[index])
+    standin.on("ILayer.get_output", lambda layer, index: tensors[layer.name])
+    standin.on("INetworkDefinition.mark_output", lambda network, tensor: outputs.append(tensor))
+    standin.on("INetworkDefinition.get_output", lambda network, index: outputs[index])
+    standin.on("INetworkDefinition.num_outputs", 3)  # what the fake's outputs hold once both are marked
+    network = standin.make("INetworkDefinition")
+    assert mark_extra_outputs(network, ["/stage1/conv3/Conv_output_0", "/stage1/conv1/Conv_output_0"]) == [
+        "logits", "/stage1/conv3/Conv_output_0", "/stage1/conv1/Conv_output_0"]
+
+
+def test_layer_precisions_name_what_needs_the_missing_api_and_the_known_precisions():
+    """DERIVED surface: 10.3.0 without ILayer.precision (every recorded version has it)."""
+    from harness.worker.backends.tensorrt.network import set_layer_precisions
+
+    standin = ContractStandIn.without("10.3.0", "ILayer.precision")
+    with pytest.raises(BackendFailure) as failure:
+        set_layer_precisions(standin.module, None, {"/conv/Conv": "fp16"})
+    assert failure.value.message.startswith("ILayer.precision is not in TensorRT 10.3.0: it is needed for the knob "
+                                            "layer_precisions. ")
+    full = ContractStandIn.for_version("10.3.0")
+    with pytest.raises(ValueError) as err:
+        set_layer_precisions(full.module, None, {"/conv/Conv": "int4", "/fc/Gemm": "fp16", "/x": "half"})
+    assert str(err.value) == ("knobs.layer_precisions: precisions {'/conv/Conv': 'int4', '/x': 'half'} are not among "
+                              "['bf16', 'fp16', 'fp32', 'fp8', 'int8']")
