@@ -76,3 +76,52 @@ def test_prefer_constraints_on_a_version_without_the_flag_is_unsupported_api(cel
     assert failure.value.category == "unsupported-api" and failure.value.stage == "build"
     assert failure.value.message.startswith("BuilderFlag.PREFER_PRECISION_CONSTRAINTS is not in TensorRT 10.3.0: it "
                                             "is needed for the knob precision_constraints='prefer'.")
+
+
+def test_config_settings_of_a_strongly_typed_network_set_no_precision_argument(tmp_path):
+    from harness.worker.backends.tensorrt.build_config import config_settings
+
+    trt = ContractStandIn.for_version("10.3.0").module
+    cell = {"mode": "explicit-qdq", "knobs": {}}
+    arguments, record = config_settings(trt, cell, True, tmp_path / "calibration.cache", [])
+    assert arguments == {"tf32": True, "profiling_verbosity": trt.ProfilingVerbosity.DETAILED}
+    assert record == {"tf32": True, "profiling_verbosity": "DETAILED", "calibrator": None,
+                      "int8": "from the graph's Q/DQ nodes (strongly typed: no precision flags)"}
+
+
+@pytest.mark.parametrize("constraints", sorted(PRECISION_CONSTRAINT_FLAGS))
+def test_config_settings_with_fp16_and_precision_constraints(tmp_path, constraints):
+    from harness.worker.backends.tensorrt.build_config import config_settings
+
+    trt = ContractStandIn.for_version("10.0.1").module
+    cell = {"mode": "explicit-qdq", "knobs": {"fp16": True, "precision_constraints": constraints}}
+    arguments, record = config_settings(trt, cell, False, tmp_path / "calibration.cache", [])
+    assert arguments == {"tf32": True, "profiling_verbosity": trt.ProfilingVerbosity.DETAILED, "int8": True,
+                         "fp16": True, "precision_constraints": constraints}
+    assert record == {"tf32": True, "profiling_verbosity": "DETAILED", "int8": True, "fp16": True,
+                      "precision_constraints": constraints, "calibrator": None}
+
+
+def test_the_fp16_knob_on_a_version_without_the_flag_is_unsupported_api(tmp_path):
+    """DERIVED surface: 10.0.1 without BuilderFlag.FP16 (every recorded weakly typed version has it)."""
+    from harness.worker.backends.tensorrt.build_config import config_settings
+
+    trt = ContractStandIn.without("10.0.1", "BuilderFlag.FP16").module
+    with pytest.raises(BackendFailure) as failure:
+        config_settings(trt, {"mode": "explicit-qdq", "knobs": {"fp16": True}}, False, tmp_path / "c.cache", [])
+    assert failure.value.message.startswith("BuilderFlag.FP16 is not in TensorRT 10.0.1: it is needed for the knob "
+                                            "fp16=True.")
+
+
+def test_config_settings_of_an_implicit_cell_attach_its_calibrator(tmp_path):
+    from harness.worker.backends.tensorrt.build_config import config_settings
+
+    standin = ContractStandIn.for_version("10.0.1")
+    batches = [{"x": 1}, {"x": 2}, {"x": 3}]
+    with installed_as_tensorrt(standin):
+        arguments, record = config_settings(standin.module, {"mode": "implicit-int8", "knobs": {"calibrator": "minmax"}},
+                                            False, tmp_path / "calibration.cache", batches)
+    assert record["calibrator"] == {"class": "IInt8MinMaxCalibrator", "batches": 3,
+                                    "cache": str(tmp_path / "calibration.cache")}
+    assert isinstance(arguments["calibrator"], standin.module.IInt8MinMaxCalibrator)
+    assert arguments["int8"] is True
