@@ -173,7 +173,7 @@ def test_a_resumed_run_moves_a_record_that_breaks_the_schema_aside_and_runs_its_
     records = read_records(results)
     assert sorted((r["case"], r["variant"]) for r in records) == sorted({(r["case"], r["variant"]) for r in records})
     assert len(records) == 3 and all(r["outcome"] == "pass" for r in records)
-    harness("report", "--results", str(results), "--out", str(tmp_path / "index.html"))  # the report reads it
+    harness("report", "--results", str(results), "--cases", str(control_cases_dir), "--out", str(tmp_path / "index.html"))  # the report reads it
 
 
 def test_report_over_a_torn_last_line_warns_in_one_line_like_run(control_cases_dir, tmp_path):
@@ -181,7 +181,7 @@ def test_report_over_a_torn_last_line_warns_in_one_line_like_run(control_cases_d
     harness("run", "-k", "control-qdq*", "--cases", str(control_cases_dir), "--results", str(results))
     with results.open("a") as out:
         out.write('{"schema": "trt-matrix/record/1", "case": "control-impl')  # a crash mid-write
-    result = harness("report", "--results", str(results), "--out", str(tmp_path / "index.html"))
+    result = harness("report", "--results", str(results), "--cases", str(control_cases_dir), "--out", str(tmp_path / "index.html"))
     assert result.stderr == (f"warning: {results}:2: torn last line (the file ends mid-record: the writer died while "
                              "writing it); the cell it held has no record\n")
     assert f"{results}:2: torn last line" in (tmp_path / "index.html").read_text()
