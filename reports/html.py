@@ -16,7 +16,7 @@ from harness.store.merge import find_conflicts
 from harness.store.results_file import read_results, record_host, variant_on_target
 from harness.worker.record import OBSERVED_OUTCOMES, OUTCOMES
 from reports.case_index import VariantRow, read_index
-from reports.panels import PanelData, script_json
+from reports.panels import PanelData, packed
 from reports.planning import VERDICT_KINDS, VERDICT_LABELS, VERDICT_MEANINGS, build_plan, pattern_sort_key
 from reports.tables import (
     BACKEND_LABELS, CLAIMED, OBSERVED, TARGET_UNAVAILABLE, Cell, Column, cell_grid, host_text, matrix_columns,
@@ -44,6 +44,7 @@ VERDICT_SYMBOLS = {"works": "✓", "workaround": "W", "fallback": "↓", "fails"
 # How a variant's role reads: labels in neutral ink, so "the failing form" never looks like a "fail" outcome.
 ROLE_LABELS = {"failing": "failing form, as reported", "workaround": "workaround", "sweep": "sweep point",
                "control": "control"}
+SHORT_ROLES = {"failing": "as reported", "workaround": "workaround", "sweep": "sweep", "control": "control"}
 STRENGTH_LABELS = {"issue-thread": "issue thread", "write-up-only": "write-up only", "documentation": "documentation"}
 
 
@@ -57,6 +58,11 @@ def cosine_text(value: float | None) -> str:
 def sqnr_text(value: float | None) -> str:
     """SQNR in dB; records store an exact match (infinite SQNR) as null."""
     return "∞ dB" if value is None else f"{value:.1f} dB"
+
+
+def short_number(value: float | None) -> str:
+    """A measured number to 4 significant digits, for a short panel (the drawer shows it in full)."""
+    return "–" if value is None else f"{value:.4g}"
 
 
 def major_minor(version: str) -> str:
@@ -86,13 +92,14 @@ def template_environment() -> jinja2.Environment:
         trim_blocks=True, lstrip_blocks=True,
     )
     env.filters.update(cosine=cosine_text, sqnr=sqnr_text, json_text=json_text, web_link=web_link,
-                       truncate_version=major_minor,
+                       truncate_version=major_minor, short_number=short_number,
                        strength=lambda s: STRENGTH_LABELS.get(s, s))
     env.globals.update(OUTCOMES=OUTCOMES, OBSERVED_OUTCOMES=OBSERVED_OUTCOMES, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS,
                        OUTCOME_MEANINGS=OUTCOME_MEANINGS, OBSERVED=OBSERVED, CLAIMED=CLAIMED,
                        TARGET_UNAVAILABLE=TARGET_UNAVAILABLE, VERDICT_KINDS=VERDICT_KINDS,
                        VERDICT_LABELS=VERDICT_LABELS, VERDICT_MEANINGS=VERDICT_MEANINGS,
-                       VERDICT_SYMBOLS=VERDICT_SYMBOLS, BACKEND_LABELS=BACKEND_LABELS, ROLE_LABELS=ROLE_LABELS)
+                       VERDICT_SYMBOLS=VERDICT_SYMBOLS, BACKEND_LABELS=BACKEND_LABELS, ROLE_LABELS=ROLE_LABELS,
+                       SHORT_ROLES=SHORT_ROLES)
     return env
 
 
@@ -130,7 +137,7 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
         record_count=len(records), row_count=len(rows), conflicts=find_conflicts(records),
         hosts=sorted(map(host_text, hosts)) if hosts - {None} else [],
         shared_cells=sum(len(cell_hosts) > 1 for cell_hosts in hosts_by_cell.values()),
-        plan=build_plan(rows, columns, records), panel_index=panel_index, panel_json=script_json(document),
+        plan=build_plan(rows, columns, records), panel_index=panel_index, panel_data=packed(document),
         trend_href=trend_href, page_script=page_script("report.js"), patterns=sorted({row.pattern for row in rows}, key=pattern_sort_key),
         generated_at=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     )

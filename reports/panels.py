@@ -1,4 +1,4 @@
-"""The evidence behind the observed cells of a report, as one JSON document embedded in the page.
+"""The evidence behind the observed cells of a report, as one JSON document embedded (compressed) in the page.
 
 Each cell of the matrix carries only its face (and a short text panel for readers without JavaScript); the full
 panel (log excerpt, per-node precision, metrics, environment, knobs) is drawn from this document when the cell is
@@ -7,10 +7,10 @@ opened. Values that many records share (an environment, a tolerance, the knobs o
 """
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from typing import Any
-
-from markupsafe import Markup
 
 PANEL_FORMAT = "trt-matrix/panels/1"
 # Record fields the cell's row and column already say, left out of the document.
@@ -65,11 +65,15 @@ class PanelData:
         return {"format": PANEL_FORMAT, "shared": self.shared, "cells": self.cells}
 
 
-def script_json(value: Any) -> Markup:
-    """``value`` as JSON safe inside a <script type="application/json"> element: '<', '>' and '&' are written as
-    JSON escapes, so no text from a record can close the element or open markup; the browser's JSON.parse reads
-    them back verbatim."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    return Markup(text)  # noqa: S704 (escaped above for the one context it is written into)
+def packed(document: dict[str, Any]) -> str:
+    """``document`` as the page embeds it: JSON, gzip-compressed (fixed mtime: the same data gives the same bytes),
+    base64-encoded. Base64 has no character that could end the <script> element it sits in or open markup; the
+    browser unpacks it with DecompressionStream. Compressed, the evidence costs a fraction of its JSON: records
+    repeat their keys and much of their text."""
+    text = json.dumps(document, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), mtime=0)).decode("ascii")
+
+
+def unpacked(text: str) -> dict[str, Any]:
+    """The document :func:`packed` wrote (for readers outside a browser)."""
+    return json.loads(gzip.decompress(base64.b64decode(text)).decode("utf-8"))

@@ -1,9 +1,20 @@
-// The report's own script: one drawer for every panel (built from the embedded evidence JSON), shareable cell
-// addresses, and the matrix's filters. Without it the page still works: every panel is a <details> element.
-// Text from records is only ever set with textContent, never parsed as markup.
+// The report's own script: one drawer for every panel (built from the embedded evidence: JSON, gzip, base64),
+// shareable cell addresses, and the matrix's filters. Without it the page still works: every panel is a <details>
+// element. Text from records is only ever set with textContent, never parsed as markup.
 (function () {
   "use strict";
-  var DATA = JSON.parse(document.getElementById("evidence").textContent);
+  var DATA = null;
+  var evidence = (function () {
+    try {
+      var text = atob(document.getElementById("evidence").textContent.trim());
+      var bytes = new Uint8Array(text.length);
+      for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      return new Response(stream).json().then(function (found) { DATA = found; });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  })();
   var drawer = document.getElementById("drawer");
   var drawerBody = document.getElementById("drawer-body");
   var current = null;
@@ -193,8 +204,14 @@
 
   function open(source) {
     if (source === current) { closeDrawer(); return; }
-    if (source.matches("td.c.obs")) openDrawer(source, cellPanel(source), source.id);
-    else openDrawer(source, copyPanel(source), source.id || null);
+    if (!source.matches("td[data-i]")) { openDrawer(source, copyPanel(source), source.id || null); return; }
+    evidence.then(function () {
+      openDrawer(source, cellPanel(source), source.id);
+    }, function () {  // a browser without DecompressionStream: the short panel, and why
+      openDrawer(source, copyPanel(source).concat([el("p", {class: "note-box", text: "This browser cannot unpack " +
+        "the page's evidence (it needs DecompressionStream): log, per-node precision and environment are not shown."})]),
+        source.id);
+    });
   }
 
   // Every panel opener is a <summary>: with this script it opens the one drawer instead of its <details>.
@@ -202,7 +219,7 @@
     if (event.target.closest("#drawer .close")) { closeDrawer(); return; }
     var summary = event.target.closest("summary");
     if (!summary || event.target.closest("a") || summary.closest("#filters")) return;
-    var source = summary.closest("td.c, td.v, th.colhead");
+    var source = summary.closest("table.matrix td, td.v, th.colhead");
     if (!source || !source.querySelector(".pop")) return;
     event.preventDefault();
     open(source);
@@ -215,7 +232,7 @@
     var id = decodeURIComponent(location.hash.slice(1));
     var target = id && document.getElementById(id);
     if (!target) return;
-    if (target.matches("td.c.obs, td.c.claimed")) {
+    if (target.matches("table.matrix td")) {
       revealRow(target.closest("tr"));
       target.scrollIntoView({block: "center", inline: "center"});
       if (target !== current) open(target);
@@ -233,7 +250,13 @@
   var rows = Array.prototype.slice.call(matrix.querySelectorAll("tbody tr[data-variant]"));
   var columnStyle = document.head.appendChild(document.createElement("style"));
   var SEVERITY = {"fail": 6, "crash": 6, "timeout": 5, "mismatch": 4, "fallback": 3, "infra-error": 1};
-  rows.forEach(function (row) { row._text = row.textContent.toLowerCase(); });
+
+  var KINDS = {cl: "claimed", nr: "not-run", na: "cannot-exist"};
+
+  function kindOf(td) {  // o-<outcome> for an observed cell, else cl, nr or na
+    var name = td.className.split(" ")[0];
+    return name.slice(0, 2) === "o-" ? name.slice(2) : KINDS[name];
+  }
 
   function checked(fieldset) {
     var values = {};
@@ -271,11 +294,12 @@
       var score = 0;
       for (var i = 1; i < cells.length; i++) {
         if (!columns[i - 1]) continue;
-        var kind = cells[i].dataset.k;
+        var kind = kindOf(cells[i]);
         if (outcomes[kind]) any = true;
         score += Math.pow(10, SEVERITY[kind] || 0) - 1;
       }
       row._score = score;
+      if (text && row._text === undefined) row._text = row.textContent.toLowerCase();
       var visible = any && patterns[row.dataset.pattern] && (!text || row._text.indexOf(text) >= 0);
       row.classList.toggle("hide", !visible);
       if (visible) shown++;
@@ -288,8 +312,12 @@
     sort();
   }
 
+  var sorted = "library";
+
   function sort() {
     var how = form.querySelector("#f-sort").value;
+    if (how === "library" && sorted === "library") return;  // the page's own order: nothing to move
+    sorted = how;
     function key(row) {
       if (how === "worst") return -row._score;
       if (how === "name") return row.dataset.variant;
@@ -317,5 +345,5 @@
   form.addEventListener("reset", function () { setTimeout(apply, 0); });
   apply();
   openFromAddress();
-  window.trtReady = Date.now();
+  evidence.then(function () { window.trtReady = Date.now(); }, function () { window.trtReady = Date.now(); });
 })();

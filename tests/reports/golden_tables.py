@@ -40,6 +40,12 @@ def render(out: Path) -> str:
     return out.read_text(encoding="utf-8")
 
 
+def cell_kind(td) -> str:
+    """What a matrix cell is, from its class: an observed outcome (o-<outcome>), a claim, no record, or no target."""
+    name = td.attrs["class"].split()[0]
+    return name[2:] if name.startswith("o-") else {"cl": "claimed", "nr": "not-run", "na": "cannot-exist"}[name]
+
+
 def report_tables(html: str, cases: set[str]) -> dict[str, Any]:
     """Columns, rows of ``cases`` with each cell's kind and text, and observed-outcome counts per column."""
     page = parse_html(html)
@@ -49,10 +55,10 @@ def report_tables(html: str, cases: set[str]) -> dict[str, Any]:
     for tr in matrix.find_all("tr"):
         if tr.attrs.get("data-case") not in cases:
             continue
-        cells = tr.find_all("td", cls="c")
+        cells = tr.find_all("td")
         assert len(cells) == len(columns), f"row {tr.attrs['data-case']}/{tr.attrs['data-variant']}: cells vs columns"
         rows[f"{tr.attrs['data-case']}/{tr.attrs['data-variant']}"] = {
-            column: f"{td.attrs['data-k']}: {td.find_all(cls='f')[0].text}" for column, td in zip(columns, cells)
+            column: f"{cell_kind(td)}: {(td.find_all('summary') or [td])[0].text}" for column, td in zip(columns, cells)
         }
     summary = {
         tr.attrs["data-target"]: {td.attrs["data-count"]: int(td.text) for td in tr.find_all("td")

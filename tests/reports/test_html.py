@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 import pytest
 
 from reports.html import render_report
+from reports.panels import unpacked
 from harness.store.results_file import read_results
 from reports.tables import cell_grid, matrix_columns, matrix_rows, outcome_table
 from tests.reports.conftest import ISSUE, ROWS, TARGETS, WRITEUP, make_record, parse_html, write_jsonl, write_run
@@ -62,7 +63,8 @@ class ReportParser(HTMLParser):
             self.summary[self._summary_target] = {}
         if tag == "td" and "data-count" in attributes:
             self._count_name = attributes["data-count"]
-        if tag == "td" and "c" in classes:
+        started = tag == "td" and self._row is not None and self._cell is None
+        if started:
             self._cell = ParsedCell(classes)
             self.cells[(*self._row, self.column_ids[self._column])] = self._cell
             self._column += 1
@@ -71,7 +73,8 @@ class ReportParser(HTMLParser):
             if self._face_depth:
                 self._cell.face += " "
             self._cell_depth += tag == "td"
-            if "f" in classes or self._face_depth:
+            # the face: a cell's <summary>, or the whole cell when it opens nothing (not run, cannot exist)
+            if tag == "summary" or self._face_depth or (started and classes & {"nr", "na"}):
                 self._face_depth += 1
             if tag == "a":
                 self._cell.links.append(attributes["href"])
@@ -120,9 +123,10 @@ def report(report_html) -> ReportParser:
 
 
 def evidence(html: str) -> dict:
-    """The page's one embedded evidence document (what the drawer draws a cell's full panel from)."""
-    [text] = re.findall(r'<script type="application/json" id="evidence">(.*?)</script>', html, flags=re.S)
-    return json.loads(text)
+    """The page's one embedded evidence document (what the drawer draws a cell's full panel from), unpacked."""
+    [text] = re.findall(r'<script type="application/octet-stream" id="evidence" data-encoding="json\+gzip\+base64">'
+                        r'(.*?)</script>', html, flags=re.S)
+    return unpacked(text)
 
 
 def cell_evidence(html: str, case: str, variant: str, column: str) -> dict:
@@ -140,7 +144,7 @@ def cell_evidence(html: str, case: str, variant: str, column: str) -> dict:
 def test_every_observed_cell_shows_its_outcome_in_text_and_colour(report, sample_records):
     for record in sample_records:
         cell = report.cells[(record["case"], record["variant"], record["target"])]
-        assert {"obs", f"o-{record['outcome']}"} <= cell.classes
+        assert f"o-{record['outcome']}" in cell.classes
         assert record["outcome"] in normalised(cell.face)
 
 
@@ -164,14 +168,14 @@ def test_a_cell_face_names_its_fallback_node_or_failure_node_and_shows_cosine_an
 
 def test_an_upstream_claim_not_run_here_looks_different_from_an_observation(report):
     claimed = report.cells[("s1-conv-silu", "stem", "trt100-orin")]
-    assert "claimed" in claimed.classes and "obs" not in claimed.classes
+    assert "cl" in claimed.classes
     assert not any(c.startswith("o-") for c in claimed.classes)
     face = normalised(claimed.face)
     assert "claimed upstream, not run here" in face and "pass" in face and "write-up only" in face
     assert WRITEUP in claimed.links
 
     observed = report.cells[("s1-conv-silu", "stem", "trt86-orin")]
-    assert "claimed" not in observed.classes and "not run here" not in observed.face
+    assert "cl" not in observed.classes and "not run here" not in observed.face
     details = normalised(observed.text)
     assert "Upstream: fail (no-implementation), issue thread ( NVIDIA/TensorRT#3640): agrees" in details
     assert ISSUE in observed.links
@@ -179,7 +183,7 @@ def test_an_upstream_claim_not_run_here_looks_different_from_an_observation(repo
 
 def test_a_cell_with_neither_record_nor_claim_says_not_run(report):
     cell = report.cells[("control-qdq", "conv-relu", "trt100-orin")]
-    assert "not-run" in cell.classes and normalised(cell.face) == "not run"
+    assert "nr" in cell.classes and normalised(cell.face) == "not run"
 
 
 def test_the_panel_of_a_failed_cell_holds_the_evidence_and_the_document_the_rest(report, report_html, sample_records):
@@ -194,11 +198,13 @@ def test_the_panel_of_a_failed_cell_holds_the_evidence_and_the_document_the_rest
 
 
 def test_text_from_logs_and_models_is_escaped(report_html, report):
-    assert "<script>alert(1)</script>" not in report_html and "</script>\nbuild" not in report_html
-    assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in report_html  # inside the evidence JSON
+    assert "<script>alert(1)</script>" not in report_html and "alert(1)" not in report.script_text
+    found = cell_evidence(report_html, "s1-conv-silu", "stem", "trt86-orin")
+    assert found["log"].startswith("[TRT] [E] 10: <script>alert(1)</script>")  # packed, unchanged, never markup
     assert "/model.0/<b>&" not in report_html and "/model.0/&lt;b&gt;&amp;" in report_html
     scripts = [attributes for tag, attributes in report.tags if tag == "script"]
-    assert scripts == [{"type": "application/json", "id": "evidence"}, {}]  # the evidence, then the page's own code
+    assert scripts == [{"type": "application/octet-stream", "id": "evidence", "data-encoding": "json+gzip+base64"},
+                       {}]  # the evidence, then the page's own code
 
 
 def test_the_report_loads_nothing_from_the_network(report_html, report):
@@ -329,7 +335,7 @@ def test_claims_of_a_target_apply_to_each_of_its_host_columns(tmp_path):
     observed = report.cells[("s1-conv-silu", "stem", "trt86-orin @ orin-01")]
     assert "= claim" in normalised(observed.face)
     claimed = report.cells[("s1-conv-silu", "stem", "trt86-orin @ orin-02")]
-    assert "claimed" in claimed.classes and "fail (no-implementation)" in normalised(claimed.face)
+    assert "cl" in claimed.classes and "fail (no-implementation)" in normalised(claimed.face)
 
 
 def test_records_without_a_host_count_as_a_host_of_their_own(tmp_path):
