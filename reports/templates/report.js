@@ -123,7 +123,7 @@
       body.push(el("p", {class: "conflict-note", text: "⚡ Conflict: the hosts of this target disagree on this cell: " +
         Object.keys(page.conflict).map(function (h) { return h + ": " + page.conflict[h]; }).join(", ") + "."}));
     }
-    if (note) body.push(el("p", {class: "note-box", text: "ⓘ " + note}));
+    if (note) body.push(el("p", {class: "note-box", text: "ℹ " + note}));
     body.push(el("h4", {text: "Upstream expectation"}));
     if (claim) {
       body.push(claimBox(claim), el("p", {}, el("b", {text: verdictText(r, agrees)})));
@@ -192,6 +192,7 @@
     drawer.hidden = false;
     document.body.classList.add("drawer-open");
     drawer.scrollTop = 0;
+    source.scrollIntoView({block: "nearest", inline: "nearest"});  // the page narrowed: keep the opener in view
     if (address && location.hash !== "#" + address) history.replaceState(null, "", "#" + address);
   }
 
@@ -234,7 +235,6 @@
     if (!target) return;
     if (target.matches("table.matrix td")) {
       revealRow(target.closest("tr"));
-      target.scrollIntoView({block: "center", inline: "center"});
       if (target !== current) open(target);
     } else {
       target.scrollIntoView({block: "start"});

@@ -121,7 +121,7 @@ def test_the_planning_view_answers_with_one_verdict_per_pattern_and_target(with_
 
     open_page(with_js, page)
     assert verdict(with_js, "S1", "trt86-orin") == "W works with workaround sigmoid-output-marked"
-    assert verdict(with_js, "S1", "ort-cpu").startswith("✓ works as reported ⓘ ONNX Runtime note")
+    assert verdict(with_js, "S1", "ort-cpu").startswith("✓ works as reported ℹ ONNX Runtime note")
     assert verdict(with_js, "control", "trt86-orin") == "✓ works as reported"
     assert verdict(with_js, "S1", "trt92-orin") == "⊘ cannot exist"
     columns = [th.get_attribute("data-target") for th in with_js.find_elements(By.CSS_SELECTOR, "table.plan th.ptarget")]

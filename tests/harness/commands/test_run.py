@@ -37,7 +37,7 @@ def test_the_report_shows_the_index_remedy_claims_and_backend_notes(tmp_path):
     harness("report", "--results", str(results), "--cases", str(cases_dir(tmp_path)), "--out", str(tmp_path / "i.html"))
     html = (tmp_path / "i.html").read_text()
     assert REMEDY.replace("'", "&#39;") in html and ISSUE in html and "YOLO stem Conv + SiLU" in html
-    assert NOTE in html and "ⓘ ONNX Runtime note" in html
+    assert NOTE in html and "ℹ ONNX Runtime note" in html
 
 
 def test_a_missing_index_is_a_usage_error_naming_the_file(tmp_path):

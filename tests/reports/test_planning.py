@@ -1,0 +1,171 @@
+"""The planning view's verdicts: one per pattern and target, read from the failing form as reported, then its
+workarounds; only records make a verdict observed, a claim alone never does."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from reports.case_index import VariantRow
+from reports.planning import build_plan, pattern_sort_key
+from reports.tables import matrix_columns
+from tests.reports.conftest import ISSUE, TARGETS, WRITEUP, claim, make_record
+
+NOTE = "ONNX Runtime has no analogue of the Conv + PWN fusion."
+
+
+def row(variant: str, role: str, *claims, case: str = "s1-conv-silu", pattern: str = "S1", **extra) -> VariantRow:
+    return VariantRow(case=case, case_title="Conv + SiLU", case_links=(ISSUE,), pattern=pattern, variant=variant,
+                      role=role, description="", mode="implicit-int8", claims=tuple(claims),
+                      backend_notes={"onnxruntime": NOTE} if pattern == "S1" else {}, **extra)
+
+
+S1 = [row("stem", "failing", claim("trt86-orin", "fail", category="no-implementation"),
+          claim("trt100-orin", "pass", strength="write-up-only", source=WRITEUP)),
+      row("split-output", "workaround", claim("trt86-orin", "pass")),
+      row("channels-64", "sweep"), row("channels-32", "sweep")]
+CONTROL = [row("conv-relu", "control", case="control-qdq", pattern="control")]
+FAIL = ("no-implementation", "Could not find any implementation", "/model.0/conv/Conv")
+
+
+def plan_of(records, rows=S1 + CONTROL):
+    return build_plan(rows, matrix_columns(TARGETS, records), records)
+
+
+def verdict_of(plan, pattern: str, target: str):
+    [found] = [r for r in plan.rows if r.pattern.id == pattern]
+    return found.verdicts[[t.id for t in plan.targets].index(target)]
+
+
+def test_the_failing_form_passing_works_as_reported():
+    plan = plan_of([make_record("s1-conv-silu", "stem", "trt86-orin"), make_record("control-qdq", "conv-relu",
+                                                                                   "trt86-orin")])
+    found = verdict_of(plan, "S1", "trt86-orin")
+    assert (found.kind, found.text) == ("works", "works as reported")
+    assert verdict_of(plan, "control", "trt86-orin").kind == "works"  # the control pattern reads its controls
+
+
+def test_a_failing_form_that_fails_with_a_passing_workaround_works_with_that_workaround():
+    plan = plan_of([make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=FAIL),
+                    make_record("s1-conv-silu", "split-output", "trt86-orin")])
+    found = verdict_of(plan, "S1", "trt86-orin")
+    assert (found.kind, found.workaround, found.detail) == ("workaround", "split-output", "split-output")
+    assert found.text == "works with workaround split-output; as reported fail: no-implementation at /model.0/conv/Conv"
+    assert [(e.variant, e.outcome) for e in found.evidence] == [("stem", "fail"), ("split-output", "pass")]
+    assert found.evidence[0].anchors == ("s1-conv-silu/stem@trt86-orin",)
+
+
+def test_a_failure_names_its_category_and_node_and_a_mismatch_its_cosine():
+    plan = plan_of([make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=FAIL),
+                    make_record("s1-conv-silu", "split-output", "trt86-orin", "crash", fail=("crash", "SIGSEGV", None)),
+                    make_record("s1-conv-silu", "stem", "trt100-orin", "mismatch", cosine=0.71)])
+    assert verdict_of(plan, "S1", "trt86-orin").detail == "fail: no-implementation at /model.0/conv/Conv"
+    assert verdict_of(plan, "S1", "trt86-orin").kind == "fails"
+    assert verdict_of(plan, "S1", "trt100-orin").detail == "mismatch: cosine 0.7100"
+
+
+def test_precision_fallback_names_the_first_node_and_how_many_more():
+    three = ["/a/Conv", "/b/Conv", "/c/Conv"]
+    plan = plan_of([make_record("s1-conv-silu", "stem", "ort-cpu", "fallback", fallback_nodes=three,
+                                precision={n: "fp32" for n in three}),
+                    make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=FAIL),
+                    make_record("s1-conv-silu", "split-output", "trt86-orin", "fallback", fallback_nodes=["/x"],
+                                precision={"/x": "fp16"})])
+    ort = verdict_of(plan, "S1", "ort-cpu")
+    assert (ort.kind, ort.detail, ort.nodes) == ("fallback", "/a/Conv +2 more", tuple(three))
+    trt = verdict_of(plan, "S1", "trt86-orin")  # fails as reported; its workaround runs, with fallback
+    assert (trt.kind, trt.workaround, trt.detail) == ("fallback", "split-output", "with workaround split-output: /x")
+
+
+def test_a_claim_alone_is_claimed_upstream_only_never_an_observed_verdict():
+    plan = plan_of([make_record("control-qdq", "conv-relu", "ort-cpu")])
+    trt86 = verdict_of(plan, "S1", "trt86-orin")
+    assert (trt86.kind, trt86.observed) == ("claimed", False)
+    assert trt86.detail == "fail (no-implementation), issue thread; 1 workaround claimed to pass"
+    trt100 = verdict_of(plan, "S1", "trt100-orin")
+    assert (trt100.kind, trt100.claimed_pass, trt100.detail) == ("claimed", True, "pass, write-up only")
+
+
+def test_not_run_cannot_exist_and_infra_errors():
+    plan = plan_of([make_record("s1-conv-silu", "stem", "ort-cpu", "infra-error", fail=("harness", "gone", None)),
+                    make_record("control-qdq", "conv-relu", "trt86-orin", "unavailable",
+                                fail=("unavailable", "implicit INT8 is gone in TensorRT 11", None))])
+    assert (verdict_of(plan, "control", "trt100-orin").kind, verdict_of(plan, "control", "trt100-orin").text) == (
+        "not-run", "not run")
+    infra = verdict_of(plan, "S1", "ort-cpu")
+    assert (infra.kind, infra.detail) == ("not-run", "infra-error")
+    gone = verdict_of(plan, "control", "trt86-orin")
+    assert (gone.kind, gone.detail) == ("cannot-exist", "implicit INT8 is gone in TensorRT 11")
+    target = verdict_of(plan, "S1", "trt92-orin")
+    assert target.kind == "cannot-exist" and target.text == f"cannot exist: {TARGETS['trt92-orin'].reason}"
+
+
+def test_hosts_that_disagree_give_the_worst_outcome_and_say_so():
+    hosts = [make_record("s1-conv-silu", "stem", "trt86-orin", "pass",
+                         provenance={"run": "r", "host": "orin-01", "carried_over_from": None}),
+             make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=FAIL,
+                         provenance={"run": "r", "host": "orin-02", "carried_over_from": None})]
+    found = verdict_of(plan_of(hosts), "S1", "trt86-orin")
+    assert (found.kind, found.conflict) == ("fails", True)
+    assert found.evidence[0].anchors == ("s1-conv-silu/stem@trt86-orin@orin-01", "s1-conv-silu/stem@trt86-orin@orin-02")
+
+
+def test_sweep_points_worse_than_the_verdict_are_said():
+    plan = plan_of([make_record("s1-conv-silu", "stem", "trt86-orin"),
+                    make_record("s1-conv-silu", "channels-64", "trt86-orin", "fail", fail=FAIL),
+                    make_record("s1-conv-silu", "channels-32", "trt86-orin")])
+    found = verdict_of(plan, "S1", "trt86-orin")
+    assert found.kind == "works" and found.sweeps == "1 of 2 sweep points worse (fail)"
+    assert found.sweep_counts == "sweep points: 1 fail, 1 pass"
+
+
+def test_a_backend_note_goes_with_that_backend_only():
+    plan = plan_of([make_record("s1-conv-silu", "stem", "ort-cpu"), make_record("s1-conv-silu", "stem", "trt86-orin")])
+    assert verdict_of(plan, "S1", "ort-cpu").notes == (NOTE,)
+    assert verdict_of(plan, "S1", "trt86-orin").notes == ()
+
+
+def test_the_recommended_target_is_the_newest_that_works_best_per_platform():
+    plan = plan_of([make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=FAIL),
+                    make_record("s1-conv-silu", "split-output", "trt86-orin"),
+                    make_record("s1-conv-silu", "stem", "trt100-orin"),
+                    make_record("s1-conv-silu", "stem", "ort-cpu", "fallback", fallback_nodes=["/a"],
+                                precision={"/a": "fp32"})])
+    [s1] = [r for r in plan.rows if r.pattern.id == "S1"]
+    by_group = {rec.group: rec for rec in s1.recommendations}
+    assert by_group["TensorRT · Jetson AGX Orin"].targets == ("trt100-orin",)  # works as reported beats a workaround
+    assert by_group["ONNX Runtime"].verdict.kind == "fallback"
+
+
+def test_nothing_observed_working_names_upstream_pass_claims_apart():
+    plan = plan_of([make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=FAIL)])
+    [s1] = [r for r in plan.rows if r.pattern.id == "S1"]
+    [orin] = s1.recommendations
+    assert (orin.verdict, orin.targets, orin.claimed, orin.observed) == (None, (), ("trt100-orin",), True)
+
+
+def test_each_target_lists_the_patterns_that_block_it():
+    plan = plan_of([make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=FAIL),
+                    make_record("control-qdq", "conv-relu", "trt86-orin")])
+    blocking = plan.blocking([t.id for t in plan.targets].index("trt86-orin"))
+    assert blocking == {"fails": ["S1"], "works": ["control"]}
+
+
+def test_targets_with_neither_record_nor_claim_are_left_out_but_one_that_cannot_exist_stays():
+    plan = plan_of([make_record("control-qdq", "conv-relu", "ort-cpu")], rows=CONTROL)
+    assert [t.id for t in plan.targets] == ["trt92-orin", "ort-cpu"]
+    assert plan.left_out == ("trt86-orin", "trt100-orin")
+    assert plan.groups() == [("TensorRT · Jetson AGX Orin", 1), ("ONNX Runtime", 1)]
+
+
+@pytest.mark.parametrize("patterns, ordered", [
+    (["control", "P10", "S2", "P2", "S1", "X"], ["S1", "S2", "P2", "P10", "X", "control"]),
+])
+def test_patterns_sort_s_then_p_by_number_the_control_last(patterns, ordered):
+    assert sorted(patterns, key=pattern_sort_key) == ordered
+
+
+def test_a_remedy_from_the_index_is_the_patterns():
+    rows = [dataclasses.replace(r, remedy="Mark the conv output as a network output.") for r in S1]
+    [s1] = build_plan(rows, matrix_columns(TARGETS, []), []).rows
+    assert s1.pattern.remedies == ("Mark the conv output as a network output.",)
