@@ -601,3 +601,52 @@ def test_a_long_wrong_value_is_quoted_up_to_80_characters_and_a_long_entry_up_to
     with pytest.raises(ValueError) as err:
         layers_from_inspector_json([{"timeMs": list(range(100))}])
     assert f"{str({'timeMs': list(range(100))})[:200]!r}. Is this a profile" in str(err.value)
+
+
+def test_json_cut_in_a_long_tail_of_numbers_or_objects_is_closed_at_its_last_complete_value(tmp_path):
+    """The repair tries the last 64 complete values only: each of them must be a real end of a value."""
+    cut = tmp_path / "layers.json"
+    numbers = ", ".join(str(n) for n in range(1000, 1100))
+    cut.write_text('{"Layers": ["Conv_0 + Relu_1"], "Bindings": [' + numbers)
+    assert [layer.name for layer in layers_from_file(cut)] == ["Conv_0 + Relu_1"]
+    cut.write_text('{"Layers": ["Conv_0 + Relu_1"], "Bindings": [' + ", ".join(["[{}]"] * 100) + ", [{")
+    assert [layer.name for layer in layers_from_file(cut)] == ["Conv_0 + Relu_1"]
+    cut.write_text('{"Layers": ["Conv_0 + Relu_1"], "Bindings": [' + ", ".join(["[[true]]"] * 100) + ", [[")
+    assert [layer.name for layer in layers_from_file(cut)] == ["Conv_0 + Relu_1"]
+
+
+def test_json_cut_after_many_names_with_escaped_quotes_keeps_them_all(tmp_path):
+    names = [f'Conv_{n} \\\\ 5\\" + Relu_{n}' for n in range(99)]  # an odd number of quotes: a lost escape shows
+    cut = tmp_path / "layers.json"
+    cut.write_text('{"Layers": [' + ", ".join(f'"{name}"' for name in names) + ', "Max')
+    read = [layer.name for layer in layers_from_file(cut)]
+    assert read == [json.loads(f'"{name}"') for name in names]
+
+
+def test_json_that_is_damaged_or_cut_beyond_repair_says_which(tmp_path):
+    damaged = tmp_path / "layers.json"
+    damaged.write_text('{"Layers": ["Conv_0" "Relu_1"]}')
+    with pytest.raises(ValueError) as err:
+        layers_from_file(damaged)
+    assert str(err.value) == (f"{damaged}: starts like engine inspector JSON but is not readable JSON: Expecting ',' "
+                              "delimiter: line 1 column 22 (char 21) (the error is before the end of the text, so it is "
+                              "damaged, not cut short)")
+    damaged.write_text('{"Layers": ["Conv_0"], "Meta": ' + '{"a": ' * 70 + '"x')  # 70 keys without a value
+    with pytest.raises(ValueError) as err:
+        layers_from_file(damaged)
+    assert str(err.value) == (f"{damaged}: starts like engine inspector JSON but is not readable JSON: Unterminated "
+                              f"string starting at: line 1 column {len(damaged.read_text()) - 1} (char "
+                              f"{len(damaged.read_text()) - 2}); closing it after one of its last 64 complete values "
+                              "did not help either (the text is damaged, not just cut short)")
+
+
+def test_a_layer_line_whose_tensor_types_are_unknown_has_precision_unknown():
+    (layer,) = layers_from_log("Layer(PluginV2): custom, Tactic: 0x0, x (Custom[1,8]) -> y (Custom[1,8])")
+    assert (layer.precision, layer.is_boundary) == ("unknown", False)
+
+
+def test_only_weights_decide_a_precision_not_a_bias_or_other_typed_field():
+    (layer,) = layers_from_inspector_json({"Layers": [{
+        "Name": "conv", "LayerType": "CaskConvolution", "Bias": {"Type": "Float", "Count": 64},
+        "Inputs": [{"Name": "x", "Format/Datatype": "Int8"}], "Outputs": [{"Name": "y", "Format/Datatype": "Int8"}]}]})
+    assert layer.precision == "int8"
