@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.commands.options import DEFAULT_CASES_DIR, EXIT_OK
+from harness.commands.options import DEFAULT_CASES_DIR, EXIT_OK, no_match_error, output_directory
 from harness.matrix import load_matrix
 
 
@@ -11,7 +11,10 @@ def cmd_generate(args) -> int:
     import cases
     from cases.generate import generate
 
+    output_directory(args.out, "--out")
     selected = [c for c in cases.all_cases() if not args.k or args.k in c.id]
+    if not selected:
+        raise no_match_error(args.k, (c.id for c in cases.all_cases()), "the case library")
     index = generate(args.out, selected, progress=lambda name: print(f"generated {name}", flush=True))
     count = sum(len(c["variants"]) for c in index["cases"])
     print(f"{count} variant(s) of {len(index['cases'])} case(s) written to {args.out} (index: {args.out / 'index.json'})")
@@ -21,13 +24,14 @@ def cmd_generate(args) -> int:
 def cmd_list(args) -> int:
     import cases
 
+    targets = load_matrix(args.matrix)
     print("Cases (case/variant  [role, mode]):")
     for case in cases.all_cases():
         print(f"  {case.id}: {case.title}  [{case.pattern}]")
         for variant in case.variants:
             print(f"    {case.id}/{variant.name}  [{variant.role}, {case.mode_of(variant)}]")
     print("\nTargets (from %s):" % args.matrix)
-    for target in load_matrix(args.matrix).values():
+    for target in targets.values():
         state = "available" if target.available else f"unavailable: {target.reason}"
         default = "  (default)" if target.default else ""
         print(f"  {target.id:<14} {target.backend:<12} {target.runner:<7} {target.platform:<7} {state}{default}")

@@ -14,6 +14,7 @@ from harness.commands.nightly import add_nightly_commands
 from harness.commands.options import EXIT_BROKEN, EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, CommandError
 from harness.commands.run import add_run_commands
 from harness.matrix import DEFAULT_MATRIX, MatrixError, default_target, load_matrix
+from harness.store.results_file import RecordError
 
 DESCRIPTION = """\
 Which TensorRT version and platform builds your INT8 model? trt-matrix generates minimal reproducer ONNX graphs of
@@ -57,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     except CommandError as err:
         print(f"error: {err}", file=sys.stderr)
         return err.status
+    except RecordError as err:  # a damaged line of a results file the tool wrote
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_BROKEN
     except (MatrixError, ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE

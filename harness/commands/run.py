@@ -10,9 +10,26 @@ from harness.commands.options import (
     EXIT_BROKEN,
     EXIT_OK,
     EXIT_USAGE,
+    CommandError,
     add_cell_options,
+    input_file,
+    no_match_error,
+    output_file,
 )
 from harness.matrix import load_matrix
+
+
+def selected_cells(cases_dir: Path, pattern: str | None) -> list[dict]:
+    """The cells of ``cases_dir`` that ``-k pattern`` selects; a pattern that selects none is an error listing the
+    closest cell names."""
+    from harness.orchestration.run_targets import matches
+    from harness.worker.casedata import load_cells
+
+    cells = load_cells(cases_dir)
+    chosen = [cell for cell in cells if matches(cell, pattern)]
+    if not chosen and pattern:
+        raise no_match_error(pattern, (f"{c['case']}/{c['variant']}" for c in cells), f"{cases_dir / 'index.json'}")
+    return chosen
 
 
 def cmd_run(args) -> int:
@@ -27,6 +44,8 @@ def cmd_run(args) -> int:
         print(f"error: {args.cases} has no index.json; write one with `python -m harness generate --out {args.cases}`",
               file=sys.stderr)
         return EXIT_USAGE
+    output_file(args.results, "--results")
+    selected_cells(args.cases, args.k)
     summaries = run_targets([targets[t] for t in args.target], args.cases, args.results, pattern=args.k,
                             jobs=args.jobs, timeout_s=args.timeout, force=args.force,
                             progress=lambda line: print(line, flush=True))
@@ -47,10 +66,17 @@ def cmd_report(args) -> int:
     if missing:
         print(f"error: results file(s) not found: {', '.join(missing)}", file=sys.stderr)
         return EXIT_USAGE
+    for path in args.results:
+        try:
+            input_file(path, "a JSON Lines results file").read_bytes().decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise CommandError(f"{path}: not a text file ({err.reason} at byte {err.start}): a damaged results file",
+                               EXIT_BROKEN) from None
     if not (args.cases / INDEX_FILE).is_file():
         print(f"error: {args.cases / INDEX_FILE}: no such file; pass --cases DIR, the cases directory the results were "
               "run from (written by `python -m harness generate --out DIR`)", file=sys.stderr)
         return EXIT_USAGE
+    output_file(args.out, "--out")
     build_report(args.results, args.out, args.cases, matrix_path=args.matrix, trend_href=args.trend)
     print(f"report written to {args.out}")
     return EXIT_OK
@@ -63,9 +89,12 @@ def add_run_commands(commands) -> None:
         "with a timeout, so a crash or hang becomes a 'crash' or 'timeout' record and the run goes on. Records are "
         "appended to RESULTS the moment each cell ends; rerunning skips cells already recorded for TARGET, so an "
         "interrupted run resumes. A line of RESULTS that is not a valid record is moved to RESULTS.rejected (a torn "
-        "last line to RESULTS.torn) with a warning, and its cell runs again. Exit status: 0 when every cell has a record that speaks about its pattern "
-        f"(pass, fallback, mismatch, fail, ...), {EXIT_BROKEN} when some cell is infra-error, "
-        f"{EXIT_USAGE} for bad arguments.")
+        "last line to RESULTS.torn) with a warning, and its cell runs again. Before a cell runs, its model and data "
+        "are checked against the content hashes in index.json: a file changed since `generate` makes the cell "
+        "infra-error, naming the file. Exit status: "
+        f"{EXIT_OK} when every cell has a record that speaks about its pattern (pass, fallback, mismatch, fail, ...), "
+        f"{EXIT_BROKEN} when some cell is infra-error (its reason is on its progress line), {EXIT_USAGE} for bad "
+        "arguments (a -k that selects no cell lists the closest names).")
     p.add_argument("--target", action="append", metavar="ID",
                    help="target id from matrix.yaml; repeat it to run several (docker targets on different engines run "
                    "at the same time). Default: the matrix's default target")
@@ -79,7 +108,9 @@ def add_run_commands(commands) -> None:
                             description="Merge one or more results files (the last record of a cell wins) into one "
                             "offline HTML file: a planning view (one verdict per pattern and target), the full "
                             "matrix of observed cells, and upstream claims marked 'not run here'. Case facts come "
-                            "from the cases directory's index.json, not from the case library's code.")
+                            "from the cases directory's index.json, not from the case library's code. Exit status: "
+                            f"{EXIT_OK} (a torn last line is left out with a warning naming it), {EXIT_BROKEN} when any "
+                            f"other line of a results file is damaged (named), {EXIT_USAGE} for bad arguments.")
     p.add_argument("--results", type=Path, nargs="+", required=True, help="JSON Lines results files")
     p.add_argument("--cases", type=Path, default=DEFAULT_CASES_DIR, help="the cases directory the results were run "
                    "from: its index.json gives rows, upstream claims, remedies and backend notes (default: "

@@ -1,7 +1,9 @@
 """Read a generated cases directory (``index.json`` + ``.onnx`` + ``.npz``) into cells a backend can run."""
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,9 @@ INDEX_FORMAT = "trt-matrix/cases/1"
 _VARIANT_FIELDS = {
     "name": str, "mode": str, "model": str, "data": str, "knobs": dict, "claims": list,
     "expected_int8": list, "tolerance": dict, "inputs": dict, "outputs": dict, "calibration_batches": int,
+    "model_sha256": str, "data_sha256": str,
 }
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 class CasesDirError(ValueError):
@@ -56,7 +60,12 @@ def _cell(cases_dir: Path, where: str, case: dict, variant: Any) -> Cell:
                 f"{where}: field {field!r} must be a {kind.__name__}, found {type(variant.get(field)).__name__}."
             )
     for field in ("model", "data"):
+        if not _SHA256.match(variant[f"{field}_sha256"]):
+            raise CasesDirError(f"{where}: field '{field}_sha256' must be 64 lower-case hex digits, found "
+                                f"{variant[f'{field}_sha256'][:80]!r}.")
         path = cases_dir / variant[field]
+        if path.is_dir():
+            raise CasesDirError(f"{where}: field {field!r} names {path}, which is a directory, not a file.")
         if not path.is_file():
             raise CasesDirError(f"{where}: field {field!r} names {path}, which does not exist.")
     return {
@@ -67,6 +76,28 @@ def _cell(cases_dir: Path, where: str, case: dict, variant: Any) -> Cell:
         "model": str((cases_dir / variant["model"]).resolve()),
         "data": str((cases_dir / variant["data"]).resolve()),
     }
+
+
+def damaged_input(cell: Cell) -> str | None:
+    """Why the cell's model or data file is not the one index.json describes (naming the file), or None.
+
+    Every cell checks this before it runs: a truncated, edited or swapped file must give an infra-error, never an
+    outcome about the pattern.
+    """
+    for field in ("model", "data"):
+        path, expected = Path(cell[field]), cell[f"{field}_sha256"]
+        if not path.is_file():
+            return f"{path}: {'a directory' if path.is_dir() else 'no such file'} where index.json names the {field}"
+        digest = hashlib.sha256()
+        with path.open("rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+        if digest.hexdigest() != expected:
+            size = path.stat().st_size
+            state = "empty (0 bytes)" if size == 0 else f"{size} bytes, sha256 {digest.hexdigest()[:16]}..."
+            return (f"{path}: {state}, not the {field} index.json describes (sha256 {expected[:16]}...): the file "
+                    "was truncated, edited or swapped after `generate` wrote it; generate the cases directory again")
+    return None
 
 
 def load_arrays(cell: Cell) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from harness.worker import record as rec
 from harness.worker.backends.base import Backend, BackendFailure, CellUnavailable, EnvironmentProblem, StageTracker
-from harness.worker.casedata import load_arrays
+from harness.worker.casedata import damaged_input, load_arrays
 from harness.worker.metrics import compare
 from harness.worker.shapes import Cell, JobTarget
 
@@ -37,6 +37,9 @@ def run_cell(cell: Cell, target: JobTarget, backend: Backend, environment: dict[
         return dict(started_at=started_at, duration_s=time.perf_counter() - started, backend_time_s=backend_time)
 
     try:
+        damage = damaged_input(cell)
+        if damage:
+            raise EnvironmentProblem(f"damaged input: {damage}")
         reason = backend.unavailable_reason(cell)
         if reason:
             raise CellUnavailable(reason)
@@ -62,10 +65,36 @@ def run_cell(cell: Cell, target: JobTarget, backend: Backend, environment: dict[
                                stage=stages.current, log=traceback.format_exc(), **timing())
 
 
+class StageUnreadable(Exception):
+    """The stage file of a cell's process cannot be read: where the cell was is unknown."""
+
+
 def reached_stage(workdir: Path) -> str:
-    """The stage the cell's process had reached, as it last wrote it to its work directory."""
+    """The stage the cell's process had reached, as it last wrote it to its work directory. The cell started from
+    an empty work dir, so no stage file means it never left ``generate``; a file that cannot be read (or holds no
+    stage) raises StageUnreadable naming it."""
     stage_file = workdir / STAGE_FILE
-    return stage_file.read_text() if stage_file.exists() else "generate"
+    try:
+        stage = stage_file.read_text() if stage_file.exists() else "generate"
+    except (OSError, UnicodeDecodeError) as err:
+        raise StageUnreadable(f"{stage_file}: {type(err).__name__}: {err}") from None
+    if stage not in rec.STAGES:
+        raise StageUnreadable(f"{stage_file}: holds {stage[:40]!r}, not one of {', '.join(rec.STAGES)}")
+    return stage
+
+
+def lost_cell_record(cell: Cell, target: JobTarget, environment: dict[str, Any], kind: str, detail: str,
+                     wall_s: float, workdir: Path, stderr_path: Path | None) -> rec.Record:
+    """The record of a cell whose process crashed or was killed at its timeout, at the stage it had reached; an
+    infra-error when that stage cannot be read (a timeout or crash at an unknown stage says nothing reliable)."""
+    log = stderr_excerpt(stderr_path)
+    try:
+        stage = reached_stage(workdir)
+    except StageUnreadable as err:
+        return rec.infra_error(cell, target, environment, "harness", f"The cell's process {detail}, and the stage it "
+                               f"had reached cannot be read ({err}): this says nothing about the pattern.",
+                               duration_s=wall_s, log=log)
+    return rec.ended_without_result(cell, target, environment, kind, detail, stage=stage, duration_s=wall_s, log=log)
 
 
 def stderr_excerpt(stderr_path: Path | None) -> str | None:

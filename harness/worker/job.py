@@ -7,6 +7,7 @@ A job is plain JSON so it can travel into a container (:class:`harness.worker.sh
 """
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 from typing import Callable
@@ -14,7 +15,7 @@ from typing import Callable
 from harness.worker import record as rec
 from harness.worker.backends import load_backend
 from harness.worker.casedata import load_cells
-from harness.worker.cell import reached_stage, run_cell, stderr_excerpt
+from harness.worker.cell import lost_cell_record, run_cell
 from harness.worker.environment import observe, version_mismatch
 from harness.worker.isolation import TaskEnd, run_isolated
 from harness.worker.shapes import Cell, Job, variant_key
@@ -60,21 +61,32 @@ def run_job(job: Job, on_record: Callable[[rec.Record], None]) -> None:
             record = end.result
             record["duration_s"] = round(end.wall_s, 6)  # wall time as the parent saw it, process overhead included
         else:
-            record = rec.ended_without_result(end.task, target, environment, end.kind, end.detail,
-                                              stage=reached_stage(cell_dir(end.task)), duration_s=end.wall_s,
-                                              log=stderr_excerpt(end.stderr_path))
+            record = lost_cell_record(end.task, target, environment, end.kind, end.detail, end.wall_s,
+                                      cell_dir(end.task), end.stderr_path)
         record["env_mismatch"] = mismatch  # the parent compares the observed backend version with the nominal one
         on_record(record)
 
-    def stderr_path(cell: Cell) -> Path:
+    def fresh_cell_dir(cell: Cell) -> Path:
+        """Empty the cell's work dir just before its process starts (nothing of an earlier run may speak for this
+        one: its stage file, logs, models) and return where its stderr goes."""
+        shutil.rmtree(cell_dir(cell), ignore_errors=True)
         cell_dir(cell).mkdir(parents=True, exist_ok=True)
         return cell_dir(cell) / "stderr.log"
 
     run_isolated(cells, execute, jobs=job.get("jobs", 1), timeout_s=job.get("timeout_s", 300.0), on_end=ended,
-                 stderr_path_for=stderr_path)
+                 stderr_path_for=fresh_cell_dir)
+
+
+PROGRESS_REASON_CHARS = 400
 
 
 def progress_line(done: int, total: int | str, record: rec.Record, started: float) -> str:
+    """One line per finished cell; an infra-error says why, so nobody has to open the results file to find out."""
     elapsed = time.perf_counter() - started
-    return (f"[{done}/{total} {elapsed:6.1f}s] {record['target']} {record['case']}/{record['variant']}: "
-            f"{record['outcome']}" + (f" ({record['failure']['category']})" if record.get("failure") else ""))
+    failure = record.get("failure")
+    line = (f"[{done}/{total} {elapsed:6.1f}s] {record['target']} {record['case']}/{record['variant']}: "
+            f"{record['outcome']}" + (f" ({failure['category']})" if failure else ""))
+    if record["outcome"] == "infra-error" and failure and failure.get("message"):
+        reason = " ".join(failure["message"].split())
+        line += ": " + (reason if len(reason) <= PROGRESS_REASON_CHARS else reason[:PROGRESS_REASON_CHARS] + " ...")
+    return line

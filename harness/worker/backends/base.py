@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,8 @@ class Execution:
 class StageTracker:
     """Remembers the stage a cell has reached, so a failure is recorded at the stage it happened in.
 
-    With a ``path`` it also writes the stage to that file, so the stage survives a crash of the cell's process.
+    With a ``path`` it also writes the stage to that file, so the stage survives a crash of the cell's process. The
+    file is replaced atomically: a process killed mid-write leaves the previous stage, never an empty file.
     """
 
     def __init__(self, path: Path | None = None):
@@ -50,7 +52,9 @@ class StageTracker:
     def enter(self, stage: str) -> None:
         self.current = stage
         if self.path is not None:
-            self.path.write_text(stage)
+            partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            partial.write_text(stage)
+            os.replace(partial, self.path)
 
 
 class Backend:

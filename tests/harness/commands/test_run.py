@@ -1,14 +1,19 @@
-"""`python -m harness report`, black-box: the report reads the case index of --cases (never the case library's
-code) and shows its remedies, backend notes and claims."""
+"""`python -m harness run | report | generate`, black-box: the report reads the case index of --cases (never the case
+library's code) and shows its remedies, backend notes and claims; damaged inputs give infra-error records naming the
+file (never a verdict about the pattern), bad arguments are refused at parse time, and errors are one line."""
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
-from tests.conftest import REPO
+import pytest
+
+from tests.conftest import REPO, read_records
 from tests.harness.commands.test_main import harness
+from tests.harness.worker.test_isolation import add_bad_cell
 from tests.reports.conftest import ISSUE, make_record, write_jsonl
 
 NOTE = "ONNX Runtime has no analogue of the Conv + PWN fusion: a pass here says nothing about TensorRT."
@@ -62,3 +67,119 @@ def test_rendering_never_imports_the_case_library(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, check=True,
                           env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert done.stdout.strip() == "[]"
+
+
+def cells(cases_dir):
+    index = json.loads((cases_dir / "index.json").read_text())
+    return {f"{c['id']}/{v['name']}": v for c in index["cases"] for v in c["variants"]}
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (lambda model, data, other: model.write_bytes(model.read_bytes()[:100]), "100 bytes"),
+        (lambda model, data, other: model.write_bytes(other.read_bytes()), "not the model index.json describes"),
+        (lambda model, data, other: data.write_bytes(data.read_bytes()[:-50]), "not the data index.json describes"),
+    ],
+    ids=["truncated-model", "swapped-model", "truncated-data"],
+)
+def test_a_damaged_input_is_an_infra_error_naming_the_file_never_a_verdict(cases_copy, tmp_path, damage, reason):
+    entries = cells(cases_copy)
+    damaged = entries["control-qdq-conv-relu/conv-relu"]
+    model, data = cases_copy / damaged["model"], cases_copy / damaged["data"]
+    damage(model, data, cases_copy / entries["control-implicit-conv-relu/conv-relu"]["model"])
+    results = tmp_path / "r.jsonl"
+    result = harness("run", "--cases", str(cases_copy), "--results", str(results), "--jobs", "1", check=False)
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    by_cell = {f"{r['case']}/{r['variant']}": r for r in read_records(results)}
+    record = by_cell.pop("control-qdq-conv-relu/conv-relu")
+    assert record["outcome"] == "infra-error" and record["agrees"] is None
+    named = str(data if "data" in reason else model.resolve())
+    assert record["failure"]["message"].startswith(f"damaged input: {Path(named).resolve()}: ")
+    assert reason in record["failure"]["message"]
+    progress = next(l for l in result.stdout.splitlines() if "control-qdq-conv-relu/conv-relu: " in l)
+    assert "infra-error (environment): damaged input: " in progress and str(Path(named).resolve()) in progress
+    assert {r["outcome"] for r in by_cell.values()} == {"pass"}  # the undamaged cells still ran
+
+
+def matrix_with(tmp_path, backend: str) -> Path:
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(f"targets:\n  probe:\n    title: probe\n    backend: {backend}\n    runner: local\n"
+                      "    platform: any\n")
+    return matrix
+
+
+def test_a_timeout_never_names_a_stage_an_earlier_run_reached(cases_copy, tmp_path):
+    add_bad_cell(cases_copy, "bad-stall")
+    results = tmp_path / "r.jsonl"
+    first = ("--matrix", str(matrix_with(tmp_path, "onnxruntime")), "run", "--target", "probe")
+    harness(*first, "--cases", str(cases_copy), "--results", str(results), "-k", "*bad-stall")
+    assert read_records(results)[0]["stage"] == "compare"  # the work dir's stage file now says "compare"
+    stall = ("--matrix", str(matrix_with(tmp_path, "tests.harness.worker.misbehaving_backends:StallAtStartBackend")),
+             "run", "--target", "probe")
+    harness(*stall, "--cases", str(cases_copy), "--results", str(results), "-k", "*bad-stall", "--force",
+            "--timeout", "2")
+    record = read_records(results)[-1]
+    assert (record["outcome"], record["stage"]) == ("timeout", "generate")
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [("--jobs", "0", "argument --jobs: 0 is not allowed: give 1 or more"),
+     ("--jobs", "two", "argument --jobs: 'two' is not a whole number"),
+     ("--timeout", "0", "argument --timeout: 0 is not allowed: give a number of seconds above 0"),
+     ("--timeout", "-1", "argument --timeout: -1 is not allowed"),
+     ("--timeout", "nan", "argument --timeout: nan is not allowed")],
+)
+def test_cell_options_are_checked_at_parse_time(control_cases_dir, tmp_path, option, value, message):
+    result = harness("run", "--cases", str(control_cases_dir), "--results", str(tmp_path / "r.jsonl"), option, value,
+                     check=False)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_a_k_that_selects_no_cell_is_an_error_listing_the_closest_names(control_cases_dir, tmp_path):
+    result = harness("run", "--cases", str(control_cases_dir), "--results", str(tmp_path / "r.jsonl"), "-k",
+                     "contrl-qdq", check=False)
+    assert result.returncode == 2 and not (tmp_path / "r.jsonl").exists()
+    assert (f"error: -k 'contrl-qdq' matches none of the 3 name(s) in {control_cases_dir / 'index.json'}; closest: "
+            "control-qdq-conv-relu/conv-relu") in result.stderr
+
+
+def test_generate_with_a_k_that_selects_no_case_lists_the_closest_case_ids(tmp_path):
+    result = harness("generate", "--out", str(tmp_path / "cases"), "-k", "s1-conv-silo", check=False)
+    assert result.returncode == 2 and "closest: s1-conv-silu" in result.stderr
+    assert not (tmp_path / "cases").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("generate", "--out", "{file}", "-k", "control"), ("run", "--cases", "{cases}", "--results", "{dir}"),
+     ("report", "--results", "{dir}"), ("report", "--results", "{results}", "--out", "{dir}")],
+    ids=["generate-out-file", "run-results-dir", "report-results-dir", "report-out-dir"],
+)
+def test_a_path_of_the_wrong_kind_is_one_error_line_naming_it(control_cases_dir, tmp_path, args):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "results.jsonl").write_text("")
+    paths = {"file": tmp_path / "file", "dir": tmp_path / "dir", "cases": control_cases_dir,
+             "results": tmp_path / "results.jsonl"}
+    argv = [a.format(**paths) for a in args]
+    result = harness(*argv, check=False)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ")
+    named = next(p for a, p in zip(args, argv) if a in ("{file}", "{dir}"))
+    assert named in result.stderr and ("is a directory" in result.stderr or "is a file" in result.stderr)
+
+
+def test_report_prints_a_torn_last_line_as_run_does_and_exits_3(control_cases_dir, tmp_path):
+    results = tmp_path / "r.jsonl"
+    harness("run", "--cases", str(control_cases_dir), "--results", str(results))
+    with results.open("a") as torn:
+        torn.write('{"schema": "trt-matrix/record/1", "case": "cut')
+    result = harness("report", "--results", str(results), "--out", str(tmp_path / "index.html"), check=False)
+    assert result.returncode == 3
+    assert result.stderr.splitlines()[0] == (f"warning: {results}:4: skipped a torn last line (Unterminated string "
+                                             "starting at); the cell it held has no record")
+    assert "TornLineWarning" not in result.stderr and "warnings.warn" not in result.stderr
+    assert (tmp_path / "index.html").is_file()

@@ -53,3 +53,12 @@ class PrecisionBlindBackend(OnnxRuntimeBackend):
         execution = super().run(cell, arrays, workdir, stages)
         execution.precision = {node: "unknown" for node in execution.precision}
         return execution
+
+
+class StallAtStartBackend(OnnxRuntimeBackend):
+    """Hangs on "bad" cells before entering any stage, as a cell stuck loading its inputs does."""
+
+    def run(self, cell, arrays, workdir, stages):
+        if "bad" in cell["variant"]:
+            time.sleep(3600)
+        return super().run(cell, arrays, workdir, stages)

@@ -1,9 +1,10 @@
 """A bad cases directory gets an error naming the file and the field, never a silent skip."""
 import json
+from pathlib import Path
 
 import pytest
 
-from harness.worker.casedata import CasesDirError, load_arrays, load_cells
+from harness.worker.casedata import CasesDirError, damaged_input, load_arrays, load_cells
 
 
 def rewrite_index(cases_dir, change):
@@ -50,4 +51,42 @@ def test_a_missing_model_file_names_the_variant_and_the_path(cases_copy):
 def test_a_field_of_the_wrong_type_is_named(cases_copy):
     rewrite_index(cases_copy, lambda index: index["cases"][1]["variants"][0].update(expected_int8="conv"))
     with pytest.raises(CasesDirError, match=r"cases\[1\].*variants\[0\]: field 'expected_int8' must be a list, found str"):
+        load_cells(cases_copy)
+
+
+def test_a_cell_whose_files_match_the_index_is_not_damaged(control_cases_dir):
+    assert [damaged_input(cell) for cell in load_cells(control_cases_dir)] == [None, None, None]
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        (lambda model, other: model.write_bytes(model.read_bytes()[:100]), "100 bytes, sha256"),
+        (lambda model, other: model.write_bytes(b""), "empty (0 bytes)"),
+        (lambda model, other: model.write_bytes(other.read_bytes()), "bytes, sha256"),
+        (lambda model, other: (model.unlink(), model.mkdir()), "a directory where index.json names the model"),
+    ],
+    ids=["truncated", "empty", "swapped", "directory"],
+)
+def test_a_model_changed_after_generate_is_damaged_input_naming_the_file(cases_copy, damage, problem):
+    cells = load_cells(cases_copy)
+    model, other = Path(cells[0]["model"]), Path(cells[1]["model"])
+    damage(model, other)
+    reason = damaged_input(cells[0])
+    assert reason.startswith(f"{model}: ") and problem in reason
+    assert damaged_input(cells[1]) is None
+
+
+def test_swapped_data_is_damaged_input(cases_copy):
+    cells = load_cells(cases_copy)
+    Path(cells[0]["data"]).write_bytes(Path(cells[2]["data"]).read_bytes())
+    assert damaged_input(cells[0]).startswith(f"{cells[0]['data']}: ")
+
+
+def test_an_index_without_content_hashes_is_refused(cases_copy):
+    rewrite_index(cases_copy, lambda index: index["cases"][0]["variants"][0].pop("model_sha256"))
+    with pytest.raises(CasesDirError, match=r"variants\[0\]: field 'model_sha256' must be a str, found NoneType"):
+        load_cells(cases_copy)
+    rewrite_index(cases_copy, lambda index: index["cases"][0]["variants"][0].update(model_sha256="abc"))
+    with pytest.raises(CasesDirError, match=r"field 'model_sha256' must be 64 lower-case hex digits, found 'abc'"):
         load_cells(cases_copy)

@@ -1,4 +1,6 @@
 """How a cell's observations become its outcome."""
+import pytest
+
 from harness.worker.job import run_job
 
 
@@ -11,3 +13,42 @@ def test_a_node_of_unknown_precision_is_unverified_not_a_fallback(control_cases_
     assert record["fallback_nodes"] == []
     assert record["details"]["unverified_int8"] == record["expected_int8"] == ["/conv/Conv"]
     assert record["outcome"] == "pass"  # within tolerance; the details say INT8 could not be verified
+
+
+def ended(tmp_path, cell, kind="timeout"):
+    from harness.worker.cell import ended_without_result
+    from harness.worker.environment import observe
+
+    target = {"id": "ort-cpu", "backend": "onnxruntime"}
+    return ended_without_result(cell, target, observe({}), kind, "was killed", 1.0, tmp_path, None)
+
+
+def test_stage_file_is_replaced_whole_and_read_back(control_cases_dir, tmp_path):
+    from harness.worker.backends.base import StageTracker
+    from harness.worker.casedata import load_cells
+
+    tracker = StageTracker(tmp_path / "stage")
+    tracker.enter("parse")
+    tracker.enter("build")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stage"]  # no partial file left beside it
+    record = ended(tmp_path, load_cells(control_cases_dir)[0])
+    assert (record["outcome"], record["stage"]) == ("timeout", "build")
+
+
+def test_a_cell_killed_before_its_first_stage_is_at_generate(control_cases_dir, tmp_path):
+    from harness.worker.casedata import load_cells
+
+    record = ended(tmp_path, load_cells(control_cases_dir)[0], kind="crash")
+    assert (record["outcome"], record["stage"]) == ("crash", "generate")
+
+
+@pytest.mark.parametrize("content", [b"", b"bui", b"\xff\xfe"], ids=["empty", "cut", "not-text"])
+def test_an_unreadable_stage_file_is_an_infra_error_naming_it_not_an_abort(control_cases_dir, tmp_path, content):
+    from harness.store.results_file import validate_record
+    from harness.worker.casedata import load_cells
+
+    (tmp_path / "stage").write_bytes(content)
+    record = ended(tmp_path, load_cells(control_cases_dir)[0])
+    validate_record(record)
+    assert record["outcome"] == "infra-error" and record["failure"]["category"] == "harness"
+    assert f"cannot be read from {tmp_path / 'stage'}" in record["failure"]["message"]

@@ -1,4 +1,8 @@
 """ONNX Runtime backend: precision is read from the kernels ORT really runs, and failures are classified."""
+import hashlib
+import json
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
@@ -50,6 +54,11 @@ def test_a_failing_session_is_a_classified_fail_at_the_build_stage(cases_copy, t
     conv.domain = "com.example.missing"  # an op no execution provider implements
     model.opset_import.append(onnx.helper.make_opsetid("com.example.missing", 1))
     onnx.save(model, cell["model"])
+    index = json.loads((cases_copy / "index.json").read_text())  # the edited model is the one the index describes
+    variant = next(v for c in index["cases"] if c["id"] == cell["case"] for v in c["variants"]
+                   if v["name"] == cell["variant"])
+    variant["model_sha256"] = hashlib.sha256(Path(cell["model"]).read_bytes()).hexdigest()
+    (cases_copy / "index.json").write_text(json.dumps(index))
     records = run_control(cases_copy, tmp_path, {"session.qdqisint8allowed": "1"})
     record = records[(cell["case"], cell["variant"])]
     assert record["outcome"] == "fail" and record["stage"] == "build"
