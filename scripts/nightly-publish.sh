@@ -31,8 +31,9 @@ Environment:
   PYTHON                  the Python that has the harness installed (default: python3)
 
 Exit status: 0 published, no regression; 1 published, and some cell regressed since the previous run of its
-series (see SITE/trend.html); 3 published, but some input lines were damaged and left out (named above);
-2 usage error; 4 no run to publish (none of DATE, or none recent); any other: merge or history failed (its status).
+series (see SITE/trend.html); 3 published, but some input was damaged and left out, or tonight's runs lost
+records (cells gone since the previous run; named above and at the top of SITE/trend.html); 2 usage error;
+4 no run to publish (none of DATE, or none recent); any other: merge or history failed (its status).
 
 Example crontab line, some hours after the hosts' runs (crontab -e; cron wants % escaped, so none is used):
   0 7 * * * cd $HOME/trt-matrix-src && git pull -q --ff-only && PYTHON=$HOME/trt-matrix-venv/bin/python scripts/nightly-publish.sh /srv/trt-matrix/collect >>$HOME/trt-matrix/nightly-publish.log 2>&1
@@ -138,6 +139,9 @@ case "$history_status" in
   1)
     echo "nightly-publish.sh: REGRESSION: some cells are worse than in the previous run; see $site/trend.html" >&2
     exit 1 ;;
+  3)
+    echo "nightly-publish.sh: INCOMPLETE: the runs compared are damaged or lost records (named above); see $site/trend.html" >&2
+    merge_status=3 ;;
   *) die "history failed with status $history_status (the matrix in $site/index.html is up to date)" "$history_status" ;;
 esac
 

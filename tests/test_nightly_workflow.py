@@ -140,7 +140,8 @@ def test_the_report_goes_to_pages_and_a_regression_turns_the_nightly_red(workflo
     assert pages["with"]["path"] == "site"
     verdict = step(publish, "verdict")
     assert "steps.history.outputs.status == '1'" in verdict["if"]
-    assert "exit 1" in verdict["run"]
+    assert "steps.history.outputs.status == '3'" in verdict["if"]  # damaged or lost records are red too
+    assert verdict["env"]["STATUS"] == "${{ steps.history.outputs.status }}" and 'exit "$STATUS"' in verdict["run"]
     # The verdict is the last step: everything is uploaded before the job fails.
     assert publish["steps"][-1] is verdict
     # Deploy also runs when publish failed on a regression, as long as the site was uploaded.
@@ -232,7 +233,7 @@ def test_merge_step_tolerates_damaged_input_but_not_a_broken_merge(workflow, tmp
     assert ("::warning" in process.stdout) is (status == 3)
 
 
-@pytest.mark.parametrize("status, step_status", [(0, 0), (1, 0), (2, 2)])
+@pytest.mark.parametrize("status, step_status", [(0, 0), (1, 0), (3, 0), (2, 2)])
 def test_history_step_keeps_a_regression_for_the_end_and_writes_the_summary(workflow, tmp_path, status, step_status):
     history_dir = tmp_path / "history-store"
     process, outputs = actions_step(tmp_path, step(workflow["jobs"]["publish"], "history")["run"], exit_status=status,
@@ -243,6 +244,12 @@ def test_history_step_keeps_a_regression_for_the_end_and_writes_the_summary(work
     if step_status == 0:
         assert outputs["status"] == str(status)  # what the verdict step reads
         assert "table of changes from the stand-in" in (tmp_path / "summary").read_text()
+
+
+@pytest.mark.parametrize("status, title", [("1", "regression"), ("3", "damaged or lost records")])
+def test_verdict_step_fails_the_job_with_the_history_status_and_says_why(workflow, tmp_path, status, title):
+    process, _ = actions_step(tmp_path, step(workflow["jobs"]["publish"], "verdict")["run"], STATUS=status)
+    assert process.returncode == int(status) and f"::error title={title}::" in process.stdout
 
 
 # --- The cron recipe -----------------------------------------------------------------------------------------------
@@ -383,7 +390,7 @@ def collected(tmp_path: Path, *names: str) -> Path:
 
 
 @pytest.mark.parametrize("merge, history, expected", [("0", "0", 0), ("0", "1", 1), ("3", "0", 3), ("3", "1", 1),
-                                                      ("2", "0", 2), ("0", "2", 2)])
+                                                      ("2", "0", 2), ("0", "2", 2), ("0", "3", 3)])
 def test_publish_script_exit_status(tmp_path, merge, history, expected):
     collect = collected(tmp_path, "2026-11-23_a_rev", "2026-11-23_b_rev")
     process = stand_in(tmp_path, PUBLISH_SCRIPT, "--date", "2026-11-23", str(collect),
@@ -391,6 +398,8 @@ def test_publish_script_exit_status(tmp_path, merge, history, expected):
     assert process.returncode == expected, process.stderr
     if expected == 1:
         assert "REGRESSION" in process.stderr
+    if history == "3":
+        assert "INCOMPLETE" in process.stderr and (tmp_path / "site" / "changes.txt").is_file()
 
 
 def test_publish_script_takes_only_the_runs_of_its_night(tmp_path):

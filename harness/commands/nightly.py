@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import sys
 from pathlib import Path
 
-from harness.commands.options import EXIT_BROKEN, EXIT_OK, EXIT_USAGE, add_cell_options
+from harness.commands.options import EXIT_BROKEN, EXIT_OK, EXIT_USAGE, add_cell_options, iso_date
 
 DEFAULT_RUNS = Path("out/runs")
 
@@ -29,13 +28,6 @@ run_dir=PATH and run_id=ID are also written there.
   python -m harness nightly --host-kind cpu --runs ~/trt-matrix/runs
   python -m harness nightly --target ort-cpu -k control      # a quick try on this machine
 """
-
-
-def _date(text: str) -> str:
-    try:
-        return datetime.date.fromisoformat(text).isoformat()
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date of the form YYYY-MM-DD") from None
 
 
 def cmd_nightly(args) -> int:
@@ -94,7 +86,7 @@ def add_nightly_commands(commands) -> None:
                    "nights, it is what unchanged cells are carried over from (default: %(default)s)")
     p.add_argument("--host", metavar="NAME", help="host name in the run directory and records (default: this "
                    "machine's hostname; give a pool of identical runners one name so they form one series)")
-    p.add_argument("--date", type=_date, metavar="YYYY-MM-DD", help="the run's date (default: today, UTC)")
+    p.add_argument("--date", type=iso_date, metavar="YYYY-MM-DD", help="the run's date (default: today, UTC)")
     p.add_argument("--cases", type=Path, metavar="DIR", help="a cases directory written by `generate` instead of "
                    "the case library of this checkout")
     add_cell_options(p)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import difflib
 import os
 from pathlib import Path
@@ -57,6 +58,14 @@ def output_file(path: Path, option: str) -> Path:
         raise CommandError(f"{option} {path}: is a directory; {option} names a file")
     output_directory(path.parent, f"{option} {path}: its directory")
     return path
+
+
+def iso_date(text: str) -> str:
+    """argparse type: a date of the form YYYY-MM-DD."""
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date of the form YYYY-MM-DD") from None
 
 
 def positive_int(text: str) -> int:

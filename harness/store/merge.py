@@ -1,9 +1,14 @@
 """Merge run directories from many hosts into one results set.
 
+A merge is the matrix of ONE night: the newest night among the runs given (or the night asked for), and of that
+night, each host's newest run. Every other run is left out and named (``Merged.left_out``, ``merge.json``): a cell
+a host did not record that night is absent, never filled in from an older night. Cells a nightly carried over are
+part of their run and stay marked as such (``provenance.carried_over_from``).
+
 Cells are kept apart by host: the same (case, variant, target) observed on two hosts stays two records, and is a
-*conflict* when their outcomes disagree. Of several runs of one host, the latest run's record of a cell wins. A
-damaged results file (torn or corrupt lines, records that break the schema) is reported line by line, its bad lines
-are kept verbatim in ``rejected.txt``, and everything else still merges.
+*conflict* when their outcomes disagree. A damaged results file (torn or corrupt lines, records that break the
+schema) is reported line by line, its bad lines are kept verbatim in ``rejected.txt``, and everything else still
+merges.
 """
 from __future__ import annotations
 
@@ -35,28 +40,59 @@ class Conflict:
         return dataclasses.asdict(self)
 
 
+@dataclasses.dataclass(frozen=True)
+class LeftOut:
+    """A run the merge did not use, and why."""
+
+    run: LoadedRun
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.run.id} ({self.run.host}, {self.run.path}): {self.reason}"
+
+
 @dataclasses.dataclass
 class Merged:
+    night: str | None  # YYYY-MM-DD, None when no run says its night
     runs: list[LoadedRun]
     records: list[Record]
     conflicts: list[Conflict]
+    left_out: list[LeftOut] = dataclasses.field(default_factory=list)
 
     @property
     def problems(self) -> list[str]:
-        """Every unreadable file and bad line, naming the file (and line)."""
+        """Every unreadable file and bad line of the merged runs, naming the file (and line)."""
         return problems_of(self.runs)
 
 
-def merge_runs(paths: Iterable[Path | str]) -> Merged:
-    """Read every run directory named by ``paths`` (run dirs or directories holding them) and merge them."""
-    runs = read_runs(paths)
+def one_night(runs: list[LoadedRun], night: str | None = None) -> tuple[str | None, list[LoadedRun], list[LeftOut]]:
+    """The night to merge (``night``, else the newest among ``runs``), each host's newest run of it, and the runs
+    left out with the reason."""
+    if night is None:
+        night = max((run.night for run in runs), default=None)
+    newest: dict[str, LoadedRun] = {}
+    left_out = []
+    for run in runs:  # oldest first
+        if run.night != night:
+            left_out.append(LeftOut(run, f"a run of {run.night or 'an unknown night'}, not of {night}"))
+            continue
+        if run.host in newest:
+            left_out.append(LeftOut(newest[run.host], f"an earlier run of {run.host} that night ({run.id} is newer)"))
+        newest[run.host] = run
+    return night, [run for run in runs if newest.get(run.host) is run], left_out
+
+
+def merge_runs(paths: Iterable[Path | str], night: str | None = None) -> Merged:
+    """Merge the run directories named by ``paths`` (run dirs or directories holding them): one night's matrix
+    (see the module docstring)."""
+    night, runs, left_out = one_night(read_runs(paths), night)
     cells: dict[CellKey, Record] = {}
-    for run in runs:  # oldest first: a later run of the same host replaces a cell's record
+    for run in runs:  # one run per host
         for record in run.records:  # in file order: a later record of a cell replaces an earlier one
             record = _with_host(record, run)
             cells[cell_key(record)] = record
     records = [cells[key] for key in sorted(cells)]
-    return Merged(runs, records, find_conflicts(records))
+    return Merged(night, runs, records, find_conflicts(records), left_out)
 
 
 def _with_host(record: Record, run: LoadedRun) -> Record:
@@ -90,6 +126,9 @@ def write_merged(merged: Merged, out_dir: Path | str) -> Path:
         (out_dir / REJECTED).write_text("".join(f"# {bad}\n{bad.text}\n" for bad in rejected))
     manifest = {
         "format": MERGE_FORMAT,
+        "night": merged.night,
+        "left_out": [{"path": str(gone.run.path), "run": gone.run.id, "host": gone.run.host, "reason": gone.reason}
+                     for gone in merged.left_out],
         "sources": [
             {"path": str(run.path), "run": run.id, "host": run.host, "started_at": run.started_at,
              "status": (run.manifest or {}).get("status"), "records": len(run.records),

@@ -14,6 +14,7 @@ with its file and line number.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import os
@@ -68,7 +69,28 @@ def read_manifest(run_dir: Path) -> dict[str, Any]:
     for field in ("id", "host", "started_at"):
         if not isinstance(manifest.get(field), str) or not manifest[field]:
             raise RunDirError(f"{path}: field {field!r} must be a non-empty string, found {manifest.get(field)!r}")
+    problem = _manifest_type_problem(manifest)
+    if problem:
+        raise RunDirError(f"{path}: {problem}")
     return manifest
+
+
+def _manifest_type_problem(manifest: dict[str, Any]) -> str | None:
+    """What is of the wrong type in the optional fields of run.json that readers rely on, or None."""
+    if manifest.get("date") is not None and not isinstance(manifest["date"], str):
+        return f"field 'date' must be a string, found {type(manifest['date']).__name__}"
+    if manifest.get("status") is not None and manifest["status"] not in STATUSES:
+        return f"field 'status' is {manifest['status']!r}, expected one of {', '.join(STATUSES)}"
+    for field in ("targets", "attempts"):
+        value = manifest.get(field, [])
+        if not isinstance(value, list) or (field == "targets" and not all(isinstance(t, str) for t in value)):
+            return f"field {field!r} must be a list{' of target ids' if field == 'targets' else ''}, found {value!r:.80}"
+    cells = manifest.get("cells", {})
+    if not isinstance(cells, dict) or not all(
+            isinstance(counts, dict) and isinstance(counts.get("outcomes", {}), dict)
+            and all(isinstance(n, int) for n in counts.get("outcomes", {}).values()) for counts in cells.values()):
+        return f"field 'cells' must map each target to {{'outcomes': {{outcome: count}}}}, found {cells!r:.80}"
+    return None
 
 
 def find_run_dirs(paths: Iterable[Path | str]) -> list[Path]:
@@ -129,6 +151,28 @@ class LoadedRun:
             return self.manifest["started_at"]
         return min((r["started_at"] for r in self.records), default="")
 
+    @property
+    def night(self) -> str:
+        """The night (YYYY-MM-DD) of this run: run.json's date, else the day it started."""
+        return (self.manifest or {}).get("date") or self.started_at[:10]
+
+    def targets(self) -> list[str]:
+        """The targets of this run: those run.json names (even when their records are lost), and those recorded."""
+        return sorted({*(self.manifest or {}).get("targets", []), *(r["target"] for r in self.records)})
+
+    def lost_records(self) -> list[str]:
+        """Per target, the cells run.json counts that results.jsonl does not hold (records lost after the run
+        ended), each naming both files; empty when nothing is missing, or when its bad lines account for it."""
+        held = collections.Counter(target for _, _, target in {(r["case"], r["variant"], r["target"])
+                                                               for r in self.records})
+        counted = {target: sum(counts.get("outcomes", {}).values())
+                   for target, counts in ((self.manifest or {}).get("cells") or {}).items()}
+        short = {target: n - held[target] for target, n in sorted(counted.items()) if held[target] < n}
+        if sum(short.values()) <= len(self.bad_lines):
+            return []
+        return [f"{self.path / RESULTS}: holds {held[target]} record(s) of {target}, but {self.path / MANIFEST} "
+                f"counts {counted[target]} cell(s): {n} record(s) lost" for target, n in short.items()]
+
 
 def read_run(path: Path) -> LoadedRun:
     """Read a run directory, keeping every valid record and reporting every bad line and unreadable file."""
@@ -144,9 +188,13 @@ def read_run(path: Path) -> LoadedRun:
     if results.is_file():
         read = read_results_file(results)
         records, bad_lines = read.records, read.bad_lines
+    elif results.is_dir():
+        problems.append(f"{results}: a directory where the run's results file should be")
     else:
         problems.append(f"{results}: no such file: the run recorded no cell")
-    return LoadedRun(path, manifest, records, bad_lines, problems)
+    run = LoadedRun(path, manifest, records, bad_lines, problems)
+    problems.extend(run.lost_records())
+    return run
 
 
 def read_runs(paths: Iterable[Path | str]) -> list[LoadedRun]:
