@@ -6,7 +6,16 @@ import os
 import sys
 from pathlib import Path
 
-from harness.commands.options import EXIT_BROKEN, EXIT_OK, EXIT_USAGE, add_cell_options, iso_date
+from harness.commands.options import (
+    EXIT_BROKEN,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_cell_options,
+    input_file,
+    iso_date,
+    no_match_error,
+    output_directory,
+)
 
 DEFAULT_RUNS = Path("out/runs")
 
@@ -21,8 +30,13 @@ knobs and tolerance; the target's image id or observed library versions; the har
 again but carried over, and say from which run; infra-error and timeout cells always run again. --force runs
 every cell. The generated case library is kept under RUNS/.cases/ and reused while the library is unchanged.
 
-Exit status: {EXIT_OK} when every cell has a record about its pattern, {EXIT_BROKEN} when some cell is infra-error,
-{EXIT_USAGE} for bad arguments. The last line is `run directory: PATH`; with GITHUB_OUTPUT set (GitHub Actions),
+Inputs are checked before anything is created: a cases directory whose index.json is damaged, or a -k that selects
+no cell (the closest names are listed), stops the nightly with no run directory made. A run directory whose
+run.json is damaged is never overwritten. Each cell's model and data are checked against index.json's content
+hashes before it runs (a damaged cached library under RUNS/.cases/ is generated again).
+
+Exit status: {EXIT_OK} when every cell has a record about its pattern, {EXIT_BROKEN} when some cell is infra-error
+or the run directory to resume has a damaged run.json, {EXIT_USAGE} for bad arguments. The last line is `run directory: PATH`; with GITHUB_OUTPUT set (GitHub Actions),
 run_dir=PATH and run_id=ID are also written there.
 
   python -m harness nightly --host-kind cpu --runs ~/trt-matrix/runs
@@ -32,13 +46,16 @@ run_dir=PATH and run_id=ID are also written there.
 
 def cmd_nightly(args) -> int:
     from harness.matrix import default_target, load_hosts, load_matrix
+    from harness.commands.run import selected_cells
     from harness.orchestration.nightly import (
+        DamagedRunError,
         NightlyError,
         RunPlan,
         default_host,
         run_nightly,
         today,
     )
+    from harness.orchestration.run_targets import matches
 
     targets = load_matrix(args.matrix)
     hosts = load_hosts(args.matrix)
@@ -51,11 +68,24 @@ def cmd_nightly(args) -> int:
     if unknown:
         print(f"error: target(s) {unknown} not in {args.matrix}; known: {', '.join(targets)}", file=sys.stderr)
         return EXIT_USAGE
+    output_directory(args.runs, "--runs")
+    if args.cases is not None:
+        input_file(args.cases / "index.json", "a cases directory written by `python -m harness generate`")
+        selected_cells(args.cases, args.k)
+    elif args.k:
+        import cases
+
+        names = [f"{case.id}/{variant.name}" for case in cases.all_cases() for variant in case.variants]
+        if not any(matches(dict(zip(("case", "variant"), name.split("/", 1))), args.k) for name in names):
+            raise no_match_error(args.k, names, "the case library")
     plan = RunPlan(runs_root=args.runs, host=args.host or default_host(), host_kind=args.host_kind,
                    date=args.date or today(), targets=tuple(targets[t] for t in chosen), cases_dir=args.cases,
                    pattern=args.k, force=args.force)
     try:
         result = run_nightly(plan, jobs=args.jobs, timeout_s=args.timeout, progress=lambda line: print(line, flush=True))
+    except DamagedRunError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_BROKEN
     except NightlyError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE

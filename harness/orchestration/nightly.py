@@ -25,9 +25,18 @@ from harness.orchestration import fingerprint
 from harness.matrix import Target
 from harness.orchestration.run_targets import RunSummary, matches, run_targets
 from harness.store.results_file import ResultsWriter, read_results_file, variant_on_target
-from harness.store.run_dirs import CASES_INDEX, MANIFEST, RESULTS, RUN_FORMAT, read_manifest, run_id, write_manifest
+from harness.store.run_dirs import (
+    CASES_INDEX,
+    MANIFEST,
+    RESULTS,
+    RUN_FORMAT,
+    RunDirError,
+    read_manifest,
+    run_id,
+    write_manifest,
+)
 from harness.worker import record as rec
-from harness.worker.casedata import load_cells
+from harness.worker.casedata import CasesDirError, damaged_input, load_cells
 from harness.worker.shapes import Cell, variant_key
 
 CASES_CACHE = ".cases"  # below the runs directory: generated case libraries by library hash
@@ -37,6 +46,10 @@ LOCK = ".lock"
 
 class NightlyError(ValueError):
     """The nightly cannot start; the message says why and what to do."""
+
+
+class DamagedRunError(NightlyError):
+    """The run directory to resume holds a damaged file the nightly will not overwrite."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,8 +99,11 @@ def cases_for_run(plan: RunPlan, library_sha: str, progress: Callable[[str], Non
     cache = plan.runs_root / CASES_CACHE
     cases_dir = cache / library_sha[:16]
     if (cases_dir / "index.json").is_file():
-        os.utime(cases_dir)  # most recently used: kept by the pruning below
-        return cases_dir, revision
+        damage = cache_damage(cases_dir)
+        if damage is None:
+            os.utime(cases_dir)  # most recently used: kept by the pruning below
+            return cases_dir, revision
+        progress(f"the cached case library in {cases_dir} is damaged ({damage}); generating it again")
     import cases
     from cases.generate import generate
 
@@ -99,6 +115,17 @@ def cases_for_run(plan: RunPlan, library_sha: str, progress: Callable[[str], Non
     staging.rename(cases_dir)
     _prune_cases_cache(cache)
     return cases_dir, revision
+
+
+def cache_damage(cases_dir: Path) -> str | None:
+    """The first reason a cached case library cannot be used as it is (unreadable index, a file that fails its
+    content hash), or None: a cache is generated again rather than giving every cell an infra-error night after
+    night."""
+    try:
+        cells = load_cells(cases_dir)
+    except CasesDirError as err:
+        return str(err)
+    return next(filter(None, map(damaged_input, cells)), None)
 
 
 def _prune_cases_cache(cache: Path) -> None:
@@ -191,12 +218,13 @@ def run_nightly(plan: RunPlan, *, jobs: int = 1, timeout_s: float = 300.0,
     cases_dir, revision = cases_for_run(plan, library_sha or "", progress)
     rid = run_id(plan.date, plan.host, revision)
     run_dir = plan.runs_root / rid
+    _check_resumable(run_dir)
+    cells = [c for c in load_cells(cases_dir) if matches(c, plan.pattern)]  # a damaged index: nothing is created
     run_dir.mkdir(parents=True, exist_ok=True)
     with locked(run_dir):
         manifest = _start(run_dir, plan, rid, revision, cases_dir, library_sha)
         shutil.copyfile(cases_dir / "index.json", run_dir / CASES_INDEX)  # what reports of this run read
         progress(f"run directory: {run_dir}")
-        cells = [c for c in load_cells(cases_dir) if matches(c, plan.pattern)]
         inputs = {variant_key(c): fingerprint.cell_inputs_sha256(c) for c in cells}
         worker = fingerprint.worker_sha256()
         environments = {t.id: fingerprint.environment_sha256(t, worker, progress) for t in plan.targets}
@@ -246,13 +274,25 @@ def _carried_from(carried: list[rec.Record]) -> dict[str, collections.Counter]:
     return counts
 
 
+def _check_resumable(run_dir: Path) -> None:
+    """Refuse to resume a run whose run.json exists but cannot be read: rewriting it would lose its attempts."""
+    if not (run_dir / MANIFEST).exists():
+        return
+    try:
+        read_manifest(run_dir)
+    except RunDirError as err:
+        raise DamagedRunError(f"{err}. The nightly resumes this run directory but will not overwrite a damaged "
+                              f"{MANIFEST} (its attempts would be lost): repair it, or move it aside (e.g. to "
+                              f"{MANIFEST}.damaged) to resume with a new one") from None
+
+
 def _start(run_dir: Path, plan: RunPlan, rid: str, revision: str, cases_dir: Path,
            library_sha: str | None) -> dict[str, Any]:
     """Write run.json as running: a new run's, or a resumed run's with this attempt added."""
     now = rec.now_iso()
-    try:
+    if (run_dir / MANIFEST).exists():
         manifest = read_manifest(run_dir)
-    except ValueError:
+    else:
         manifest = {"format": RUN_FORMAT, "id": rid, "host": plan.host, "date": plan.date, "revision": revision,
                     "started_at": now, "attempts": [], "targets": []}
     manifest.update(

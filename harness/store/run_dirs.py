@@ -63,6 +63,9 @@ def read_manifest(run_dir: Path) -> dict[str, Any]:
                           "`python -m harness nightly`)") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise RunDirError(f"{path}: not valid JSON ({err}); the run's results may still be readable") from None
+    except OSError as err:
+        raise RunDirError(f"{path}: cannot be read ({(err.strerror or str(err)).lower()}); the run's results may "
+                          "still be readable") from None
     if not isinstance(manifest, dict) or manifest.get("format") != RUN_FORMAT:
         found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
         raise RunDirError(f"{path}: field 'format' is {found!r}, expected {RUN_FORMAT!r}")
