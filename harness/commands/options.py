@@ -5,23 +5,26 @@ import argparse
 import datetime
 import difflib
 import os
+import textwrap
 from pathlib import Path
 from typing import Iterable
 
 # One meaning per exit code, the same for every command (README, "Exit codes").
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_BROKEN = 0, 1, 2, 3
-EXIT_CODES_HELP = f"""\
-Exit status, the same for every command:
-  {EXIT_OK}  done: nothing damaged, no regression
-  {EXIT_REGRESSION}  a cell regressed since the previous run (history, diff)
-  {EXIT_USAGE}  usage or bad input: an argument out of range, a path that is missing or of the wrong kind, a file
-     that is not what the command reads (not a TensorRT log, not a cases directory, a matrix.yaml that breaks its
-     rules); nothing was run
-  {EXIT_BROKEN}  damaged or infra: something the tool wrote is damaged (results lines, run.json, a model or data file
-     that fails its index.json hash), records were lost (cells gone since the run before, fewer records than
-     run.json counts), or some cell is infra-error; the damage is named, and what could be read was used
-  When both apply, {EXIT_BROKEN} wins over {EXIT_REGRESSION}: a comparison with damaged or lost input is incomplete.
-"""
+EXIT_MEANINGS = {
+    EXIT_OK: "done: nothing damaged, nothing lost, no regression",
+    EXIT_REGRESSION: "a cell regressed since the previous run (history, diff)",
+    EXIT_USAGE: "usage or bad input: an argument out of range, a path that is missing or of the wrong kind, a "
+                "file that is not what the command reads (not a TensorRT log, not engine JSON, not a cases "
+                "directory, a matrix.yaml that breaks its rules); nothing was run",
+    EXIT_BROKEN: "damaged or infra: something the tool wrote is damaged (results lines, run.json, a model or data "
+                 "file that fails its index.json hash), records were lost (cells gone since the run before, fewer "
+                 "records than run.json counts), or some cell is infra-error; the damage is named and what could "
+                 "be read was used. It wins over 1: a comparison with damaged or lost input is incomplete",
+}
+EXIT_CODES_HELP = "Exit status, the same for every command:\n" + "\n".join(
+    textwrap.fill(text, 116, initial_indent=f"  {code}  ", subsequent_indent="     ")
+    for code, text in EXIT_MEANINGS.items())
 DEFAULT_CASES_DIR = Path("out/cases")
 DEFAULT_RESULTS = Path("out/results.jsonl")
 

@@ -218,7 +218,7 @@ def run_nightly(plan: RunPlan, *, jobs: int = 1, timeout_s: float = 300.0,
     cases_dir, revision = cases_for_run(plan, library_sha or "", progress)
     rid = run_id(plan.date, plan.host, revision)
     run_dir = plan.runs_root / rid
-    _check_resumable(run_dir)
+    _check_resumable(run_dir, rid)
     cells = [c for c in load_cells(cases_dir) if matches(c, plan.pattern)]  # a damaged index: nothing is created
     run_dir.mkdir(parents=True, exist_ok=True)
     with locked(run_dir):
@@ -274,12 +274,15 @@ def _carried_from(carried: list[rec.Record]) -> dict[str, collections.Counter]:
     return counts
 
 
-def _check_resumable(run_dir: Path) -> None:
-    """Refuse to resume a run whose run.json exists but cannot be read: rewriting it would lose its attempts."""
+def _check_resumable(run_dir: Path, rid: str) -> None:
+    """Refuse to resume a run whose run.json exists but cannot be read, or is another run's: rewriting it would lose
+    its attempts."""
     if not (run_dir / MANIFEST).exists():
         return
     try:
-        read_manifest(run_dir)
+        if read_manifest(run_dir)["id"] != rid:
+            raise RunDirError(f"{run_dir / MANIFEST}: describes run {read_manifest(run_dir)['id']}, not {rid} (a "
+                              "run.json copied from another run)")
     except RunDirError as err:
         raise DamagedRunError(f"{err}. The nightly resumes this run directory but will not overwrite a damaged "
                               f"{MANIFEST} (its attempts would be lost): repair it, or move it aside (e.g. to "

@@ -163,6 +163,15 @@ class LoadedRun:
         """The targets of this run: those run.json names (even when their records are lost), and those recorded."""
         return sorted({*(self.manifest or {}).get("targets", []), *(r["target"] for r in self.records)})
 
+    def foreign_manifest(self) -> list[str]:
+        """A run.json of another run than the one whose records lie beside it (copied or swapped in), named; empty
+        when they agree or the records do not say their run."""
+        runs = {(r.get("provenance") or {}).get("run") for r in self.records} - {None}
+        if not self.manifest or not runs or self.manifest["id"] in runs:
+            return []
+        return [f"{self.path / MANIFEST}: describes run {self.manifest['id']}, but the records in "
+                f"{self.path / RESULTS} are of run {', '.join(sorted(runs))}: a run.json from another run"]
+
     def lost_records(self) -> list[str]:
         """Per target, the cells run.json counts that results.jsonl does not hold (records lost after the run
         ended), each naming both files; empty when nothing is missing, or when its bad lines account for it."""
@@ -197,6 +206,7 @@ def read_run(path: Path) -> LoadedRun:
         problems.append(f"{results}: no such file: the run recorded no cell")
     run = LoadedRun(path, manifest, records, bad_lines, problems)
     problems.extend(run.lost_records())
+    problems.extend(run.foreign_manifest())
     return run
 
 

@@ -33,8 +33,8 @@ def load_cells(cases_dir: Path) -> list[Cell]:
             f"{index_path}: no index.json. A cases directory is written by `python -m harness generate --out DIR`."
         )
     try:
-        index = json.loads(index_path.read_text())
-    except json.JSONDecodeError as err:
+        index = json.loads(index_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise CasesDirError(f"{index_path}: not valid JSON ({err}). Regenerate it with `python -m harness generate`.")
     if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
         found = index.get("format") if isinstance(index, dict) else type(index).__name__
