@@ -15,7 +15,7 @@ def write_run(path, lines, manifest=True):
 
 def good(variant, host="orin-01"):
     record = make_record("s1-conv-silu", variant, "trt86-orin")
-    record["provenance"] = {"run": "r", "host": host}
+    record["provenance"] = {"run": "run", "host": host}  # the run directory write_run makes, named "run" below
     return json.dumps(record)
 
 
@@ -51,3 +51,18 @@ def test_run_directories_are_found_below_a_folder_but_not_inside_a_run(tmp_path)
 
 def test_a_run_id_is_a_safe_directory_name():
     assert run_id("2026-11-20", "orin 01/lab", "4b3c3b7a9e12") == "2026-11-20_orin-01-lab_4b3c3b7a9e12"
+
+
+def test_a_run_json_of_another_run_and_lost_records_are_named(tmp_path):
+    write_run(tmp_path / "run", [good("a"), good("b")])
+    manifest = json.loads((tmp_path / "run" / "run.json").read_text())
+    (tmp_path / "run" / "run.json").write_text(json.dumps({**manifest, "id": "other-night",
+                                                           "cells": {"trt86-orin": {"outcomes": {"pass": 3}}}}))
+    run = read_run(tmp_path / "run")
+    assert [r["variant"] for r in run.records] == ["a", "b"]  # the records are still read
+    assert run.problems == [
+        f"{tmp_path / 'run' / 'results.jsonl'}: holds 2 record(s) of trt86-orin, but {tmp_path / 'run' / 'run.json'} "
+        "counts 3 cell(s): 1 record(s) lost",
+        f"{tmp_path / 'run' / 'run.json'}: describes run other-night, but the records in "
+        f"{tmp_path / 'run' / 'results.jsonl'} are of run run: a run.json from another run",
+    ]
