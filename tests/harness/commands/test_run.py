@@ -171,15 +171,3 @@ def test_a_path_of_the_wrong_kind_is_one_error_line_naming_it(control_cases_dir,
     named = next(p for a, p in zip(args, argv) if a in ("{file}", "{dir}"))
     assert named in result.stderr and ("is a directory" in result.stderr or "is a file" in result.stderr)
 
-
-def test_report_prints_a_torn_last_line_as_run_does_and_exits_3(control_cases_dir, tmp_path):
-    results = tmp_path / "r.jsonl"
-    harness("run", "--cases", str(control_cases_dir), "--results", str(results))
-    with results.open("a") as torn:
-        torn.write('{"schema": "trt-matrix/record/1", "case": "cut')
-    result = harness("report", "--results", str(results), "--out", str(tmp_path / "index.html"), check=False)
-    assert result.returncode == 3
-    assert result.stderr.splitlines()[0] == (f"warning: {results}:4: skipped a torn last line (Unterminated string "
-                                             "starting at); the cell it held has no record")
-    assert "TornLineWarning" not in result.stderr and "warnings.warn" not in result.stderr
-    assert (tmp_path / "index.html").is_file()

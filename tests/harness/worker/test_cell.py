@@ -16,11 +16,11 @@ def test_a_node_of_unknown_precision_is_unverified_not_a_fallback(control_cases_
 
 
 def ended(tmp_path, cell, kind="timeout"):
-    from harness.worker.cell import ended_without_result
+    from harness.worker.cell import lost_cell_record
     from harness.worker.environment import observe
 
     target = {"id": "ort-cpu", "backend": "onnxruntime"}
-    return ended_without_result(cell, target, observe({}), kind, "was killed", 1.0, tmp_path, None)
+    return lost_cell_record(cell, target, observe({}), kind, "was killed", 1.0, tmp_path, None)
 
 
 def test_stage_file_is_replaced_whole_and_read_back(control_cases_dir, tmp_path):
@@ -51,4 +51,4 @@ def test_an_unreadable_stage_file_is_an_infra_error_naming_it_not_an_abort(contr
     record = ended(tmp_path, load_cells(control_cases_dir)[0])
     validate_record(record)
     assert record["outcome"] == "infra-error" and record["failure"]["category"] == "harness"
-    assert f"cannot be read from {tmp_path / 'stage'}" in record["failure"]["message"]
+    assert f"the stage it had reached cannot be read ({tmp_path / 'stage'}: " in record["failure"]["message"]
