@@ -105,10 +105,11 @@ def template_environment() -> jinja2.Environment:
 
 def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any], rows: Iterable[VariantRow],
                   out_path: Path | str, *, notes: Sequence[str] = (), skipped: Sequence[str] = (),
-                  trend_href: str | None = None) -> Path:
+                  trend_href: str | None = None, incomplete: Sequence[str] = ()) -> Path:
     """Write the matrix of ``records`` (columns: ``targets`` of load_matrix(); rows, upstream claims, remedies and
     backend notes: ``rows`` of the case index) to ``out_path``. ``notes`` (e.g. the inputs) and ``skipped`` (results
-    lines left out) are shown under the title; ``trend_href`` links the trend page and each cell's history there.
+    lines left out) are shown under the title, ``incomplete`` (why the matrix is not whole: damaged or lost input)
+    above them; ``trend_href`` links the trend page and each cell's history there.
     Records from several hosts (their ``provenance.host``) split a target into one column per host; cells whose
     hosts disagree are conflicts."""
     records = list(records)
@@ -134,6 +135,7 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
                                     "trend": trend_href}
     html = template_environment().get_template(TEMPLATE).render(
         columns=columns, groups=groups, summary=target_summary(grid), notes=list(notes), skipped=list(skipped),
+        incomplete=list(incomplete),
         record_count=len(records), row_count=len(rows), conflicts=find_conflicts(records),
         hosts=sorted(map(host_text, hosts)) if hosts - {None} else [],
         shared_cells=sum(len(cell_hosts) > 1 for cell_hosts in hosts_by_cell.values()),

@@ -169,11 +169,12 @@ def latest_changes(store: HistoryStore, series: Sequence[Series], *, flaky_windo
 def render_trend(store: HistoryStore, out_path: Path | str, *, targets: Mapping[str, Any] | None = None,
                  last: int = DEFAULT_LAST, flaky_window: int = DEFAULT_FLAKY_WINDOW,
                  flaky_flips: int = DEFAULT_FLAKY_FLIPS, changes: Mapping[str, Comparison | None] | None = None,
-                 notes: Sequence[str] = (), index_href: str | None = None) -> Path:
+                 notes: Sequence[str] = (), index_href: str | None = None, incomplete: Sequence[str] = ()) -> Path:
     """Write the trend and regressions page of the history ``store`` (strips over its last ``last`` nights, series
     ordered by the platform and version of their ``targets``) to ``out_path``. ``changes`` (from
     :func:`latest_changes`, computed here when not given) are each series' latest changes; ``notes`` are shown under
-    the title, the store's unreadable files and lines as warnings; ``index_href`` links the compatibility matrix."""
+    the title, the store's unreadable files and lines as warnings, ``incomplete`` (why the latest comparison is not
+    whole: damaged input, gone cells) first of all; ``index_href`` links the compatibility matrix."""
     targets = targets or {}
     runs = store.runs()
     all_series = sorted(store.series(), key=lambda s: series_order(s, targets))
@@ -192,7 +193,7 @@ def render_trend(store: HistoryStore, out_path: Path | str, *, targets: Mapping[
         last_started=max((r.started_at for r in runs), default=None), last=last, dates=dates,
         flaky_window=flaky_window, flaky_flips=flaky_flips, views=views, groups=groups,
         change_sections=CHANGE_SECTIONS, change_kinds=CHANGE_KINDS, marked_kinds=MARKED_KINDS, notes=list(notes),
-        problems=store.problems(), index_href=index_href,
+        problems=store.problems(), index_href=index_href, incomplete=list(incomplete),
         generated_at=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     )
     out_path = Path(out_path)

@@ -220,7 +220,8 @@ def test_report_and_run_never_turn_a_damaged_results_file_into_records(work, tmp
     good = [line for line in work.results.read_text().splitlines() if line]
     damage(work.results, work.results)
     kept = [line for line in good if line in work.results.read_text(errors="replace").splitlines()]
-    report = harness("report", "--results", str(work.results), "--out", str(tmp_path / "index.html"), check=False)
+    report = harness("report", "--results", str(work.results), "--cases", str(work.cases), "--out",
+                     str(tmp_path / "index.html"), check=False)
     assert_no_traceback(report)
     assert str(work.results) in report.stderr
     assert report.returncode == (0 if damage is truncated else 3)  # a torn last line is skipped with a warning

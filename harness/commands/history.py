@@ -2,19 +2,33 @@
 from __future__ import annotations
 
 import argparse
+import collections
 import sys
 from pathlib import Path
 
-from harness.commands.options import EXIT_BROKEN, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE
+from harness.commands.options import (
+    EXIT_BROKEN,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    EXIT_USAGE,
+    CommandError,
+    iso_date,
+    output_directory,
+    output_file,
+    positive_int,
+)
 from harness.store.history import DEFAULT_FLAKY_FLIPS, DEFAULT_FLAKY_WINDOW, DEFAULT_LAST
 
 MERGE_DESCRIPTION = f"""\
-Merge run directories from many hosts into OUT/results.jsonl, OUT/merge.json (sources, conflicts, problems) and
-OUT/index.html (the compatibility matrix). Each PATH is a run directory or a directory holding run directories
-(e.g. downloaded CI artifacts). The same cell from two hosts stays two records, shown side by side, and is a
-conflict when their outcomes disagree. A torn or corrupt results file is reported line by line (its bad lines are
-kept in OUT/rejected.txt) and the rest still merges. Exit status: {EXIT_OK}, {EXIT_BROKEN} when some input was
-damaged (merged anyway), {EXIT_USAGE} for bad arguments.
+Merge the runs of ONE night from many hosts into OUT/results.jsonl, OUT/merge.json (night, sources, runs left out,
+conflicts, problems) and OUT/index.html (the compatibility matrix). Each PATH is a run directory or a directory
+holding run directories (e.g. downloaded CI artifacts). The night is --night DATE, else the newest night among the
+runs found; of that night each host's newest run is merged. Every other run (another night, an earlier run of the
+same host) is left out and named: a cell a host did not record that night is absent, never filled in from an older
+night. The same cell from two hosts stays two records, shown side by side, and is a conflict when their outcomes
+disagree. A torn or corrupt results file is reported line by line (its bad lines are kept in OUT/rejected.txt) and
+the rest still merges. Exit status: {EXIT_OK}, {EXIT_BROKEN} when some merged input was damaged or lost records
+(merged anyway, named on stderr and at the top of the page), {EXIT_USAGE} for bad arguments or no run of the night.
 """
 
 HISTORY_DESCRIPTION = f"""\
@@ -25,7 +39,11 @@ run. Each cell's latest outcome is compared with its last comparable one (pass, 
 skipping nights of infra-error, timeout or no record: regressions (pass -> fallback/mismatch/fail/crash, fallback
 -> mismatch/fail/crash), progressions (the reverse), other changes; a cell that flipped more than K times in the
 last N runs is flaky (never a regression); a cell whose latest outcome is infra-error, timeout or unavailable is
-not compared. Exit status: {EXIT_REGRESSION} when some series regressed, else {EXIT_OK}.
+not compared. A run belongs to the series of every target its run.json names, so a night that lost its records
+is compared (its cells are gone), never skipped. Exit status: {EXIT_REGRESSION} when some series regressed;
+{EXIT_BROKEN} when the latest or previous run of some series is damaged (unreadable files or lines, fewer records
+than run.json counts) or cells are gone from a series' latest run (said at the top of the page; {EXIT_BROKEN} wins
+over {EXIT_REGRESSION}); {EXIT_OK} otherwise; {EXIT_USAGE} for bad arguments.
 
   python -m harness history ~/trt-matrix/history --add tonight/ --out site/trend.html --junit site/regressions.xml
 """
@@ -35,7 +53,9 @@ Compare two result sets cell by cell and print the changes, regressions first. O
 file (.jsonl), a run directory, a merged directory (`merge --out`), or a directory holding run directories.
 Cells pair by (case, variant, target, host); a target seen on one host on each side pairs across hosts.
 --junit writes JUnit XML where each regressed cell is a failed test case. Exit status: {EXIT_REGRESSION} when
-there is a regression, {EXIT_OK} otherwise, {EXIT_USAGE} for bad arguments.
+there is a regression; {EXIT_BROKEN} when a side is damaged (unreadable lines or files, fewer records than its
+run.json counts) or cells of OLD are gone from NEW ({EXIT_BROKEN} wins over {EXIT_REGRESSION}); {EXIT_OK}
+otherwise; {EXIT_USAGE} for bad arguments.
 """
 
 
@@ -65,20 +85,34 @@ def cmd_merge(args) -> int:
     from harness.store.merge import merge_runs, write_merged
     from reports.html import render_report
 
-    merged = merge_runs(args.paths)
+    output_directory(args.out, "--out")
+    targets = load_matrix(args.matrix)
+    merged = merge_runs(args.paths, night=args.night)
+    if not merged.runs:
+        raise CommandError(f"no run of {args.night} in {', '.join(map(str, args.paths))}; the runs found are of "
+                           f"{', '.join(sorted({gone.run.night for gone in merged.left_out}))}")
     results = write_merged(merged, args.out)
+    print(f"night {merged.night}:")
     for run in merged.runs:
         print(f"{run.id}: host {run.host}, {len(run.records)} record(s)"
               + (f", {len(run.bad_lines)} bad line(s)" if run.bad_lines else "") + f"  ({run.path})")
+    for gone in merged.left_out:
+        print(f"left out: {gone}")
     for conflict in merged.conflicts:
         outcomes = ", ".join(f"{host}: {outcome}" for host, outcome in conflict.outcomes.items())
         print(f"conflict: {conflict.case}/{conflict.variant} on {conflict.target}: {outcomes}")
-    notes = [f"Merged from {len(merged.runs)} run(s): " + ", ".join(f"{run.id} ({run.host})" for run in merged.runs)]
+    notes = [f"Night {merged.night}, merged from {len(merged.runs)} run(s): "
+             + ", ".join(f"{run.id} ({run.host})" for run in merged.runs)]
+    if merged.left_out:
+        notes.append(f"Left out (one night, each host's newest run): {len(merged.left_out)} run(s), listed in "
+                     "merge.json.")
+    incomplete = ([f"some input was damaged: {len(merged.problems)} problem(s) listed below; the matrix shows what "
+                   "could be read"] if merged.problems else [])
     rows, index_problems = _case_rows(args, merged.runs)
     for problem in index_problems:
         print(f"warning: {problem}", file=sys.stderr)
-    render_report(merged.records, load_matrix(args.matrix), rows, args.out / "index.html", notes=notes,
-                  skipped=[*index_problems, *merged.problems], trend_href=args.trend)
+    render_report(merged.records, targets, rows, args.out / "index.html", notes=notes,
+                  skipped=[*index_problems, *merged.problems], trend_href=args.trend, incomplete=incomplete)
     print(f"{len(merged.records)} record(s), {len(merged.conflicts)} conflict(s): {results}, "
           f"{args.out / 'merge.json'}, {args.out / 'index.html'}")
     if merged.problems:
@@ -89,20 +123,20 @@ def cmd_merge(args) -> int:
     return EXIT_OK
 
 
-def _result_set(path: Path) -> list[dict]:
-    """The records of a results file, a merged directory, a run directory or a directory holding run directories."""
-    from harness.store.merge import MERGE_MANIFEST, MERGED_RESULTS, merge_runs
+def _result_set(path: Path, problems: list[str]) -> list[dict]:
+    """The records of a results file, a merged directory, a run directory or a directory holding run directories;
+    what could not be read is added to ``problems``."""
+    from harness.store.merge import MERGE_MANIFEST, MERGED_RESULTS
     from harness.store.results_file import read_results_file
+    from harness.store.run_dirs import problems_of, read_runs
 
     if path.is_file() or (path.is_dir() and (path / MERGE_MANIFEST).is_file()):
         read = read_results_file(path if path.is_file() else path / MERGED_RESULTS)
-        for line in read.bad_lines:
-            print(f"warning: {line}", file=sys.stderr)
+        problems.extend(map(str, read.bad_lines))
         return read.records
-    merged = merge_runs([path])
-    for problem in merged.problems:
-        print(f"warning: {problem}", file=sys.stderr)
-    return merged.records
+    runs = read_runs([path])
+    problems.extend(problems_of(runs))
+    return [record for run in runs for record in run.records]
 
 
 def cmd_diff(args) -> int:
@@ -112,11 +146,28 @@ def cmd_diff(args) -> int:
         if not path.exists():
             print(f"error: {path}: no such file or directory", file=sys.stderr)
             return EXIT_USAGE
-    comparison = compare_records(_result_set(args.old), _result_set(args.new), str(args.old), str(args.new))
+    problems: list[str] = []
+    comparison = compare_records(_result_set(args.old, problems), _result_set(args.new, problems), str(args.old),
+                                 str(args.new))
     print(changes_table(comparison))
     if args.junit:
         print(f"JUnit XML: {write_junit([comparison], args.junit)}")
-    return EXIT_REGRESSION if comparison.regressions else EXIT_OK
+    return _verdict(problems, comparison.of_kind("gone"), len(comparison.regressions))
+
+
+def _verdict(problems: list[str], gone: list, regressions: int) -> int:
+    """The exit status of a comparison, with its reasons on stderr (see options.EXIT_MEANINGS)."""
+    for problem in problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    if regressions:
+        print(f"{regressions} regression(s): a cell's latest outcome is worse than its last comparable one",
+              file=sys.stderr)
+    if problems or gone:
+        print("incomplete: " + "; ".join(filter(None, [
+            f"{len(problems)} damaged input(s) above" if problems else "",
+            f"{len(gone)} cell(s) gone: the newer side has no record of them" if gone else ""])), file=sys.stderr)
+        return EXIT_BROKEN
+    return EXIT_REGRESSION if regressions else EXIT_OK
 
 
 def cmd_history(args) -> int:
@@ -125,9 +176,12 @@ def cmd_history(args) -> int:
     from harness.store.history import HistoryStore
     from reports.trend import latest_changes, render_trend, series_order
 
-    if args.last < 1 or args.flaky_window < 2 or args.flaky_flips < 1:
-        print("error: --last must be >= 1, --flaky-window >= 2 and --flaky-flips >= 1", file=sys.stderr)
+    if args.flaky_window < 2 or args.flaky_flips < 1:
+        print("error: --flaky-window must be >= 2 and --flaky-flips >= 1", file=sys.stderr)
         return EXIT_USAGE
+    output_directory(args.history, "HISTORY_DIR")
+    if args.out is not None:
+        output_file(args.out, "--out")
     targets = load_matrix(args.matrix)
     with HistoryStore(args.history) as store:
         if args.add:
@@ -144,21 +198,23 @@ def cmd_history(args) -> int:
             else:
                 print(f"{series.name}: " + changes_table(changes[series.name]))
         comparisons = [c for c in changes.values() if c is not None]
+        compared = {run.run for series in all_series for run in series.runs[-2:]}
+        problems = [p for run in store.runs() if run.id in compared for p in run.problems]
+        gone = [(c.new_label, change) for c in comparisons for change in c.of_kind("gone")]
+        incomplete = [f"{len(problems)} damaged or lost input(s) in the runs compared (listed below)"] if problems else []
+        incomplete += [f"{n} cell(s) gone in {label}: it has no record of them"
+                       for label, n in collections.Counter(label for label, _ in gone).items()]
         out = args.out or args.history / "trend.html"
         index_href = args.index or ("index.html" if (out.parent / "index.html").is_file() else None)
         render_trend(store, out, targets=targets, last=args.last, flaky_window=args.flaky_window,
-                     flaky_flips=args.flaky_flips, changes=changes, index_href=index_href)
+                     flaky_flips=args.flaky_flips, changes=changes, index_href=index_href, incomplete=incomplete)
         print(f"trend page: {out}")
         if args.junit:
             print(f"JUnit XML: {write_junit(comparisons, args.junit)}")
         for problem in store.problems():
-            print(f"warning: {problem}", file=sys.stderr)
-    regressions = sum(len(c.regressions) for c in comparisons)
-    if regressions:
-        print(f"{regressions} regression(s): a cell's latest outcome is worse than its last comparable one",
-              file=sys.stderr)
-        return EXIT_REGRESSION
-    return EXIT_OK
+            if problem not in problems:
+                print(f"warning: {problem} (an older run: not compared)", file=sys.stderr)
+    return _verdict(problems, gone, sum(len(c.regressions) for c in comparisons))
 
 
 def add_history_commands(commands) -> None:
@@ -167,6 +223,8 @@ def add_history_commands(commands) -> None:
                             description=MERGE_DESCRIPTION, formatter_class=raw)
     p.add_argument("paths", type=Path, nargs="+", metavar="PATH", help="run directory, or a directory holding some")
     p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--night", type=iso_date, metavar="YYYY-MM-DD", help="the night to merge (default: the newest "
+                   "night among the runs found)")
     p.add_argument("--cases", type=Path, metavar="DIR", help="a cases directory whose index.json gives the rows, "
                    "claims, remedies and notes (default: the cases-index.json each run directory keeps)")
     p.add_argument("--trend", metavar="URL", help="link to the trend page (e.g. trend.html): the header links it and "
@@ -178,7 +236,8 @@ def add_history_commands(commands) -> None:
     p.add_argument("history", type=Path, metavar="HISTORY_DIR", help="the history store (created if missing)")
     p.add_argument("--add", type=Path, nargs="+", metavar="PATH", help="run directories (or directories holding "
                    "some) to copy into the store first")
-    p.add_argument("--last", type=int, default=DEFAULT_LAST, help="nights shown per trend strip (default: %(default)s)")
+    p.add_argument("--last", type=positive_int, default=DEFAULT_LAST,
+                   help="nights shown per trend strip, 1 or more (default: %(default)s)")
     p.add_argument("--flaky-window", type=int, default=DEFAULT_FLAKY_WINDOW, metavar="N",
                    help="runs of a series looked at for flips (default: %(default)s)")
     p.add_argument("--flaky-flips", type=int, default=DEFAULT_FLAKY_FLIPS, metavar="K",

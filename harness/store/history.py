@@ -1,6 +1,7 @@
 """The history store: a plain directory of run directories, indexed once in ``history.sqlite`` beside them.
 
-A *series* is what one host observed for one target, night after night. Adding a run directory (or finding one the
+A *series* is what one host observed for one target, night after night; a run belongs to the series of every target
+its run.json names, so a night that lost its records is a run of no cells (its cells are gone), never absent. Adding a run directory (or finding one the
 index does not know yet, or whose results changed) reads and validates its records once and indexes what the trend
 page and the comparisons need: one row per (run, target, case, variant) with the outcome and the evidence that
 tells outcomes apart. A page then reads only the rows it shows, so its cost does not grow with the years stored.
@@ -24,7 +25,7 @@ DEFAULT_LAST = 14
 DEFAULT_FLAKY_WINDOW = 14  # nights of a series looked at for flips
 DEFAULT_FLAKY_FLIPS = 2  # a cell that changed band more often than this in the window is flaky
 INDEX_FILE = "history.sqlite"
-INDEX_FORMAT = "trt-matrix/history-index/1"
+INDEX_FORMAT = "trt-matrix/history-index/2"  # 2: a run's targets with no records left are series runs of no cells
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -252,6 +253,8 @@ class HistoryStore:
         by_target: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
         for record in run.records:  # the last record of a cell in the run wins
             by_target.setdefault(record["target"], {})[(record["case"], record["variant"])] = record
+        for target in run.targets():  # a target run.json names but whose records are lost: a run of no cells
+            by_target.setdefault(target, {})
         for target, cells in by_target.items():
             records = list(cells.values())
             carried = sum(1 for r in records if (r.get("provenance") or {}).get("carried_over_from"))

@@ -155,7 +155,8 @@ def test_generate_with_a_k_that_selects_no_case_lists_the_closest_case_ids(tmp_p
 @pytest.mark.parametrize(
     "args",
     [("generate", "--out", "{file}", "-k", "control"), ("run", "--cases", "{cases}", "--results", "{dir}"),
-     ("report", "--results", "{dir}"), ("report", "--results", "{results}", "--out", "{dir}")],
+     ("report", "--results", "{dir}", "--cases", "{cases}"),
+     ("report", "--results", "{results}", "--cases", "{cases}", "--out", "{dir}")],
     ids=["generate-out-file", "run-results-dir", "report-results-dir", "report-out-dir"],
 )
 def test_a_path_of_the_wrong_kind_is_one_error_line_naming_it(control_cases_dir, tmp_path, args):
