@@ -14,10 +14,17 @@ from markupsafe import Markup
 
 from harness.store.merge import find_conflicts
 from harness.store.results_file import read_results, record_host, variant_on_target
-from harness.worker.record import OBSERVED_OUTCOMES, OUTCOMES
+from harness.worker.record import OUTCOMES
 from reports.case_index import VariantRow, read_index
 from reports.panels import PanelData, packed
-from reports.planning import VERDICT_KINDS, VERDICT_LABELS, VERDICT_MEANINGS, build_plan, pattern_sort_key
+from reports.planning import (
+    STRENGTH_LABELS,
+    VERDICT_KINDS,
+    VERDICT_LABELS,
+    VERDICT_MEANINGS,
+    build_plan,
+    pattern_sort_key,
+)
 from reports.tables import (
     BACKEND_LABELS, CLAIMED, OBSERVED, TARGET_UNAVAILABLE, Cell, Column, cell_grid, host_text, matrix_columns,
     matrix_rows, target_summary,
@@ -45,7 +52,6 @@ VERDICT_SYMBOLS = {"works": "✓", "workaround": "W", "fallback": "↓", "fails"
 ROLE_LABELS = {"failing": "failing form, as reported", "workaround": "workaround", "sweep": "sweep point",
                "control": "control"}
 SHORT_ROLES = {"failing": "as reported", "workaround": "workaround", "sweep": "sweep", "control": "control"}
-STRENGTH_LABELS = {"issue-thread": "issue thread", "write-up-only": "write-up only", "documentation": "documentation"}
 
 
 def cosine_text(value: float | None) -> str:
@@ -76,10 +82,6 @@ def page_script(name: str) -> Markup:
     return Markup((TEMPLATE_DIR / name).read_text(encoding="utf-8"))  # noqa: S704
 
 
-def json_text(value: Any) -> str:
-    return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False)
-
-
 def web_link(url: str | None) -> str | None:
     """``url`` when it is an http(s) link a user can follow, else None (rendered as plain text instead)."""
     return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
@@ -91,10 +93,10 @@ def template_environment() -> jinja2.Environment:
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR), autoescape=True, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True,
     )
-    env.filters.update(cosine=cosine_text, sqnr=sqnr_text, json_text=json_text, web_link=web_link,
+    env.filters.update(cosine=cosine_text, sqnr=sqnr_text, web_link=web_link,
                        truncate_version=major_minor, short_number=short_number,
                        strength=lambda s: STRENGTH_LABELS.get(s, s))
-    env.globals.update(OUTCOMES=OUTCOMES, OBSERVED_OUTCOMES=OBSERVED_OUTCOMES, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS,
+    env.globals.update(OUTCOMES=OUTCOMES, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS,
                        OUTCOME_MEANINGS=OUTCOME_MEANINGS, OBSERVED=OBSERVED, CLAIMED=CLAIMED,
                        TARGET_UNAVAILABLE=TARGET_UNAVAILABLE, VERDICT_KINDS=VERDICT_KINDS,
                        VERDICT_LABELS=VERDICT_LABELS, VERDICT_MEANINGS=VERDICT_MEANINGS,
@@ -132,7 +134,7 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
         hosts_by_cell.setdefault(variant_on_target(record), set()).add(record_host(record))
     hosts = set().union(*hosts_by_cell.values())
     document = panels.document() | {"meanings": OUTCOME_MEANINGS, "symbols": OUTCOME_SYMBOLS,
-                                    "trend": trend_href}
+                                    "strengths": STRENGTH_LABELS, "trend": trend_href}
     html = template_environment().get_template(TEMPLATE).render(
         columns=columns, groups=groups, summary=target_summary(grid), notes=list(notes), skipped=list(skipped),
         incomplete=list(incomplete),

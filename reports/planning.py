@@ -30,6 +30,7 @@ VERDICT_MEANINGS = {
     NOT_RUN: "no record and no upstream claim (or only infra-errors: the harness failed, not the pattern)",
     CANNOT_EXIST: "the target, or this pattern's API on it, does not exist",
 }
+STRENGTH_LABELS = {"issue-thread": "issue thread", "write-up-only": "write-up only", "documentation": "documentation"}
 # How bad an observed outcome is for a deployment, worst last.
 _SEVERITY = {"pass": 0, "fallback": 1, "mismatch": 2, "timeout": 3, "crash": 3, "fail": 3}
 PATTERN_ORDER_PREFIXES = ("S", "P")
@@ -167,10 +168,9 @@ def nodes_text(nodes: Sequence[str]) -> str:
 
 
 def claim_text(claim: dict[str, Any]) -> str:
+    """'fail (no-implementation), issue thread': what upstream claimed, and how strongly."""
     category = f" ({claim['category']})" if claim.get("category") else ""
-    strength = {"issue-thread": "issue thread", "write-up-only": "write-up only"}.get(claim["strength"],
-                                                                                     claim["strength"])
-    return f"{claim['outcome']}{category}, {strength}"
+    return f"{claim['outcome']}{category}, {STRENGTH_LABELS.get(claim['strength'], claim['strength'])}"
 
 
 class _Observed:

@@ -77,7 +77,8 @@
     var text = claim.outcome + (claim.category ? " (" + claim.category + ")" : "");
     return el("div", {class: "claim-box"}, definitions([
       ["upstream claims", el("span", {}, el("b", {text: text}), ": claimed upstream, not observed by this project")],
-      ["strength", claim.strength], ["source", link(claim.source)], ["note", claim.note || null]]));
+      ["strength", DATA.strengths[claim.strength] || claim.strength], ["source", link(claim.source)],
+      ["note", claim.note || null]]));
   }
 
   function verdictText(record, agrees) {
@@ -338,6 +339,18 @@
     ordered.forEach(function (tbody) { matrix.appendChild(tbody); });
   }
 
+  (function countKinds() {  // each outcome box says how many cells have it, as pytest-html's do
+    var counts = {};
+    rows.forEach(function (row) {
+      for (var i = 1; i < row.cells.length; i++) {
+        var kind = kindOf(row.cells[i]);
+        counts[kind] = (counts[kind] || 0) + 1;
+      }
+    });
+    form.querySelectorAll("#f-outcome input").forEach(function (box) {
+      box.parentNode.appendChild(document.createTextNode(" (" + (counts[box.value] || 0) + ")"));
+    });
+  })();
   form.hidden = false;
   form.addEventListener("input", apply);
   form.addEventListener("change", apply);

@@ -143,6 +143,9 @@ def test_filters_hide_rows_and_columns(with_js, page):
                 if row.is_displayed()]
 
     assert shown() == ["s1-conv-silu/stem", "s1-conv-silu/sigmoid-output-marked", "control-qdq/conv-relu"]
+    counts = {box.get_attribute("value"): box.find_element(By.XPATH, "..").text
+              for box in with_js.find_elements(By.CSS_SELECTOR, "#f-outcome input")}
+    assert counts["fail"] == "fail (1)" and counts["pass"] == "pass (4)" and counts["fallback"] == "fallback (1)"
     search = with_js.find_element(By.ID, "f-text")
     search.send_keys("sigmoid")
     assert shown() == ["s1-conv-silu/sigmoid-output-marked"]
