@@ -66,29 +66,68 @@ def reference_model(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def make_data(case: type[Case], variant: Variant, model: onnx.ModelProto) -> dict[str, np.ndarray]:
-    """Deterministic inputs, calibration batches (implicit-int8 only) and reference outputs, keyed for the .npz."""
+    """Deterministic inputs, calibration batches (implicit-int8 only) and reference outputs, keyed for the .npz.
+
+    A dynamic input dimension takes its size from the variant's ``params["input_shapes"]`` (inference) and
+    ``params["calibration_shapes"]`` (calibration batches). A variant that reuses a calibration cache
+    (``knobs.calibration_cache``) also gets the largest absolute value of every tensor over its calibration batches
+    (``calibration_ranges/names``, ``calibration_ranges/amax``): the harness writes the cache from them.
+    """
     rng = np.random.default_rng(seed_of(case.id, variant.name))
     initializers = {i.name for i in model.graph.initializer}
 
-    def draw() -> dict[str, np.ndarray]:
+    def draw(shapes_key: str) -> dict[str, np.ndarray]:
         feeds = {}
         for value in model.graph.input:
             if value.name in initializers:
                 continue
-            shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+            shape = _concrete_shape(case, variant, value, shapes_key)
             dtype = onnx.helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type)
             feeds[value.name] = rng.standard_normal(shape).astype(dtype)
         return feeds
 
-    inputs = draw()
+    inputs = draw("input_shapes")
     data = {f"input/{k}": v for k, v in inputs.items()}
+    calibration = []
     if case.mode_of(variant) == "implicit-int8":
-        for i in range(case.batch_count):
-            data.update({f"calib/{i}/{k}": v for k, v in draw().items()})
-    outputs = onnx.reference.ReferenceEvaluator(reference_model(model)).run(None, inputs)
+        calibration = [draw("calibration_shapes") for _ in range(case.batch_count)]
+        for i, batch in enumerate(calibration):
+            data.update({f"calib/{i}/{k}": v for k, v in batch.items()})
+    evaluator = onnx.reference.ReferenceEvaluator(reference_model(model))
+    outputs = evaluator.run(None, inputs)
     for value, array in zip(model.graph.output, outputs):
         data[f"reference/{value.name}"] = np.asarray(array)
+    if variant.knobs.calibration_cache is not None:
+        data.update(_calibration_ranges(evaluator, calibration, initializers))
     return data
+
+
+def _concrete_shape(case: type[Case], variant: Variant, value, shapes_key: str) -> list[int]:
+    dims = value.type.tensor_type.shape.dim
+    if all(d.HasField("dim_value") for d in dims):
+        return [d.dim_value for d in dims]
+    given = variant.params.get(shapes_key, {}).get(value.name)
+    if given is None:
+        raise ValueError(
+            f"Case {case.id}, variant {variant.name}: input {value.name!r} has a dynamic dimension; give its size in "
+            f"params[{shapes_key!r}][{value.name!r}]"
+        )
+    return list(given)
+
+
+def _calibration_ranges(evaluator, calibration: list[dict[str, np.ndarray]], initializers: set[str]) -> dict:
+    """The largest absolute value of every float tensor the network computes (and of its inputs) over the batches."""
+    amax: dict[str, float] = {}
+    for batch in calibration:
+        values = {**batch, **evaluator.run(None, batch, intermediate=True)}
+        for name, array in values.items():
+            array = np.asarray(array)
+            if name in initializers or array.dtype.kind != "f" or not array.size:
+                continue
+            amax[name] = max(amax.get(name, 0.0), float(np.abs(array).max()))
+    names = sorted(amax)
+    return {"calibration_ranges/names": np.array(names), "calibration_ranges/amax": np.array(
+        [amax[n] for n in names], dtype=np.float32)}
 
 
 def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
@@ -105,7 +144,7 @@ def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
 def _value_info(values) -> dict[str, dict]:
     return {
         v.name: {
-            "shape": [d.dim_value for d in v.type.tensor_type.shape.dim],
+            "shape": [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim],
             "dtype": onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type).name,
         }
         for v in values
@@ -152,7 +191,7 @@ def generate(
     }
     for case in cases if cases is not None else all_cases():
         entry = {"id": case.id, "title": case.title, "pattern": case.pattern, "links": list(case.links),
-                 "backend_notes": dict(case.backend_notes), "variants": []}
+                 "backend_notes": dict(case.backend_notes), "remedy": case.remedy, "variants": []}
         (out_dir / case.id).mkdir(exist_ok=True)
         for variant in case.variants:
             model, expected_int8 = export_model(case, variant)

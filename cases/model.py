@@ -7,6 +7,7 @@ onnx-graphsurgeon graph of a variant. Defining the subclass registers it (see :f
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, ClassVar, Iterable
 
 BUILD_MODES = ("implicit-int8", "explicit-qdq")
@@ -14,6 +15,8 @@ CALIBRATORS = ("entropy2", "minmax")
 VARIANT_ROLES = ("failing", "workaround", "sweep", "control")
 CLAIM_STRENGTHS = ("issue-thread", "write-up-only", "documentation")
 CLAIM_OUTCOMES = ("pass", "fail", "fallback", "unsupported")
+# Header algorithm names of TensorRT calibration caches ("TRT-8601-EntropyCalibration2"), as seen in real caches.
+CACHE_ALGORITHMS = ("EntropyCalibration2", "MinMaxCalibration")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,17 +59,49 @@ class Knobs:
     layer_precisions: tuple[tuple[str, str], ...] = ()  # (ONNX node name, precision)
     fp16: bool = False
     strongly_typed: bool = False
+    # Optimization profiles, in order: each a tuple of (input name, min shape, opt shape, max shape) per dynamic input.
+    profiles: tuple[tuple[tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...], ...] = ()
+    calibration_profile: int | None = None  # index into profiles TensorRT calibrates with; None: none set (TRT's default)
+    # (TensorRT version, cache algorithm) of a calibration cache to reuse: the harness writes a cache with that header
+    # ("TRT-8601-EntropyCalibration2" for ("8.6.1", "EntropyCalibration2")) before the build; the version "running"
+    # stands for the version the cell runs on.
+    calibration_cache: tuple[str, str] | None = None
+    cache_only: bool = False  # hand TensorRT the cache and no calibration batches (as `trtexec --calib=FILE` does)
 
     def __post_init__(self):
         if self.calibrator not in CALIBRATORS:
             raise ValueError(f"Knobs: calibrator {self.calibrator!r} is not one of {CALIBRATORS}")
         if self.precision_constraints not in (None, "prefer", "obey"):
             raise ValueError(f"Knobs: precision_constraints {self.precision_constraints!r} is not None, 'prefer' or 'obey'")
+        for index, profile in enumerate(self.profiles):
+            for name, *shapes in profile:
+                if len({len(s) for s in shapes}) != 1 or any(
+                    not lo <= mid <= hi for lo, mid, hi in zip(*shapes)
+                ):
+                    raise ValueError(f"Knobs: profiles[{index}] input {name!r}: min {shapes[0]}, opt {shapes[1]} and "
+                                     f"max {shapes[2]} must have one rank and min <= opt <= max in every dimension")
+        if self.calibration_profile is not None and not 0 <= self.calibration_profile < len(self.profiles):
+            raise ValueError(f"Knobs: calibration_profile {self.calibration_profile} names no profile "
+                             f"(there are {len(self.profiles)})")
+        if self.calibration_cache is not None:
+            version, algorithm = self.calibration_cache
+            if not (version == "running" or re.fullmatch(r"\d+\.\d+\.\d+", version)) or (
+                    algorithm not in CACHE_ALGORITHMS):
+                raise ValueError(f"Knobs: calibration_cache {self.calibration_cache!r} must be (a TensorRT version "
+                                 f"'MAJOR.MINOR.PATCH' or 'running', one of {CACHE_ALGORITHMS})")
+        if self.cache_only and self.calibration_cache is None:
+            raise ValueError("Knobs: cache_only needs a calibration_cache to hand TensorRT instead of batches")
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["extra_outputs"] = list(self.extra_outputs)
         out["layer_precisions"] = dict(self.layer_precisions)
+        out["profiles"] = [
+            {name: {"min": list(lo), "opt": list(opt), "max": list(hi)} for name, lo, opt, hi in profile}
+            for profile in self.profiles
+        ]
+        out["calibration_cache"] = None if self.calibration_cache is None else {
+            "version": self.calibration_cache[0], "algorithm": self.calibration_cache[1]}
         return out
 
 
@@ -130,6 +165,8 @@ class Case:
     # backend name -> what a cell of this case observed on that backend does and does not show (e.g. that ONNX
     # Runtime has no analogue of a TensorRT fusion); the report prints it in that backend's cells.
     backend_notes: ClassVar[dict[str, str]] = {}
+    # What to do about the pattern, in a line: the workaround upstream confirmed, or the migration it asks for.
+    remedy: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

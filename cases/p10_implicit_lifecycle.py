@@ -1,0 +1,143 @@
+"""P10: implicit quantization (a calibrator build) is deprecated from TensorRT 10.1 and removed in 11.0.
+
+Upstream facts:
+
+* https://github.com/NVIDIA/TensorRT/issues/4095: an IInt8EntropyCalibrator2 build that worked with TensorRT 10.0.1
+  warns from 10.1 on that implicit quantization is deprecated and superseded by explicit quantization.
+* https://github.com/NVIDIA/TensorRT/issues/4292: a reply: ``setDynamicRange`` (the other implicit-quantization API)
+  is deprecated since 10.1, superseded by explicit quantization.
+* https://github.com/NVIDIA/TensorRT/blob/main/python/src/infer/pyCore.cpp: the Python binding of
+  ``IBuilderConfig.int8_calibrator`` is wrapped in ``utils::deprecateMember(..., "Deprecated in TensorRT 10.1.
+  Superseded by explicit quantization.")``, and ``utils::issueDeprecationWarning`` (python/src/utils.cpp) raises a
+  Python ``DeprecationWarning`` reading "Use <that text> instead.".
+* https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/tensorrt-10x-to-11x.html: TensorRT 11 removed
+  weak typing and with it the calibrators and ``BuilderFlag.INT8``; the recorded binding API of 11.4.0.106 has none of
+  them (harness.worker.trt.quantization_lifecycle checks that against every recorded version).
+
+Graph: the plainest thing a calibrator quantizes, Conv 3x3 + ReLU (torch.onnx names), and its migration: the same
+graph with Q/DQ nodes, which every version builds (strongly typed on 11).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import onnx_graphsurgeon as gs
+
+from cases import _graphs as g
+from cases.matching import QDQ_OPS
+from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
+
+DEPRECATION_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4095"
+DYNAMIC_RANGE_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4292"
+BINDING_SOURCE = "https://github.com/NVIDIA/TensorRT/blob/main/python/src/infer/pyCore.cpp"
+MIGRATION_GUIDE = "https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/tensorrt-10x-to-11x.html"
+
+CHANNELS_IN, CHANNELS_OUT, SIZE = 16, 32, 16
+CONV = "/conv/Conv"
+
+
+def _deprecated_but_working(target: str, version: str) -> Claim:
+    return Claim(
+        target=target,
+        outcome="pass",
+        source=BINDING_SOURCE,
+        strength="documentation",
+        note=(
+            f"TensorRT {version} is past 10.1: setting IBuilderConfig.int8_calibrator raises a DeprecationWarning "
+            "('Use Deprecated in TensorRT 10.1. Superseded by explicit quantization. instead.'); the build still "
+            f"calibrates. A user's report of the warning: {DEPRECATION_ISSUE}."
+        ),
+    )
+
+
+class ImplicitLifecycle(Case):
+    id = "p10-implicit-lifecycle"
+    title = "A calibrator build through implicit quantization's lifecycle: supported, deprecated (10.1), removed (11.0)"
+    pattern = "P10"
+    links = (DEPRECATION_ISSUE, DYNAMIC_RANGE_ISSUE, BINDING_SOURCE, MIGRATION_GUIDE)
+    mode = "implicit-int8"
+    opset = 17
+    tolerance = Tolerance(
+        min_cosine=0.99,
+        max_abs_error=1.5,
+        reason=(
+            "INT8 against the FP32 reference: Conv 16 -> 32, 3x3 + ReLU on N(0, 1) inputs, outputs in about [0, 4]. "
+            "The largest errors are tail values clipped by the calibrated range: ONNX Runtime's entropy calibration "
+            "gave 1.08 off (cosine 0.9997), MinMax 0.05; 1.5 (over a third of the range) flags wrong results, not "
+            "clipping, and the cosine flags drift. The Q/DQ variant is compared with the reference evaluation of its "
+            "own Q/DQ graph (0.03 off, rounding steps)."
+        ),
+    )
+    variants = (
+        Variant(
+            name="calibrator-entropy2",
+            role="failing",
+            description="Conv 16 -> 32, 3x3 + ReLU on a 1x16x16x16 input, BuilderFlag.INT8 with an "
+            "IInt8EntropyCalibrator2 (the calibrator of the report): deprecated from 10.1, unsupported on 11.",
+            params={"qdq": False},
+            claims=(
+                Claim(target="trt100-x86", outcome="pass", source=DEPRECATION_ISSUE, strength="issue-thread",
+                      note="The reporter's IInt8EntropyCalibrator2 build worked with TensorRT 10.0.1 and began to warn "
+                      "with 10.1; platform and GPU are not stated (x86 assumed)."),
+                _deprecated_but_working("trt102-x86", "10.2.0"),
+                _deprecated_but_working("trt103-orin", "10.3.0"),
+            ),
+        ),
+        Variant(
+            name="calibrator-minmax",
+            role="sweep",
+            description="As the failing form, with IInt8MinMaxCalibrator: every calibrator class shares the lifecycle.",
+            params={"qdq": False},
+            knobs=Knobs(calibrator="minmax"),
+        ),
+        Variant(
+            name="explicit-qdq",
+            role="workaround",
+            description="The migration: the same Conv + ReLU with Q/DQ nodes (per-tensor input, per-channel weight on "
+            "axis 0, quantized conv output), built without a calibrator; strongly typed on 11.",
+            params={"qdq": True},
+            mode="explicit-qdq",
+            opset=13,
+        ),
+    )
+    backend_notes = {
+        "onnxruntime": (
+            "ONNX Runtime has no analogue of TensorRT's implicit-quantization lifecycle: its own calibration "
+            "(quantize_static) is neither deprecated nor removed. The cell shows the graph quantizes and computes, "
+            "not how a TensorRT version treats a calibrator."
+        ),
+    }
+    remedy = (
+        "Migrate to explicit quantization: calibrate offline and write Q/DQ nodes into the ONNX (e.g. TensorRT Model "
+        "Optimizer's ONNX PTQ), then build without a calibrator (strongly typed on 11). A calibrator build warns from "
+        "10.1 and does not exist in 11.0."
+    )
+
+    @staticmethod
+    def build(variant: Variant) -> Built:
+        graph = gs.Graph(name=ImplicitLifecycle.id, opset=ImplicitLifecycle.opset_of(variant))
+        x = g.graph_input("input", (1, CHANNELS_IN, SIZE, SIZE))
+        graph.inputs.append(x)
+        weight = g.conv_weight("conv.weight", (CHANNELS_OUT, CHANNELS_IN, 3, 3))
+        if variant.params["qdq"]:
+            x = g.torch_fake_quantize(graph, x, "/conv/_input_quantizer", g.UNIT_ACTIVATION_SCALE)
+            weight = g.torch_fake_quantize(graph, weight, "/conv/_weight_quantizer", g.per_channel_scale(weight.values),
+                                           axis=0)
+        y = g.torch_node(graph, "Conv", "/conv", [x, weight, g.bias("conv.bias", CHANNELS_OUT)], g.conv_attrs(3, pad=1))
+        if variant.params["qdq"]:
+            y = g.torch_fake_quantize(graph, y, "/act/_input_quantizer", g.UNIT_ACTIVATION_SCALE)
+        g.mark_output(graph, g.torch_node(graph, "Relu", "/act", [y]), (1, CHANNELS_OUT, SIZE, SIZE))
+        return Built(graph, expected_int8=(CONV,))
+
+    @classmethod
+    def find(cls, graph: Any) -> list[Match]:
+        """The whole model, when it has no Q/DQ node: TensorRT can then make it INT8 only through a calibrator."""
+        if not graph.nodes or any(node.op in QDQ_OPS for node in graph.nodes):
+            return []
+        return [Match(
+            case=cls.id,
+            nodes=(),
+            variant="calibrator-entropy2",
+            note=("no Q/DQ node: INT8 in TensorRT needs a calibrator (implicit quantization), deprecated from 10.1 "
+                  "and removed in 11.0; migrate to Q/DQ"),
+        )]
