@@ -28,13 +28,20 @@ Priority rule for the primary failure (``LogClassification.category``):
 4. The primary category is the EARLIEST root cause in the log. So in a log where a tactic was skipped because
    Myelin ran out of memory and then no implementation was left for the node, the build failed with
    ``no-implementation`` (the memory shortage is the likely reason no tactic was left; the skips are counted).
-5. TensorRT's own ``Error Code N: Internal Error (...)`` messages that name no cause above are the root cause
+5. A message of a known upstream failure (``SIGNATURES``) is a root cause of its category even without the words
+   above. TensorRT's own ``Error Code N: Internal Error (...)`` messages that name no cause above are the root cause
    ``internal-assert`` (TensorRT reporting an internal failure), whatever prefix or source location stands before
    them (``[file.cpp::function::line]``, ``file.cpp:12:``, ``Error message:``, none): never the catch-all below.
 6. Error lines that match no rule, and Python exception lines, make the category ``runtime-error`` (the
    record vocabulary's catch-all) when no root cause was found; so does a log holding only consequences.
 7. ``None`` means the text shows no failure. It does not prove the build succeeded (the log may be cut short):
    callers combine it with the exit status and the presence of the engine file.
+
+Known upstream failures (``LogClassification.signature``): when the primary failure's message is one that an upstream
+report names (``SIGNATURES``: the checkLinks assertion of TensorRT 10.3's calibration, the Q/DQ fusion assertions,
+a Myelin ForeignNode without implementation), the classification names it, with the failure pattern and the report.
+It keys on the message body, so every surface form and release (with or without the ``file.cpp::function::line``
+location) gives the same signature.
 """
 from __future__ import annotations
 
@@ -49,6 +56,9 @@ WARNING_KINDS = (
     "calibrator-ignored",
     "tactic-skipped",
     "deprecated-api",
+    "implicit-quantization-deprecated",
+    "calibration-profile-default",
+    "calibration-cache-rejected",
 )
 _FAILURE_SEVERITIES = (None, "error", "internal-error")
 
@@ -99,6 +109,19 @@ _WARNING_PATTERNS = {
     ),
     "tactic-skipped": _TACTIC_SKIP,
     "deprecated-api": re.compile(r"\bDeprecationWarning\b"),
+    # 10.1+: the Python binding's DeprecationWarning of the calibrator API ("Use Deprecated in TensorRT 10.1.
+    # Superseded by explicit quantization. instead.", NVIDIA/TensorRT python/src/infer/pyCore.cpp and utils.cpp), and a
+    # compiler's warning for the C++ classes ("'IInt8EntropyCalibrator2' is deprecated", NvInfer.h of 10.8, in
+    # https://github.com/laugh12321/TensorRT-YOLO/issues/95).
+    "implicit-quantization-deprecated": re.compile(
+        r"Deprecated in TensorRT 10\.1\. Superseded by explicit quantization|'IInt8\w*Calibrator\w*' is deprecated"
+    ),
+    # No calibration profile set for a dynamic-shape network: TensorRT calibrates with profile 0
+    # (https://github.com/marcoslucianops/DeepStream-Yolo/issues/603, https://github.com/NVIDIA/TensorRT/issues/4053).
+    "calibration-profile-default": re.compile(r"Calibration Profile is not defined\. Calibrating with Profile \d+"),
+    # A calibration cache TensorRT will not use (its header names another calibrator algorithm). Wording of TensorRT
+    # 10.x logs quoted in public build notes; no first-party thread with it was found.
+    "calibration-cache-rejected": re.compile(r"Calibration table does not match calibrator algorithm type", re.I),
 }
 
 _CONSEQUENCE = re.compile(
@@ -154,7 +177,8 @@ _ROOT_CAUSE_PATTERNS = (
         re.compile(
             r"Calibration failure|no scaling factors detected|calibration (?:failed|error)"
             r"|failed to (?:read|load|write|run) (?:the )?calibrat"
-            r"|calibration cache\b.*\b(?:invalid|corrupt|mismatch|incompatible)",
+            r"|calibration cache\b.*\b(?:invalid|corrupt|mismatch|incompatible)"
+            r"|Calibration table does not match calibrator algorithm type",
             re.IGNORECASE,
         ),
     ),
@@ -202,6 +226,44 @@ _BINARY_SHARE = 0.05  # more undecodable or control characters than this: not te
 
 
 @dataclass(frozen=True)
+class Signature:
+    """A failure message an upstream report names: what it is, the failure pattern it belongs to, the report."""
+
+    id: str
+    pattern: str  # the failure-patterns.md id
+    category: str  # the category the message is classified as
+    message: re.Pattern
+    source: str
+
+
+# Keyed on message bodies (parse_log_line strips prefixes and source locations). Checked in this order.
+SIGNATURES = (
+    Signature("checklinks-region-not-removed", "P9", "internal-assert",
+              re.compile(r"region should have been removed from Graph::regions"),
+              "https://github.com/ultralytics/ultralytics/issues/23841"),
+    Signature("foreign-node-no-implementation", "P8", "no-implementation",
+              re.compile(r"could not find any implementation for node \{ForeignNode\[", re.IGNORECASE),
+              "https://github.com/NVIDIA/TensorRT/issues/3972"),
+    Signature("qdq-weights-not-fused", "P12", "internal-assert",
+              re.compile(r"Could not fuse 2nd input \(kernel weights\)"),
+              "https://github.com/NVIDIA/TensorRT/issues/1864"),
+    Signature("qdq-add-inputs-expr", "P12", "internal-assert", re.compile(r"Assertion lhs\.expr failed"),
+              "https://github.com/NVIDIA/TensorRT/issues/1574"),
+    Signature("qdq-pointwise-out-scales", "P12", "internal-assert", re.compile(r"Assertion outScales\.size\(\) == 1"),
+              "https://github.com/NVIDIA/TensorRT/issues/2664"),
+    Signature("qdq-combine-in-out-scale", "P12", "internal-assert",
+              re.compile(r"Assertion p\.quantizations\.isOutputSet\(0\)"),
+              "https://github.com/NVIDIA/TensorRT/issues/3220"),
+    Signature("qdq-int8-candidates-removed", "P12", "internal-assert",
+              re.compile(r"Assertion !n->candidateRequirements\.empty\(\) failed"),
+              "https://github.com/NVIDIA/TensorRT/issues/3040"),
+    Signature("qdq-quantized-constant-placement", "P12", "internal-assert",
+              re.compile(r"Quantized constant is only allowed before DQ"),
+              "https://github.com/NVIDIA/TensorRT/issues/3919"),
+)
+
+
+@dataclass(frozen=True)
 class LogLine:
     """One log line without its transport decoration; ``severity`` is None when the line names none."""
 
@@ -217,9 +279,13 @@ class LogClassification:
     node: str | None
     message: str | None
     warnings: dict[str, int]
+    signature: Signature | None = None  # the upstream report the failure message matches, if one does
 
     def to_dict(self) -> dict[str, object]:
-        return {"category": self.category, "node": self.node, "message": self.message, "warnings": dict(self.warnings)}
+        signature = None if self.signature is None else {
+            "id": self.signature.id, "pattern": self.signature.pattern, "source": self.signature.source}
+        return {"category": self.category, "node": self.node, "message": self.message, "warnings": dict(self.warnings),
+                "signature": signature}
 
 
 @dataclass(frozen=True)
@@ -272,7 +338,10 @@ def classify_log(text: str) -> LogClassification:
         return LogClassification(category=None, node=None, message=None, warnings=warnings)
     category = primary.category if primary.role == "root" else UNRECOGNIZED_FAILURE
     node = _node_without_implementation(primary.body) if category == "no-implementation" else None
-    return LogClassification(category=category, node=node, message=primary.body, warnings=warnings)
+    signature = next((known for known in SIGNATURES if category == known.category and known.message.search(
+        primary.body)), None)
+    return LogClassification(category=category, node=node, message=primary.body, warnings=warnings,
+                             signature=signature)
 
 
 def not_a_log(text: str) -> str | None:
@@ -329,6 +398,9 @@ def _failure_evidence(line: LogLine) -> _Evidence | None:
     for category, pattern in _ROOT_CAUSE_PATTERNS:
         if pattern.search(line.body):
             return _Evidence("root", category, line.body)
+    for known in SIGNATURES:  # a known message without the wording above (10.1+ drops the "Internal Error" envelope)
+        if known.message.search(line.body):
+            return _Evidence("root", known.category, line.body)
     if _INTERNAL_ERROR.search(line.body):
         return _Evidence("root", INTERNAL_ERROR_CATEGORY, line.body)
     if line.severity is not None or _PYTHON_EXCEPTION.match(line.body):

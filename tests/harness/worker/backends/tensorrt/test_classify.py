@@ -10,6 +10,7 @@ import pytest
 
 from harness.worker.backends.tensorrt.classify import (
     ROOT_CAUSE_CATEGORIES,
+    SIGNATURES,
     UNRECOGNIZED_FAILURE,
     WARNING_KINDS,
     LogLine,
@@ -149,6 +150,7 @@ def test_result_carries_every_warning_kind_even_when_zero():
         "node": None,
         "message": None,
         "warnings": dict.fromkeys(WARNING_KINDS, 0),
+        "signature": None,
     }
 
 
@@ -447,3 +449,154 @@ def test_version_from_banner_code_digits_and_first_mention(text, version):
 def test_no_implementation_names_the_node_in_each_wording(line, node):
     result = classify_log(line)
     assert (result.category, result.node) == ("no-implementation", node)
+
+# ---- known upstream failures (signatures) and the warnings of P10, P11, P13 ----------------------------------------
+
+# Messages as the upstream reports print them (source link per signature in SIGNATURES), as (location, body): the
+# location is the 8.x-10.x "[file.cpp::function::line]" prefix, "" where the report shows none.
+SIGNATURE_MESSAGES = {
+    "checklinks-region-not-removed": (  # ultralytics#23841, DeepStream-Yolo#675, TensorRT#4797 (TensorRT 10.3)
+        "[checkSanity.cpp::checkLinks::218] ",
+        "Error Code 2: Internal Error (Assertion item.second != nullptr failed. region should have been removed from "
+        "Graph::regions)",
+    ),
+    "qdq-weights-not-fused": (  # TensorRT#1864 (8.2.3)
+        "[qdqGraphOptimizer.cpp::reportWeightlessTwoInputConvolutionAsError::217] ",
+        "Error Code 2: Internal Error (Conv_9 + Relu_11: Could not fuse 2nd input (kernel weights) of CONVOLUTION)",
+    ),
+    "qdq-add-inputs-expr": (  # TensorRT#1574 (8.0.1.6)
+        "[graphOptimizer.cpp::sameExprValues::587] ", "Error Code 2: Internal Error (Assertion lhs.expr failed.)",
+    ),
+    "qdq-pointwise-out-scales": (  # TensorRT#2664, the reference excerpt F11
+        "[pointWiseV2Builder.cpp::toExpr::325] ",
+        "Error Code 2: Internal Error (Assertion outScales.size() == 1 failed. )",
+    ),
+    "qdq-combine-in-out-scale": (  # TensorRT#3220 (8.5.3)
+        "[weightConvertors.cpp::combineInOutScale::369] ",
+        "Error Code 2: Internal Error (Assertion p.quantizations.isOutputSet(0) failed. )",
+    ),
+    "qdq-int8-candidates-removed": (  # TensorRT#3040 (8.6.1), the issue title's form: no location
+        "",
+        "Assertion !n->candidateRequirements.empty() failed. All of the candidates were removed, which points to the "
+        "node being incorrectly marked as an int8 node.",
+    ),
+    "qdq-quantized-constant-placement": (  # TensorRT#3919 (10.0.1)
+        "[qdqGraphOptimizer.cpp::matchQuantizedConstantPluginOrDQ::4004] ",
+        "Error Code 2: Internal Error (L__self___conv1.weight: Quantized constant is only allowed before DQ or "
+        "PLUGIN_V2 node)",
+    ),
+    "foreign-node-no-implementation": (  # TensorRT#3972 (10.1), the reference excerpt F08
+        "",
+        "Could not find any implementation for node {ForeignNode[/transformer/attention_4/Slice_4_output_0[Constant]..."
+        "/transformer/Reshape_6]}.",
+    ),
+}
+# Forms a 10.x Python or DeepStream log prints Error Code 2 messages in: the location right after the tag, no number
+# (ultralytics#23841: "[TRT] [E] [checkSanity.cpp::checkLinks::218] Error Code 2: ...", DeepStream-Yolo#675:
+# "ERROR: [TRT]: [checkSanity.cpp::checkLinks::218] Error Code 2: ...").
+LOCATION_FIRST_FORMS = {
+    "python logger, location first": "[03/09/2026-10:00:00] [TRT] [E] {body}",
+    "deepstream, location first": "ERROR: [TRT]: {body}",
+}
+
+
+def signature_lines(signature_id: str):
+    """(form name, line) for every surface form, with and without the source location, of one known message."""
+    location, body = SIGNATURE_MESSAGES[signature_id]
+    code = "10" if signature_id == "foreign-node-no-implementation" else "2"
+    for with_location in (True, False):
+        text = f"{location}{body}" if with_location else body
+        for form, template in {**ERROR_FORMS, **LOCATION_FIRST_FORMS}.items():
+            yield f"{form}, {'with' if with_location else 'without'} location", template.format(code=code, body=text)
+
+
+def test_every_signature_has_its_upstream_message():
+    assert set(SIGNATURE_MESSAGES) == {known.id for known in SIGNATURES}
+    assert all(known.source.startswith("https://github.com/") for known in SIGNATURES)
+
+
+@pytest.mark.parametrize("signature_id", sorted(SIGNATURE_MESSAGES))
+def test_a_known_message_is_named_in_every_surface_form(signature_id):
+    known = next(k for k in SIGNATURES if k.id == signature_id)
+    for form, line in signature_lines(signature_id):
+        result = classify_log(line)
+        assert (result.category, result.signature) == (known.category, known), form
+        assert result.to_dict()["signature"] == {"id": known.id, "pattern": known.pattern, "source": known.source}
+
+
+def test_the_10_1_form_without_internal_error_envelope_keeps_the_category():
+    """10.1+ error recorders print the bare message; a known one is still an internal assert, not the catch-all."""
+    line = "[E] Error[2]: Error Code: 2: Conv_9 + Relu_11: Could not fuse 2nd input (kernel weights) of CONVOLUTION"
+    assert classify_log(line).category == "internal-assert"
+    assert classify_log(line).signature.id == "qdq-weights-not-fused"
+
+
+def test_checklinks_wins_over_the_failed_build_tail_and_counts_no_warning():
+    text = "\n".join([
+        "[03/09/2026-10:00:00] [TRT] [W] Calibration Profile is not defined. Calibrating with Profile 0",
+        "[03/09/2026-10:00:01] [TRT] [E] [checkSanity.cpp::checkLinks::218] Error Code 2: Internal Error (Assertion "
+        "item.second != nullptr failed. region should have been removed from Graph::regions)",
+        "[03/09/2026-10:00:01] [TRT] [E] [builder.cpp::buildSerializedNetwork::751] Error Code 2: Internal Error "
+        "(Assertion engine != nullptr failed. )",
+    ])
+    result = classify_log(text)
+    assert (result.category, result.signature.pattern) == ("internal-assert", "P9")
+    assert "Graph::regions" in result.message
+    assert {k: v for k, v in result.warnings.items() if v} == {"calibration-profile-default": 1}
+
+
+def test_reference_excerpts_get_the_signature_their_source_reports(reference_dir, labels):
+    """F08 (#3972) and F29 (#2606) are ForeignNode failures; F11 (#2664) the pointwise out-scales assertion."""
+    named = {}
+    for path in sorted((reference_dir / "trt-logs").glob("*.log")):
+        signature = classify_log(path.read_text(encoding="utf-8")).signature
+        if signature is not None:
+            named[path.stem] = signature.id
+    assert named == {"F08": "foreign-node-no-implementation", "F29": "foreign-node-no-implementation",
+                     "F11": "qdq-pointwise-out-scales"}
+    assert labels["F08"]["source"] == ["https://github.com/NVIDIA/TensorRT/issues/3972"]
+
+
+def test_an_unknown_assertion_has_no_signature():
+    result = classify_log("[E] Error[2]: [foo.cpp::bar::1] Error Code 2: Internal Error (Assertion x > 0 failed. )")
+    assert (result.category, result.signature) == ("internal-assert", None)
+
+
+NEW_WARNING_BODIES = {
+    # The 10.1+ DeprecationWarning of IBuilderConfig.int8_calibrator (pyCore.cpp + utils.cpp of NVIDIA/TensorRT).
+    "implicit-quantization-deprecated": "DeprecationWarning: Use Deprecated in TensorRT 10.1. Superseded by explicit "
+                                        "quantization. instead.",
+    # DeepStream-Yolo#603 (TensorRT 10.3), TensorRT#4053, ultralytics#10165.
+    "calibration-profile-default": "Calibration Profile is not defined. Calibrating with Profile 0",
+    "calibration-cache-rejected": "Calibration table does not match calibrator algorithm type",
+}
+
+
+@pytest.mark.parametrize("form", sorted(WARNING_FORMS))
+@pytest.mark.parametrize("kind", sorted(NEW_WARNING_BODIES))
+def test_p10_p11_p13_warnings_are_counted_in_every_surface_form(form, kind):
+    result = classify_log(WARNING_FORMS[form].format(body=NEW_WARNING_BODIES[kind]))
+    expected = {kind: 1} | ({"deprecated-api": 1} if kind == "implicit-quantization-deprecated" else {})
+    assert result.category is None
+    assert {k: v for k, v in result.warnings.items() if v} == expected
+
+
+@pytest.mark.parametrize("line", [
+    # Python's warnings module on stderr, and the capture's line in the cell's tensorrt.log.
+    "/work/build.py:31: DeprecationWarning: Use Deprecated in TensorRT 10.1. Superseded by explicit quantization. "
+    "instead.",
+    "[W] [python] DeprecationWarning: Use Deprecated in TensorRT 10.1. Superseded by explicit quantization. instead. "
+    "(build_config.py:40)",
+    # A compiler on NvInfer.h of TensorRT 10.8 (laugh12321/TensorRT-YOLO#95).
+    "/opt/TensorRT-10.8.0.43/include/NvInfer.h:8300:38: warning: 'IInt8MinMaxCalibrator' is deprecated "
+    "[-Wdeprecated-declarations]",
+])
+def test_the_implicit_quantization_deprecation_outside_tensorrt_loggers(line):
+    result = classify_log(line)
+    assert result.category is None and result.warnings["implicit-quantization-deprecated"] == 1
+
+
+def test_a_rejected_cache_at_error_severity_is_a_calibration_failure():
+    result = classify_log("[E] [TRT] Calibration table does not match calibrator algorithm type")
+    assert result.category == "calibration"
+    assert result.warnings["calibration-cache-rejected"] == 1
