@@ -31,6 +31,11 @@ Compute precision of one layer (``EngineLayer.precision``), first rule that give
    fp16, ``f32``/``scudnn``/``sgemm`` fp32.
 5. Otherwise ``unknown``.
 
+A Myelin region (a layer named ``{ForeignNode[...]}``) is one layer for a whole fused subgraph; its boundary tensors
+do not show what ran inside. It is never reported int8: with a float tensor at its boundary it is the lowest float
+precision there (under a calibrator Myelin regions have no INT8: https://github.com/NVIDIA/TensorRT/issues/2323,
+https://github.com/NVIDIA/TensorRT/issues/3230), with only INT8 boundaries ``unknown``.
+
 Boundaries (``EngineLayer.is_boundary``): ``Reformat`` layers (``Origin`` QDQ: a Quantize or Dequantize run on its
 own, as a type conversion; ``Origin`` REFORMAT: a layout/type conversion TensorRT inserted) and "Reformatting CopyNode" layers (also NoOp ones). They convert
 data between layers; they are not where a node computes.
@@ -39,10 +44,16 @@ ONNX node names of a layer (``EngineLayer.onnx_nodes``): from 10.0 the ``Metadat
 (``[ONNX Layer: NAME]`` records separated by ``\\x1e``; a list of such strings is accepted too) and is preferred.
 Otherwise the layer name is taken apart: fused names split on `` + `` and `` || `` (outside brackets), ``PWN(a, b)``
 unwrapped recursively, the "Reformatting CopyNode for Input Tensor 0 to " prefix dropped, ``_clone_N`` copies folded
-into their original, a Myelin ``{ForeignNode[FIRST...LAST]}`` read as its first and last node (the nodes in between
-are not in the name), TensorRT's own ``(Unnamed Layer* N)`` names dropped. Given ONNX names (a model, or node names
+into their original, TensorRT's own ``(Unnamed Layer* N)`` names dropped. Given ONNX names (a model, or node names
 plus initializer consumers), only real node names are kept and an initializer name such as ``conv1.weight`` becomes
 the node(s) consuming it.
+
+A Myelin ``{ForeignNode[FIRST...LAST]}`` names only the first and last layer of the region it swallowed. Without the
+ONNX graph it is read as those two. With the graph (``OnnxNames.from_model``) it is every node on a path from FIRST to
+LAST: a region is one layer, so it holds every node between two of its nodes. An end may be a tensor
+(``.../Slice_4_output_0[Constant]``, the node that writes it) or a fused name (``Reshape_1 + Transpose_2``); an end
+TensorRT named itself (``(Unnamed Layer* 1590) [Shuffle]``) bounds nothing, and the region is then read as its other
+end only.
 """
 from __future__ import annotations
 
@@ -112,19 +123,31 @@ class EngineLayer:
 
 @dataclass(frozen=True)
 class OnnxNames:
-    """The node names of an ONNX graph, and for each initializer the nodes that consume it."""
+    """The node names of an ONNX graph, for each initializer the nodes that consume it, and (read from a model) the
+    graph's edges, which Myelin regions are expanded along."""
 
     nodes: frozenset[str]
     initializer_consumers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    order: tuple[str, ...] = ()  # node names in graph order
+    producers: Mapping[str, str] = field(default_factory=dict)  # tensor -> the node that writes it
+    successors: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # node -> the nodes reading its outputs
 
     @classmethod
     def from_model(cls, model: Any) -> OnnxNames:
         """Read an ``onnx.ModelProto`` (or GraphProto), subgraphs of If/Loop/Scan included."""
         graph = model.graph if hasattr(model, "graph") else model
-        nodes: set[str] = set()
+        order: list[str] = []
         consumers: dict[str, list[str]] = {}
-        _collect_graph_names(graph, nodes, consumers)
-        return cls(frozenset(nodes), {k: tuple(v) for k, v in consumers.items()})
+        producers: dict[str, str] = {}
+        readers: dict[str, list[str]] = {}
+        _collect_graph_names(graph, order, consumers, producers, readers)
+        successors: dict[str, list[str]] = {}
+        for tensor, node in producers.items():
+            for reader in readers.get(tensor, ()):
+                if reader not in successors.setdefault(node, []):
+                    successors[node].append(reader)
+        return cls(frozenset(order), {k: tuple(v) for k, v in consumers.items()}, tuple(dict.fromkeys(order)),
+                   producers, {k: tuple(v) for k, v in successors.items()})
 
 
 # What callers may pass as ONNX names: OnnxNames, an onnx.ModelProto (duck-typed), node names, or nothing.
@@ -156,7 +179,20 @@ def as_onnx_names(source: OnnxNamesSource) -> OnnxNames | None:
 
 def onnx_nodes_from_layer_name(name: str, onnx_names: OnnxNames | None = None) -> tuple[str, ...]:
     """The ONNX node names a TensorRT layer name is made of (rules: module docstring)."""
+    foreign = _FOREIGN_NODE.match(name.strip())
+    if foreign is not None and onnx_names is not None and onnx_names.successors:
+        return _foreign_region(foreign.group("region"), onnx_names)
     return _resolve(_name_parts(name), onnx_names)
+
+
+def is_foreign_node(name: str) -> bool:
+    """Whether a layer is a Myelin region (``{ForeignNode[...]}``)."""
+    return _FOREIGN_NODE.match(name.strip()) is not None
+
+
+def foreign_node_regions(layers: Iterable[EngineLayer]) -> dict[str, tuple[str, ...]]:
+    """Myelin region layer name -> the ONNX nodes it swallowed, for the engine's ForeignNode layers."""
+    return {layer.name: layer.onnx_nodes for layer in layers if is_foreign_node(layer.name)}
 
 
 def onnx_nodes_from_metadata(metadata: str | list[str] | None) -> tuple[str, ...]:
@@ -324,17 +360,23 @@ def fallback_nodes(precisions: Mapping[str, str], expected_int8: Iterable[str]) 
     return FallbackReport(tuple(fallback), tuple(unverified), tuple(missing))
 
 
-def _collect_graph_names(graph: Any, nodes: set[str], consumers: dict[str, list[str]]) -> None:
+def _collect_graph_names(graph: Any, order: list[str], consumers: dict[str, list[str]], producers: dict[str, str],
+                         readers: dict[str, list[str]]) -> None:
     initializers = {init.name for init in graph.initializer}
     for node in graph.node:
         if node.name:
-            nodes.add(node.name)
+            order.append(node.name)
             for tensor in node.input:
                 if tensor in initializers and node.name not in consumers.setdefault(tensor, []):
                     consumers[tensor].append(node.name)
+                if tensor:
+                    readers.setdefault(tensor, []).append(node.name)
+            for tensor in node.output:
+                if tensor:
+                    producers[tensor] = node.name
         for attribute in node.attribute:
             for subgraph in [attribute.g] if attribute.HasField("g") else list(attribute.graphs):
-                _collect_graph_names(subgraph, nodes, consumers)
+                _collect_graph_names(subgraph, order, consumers, producers, readers)
 
 
 def _layer_from_json_entry(entry: Any, position: int, names: OnnxNames | None) -> EngineLayer:
@@ -370,12 +412,15 @@ def _layer_from_json_entry(entry: Any, position: int, names: OnnxNames | None) -
     boundary = _is_boundary(name, layer_type, origin)
     inputs = [_dtype_precision(_tensor_type(t)) for t in entry.get("Inputs", []) if isinstance(t, dict)]
     outputs = [_dtype_precision(_tensor_type(t)) for t in entry.get("Outputs", []) if isinstance(t, dict)]
-    precision = (
-        _weights_precision(entry)
-        or _io_precision(inputs, outputs, boundary)
-        or _tactic_precision(entry.get("TacticName"))
-        or "unknown"
-    )
+    if is_foreign_node(name):
+        precision = _region_precision(inputs, outputs)
+    else:
+        precision = (
+            _weights_precision(entry)
+            or _io_precision(inputs, outputs, boundary)
+            or _tactic_precision(entry.get("TacticName"))
+            or "unknown"
+        )
     onnx_nodes = onnx_nodes_from_metadata(entry.get("Metadata"))
     if not onnx_nodes:
         onnx_nodes = onnx_nodes_from_layer_name(name, names)
@@ -405,7 +450,10 @@ def _layer_from_log_line(layer_type: str, rest: str, line: str, names: OnnxNames
     inputs = [_dtype_precision(t.group("new") or t.group("old")) for t in tensors if t.start() < arrow]
     outputs = [_dtype_precision(t.group("new") or t.group("old")) for t in tensors if t.start() >= arrow]
     boundary = _is_boundary(name, layer_type, None)
-    precision = _io_precision(inputs, outputs, boundary) or "unknown"
+    if is_foreign_node(name):
+        precision = _region_precision(inputs, outputs)
+    else:
+        precision = _io_precision(inputs, outputs, boundary) or "unknown"
     return EngineLayer(name, layer_type, precision, boundary, onnx_nodes_from_layer_name(name, names), None)
 
 
@@ -446,6 +494,12 @@ def _io_precision(inputs: list[str | None], outputs: list[str | None], boundary:
     return min(candidates, key=_PRECISION_RANK.__getitem__) if candidates else None
 
 
+def _region_precision(inputs: list[str | None], outputs: list[str | None]) -> str:
+    """A Myelin region's precision: the lowest float precision at its boundary; never int8 (module docstring)."""
+    floats = [p for p in inputs + outputs if p and p != "int8"]
+    return min(floats, key=_PRECISION_RANK.__getitem__) if floats else "unknown"
+
+
 def _tactic_precision(tactic_name: str | None) -> str | None:
     lowered = (tactic_name or "").lower()
     return next((precision for precision, hint in _TACTIC_HINTS if hint.search(lowered)), None)
@@ -473,6 +527,46 @@ def _name_parts(name: str) -> list[str]:
         elif part and _UNNAMED_LAYER not in part:
             parts.append(part)
     return parts
+
+
+def _foreign_region(region: str, names: OnnxNames) -> tuple[str, ...]:
+    """The ONNX nodes of ``{ForeignNode[FIRST...LAST]}``: every node on a path from FIRST to LAST, in graph order."""
+    first_text, separator, last_text = region.partition("...")
+    first = _region_end(first_text, names)
+    last = _region_end(last_text, names) if separator else first
+    if not first or not last:
+        return tuple(dict.fromkeys(first + last))
+    predecessors: dict[str, list[str]] = {}
+    for node, readers in names.successors.items():
+        for reader in readers:
+            predecessors.setdefault(reader, []).append(node)
+    inside = _reachable(first, names.successors) & _reachable(last, predecessors)
+    inside |= set(first) | set(last)
+    position = {node: index for index, node in enumerate(names.order)}
+    return tuple(sorted(inside, key=lambda node: position.get(node, len(position))))
+
+
+def _region_end(text: str, names: OnnxNames) -> tuple[str, ...]:
+    """The nodes one end of a region names: nodes, or tensors (``name[Constant]``: the node that writes it, for an
+    initializer the nodes that read it)."""
+    nodes = []
+    for part in _name_parts(text):
+        resolved = _resolve([part], names)
+        if not resolved:
+            tensor = re.sub(r"\[[^\[\]]*\]$", "", part)
+            resolved = (names.producers[tensor],) if tensor in names.producers else _resolve([tensor], names)
+        nodes.extend(resolved)
+    return tuple(dict.fromkeys(nodes))
+
+
+def _reachable(starts: Iterable[str], edges: Mapping[str, Iterable[str]]) -> set[str]:
+    found, frontier = set(starts), list(starts)
+    while frontier:
+        for following in edges.get(frontier.pop(), ()):
+            if following not in found:
+                found.add(following)
+                frontier.append(following)
+    return found
 
 
 def _split_top_level(text: str, separators: tuple[str, ...]) -> list[str]:

@@ -21,6 +21,7 @@ from harness.worker.backends.tensorrt.layers import (
     OnnxNames,
     as_onnx_names,
     fallback_nodes,
+    foreign_node_regions,
     layers_from_file,
     layers_from_inspector_json,
     layers_from_log,
@@ -650,3 +651,99 @@ def test_only_weights_decide_a_precision_not_a_bias_or_other_typed_field():
         "Name": "conv", "LayerType": "CaskConvolution", "Bias": {"Type": "Float", "Count": 64},
         "Inputs": [{"Name": "x", "Format/Datatype": "Int8"}], "Outputs": [{"Name": "y", "Format/Datatype": "Int8"}]}]})
     assert layer.precision == "int8"
+
+# ---- Myelin regions ({ForeignNode[FIRST...LAST]}) ------------------------------------------------------------------
+
+def attention_model() -> onnx.ModelProto:
+    """The as-reported graph of case P8 (LayerNorm, q/k/v MatMuls, Softmax, MatMul, projection, residual Add)."""
+    from cases.generate import export_model
+    from cases.p8_attention_myelin import AttentionMyelin
+
+    model, _ = export_model(AttentionMyelin, AttentionMyelin.variants[0])
+    return model
+
+
+def myelin_layer(name: str, datatype: str) -> dict:
+    """An engine inspector entry shaped like TensorRT's for a Myelin layer (constructed, not TensorRT output)."""
+    return {
+        "Name": name, "LayerType": "Myelin",
+        "Inputs": [{"Name": "x", "Location": "Device", "Dimensions": [1, 16, 32], "Format/Datatype": datatype}],
+        "Outputs": [{"Name": "/Add_output_0", "Location": "Device", "Dimensions": [1, 16, 32],
+                     "Format/Datatype": datatype}],
+        "TacticName": "", "StreamId": 0,
+    }
+
+
+def test_a_foreign_node_is_every_onnx_node_between_its_ends_and_none_of_them_int8():
+    model = attention_model()
+    region = "{ForeignNode[/norm1/LayerNormalization.../Add]}"
+    (layer,) = layers_from_inspector_json({"Layers": [myelin_layer(region, "Row major linear FP32")]}, model)
+    assert layer.onnx_nodes == tuple(node.name for node in model.graph.node)  # the whole block, in graph order
+    precision = node_precisions([layer])
+    assert set(precision.values()) == {"fp32"}
+    matmuls = [node.name for node in model.graph.node if node.op_type == "MatMul"]
+    assert fallback_nodes(precision, matmuls) == FallbackReport(tuple(matmuls), (), ())
+
+
+def test_a_foreign_node_region_stops_at_its_ends():
+    model = attention_model()
+    (layer,) = layers_from_inspector_json([myelin_layer("{ForeignNode[/attn/MatMul.../attn/MatMul_1]}",
+                                                        "Row major linear FP16 format")], model)
+    # q k^T, its scaling, the softmax and the product with v: not the projections before or after.
+    assert layer.onnx_nodes == ("/attn/MatMul", "/attn/Mul", "/attn/Softmax", "/attn/MatMul_1")
+    assert layer.precision == "fp16"
+    assert foreign_node_regions([layer]) == {layer.name: layer.onnx_nodes}
+
+
+def test_a_foreign_node_with_only_int8_boundaries_is_unknown_never_int8():
+    (layer,) = layers_from_inspector_json([myelin_layer("{ForeignNode[/attn/MatMul.../attn/MatMul_1]}",
+                                                        "Row major Int8 format")], attention_model())
+    assert layer.precision == "unknown"
+
+
+def test_a_foreign_node_in_verbose_layer_information_text():
+    text = ("[V] [TRT] Engine Layer Information:\n"
+            "Layer(Myelin): {ForeignNode[/norm1/LayerNormalization.../attn/proj/Add]}, Tactic: 0x0000000000000000, "
+            "x (Half[1,16,32]) -> /attn/proj/Add_output_0 (Half[1,16,32])\n"
+            "Layer(ElementWise): /Add, Tactic: 0x0000000000000001, x (Float[1,16,32]), /attn/proj/Add_output_0 "
+            "(Half[1,16,32]) -> /Add_output_0 (Float[1,16,32])\n")
+    region, add = layers_from_log(text, attention_model())
+    assert region.layer_type == "Myelin" and region.precision == "fp16"
+    assert region.onnx_nodes[0] == "/norm1/LayerNormalization" and region.onnx_nodes[-1] == "/attn/proj/Add"
+    assert "/Add" not in region.onnx_nodes and len(region.onnx_nodes) == 14
+    assert add.onnx_nodes == ("/Add",)
+
+
+def test_a_region_end_named_by_a_tensor_is_the_node_writing_it():
+    """F08 (NVIDIA/TensorRT#3972) names its first end by a constant tensor, ``..._output_0[Constant]``."""
+    nodes = [
+        helper.make_node("Slice", ["t", "s", "e"], ["/transformer/attention_4/Slice_4_output_0"],
+                         name="/transformer/attention_4/Slice_4"),
+        helper.make_node("MatMul", ["x", "/transformer/attention_4/Slice_4_output_0"], ["m"], name="/transformer/MatMul"),
+        helper.make_node("Reshape", ["m", "shape"], ["y"], name="/transformer/Reshape_6"),
+        helper.make_node("Relu", ["y"], ["z"], name="/after/Relu"),
+    ]
+    graph = helper.make_graph(nodes, "g", [], [])
+    name = classify_log("[E] Error[10]: Error Code: 10: Could not find any implementation for node "
+                        "{ForeignNode[/transformer/attention_4/Slice_4_output_0[Constant].../transformer/Reshape_6]}."
+                        ).node
+    assert onnx_nodes_from_layer_name(name, OnnxNames.from_model(graph)) == (
+        "/transformer/attention_4/Slice_4", "/transformer/MatMul", "/transformer/Reshape_6")
+
+
+def test_a_region_end_tensorrt_named_itself_bounds_nothing(reference_dir):
+    """F29 (NVIDIA/TensorRT#2606): ``(Unnamed Layer* 1590) [Shuffle]...Reshape_11153 + Transpose_11154``."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"], name="Shape_11150"),
+             helper.make_node("Reshape", ["x", "s"], ["r"], name="Reshape_11153"),
+             helper.make_node("Transpose", ["r"], ["y"], name="Transpose_11154")]
+    names = OnnxNames.from_model(helper.make_graph(nodes, "g", [], []))
+    node = classify_log((reference_dir / "trt-logs" / "F29.log").read_text()).node
+    assert onnx_nodes_from_layer_name(node, names) == ("Reshape_11153", "Transpose_11154")
+
+
+def test_onnx_names_read_the_graph_edges():
+    names = OnnxNames.from_model(attention_model())
+    assert names.producers["/attn/Softmax_output_0"] == "/attn/Softmax"
+    assert names.successors["/attn/Softmax"] == ("/attn/MatMul_1",)
+    assert set(names.successors["/norm1/LayerNormalization"]) == {"/attn/q/MatMul", "/attn/k/MatMul", "/attn/v/MatMul"}
+    assert names.order[0] == "/norm1/LayerNormalization" and names.order[-1] == "/Add"
