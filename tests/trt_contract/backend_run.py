@@ -81,7 +81,8 @@ def network_has_the_conv(standin: ContractStandIn):
 
 
 def network_shaped_like_the_model(standin: ContractStandIn, cell: dict) -> None:
-    """Test fake: the stand-in network holds one layer per ONNX node, named after it, producing the node's tensors."""
+    """Test fake: the stand-in network holds one layer per ONNX node, named after it, producing the node's tensors,
+    and one input per graph input, with its shape (-1 for a dynamic dimension, as TensorRT reports it)."""
     import onnx
 
     graph = onnx.load(cell["model"]).graph
@@ -92,6 +93,13 @@ def network_shaped_like_the_model(standin: ContractStandIn, cell: dict) -> None:
         outputs[id(layer)] = [standin.make("ITensor", name=name, is_network_output=name in graph_outputs)
                               for name in node.output]
         layers.append(layer)
+    initializers = {init.name for init in graph.initializer}
+    inputs = [standin.make("ITensor", name=value.name, is_shape_tensor=False,
+                           shape=tuple(d.dim_value if d.HasField("dim_value") else -1
+                                       for d in value.type.tensor_type.shape.dim))
+              for value in graph.input if value.name not in initializers]
     standin.on("INetworkDefinition.num_layers", len(layers))
     standin.on("INetworkDefinition.get_layer", lambda network, index: layers[index])
     standin.on("ILayer.get_output", lambda layer, index: outputs[id(layer)][index])
+    standin.on("INetworkDefinition.num_inputs", len(inputs))
+    standin.on("INetworkDefinition.get_input", lambda network, index: inputs[index])

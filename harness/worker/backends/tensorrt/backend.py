@@ -7,8 +7,12 @@ module runs the stages and turns what TensorRT said into a record:
 
 * parse: :mod:`~harness.worker.backends.tensorrt.network` (parser flags, strong typing, extra outputs, layer
   precisions);
-* build: :mod:`~harness.worker.backends.tensorrt.build_config` (builder flags) and
-  :mod:`~harness.worker.backends.tensorrt.calibrator` (implicit INT8);
+* build: :mod:`~harness.worker.backends.tensorrt.build_config` (builder flags, optimization profiles) and
+  :mod:`~harness.worker.backends.tensorrt.calibrator` (implicit INT8: calibrator, handed calibration cache,
+  calibration profile); afterwards the record says what the build did with the cache file
+  (:mod:`~harness.worker.backends.tensorrt.calibration_cache`) and where the version stands in implicit
+  quantization's lifecycle (:mod:`~harness.worker.backends.tensorrt.quantization_lifecycle`: a DeprecationWarning is
+  expected from 10.1);
 * inspect: per-layer precision from the engine inspector, else the verbose log
   (:mod:`~harness.worker.backends.tensorrt.layers`);
 * infer: Polygraphy's ``TrtRunner``.
@@ -40,6 +44,7 @@ import numpy as np
 from harness.worker.backends.base import Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker
 from harness.worker.backends.tensorrt import classify, layers
 from harness.worker.backends.tensorrt.build_config import config_settings
+from harness.worker.backends.tensorrt.calibration_cache import after_build
 from harness.worker.backends.tensorrt.calibrator import calibrator_class_name
 from harness.worker.backends.tensorrt.capture import CellCapture
 from harness.worker.backends.tensorrt.compat import (
@@ -54,6 +59,7 @@ from harness.worker.backends.tensorrt.compat import (
 from harness.worker.backends.tensorrt.gpu import probe_gpu
 from harness.worker.backends.tensorrt.lazy import lazy_import, resolve
 from harness.worker.backends.tensorrt.network import mark_extra_outputs, network_settings, set_layer_precisions
+from harness.worker.backends.tensorrt.quantization_lifecycle import REMOVED, implicit_quantization
 
 tensorrt = lazy_import("tensorrt")
 polygraphy = lazy_import("polygraphy")
@@ -61,10 +67,6 @@ polygraphy_trt = lazy_import("polygraphy.backend.trt")
 polygraphy_exception = lazy_import("polygraphy.exception")
 onnx = lazy_import("onnx")
 
-IMPLICIT_QUANTIZATION_REMOVED_SOURCES = (
-    "https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/tensorrt-10x-to-11x.html",
-    "https://github.com/NVIDIA/TensorRT/issues/4095",
-)
 STAGE_FAILURE_DEFAULTS = {"parse": "parser"}  # when the log names no cause; other stages: runtime-error
 NOT_AVAILABLE_IN_POLYGRAPHY = "is not available on TensorRT version"  # polygraphy's message for a missing API
 
@@ -117,11 +119,13 @@ class TensorRTBackend(Backend):
         missing = [api for api in IMPLICIT_QUANTIZATION_API + (calibrator,) if tensorrt_api(trt, api) is None]
         if not missing:
             return None
+        lifecycle = implicit_quantization(trt.__version__)
+        why = lifecycle.reason if lifecycle.status == REMOVED else (
+            "TensorRT deprecated implicit quantization in 10.1 and removed it in 11.0 in favour of explicit Q/DQ.")
         return (
-            f"Implicit INT8 quantization (BuilderFlag.INT8 with a calibrator) is not in TensorRT {trt.__version__}: "
-            f"{', '.join(missing)} are absent from its Python API. TensorRT deprecated implicit quantization in 10.1 "
-            "and removed it in 11.0 in favour of explicit Q/DQ. Sources: "
-            + ", ".join(IMPLICIT_QUANTIZATION_REMOVED_SOURCES)
+            f"Unsupported: implicit INT8 quantization (BuilderFlag.INT8 with a calibrator) is not in TensorRT "
+            f"{trt.__version__}: {', '.join(missing)} are absent from its Python API. {why} Sources: "
+            + ", ".join(lifecycle.sources)
         )
 
     def run(self, cell: dict[str, Any], arrays: dict[str, Any], workdir: Path, stages: StageTracker) -> Execution:
@@ -149,6 +153,7 @@ class TensorRTBackend(Backend):
         if error is not None:
             raise self._failure(error, stages.current, capture, details) from error
         classification = classify.classify_log(capture.tensorrt_text())
+        _note_deprecation_warnings(calls, classification.warnings)
         if classification.category is not None:  # an error line in a build that still produced an engine
             details["log_classification"] = classification.to_dict()
         return Execution(outputs=outputs, precision=precision, warnings=classification.warnings,
@@ -179,9 +184,16 @@ class TensorRTBackend(Backend):
 
     def _build(self, trt, cell, arrays, workdir: Path, parsed, calls: dict[str, Any]):
         strongly_typed = calls["network"]["strongly_typed"]["set"]
-        arguments, calls["config"] = config_settings(trt, cell, strongly_typed, workdir / "calibration.cache",
-                                                     arrays["calibration"])
-        return polygraphy_trt.EngineBytesFromNetwork(parsed, config=polygraphy_trt.CreateConfig(**arguments))()
+        cache = workdir / "calibration.cache"
+        settings = config_settings(trt, cell, strongly_typed, cache, arrays["calibration"])
+        calls["config"] = settings.record
+        if cell["mode"] != "implicit-int8":
+            return polygraphy_trt.EngineBytesFromNetwork(parsed, config=settings.loader(trt))()
+        calls["implicit_quantization"] = implicit_quantization(trt.__version__).to_dict()
+        try:
+            return polygraphy_trt.EngineBytesFromNetwork(parsed, config=settings.loader(trt))()
+        finally:  # also after a failed build: what TensorRT did with the cache says why
+            calls["config"]["calibrator"]["cache_after_build"] = after_build(cache, settings.handed_cache)
 
     def _deserialize(self, engine_bytes):
         return polygraphy_trt.engine_from_bytes(engine_bytes)
@@ -233,11 +245,29 @@ class TensorRTBackend(Backend):
             return error
         message = str(error)
         classification = classify.classify_log("\n".join((capture.tensorrt_text(), capture.polygraphy_text(), message)))
+        _note_deprecation_warnings(details["tensorrt_calls"], classification.warnings)
         if NOT_AVAILABLE_IN_POLYGRAPHY in message:
             category, summary, node = "unsupported-api", message, None
         else:
             category = classification.category or STAGE_FAILURE_DEFAULTS.get(stage, "runtime-error")
             summary, node = classification.message or message, classification.node
+        handed = details["tensorrt_calls"].get("config", {}).get("calibrator") or {}
+        if handed.get("handed_cache", {}).get("mismatches"):  # a cache of another version or algorithm, said so
+            category = "calibration" if category == "runtime-error" else category
+            used = handed.get("cache_after_build", {}).get("state")
+            summary = (f"The {handed['handed_cache']['description']}; after the build the file was "
+                       f"{'as handed (used)' if used == 'used' else used}. TensorRT said: {summary}")
         details = {**details, "polygraphy_error": message, "log_classification": classification.to_dict()}
         return BackendFailure(category, summary, node, log=capture.digest(message), warnings=classification.warnings,
                               details=details)
+
+
+def _note_deprecation_warnings(calls: dict[str, Any], warnings: dict[str, int]) -> None:
+    """Add the implicit-quantization deprecation warnings the log showed to the cell's lifecycle record."""
+    lifecycle = calls.get("implicit_quantization")
+    if lifecycle is None:
+        return
+    seen = warnings.get("implicit-quantization-deprecated", 0)
+    lifecycle["deprecation_warnings_seen"] = seen
+    if lifecycle["warning_expected"] and not seen:
+        lifecycle["note"] = "a DeprecationWarning was expected from 10.1 on, and none was captured"

@@ -6,29 +6,68 @@
 * ``fp16`` and ``precision_constraints`` knobs set their builder flags, where the version has them.
 * ``ProfilingVerbosity.DETAILED`` always (per-layer precision needs it). TF32 is set on, as TensorRT's builder and
   trtexec have it by default (Polygraphy's default is off); it only touches layers that fall back to FP32.
+* ``profiles``: the optimization profiles of a network with dynamic inputs, in the knob's order. Polygraphy's
+  ``CreateConfig`` would make its last profile the calibration profile; so for such a cell the harness attaches the
+  calibrator itself after ``CreateConfig`` and sets the calibration profile only where the cell names one
+  (``calibration_profile``), leaving TensorRT's default (profile 0) otherwise, as a user who sets none.
 
 ``trt`` is the TensorRT module, passed in (see the package docstring).
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from harness.worker.backends.tensorrt.calibrator import make_calibrator
+from harness.worker.backends.tensorrt.calibrator import calibration_plan, make_calibrator
 from harness.worker.backends.tensorrt.compat import require_api
+from harness.worker.backends.tensorrt.lazy import lazy_import
+
+polygraphy_trt = lazy_import("polygraphy.backend.trt")
 
 PRECISION_CONSTRAINT_FLAGS = {"obey": "BuilderFlag.OBEY_PRECISION_CONSTRAINTS",
                               "prefer": "BuilderFlag.PREFER_PRECISION_CONSTRAINTS"}
 
 
+@dataclasses.dataclass
+class BuildConfig:
+    """How the builder config of a cell is made, and what it means for the record."""
+
+    arguments: dict[str, Any]  # for Polygraphy's CreateConfig
+    record: dict[str, Any]
+    calibrator: Any = None  # attached by the harness after CreateConfig (cells with optimization profiles)
+    calibration_profile: Any = None  # the Polygraphy Profile set as calibration profile by the harness, if any
+    handed_cache: bytes | None = None  # the calibration cache handed to TensorRT, as written
+
+    def loader(self, trt):
+        """What ``EngineBytesFromNetwork`` takes as its config: CreateConfig, or CreateConfig and then the harness's
+        calibrator and calibration profile."""
+        create = polygraphy_trt.CreateConfig(**self.arguments)
+        if self.calibrator is None:
+            return create
+        set_profile = None
+        if self.calibration_profile is not None:
+            set_profile = require_api(trt, "IBuilderConfig.set_calibration_profile", "for knobs.calibration_profile")
+
+        def config(builder, network):
+            built = create(builder, network)
+            built.int8_calibrator = self.calibrator
+            if set_profile is not None:
+                set_profile(built, self.calibration_profile.to_trt(builder, network))
+            return built
+
+        return config
+
+
 def config_settings(trt, cell: dict[str, Any], strongly_typed: bool, calibration_cache: Path,
-                    calibration: list[dict[str, np.ndarray]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Arguments for polygraphy's CreateConfig, and what they mean for the record."""
+                    calibration: list[dict[str, np.ndarray]]) -> BuildConfig:
+    """The builder config of ``cell`` (CreateConfig arguments, calibrator, profiles) and its record."""
     knobs = cell["knobs"]
     arguments: dict[str, Any] = {"tf32": True, "profiling_verbosity": trt.ProfilingVerbosity.DETAILED}
     record: dict[str, Any] = {"tf32": True, "profiling_verbosity": "DETAILED"}
+    built = BuildConfig(arguments, record)
     if strongly_typed:
         record["int8"] = "from the graph's Q/DQ nodes (strongly typed: no precision flags)"
     else:
@@ -40,8 +79,31 @@ def config_settings(trt, cell: dict[str, Any], strongly_typed: bool, calibration
     if constraints:
         require_api(trt, PRECISION_CONSTRAINT_FLAGS[constraints], f"for the knob precision_constraints={constraints!r}")
         arguments["precision_constraints"] = record["precision_constraints"] = constraints
-    if cell["mode"] == "implicit-int8":
-        arguments["calibrator"], record["calibrator"] = make_calibrator(trt, knobs, calibration, calibration_cache)
-    else:
+    profiles = knobs.get("profiles") or []
+    if profiles:
+        arguments["profiles"] = [_polygraphy_profile(profile) for profile in profiles]
+        record["profiles"] = profiles
+    if cell["mode"] != "implicit-int8":
         record["calibrator"] = None
-    return arguments, record
+        return built
+    calibrator, record["calibrator"], built.handed_cache = make_calibrator(trt, cell, calibration, calibration_cache)
+    if not profiles:
+        arguments["calibrator"] = calibrator
+        return built
+    record["calibration"] = calibration_plan(knobs, [] if knobs.get("cache_only") else calibration)
+    # Not marked as Polygraphy's: EngineBytesFromNetwork would otherwise read the calibration profile back to check
+    # batch shapes, which fails on a network with no calibration profile set; calibration_plan checks them instead.
+    calibrator.is_polygraphy_calibrator = False
+    built.calibrator = calibrator
+    if knobs.get("calibration_profile") is not None:
+        built.calibration_profile = arguments["profiles"][knobs["calibration_profile"]]
+    record["calibrator_attached_by"] = "the harness, after CreateConfig (so no calibration profile is set unless the " \
+                                       "cell names one)"
+    return built
+
+
+def _polygraphy_profile(profile: dict[str, dict[str, list[int]]]):
+    built = polygraphy_trt.Profile()
+    for name, shapes in profile.items():
+        built.add(name, min=shapes["min"], opt=shapes["opt"], max=shapes["max"])
+    return built

@@ -52,6 +52,7 @@ TENSORRT_API_DETECTED = (
     "BuilderFlag.OBEY_PRECISION_CONSTRAINTS",
     "BuilderFlag.PREFER_PRECISION_CONSTRAINTS",
     "IBuilderConfig.int8_calibrator",
+    "IBuilderConfig.set_calibration_profile",
     "IInt8EntropyCalibrator2",
     "IInt8MinMaxCalibrator",
     "ILayer.precision",
