@@ -120,8 +120,8 @@ class QdqInternalAssert(Case):
         ),
     }
     remedy = (
-        "Leave the weight Q/DQ path without extra outputs (read quantized weights from the ONNX initializers), and "
-        "keep Q/DQ off the ReLU input of an Add as in #1574: the forms TensorRT's Q/DQ fusion expects."
+        "Leave the weight Q/DQ path without extra outputs (#1864; read quantized weights from the ONNX initializers), "
+        "and keep Q/DQ off the ReLU input of an Add (#1574): the forms TensorRT's Q/DQ fusion expects."
     )
 
     @staticmethod
