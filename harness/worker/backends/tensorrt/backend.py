@@ -227,6 +227,9 @@ class TensorRTBackend(Backend):
         precision = layers.node_precisions(engine_layers, [node.name for node in model.graph.node])
         report = layers.fallback_nodes(precision, cell["expected_int8"])
         details["layer_information"].update(dataclasses.asdict(report))
+        regions = layers.foreign_node_regions(engine_layers)
+        if regions:  # Myelin regions: one layer each, never INT8 (layers.py), with the ONNX nodes they swallowed
+            details["layer_information"]["myelin_regions"] = {name: list(nodes) for name, nodes in regions.items()}
         return precision
 
     def _infer(self, engine, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -202,3 +202,28 @@ def test_the_migration_variant_builds_on_11_and_the_calibrator_variant_is_unsupp
     assert "implicit_quantization" not in execution.details["tensorrt_calls"]
     assert execution.details["tensorrt_calls"]["network"]["strongly_typed"]["set"] is True
     json.dumps(execution.details)  # the record stays JSON
+
+
+# ---- P8: a Myelin region in the engine's layer information ----
+
+
+def test_a_myelin_region_makes_the_nodes_it_swallowed_fallbacks(tmp_path):
+    """The 10.3.0 stand-in's engine inspector answers with one ForeignNode layer over the whole P8 block, shaped like
+    TensorRT's JSON (constructed, not TensorRT output)."""
+    out = tmp_path / "p8"
+    generate(out, [get_case("p8-attention-myelin")])
+    cell = next(c for c in load_cells(out) if c["variant"] == "as-reported")
+    region = "{ForeignNode[/norm1/LayerNormalization.../Add]}"
+    layer = {"Name": region, "LayerType": "Myelin", "TacticName": "",
+             "Inputs": [{"Name": "x", "Dimensions": [1, 16, 32], "Format/Datatype": "Row major linear FP32"}],
+             "Outputs": [{"Name": "/Add_output_0", "Dimensions": [1, 16, 32],
+                          "Format/Datatype": "Row major linear FP32"}]}
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    standin.on("EngineInspector.get_engine_information", json.dumps({"Layers": [layer], "Bindings": []}))
+    with installed_as_tensorrt(standin):
+        execution = run_cell(standin, cell, tmp_path)
+    information = execution.details["layer_information"]
+    assert list(information["fallback"]) == cell["expected_int8"]  # every MatMul, none INT8
+    assert len(information["myelin_regions"][region]) == 15
+    assert set(execution.precision.values()) == {"fp32"}
