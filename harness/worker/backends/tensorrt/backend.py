@@ -187,11 +187,12 @@ class TensorRTBackend(Backend):
         cache = workdir / "calibration.cache"
         settings = config_settings(trt, cell, strongly_typed, cache, arrays["calibration"])
         calls["config"] = settings.record
+        build = polygraphy_trt.EngineBytesFromNetwork(parsed, config=settings.loader(trt))
         if cell["mode"] != "implicit-int8":
-            return polygraphy_trt.EngineBytesFromNetwork(parsed, config=settings.loader(trt))()
+            return build()
         calls["implicit_quantization"] = implicit_quantization(trt.__version__).to_dict()
         try:
-            return polygraphy_trt.EngineBytesFromNetwork(parsed, config=settings.loader(trt))()
+            return build()
         finally:  # also after a failed build: what TensorRT did with the cache says why
             calls["config"]["calibrator"]["cache_after_build"] = after_build(cache, settings.handed_cache)
 
@@ -257,9 +258,11 @@ class TensorRTBackend(Backend):
         handed = details["tensorrt_calls"].get("config", {}).get("calibrator") or {}
         if handed.get("handed_cache", {}).get("mismatches"):  # a cache of another version or algorithm, said so
             category = "calibration" if category == "runtime-error" else category
-            used = handed.get("cache_after_build", {}).get("state")
-            summary = (f"The {handed['handed_cache']['description']}; after the build the file was "
-                       f"{'as handed (used)' if used == 'used' else used}. TensorRT said: {summary}")
+            after = handed.get("cache_after_build", {})
+            what = {"used": "left as handed (TensorRT read it and did not calibrate)",
+                    "written": f"rewritten by TensorRT {after.get('written_by')} (it calibrated instead)",
+                    }.get(after.get("state"), f"{after.get('state')} after the build")
+            summary = f"The {handed['handed_cache']['description']}; the file was {what}. TensorRT said: {summary}"
         details = {**details, "polygraphy_error": message, "log_classification": classification.to_dict()}
         return BackendFailure(category, summary, node, log=capture.digest(message), warnings=classification.warnings,
                               details=details)
