@@ -1,5 +1,5 @@
 """P12: Q/DQ graphs that trip TensorRT's Q/DQ fusion assertions (Error Code 2), their workarounds, the matcher, and
-the classifier signatures of the same reports."""
+the known failures the classifier names for the same reports."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +9,7 @@ import pytest
 
 from cases.generate import export_model
 from cases.p12_qdq_internal_assert import WEIGHT_DQ_OUTPUT, WEIGHT_Q_OUTPUT, QdqInternalAssert
-from harness.worker.backends.tensorrt.classify import SIGNATURES
+from harness.worker.backends.tensorrt.classify import KNOWN_FAILURES
 
 QDQ_CONV = ["QuantizeLinear", "QuantizeLinear", "DequantizeLinear", "DequantizeLinear", "Conv", "QuantizeLinear",
             "DequantizeLinear", "Relu"]
@@ -71,8 +71,8 @@ def test_no_claims_where_no_report_ran_a_target_of_the_matrix():
     assert "#1864" in QdqInternalAssert.remedy
 
 
-def test_every_p12_classifier_signature_cites_a_link_of_the_case():
-    p12 = [s for s in SIGNATURES if s.pattern == "P12"]
+def test_every_p12_known_failure_of_the_classifier_cites_a_link_of_the_case():
+    p12 = [s for s in KNOWN_FAILURES if s.pattern == "P12"]
     assert p12 and all(s.source in QdqInternalAssert.links for s in p12)
 
 

@@ -28,7 +28,7 @@ Priority rule for the primary failure (``LogClassification.category``):
 4. The primary category is the EARLIEST root cause in the log. So in a log where a tactic was skipped because
    Myelin ran out of memory and then no implementation was left for the node, the build failed with
    ``no-implementation`` (the memory shortage is the likely reason no tactic was left; the skips are counted).
-5. A message of a known upstream failure (``SIGNATURES``) is a root cause of its category even without the words
+5. A message of a known upstream failure (``KNOWN_FAILURES``) is a root cause of its category even without the words
    above. TensorRT's own ``Error Code N: Internal Error (...)`` messages that name no cause above are the root cause
    ``internal-assert`` (TensorRT reporting an internal failure), whatever prefix or source location stands before
    them (``[file.cpp::function::line]``, ``file.cpp:12:``, ``Error message:``, none): never the catch-all below.
@@ -37,11 +37,12 @@ Priority rule for the primary failure (``LogClassification.category``):
 7. ``None`` means the text shows no failure. It does not prove the build succeeded (the log may be cut short):
    callers combine it with the exit status and the presence of the engine file.
 
-Known upstream failures (``LogClassification.signature``): when the primary failure's message is one that an upstream
-report names (``SIGNATURES``: the checkLinks assertion of TensorRT 10.3's calibration, the Q/DQ fusion assertions,
+Known upstream failures (``LogClassification.known_failure``): when the primary failure's message is one that an
+upstream report names (``KNOWN_FAILURES``: the checkLinks assertion of TensorRT 10.3's calibration, the Q/DQ fusion
+assertions,
 a Myelin ForeignNode without implementation), the classification names it, with the failure pattern and the report.
 It keys on the message body, so every surface form and release (with or without the ``file.cpp::function::line``
-location) gives the same signature.
+location) gives the same known failure.
 """
 from __future__ import annotations
 
@@ -226,7 +227,7 @@ _BINARY_SHARE = 0.05  # more undecodable or control characters than this: not te
 
 
 @dataclass(frozen=True)
-class Signature:
+class KnownFailure:
     """A failure message an upstream report names: what it is, the failure pattern it belongs to, the report."""
 
     id: str
@@ -237,27 +238,27 @@ class Signature:
 
 
 # Keyed on message bodies (parse_log_line strips prefixes and source locations). Checked in this order.
-SIGNATURES = (
-    Signature("checklinks-region-not-removed", "P9", "internal-assert",
+KNOWN_FAILURES = (
+    KnownFailure("checklinks-region-not-removed", "P9", "internal-assert",
               re.compile(r"region should have been removed from Graph::regions"),
               "https://github.com/ultralytics/ultralytics/issues/23841"),
-    Signature("foreign-node-no-implementation", "P8", "no-implementation",
+    KnownFailure("foreign-node-no-implementation", "P8", "no-implementation",
               re.compile(r"could not find any implementation for node \{ForeignNode\[", re.IGNORECASE),
               "https://github.com/NVIDIA/TensorRT/issues/3972"),
-    Signature("qdq-weights-not-fused", "P12", "internal-assert",
+    KnownFailure("qdq-weights-not-fused", "P12", "internal-assert",
               re.compile(r"Could not fuse 2nd input \(kernel weights\)"),
               "https://github.com/NVIDIA/TensorRT/issues/1864"),
-    Signature("qdq-add-inputs-expr", "P12", "internal-assert", re.compile(r"Assertion lhs\.expr failed"),
+    KnownFailure("qdq-add-inputs-expr", "P12", "internal-assert", re.compile(r"Assertion lhs\.expr failed"),
               "https://github.com/NVIDIA/TensorRT/issues/1574"),
-    Signature("qdq-pointwise-out-scales", "P12", "internal-assert", re.compile(r"Assertion outScales\.size\(\) == 1"),
+    KnownFailure("qdq-pointwise-out-scales", "P12", "internal-assert", re.compile(r"Assertion outScales\.size\(\) == 1"),
               "https://github.com/NVIDIA/TensorRT/issues/2664"),
-    Signature("qdq-combine-in-out-scale", "P12", "internal-assert",
+    KnownFailure("qdq-combine-in-out-scale", "P12", "internal-assert",
               re.compile(r"Assertion p\.quantizations\.isOutputSet\(0\)"),
               "https://github.com/NVIDIA/TensorRT/issues/3220"),
-    Signature("qdq-int8-candidates-removed", "P12", "internal-assert",
+    KnownFailure("qdq-int8-candidates-removed", "P12", "internal-assert",
               re.compile(r"Assertion !n->candidateRequirements\.empty\(\) failed"),
               "https://github.com/NVIDIA/TensorRT/issues/3040"),
-    Signature("qdq-quantized-constant-placement", "P12", "internal-assert",
+    KnownFailure("qdq-quantized-constant-placement", "P12", "internal-assert",
               re.compile(r"Quantized constant is only allowed before DQ"),
               "https://github.com/NVIDIA/TensorRT/issues/3919"),
 )
@@ -279,13 +280,13 @@ class LogClassification:
     node: str | None
     message: str | None
     warnings: dict[str, int]
-    signature: Signature | None = None  # the upstream report the failure message matches, if one does
+    known_failure: KnownFailure | None = None  # the upstream report the failure message matches, if one does
 
     def to_dict(self) -> dict[str, object]:
-        signature = None if self.signature is None else {
-            "id": self.signature.id, "pattern": self.signature.pattern, "source": self.signature.source}
+        known = None if self.known_failure is None else {
+            "id": self.known_failure.id, "pattern": self.known_failure.pattern, "source": self.known_failure.source}
         return {"category": self.category, "node": self.node, "message": self.message, "warnings": dict(self.warnings),
-                "signature": signature}
+                "known_failure": known}
 
 
 @dataclass(frozen=True)
@@ -338,10 +339,10 @@ def classify_log(text: str) -> LogClassification:
         return LogClassification(category=None, node=None, message=None, warnings=warnings)
     category = primary.category if primary.role == "root" else UNRECOGNIZED_FAILURE
     node = _node_without_implementation(primary.body) if category == "no-implementation" else None
-    signature = next((known for known in SIGNATURES if category == known.category and known.message.search(
-        primary.body)), None)
+    known_failure = next((known for known in KNOWN_FAILURES
+                          if category == known.category and known.message.search(primary.body)), None)
     return LogClassification(category=category, node=node, message=primary.body, warnings=warnings,
-                             signature=signature)
+                             known_failure=known_failure)
 
 
 def not_a_log(text: str) -> str | None:
@@ -398,7 +399,7 @@ def _failure_evidence(line: LogLine) -> _Evidence | None:
     for category, pattern in _ROOT_CAUSE_PATTERNS:
         if pattern.search(line.body):
             return _Evidence("root", category, line.body)
-    for known in SIGNATURES:  # a known message without the wording above (10.1+ drops the "Internal Error" envelope)
+    for known in KNOWN_FAILURES:  # a known message without the wording above (10.1+ drops the "Internal Error" envelope)
         if known.message.search(line.body):
             return _Evidence("root", known.category, line.body)
     if _INTERNAL_ERROR.search(line.body):

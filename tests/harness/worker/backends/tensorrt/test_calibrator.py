@@ -99,9 +99,11 @@ def test_the_cache_is_written_to_the_cells_directory_and_read_by_its_next_build(
 def test_a_cell_without_a_calibrator_knob_gets_the_entropy_calibrator(weakly_typed_standin, cells, tmp_path):
     cell = cells["implicit-int8"]
     knobs = {knob: value for knob, value in cell["knobs"].items() if knob != "calibrator"}
-    calibrator, record = make_calibrator(weakly_typed_standin.module, knobs, [], tmp_path / "calibration.cache")
+    calibrator, record, handed = make_calibrator(weakly_typed_standin.module, {**cell, "knobs": knobs}, [],
+                                                 tmp_path / "calibration.cache")
     assert isinstance(calibrator, weakly_typed_standin.module.IInt8EntropyCalibrator2)
     assert record == {"class": "IInt8EntropyCalibrator2", "batches": 0, "cache": str(tmp_path / "calibration.cache")}
+    assert handed is None  # no calibration_cache knob: nothing is handed to TensorRT
 
 
 def test_a_calibrator_class_the_version_lacks_is_unsupported_api_naming_it(cells, tmp_path):
@@ -109,7 +111,8 @@ def test_a_calibrator_class_the_version_lacks_is_unsupported_api_naming_it(cells
     it), so that the minmax knob meets a TensorRT that has implicit quantization but not that calibrator."""
     standin = ContractStandIn.without("10.3.0", "IInt8MinMaxCalibrator")
     with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
-        make_calibrator(standin.module, {"calibrator": "minmax"}, [], tmp_path / "calibration.cache")
+        make_calibrator(standin.module, with_knobs(cells["implicit-int8"], calibrator="minmax"), [],
+                        tmp_path / "calibration.cache")
     assert failure.value.category == "unsupported-api"
     assert failure.value.message.startswith("IInt8MinMaxCalibrator is not in TensorRT 10.3.0: it is needed for "
                                             "implicit INT8 calibration with the minmax calibrator.")

@@ -10,7 +10,7 @@ import pytest
 
 from harness.worker.backends.tensorrt.classify import (
     ROOT_CAUSE_CATEGORIES,
-    SIGNATURES,
+    KNOWN_FAILURES,
     UNRECOGNIZED_FAILURE,
     WARNING_KINDS,
     LogLine,
@@ -150,7 +150,7 @@ def test_result_carries_every_warning_kind_even_when_zero():
         "node": None,
         "message": None,
         "warnings": dict.fromkeys(WARNING_KINDS, 0),
-        "signature": None,
+        "known_failure": None,
     }
 
 
@@ -450,11 +450,11 @@ def test_no_implementation_names_the_node_in_each_wording(line, node):
     result = classify_log(line)
     assert (result.category, result.node) == ("no-implementation", node)
 
-# ---- known upstream failures (signatures) and the warnings of P10, P11, P13 ----------------------------------------
+# ---- known upstream failures and the warnings of P10, P11, P13 ----------------------------------------
 
-# Messages as the upstream reports print them (source link per signature in SIGNATURES), as (location, body): the
+# Messages as the upstream reports print them (source link of each in KNOWN_FAILURES), as (location, body): the
 # location is the 8.x-10.x "[file.cpp::function::line]" prefix, "" where the report shows none.
-SIGNATURE_MESSAGES = {
+KNOWN_MESSAGES = {
     "checklinks-region-not-removed": (  # ultralytics#23841, DeepStream-Yolo#675, TensorRT#4797 (TensorRT 10.3)
         "[checkSanity.cpp::checkLinks::218] ",
         "Error Code 2: Internal Error (Assertion item.second != nullptr failed. region should have been removed from "
@@ -500,35 +500,35 @@ LOCATION_FIRST_FORMS = {
 }
 
 
-def signature_lines(signature_id: str):
+def known_failure_lines(failure_id: str):
     """(form name, line) for every surface form, with and without the source location, of one known message."""
-    location, body = SIGNATURE_MESSAGES[signature_id]
-    code = "10" if signature_id == "foreign-node-no-implementation" else "2"
+    location, body = KNOWN_MESSAGES[failure_id]
+    code = "10" if failure_id == "foreign-node-no-implementation" else "2"
     for with_location in (True, False):
         text = f"{location}{body}" if with_location else body
         for form, template in {**ERROR_FORMS, **LOCATION_FIRST_FORMS}.items():
             yield f"{form}, {'with' if with_location else 'without'} location", template.format(code=code, body=text)
 
 
-def test_every_signature_has_its_upstream_message():
-    assert set(SIGNATURE_MESSAGES) == {known.id for known in SIGNATURES}
-    assert all(known.source.startswith("https://github.com/") for known in SIGNATURES)
+def test_every_known_failure_has_its_upstream_message():
+    assert set(KNOWN_MESSAGES) == {known.id for known in KNOWN_FAILURES}
+    assert all(known.source.startswith("https://github.com/") for known in KNOWN_FAILURES)
 
 
-@pytest.mark.parametrize("signature_id", sorted(SIGNATURE_MESSAGES))
-def test_a_known_message_is_named_in_every_surface_form(signature_id):
-    known = next(k for k in SIGNATURES if k.id == signature_id)
-    for form, line in signature_lines(signature_id):
+@pytest.mark.parametrize("failure_id", sorted(KNOWN_MESSAGES))
+def test_a_known_message_is_named_in_every_surface_form(failure_id):
+    known = next(k for k in KNOWN_FAILURES if k.id == failure_id)
+    for form, line in known_failure_lines(failure_id):
         result = classify_log(line)
-        assert (result.category, result.signature) == (known.category, known), form
-        assert result.to_dict()["signature"] == {"id": known.id, "pattern": known.pattern, "source": known.source}
+        assert (result.category, result.known_failure) == (known.category, known), form
+        assert result.to_dict()["known_failure"] == {"id": known.id, "pattern": known.pattern, "source": known.source}
 
 
 def test_the_10_1_form_without_internal_error_envelope_keeps_the_category():
     """10.1+ error recorders print the bare message; a known one is still an internal assert, not the catch-all."""
     line = "[E] Error[2]: Error Code: 2: Conv_9 + Relu_11: Could not fuse 2nd input (kernel weights) of CONVOLUTION"
     assert classify_log(line).category == "internal-assert"
-    assert classify_log(line).signature.id == "qdq-weights-not-fused"
+    assert classify_log(line).known_failure.id == "qdq-weights-not-fused"
 
 
 def test_checklinks_wins_over_the_failed_build_tail_and_counts_no_warning():
@@ -540,26 +540,26 @@ def test_checklinks_wins_over_the_failed_build_tail_and_counts_no_warning():
         "(Assertion engine != nullptr failed. )",
     ])
     result = classify_log(text)
-    assert (result.category, result.signature.pattern) == ("internal-assert", "P9")
+    assert (result.category, result.known_failure.pattern) == ("internal-assert", "P9")
     assert "Graph::regions" in result.message
     assert {k: v for k, v in result.warnings.items() if v} == {"calibration-profile-default": 1}
 
 
-def test_reference_excerpts_get_the_signature_their_source_reports(reference_dir, labels):
+def test_reference_excerpts_are_the_known_failures_their_sources_report(reference_dir, labels):
     """F08 (#3972) and F29 (#2606) are ForeignNode failures; F11 (#2664) the pointwise out-scales assertion."""
     named = {}
     for path in sorted((reference_dir / "trt-logs").glob("*.log")):
-        signature = classify_log(path.read_text(encoding="utf-8")).signature
-        if signature is not None:
-            named[path.stem] = signature.id
+        known = classify_log(path.read_text(encoding="utf-8")).known_failure
+        if known is not None:
+            named[path.stem] = known.id
     assert named == {"F08": "foreign-node-no-implementation", "F29": "foreign-node-no-implementation",
                      "F11": "qdq-pointwise-out-scales"}
     assert labels["F08"]["source"] == ["https://github.com/NVIDIA/TensorRT/issues/3972"]
 
 
-def test_an_unknown_assertion_has_no_signature():
+def test_an_unknown_assertion_is_no_known_failure():
     result = classify_log("[E] Error[2]: [foo.cpp::bar::1] Error Code 2: Internal Error (Assertion x > 0 failed. )")
-    assert (result.category, result.signature) == ("internal-assert", None)
+    assert (result.category, result.known_failure) == ("internal-assert", None)
 
 
 NEW_WARNING_BODIES = {

@@ -21,6 +21,17 @@ SOURCES = {
     "tensorrt_demos#521": "https://github.com/jkjung-avt/tensorrt_demos/issues/521",
     "TrojanXu#2": "https://github.com/TrojanXu/onnxparser-trt-plugin-sample/issues/2",
     "CenterNet-3D#3": "https://github.com/Qjizhi/TensorRT-CenterNet-3D/issues/3",
+    "TensorRT#1574": "https://github.com/NVIDIA/TensorRT/issues/1574",
+    "TensorRT#1864": "https://github.com/NVIDIA/TensorRT/issues/1864",
+    "TensorRT#3040": "https://github.com/NVIDIA/TensorRT/issues/3040",
+    "TensorRT#3220": "https://github.com/NVIDIA/TensorRT/issues/3220",
+    "TensorRT#3919": "https://github.com/NVIDIA/TensorRT/issues/3919",
+    "TensorRT#4053": "https://github.com/NVIDIA/TensorRT/issues/4053",
+    "TensorRT python bindings": "https://github.com/NVIDIA/TensorRT/blob/main/python/src/infer/pyCore.cpp",
+    "ultralytics#23841": "https://github.com/ultralytics/ultralytics/issues/23841",
+    "DeepStream-Yolo#603": "https://github.com/marcoslucianops/DeepStream-Yolo/issues/603",
+    "TensorRT-YOLO#95": "https://github.com/laugh12321/TensorRT-YOLO/issues/95",
+    "TRT 10 build notes": "TensorRT 10.x trtexec output quoted in public build notes; no first-party thread found",
     "reference": "../shared/reference/trt-logs (labels.json has each excerpt's link)",
     "api-names": "error names of the CUDA runtime, cuDNN and cuBLAS APIs (cudaError_t, cudnnStatus_t, cublasStatus_t)",
     "runtime": "messages of the Linux shell, glibc, libstdc++ and CPython when a process dies",
@@ -71,6 +82,7 @@ FAILURE_LINES = [
     ("calibration", "[E] [TRT] Calibration failed: the calibrator returned no batch", "unsourced"),
     ("calibration", "[E] Failed to read the calibration cache calib.cache", "unsourced"),
     ("calibration", "[E] [TRT] The calibration cache is invalid for this network", "unsourced"),
+    ("calibration", "[E] [TRT] Calibration table does not match calibrator algorithm type", "TRT 10 build notes"),
     ("cuda-runtime", "[E] Error[1]: Error Code 1: Cuda Runtime (operation not supported)", "reference"),
     ("cuda-runtime", "[E] [TRT] 1: [cudaDriverHelpers.cpp::operator()::29] Error Code 1: Cuda Driver (invalid "
                      "resource handle)", "unsourced"),
@@ -85,6 +97,25 @@ FAILURE_LINES = [
      "reference"),
     ("internal-assert", "[E] Error[9]: Error Code 9: Internal Error (Some condition TensorRT checks was not met.)",
      "unsourced"),
+    # The known upstream failures (classify.KNOWN_FAILURES), each in the wording of its report.
+    ("internal-assert", "[TRT] [E] [checkSanity.cpp::checkLinks::218] Error Code 2: Internal Error (Assertion "
+                        "item.second != nullptr failed. region should have been removed from Graph::regions)",
+     "ultralytics#23841"),
+    ("internal-assert", "[TRT] [E] 2: [qdqGraphOptimizer.cpp::reportWeightlessTwoInputConvolutionAsError::217] Error "
+                        "Code 2: Internal Error (Conv_9 + Relu_11: Could not fuse 2nd input (kernel weights) of "
+                        "CONVOLUTION)", "TensorRT#1864"),
+    ("internal-assert", "[TensorRT] ERROR: 2: [graphOptimizer.cpp::sameExprValues::587] Error Code 2: Internal Error "
+                        "(Assertion lhs.expr failed.)", "TensorRT#1574"),
+    ("internal-assert", "[E] Error[2]: [weightConvertors.cpp::combineInOutScale::369] Error Code 2: Internal Error "
+                        "(Assertion p.quantizations.isOutputSet(0) failed. )", "TensorRT#3220"),
+    ("internal-assert", "[E] Error[2]: Assertion !n->candidateRequirements.empty() failed. All of the candidates were "
+                        "removed, which points to the node being incorrectly marked as an int8 node.", "TensorRT#3040"),
+    ("internal-assert", "Error[2]: [qdqGraphOptimizer.cpp::matchQuantizedConstantPluginOrDQ::4004] Error Code 2: "
+                        "Internal Error (L__self___conv1.weight: Quantized constant is only allowed before DQ or "
+                        "PLUGIN_V2 node)", "TensorRT#3919"),
+    ("no-implementation", "[E] Error[10]: Error Code: 10: Could not find any implementation for node "
+                          "{ForeignNode[/transformer/attention_4/Slice_4_output_0[Constant].../transformer/Reshape_6]}.",
+     "reference"),
     ("crash", "Segmentation fault (core dumped)", "runtime"),
     ("crash", "Aborted (core dumped)", "runtime"),
     ("crash", "Fatal Python error: Segmentation fault", "runtime"),
@@ -118,6 +149,15 @@ WARNING_LINES = [
                            "that are not Int32 or Bool.", "reference"),
     ("tactic-skipped", "[W] [TRT] Skipping tactic 0x0000000000000000 due to exception", "reference"),
     ("deprecated-api", "build.py:31: DeprecationWarning: Use explicit quantization instead.", "unsourced"),
+    ("implicit-quantization-deprecated", "[W] [python] DeprecationWarning: Use Deprecated in TensorRT 10.1. Superseded "
+                                         "by explicit quantization. instead. (build_config.py:52)",
+     "TensorRT python bindings"),
+    ("implicit-quantization-deprecated", "NvInfer.h:8300:38: warning: 'IInt8MinMaxCalibrator' is deprecated "
+                                         "[-Wdeprecated-declarations]", "TensorRT-YOLO#95"),
+    ("calibration-profile-default", "WARNING: [TRT]: Calibration Profile is not defined. Calibrating with Profile 0",
+     "DeepStream-Yolo#603"),
+    ("calibration-cache-rejected", "[W] [TRT] Calibration table does not match calibrator algorithm type",
+     "TRT 10 build notes"),
 ]
 
 
@@ -149,7 +189,8 @@ def alternatives(pattern: re.Pattern) -> list[str]:
 def signatures() -> list[tuple[str, re.Pattern]]:
     """(signature, pattern) of every rule; internal-assert has two: an assertion, TensorRT's internal-error envelope."""
     found = [("consequence", classify._CONSEQUENCE), *classify._ROOT_CAUSE_PATTERNS,
-             ("internal-assert", classify._INTERNAL_ERROR)]
+             ("internal-assert", classify._INTERNAL_ERROR),
+             *((known.category, known.message) for known in classify.KNOWN_FAILURES)]
     return found + list(classify._WARNING_PATTERNS.items())
 
 

@@ -57,10 +57,12 @@ def test_unavailable_implicit_cells_name_what_their_calibrator_lacks(cells, cali
     cell = with_knobs(cells["implicit-int8"], calibrator=calibrator)
     with installed_as_tensorrt(ContractStandIn.for_version("11.4.0.106")):
         reason = BackendUpToInference(TARGET).unavailable_reason(cell)
-    assert reason.startswith("Implicit INT8 quantization (BuilderFlag.INT8 with a calibrator) is not in TensorRT "
-                             f"11.4.0.106: BuilderFlag.INT8, IBuilderConfig.int8_calibrator, {class_name} are absent")
-    assert reason.endswith("https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/tensorrt-10x-to-11x.html"
-                           ", https://github.com/NVIDIA/TensorRT/issues/4095")
+    assert reason.startswith("Unsupported: implicit INT8 quantization (BuilderFlag.INT8 with a calibrator) is not in "
+                             f"TensorRT 11.4.0.106: BuilderFlag.INT8, IBuilderConfig.int8_calibrator, {class_name} are "
+                             "absent")
+    assert reason.endswith("Sources: https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/"
+                           "tensorrt-10x-to-11x.html, https://github.com/NVIDIA/TensorRT/blob/main/python/src/infer/"
+                           "pyCore.cpp, https://github.com/NVIDIA/TensorRT/issues/4095")
 
 
 def test_a_surface_lacking_only_the_other_calibrator_keeps_the_cell_available(cells):
