@@ -165,6 +165,9 @@ class Case:
     # backend name -> what a cell of this case observed on that backend does and does not show (e.g. that ONNX
     # Runtime has no analogue of a TensorRT fusion); the report prints it in that backend's cells.
     backend_notes: ClassVar[dict[str, str]] = {}
+    # True for a pattern of the whole model rather than of a subgraph (P10: any model without Q/DQ needs a
+    # calibrator): its matches name no nodes, and the scanner reports them without cutting out a reproducer.
+    whole_model: ClassVar[bool] = False
     # What to do about the pattern, in a line: the workaround upstream confirmed, or the migration it asks for.
     remedy: ClassVar[str] = ""
 

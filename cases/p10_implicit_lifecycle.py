@@ -51,6 +51,7 @@ def _deprecated_but_working(target: str, version: str) -> Claim:
 
 
 class ImplicitLifecycle(Case):
+    whole_model = True  # any model without Q/DQ has the pattern
     id = "p10-implicit-lifecycle"
     title = "A calibrator build through implicit quantization's lifecycle: supported, deprecated (10.1), removed (11.0)"
     pattern = "P10"

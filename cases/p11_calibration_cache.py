@@ -21,12 +21,11 @@ version's header).
 """
 from __future__ import annotations
 
-from typing import Any
 
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
-from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
+from cases.model import Built, Case, Claim, Knobs, Tolerance, Variant
 
 INCOMPATIBLE_SKIPPED = "https://github.com/NVIDIA/TensorRT/issues/1378"
 CACHE_HOLDS_VERSION = "https://github.com/NVIDIA/retinanet-examples/issues/261"
@@ -38,6 +37,9 @@ OLD_CACHE = ("8.6.0", "EntropyCalibration2")  # the header of the 10.3.0 report
 
 
 class CalibrationCache(Case):
+    # No `find`: the pattern is in the cache file and the TensorRT version that wrote it, not in the graph's structure
+    # (any model built with a calibrator has a cache). harness/worker/backends/tensorrt/calibration_cache.py reads a
+    # cache file and names its version.
     id = "p11-calibration-cache"
     title = "Reusing a calibration cache whose header names another TensorRT version (or algorithm)"
     pattern = "P11"
@@ -122,12 +124,3 @@ class CalibrationCache(Case):
             x = g.torch_node(graph, "Relu", f"/act{index}", [x])
         g.mark_output(graph, x, (1, CHANNELS, SIZE, SIZE))
         return Built(graph, expected_int8=CONVS)
-
-    @classmethod
-    def find(cls, graph: Any) -> list[Match]:
-        """Nothing: the pattern is in the cache file and the TensorRT version, not in the graph's structure.
-
-        Any model built with a calibrator has a cache; whether it is portable depends on the version that wrote it,
-        which the graph cannot show. harness.worker.trt.calibration_cache reads a cache file and names its version.
-        """
-        return []

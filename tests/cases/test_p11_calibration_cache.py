@@ -7,7 +7,7 @@ import onnx_graphsurgeon as gs
 import pytest
 
 from cases.generate import export_model, generate
-from cases.model import CACHE_ALGORITHMS
+from cases.model import CACHE_ALGORITHMS, Case
 from cases.p11_calibration_cache import OLD_CACHE, CalibrationCache
 from harness.worker.backends.tensorrt.calibration_cache import KNOWN_ALGORITHMS
 
@@ -71,4 +71,4 @@ def test_cache_variants_carry_the_range_of_every_tensor_tensorrt_names(generated
 
 def test_the_matcher_finds_nothing_the_pattern_is_not_in_the_graph():
     assert CalibrationCache.find(gs.import_onnx(model_of("old-cache"))) == []
-    assert "not in the graph" in CalibrationCache.find.__doc__
+    assert CalibrationCache.find.__func__ is Case.find.__func__, "the pattern is not in the graph: no matcher of its own"
