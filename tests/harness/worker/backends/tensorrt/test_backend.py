@@ -25,10 +25,14 @@ def test_an_unavailable_implicit_cell_gives_the_whole_reason(cells):
     with installed_as_tensorrt(ContractStandIn.for_version("11.4.0.106")):
         reason = BackendUpToInference(TARGET).unavailable_reason(cells["implicit-int8"])
     assert reason == (
-        "Implicit INT8 quantization (BuilderFlag.INT8 with a calibrator) is not in TensorRT 11.4.0.106: "
+        "Unsupported: implicit INT8 quantization (BuilderFlag.INT8 with a calibrator) is not in TensorRT 11.4.0.106: "
         "BuilderFlag.INT8, IBuilderConfig.int8_calibrator, IInt8EntropyCalibrator2 are absent from its Python API. "
-        "TensorRT deprecated implicit quantization in 10.1 and removed it in 11.0 in favour of explicit Q/DQ. Sources: "
+        "TensorRT 11.4.0.106 has no implicit quantization: 11.0 removed BuilderFlag.INT8 and the calibrators "
+        "(deprecated since 10.1); migrate to explicit quantization: calibrate offline and write Q/DQ nodes into the "
+        "ONNX model (e.g. with TensorRT Model Optimizer's ONNX PTQ), then build without a calibrator (a strongly typed "
+        "network on 11). Sources: "
         "https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/tensorrt-10x-to-11x.html, "
+        "https://github.com/NVIDIA/TensorRT/blob/main/python/src/infer/pyCore.cpp, "
         "https://github.com/NVIDIA/TensorRT/issues/4095")
 
 
@@ -61,7 +65,7 @@ def test_a_failed_build_carries_the_tensorrt_message_its_classification_and_poly
     polygraphy_error = error.details["polygraphy_error"]
     assert polygraphy_error and error.message not in polygraphy_error
     assert error.details["log_classification"] == {"category": "calibration", "node": None, "message": error.message,
-                                                   "warnings": error.warnings}
+                                                   "warnings": error.warnings, "known_failure": None}
     assert error.warnings["missing-scale"] == 1
     assert f"[failure] {polygraphy_error}" in error.log
     assert "tensorrt_calls" in error.details and "log_files" in error.details

@@ -8,6 +8,11 @@ from tests.trt_contract.backend_run import answers_that_let_the_path_continue, r
 from tests.trt_contract.standin import ContractStandIn, installed_as_tensorrt
 
 
+def _unpacked(built):
+    """(CreateConfig arguments, record) of a BuildConfig."""
+    return built.arguments, built.record
+
+
 def flag(standin, dotted):
     return standin.enum(dotted)
 
@@ -83,7 +88,7 @@ def test_config_settings_of_a_strongly_typed_network_set_no_precision_argument(t
 
     trt = ContractStandIn.for_version("10.3.0").module
     cell = {"mode": "explicit-qdq", "knobs": {}}
-    arguments, record = config_settings(trt, cell, True, tmp_path / "calibration.cache", [])
+    arguments, record = _unpacked(config_settings(trt, cell, True, tmp_path / "calibration.cache", []))
     assert arguments == {"tf32": True, "profiling_verbosity": trt.ProfilingVerbosity.DETAILED}
     assert record == {"tf32": True, "profiling_verbosity": "DETAILED", "calibrator": None,
                       "int8": "from the graph's Q/DQ nodes (strongly typed: no precision flags)"}
@@ -95,7 +100,7 @@ def test_config_settings_with_fp16_and_precision_constraints(tmp_path, constrain
 
     trt = ContractStandIn.for_version("10.0.1").module
     cell = {"mode": "explicit-qdq", "knobs": {"fp16": True, "precision_constraints": constraints}}
-    arguments, record = config_settings(trt, cell, False, tmp_path / "calibration.cache", [])
+    arguments, record = _unpacked(config_settings(trt, cell, False, tmp_path / "calibration.cache", []))
     assert arguments == {"tf32": True, "profiling_verbosity": trt.ProfilingVerbosity.DETAILED, "int8": True,
                          "fp16": True, "precision_constraints": constraints}
     assert record == {"tf32": True, "profiling_verbosity": "DETAILED", "int8": True, "fp16": True,
@@ -119,8 +124,8 @@ def test_config_settings_of_an_implicit_cell_attach_its_calibrator(tmp_path):
     standin = ContractStandIn.for_version("10.0.1")
     batches = [{"x": 1}, {"x": 2}, {"x": 3}]
     with installed_as_tensorrt(standin):
-        arguments, record = config_settings(standin.module, {"mode": "implicit-int8", "knobs": {"calibrator": "minmax"}},
-                                            False, tmp_path / "calibration.cache", batches)
+        arguments, record = _unpacked(config_settings(standin.module, {"mode": "implicit-int8", "knobs": {"calibrator": "minmax"}},
+                                            False, tmp_path / "calibration.cache", batches))
     assert record["calibrator"] == {"class": "IInt8MinMaxCalibrator", "batches": 3,
                                     "cache": str(tmp_path / "calibration.cache")}
     assert isinstance(arguments["calibrator"], standin.module.IInt8MinMaxCalibrator)
