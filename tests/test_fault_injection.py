@@ -91,6 +91,10 @@ def work(baseline, tmp_path) -> Baseline:
     return Baseline(cases, results, runs, tuple(runs / night.name for night in baseline.nights))
 
 
+def by_cell(record: dict) -> tuple[str, str]:
+    return record["case"], record["variant"]
+
+
 def assert_no_traceback(result) -> None:
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.stderr
 
@@ -267,9 +271,8 @@ def test_a_damaged_run_json_is_named_by_merge_and_history_and_its_records_surviv
     merge = harness("merge", str(new), "--out", str(tmp_path / "site"), check=False)
     assert_no_traceback(merge)
     assert merge.returncode == 3 and str(new / "run.json") in merge.stderr
-    key = lambda record: (record["case"], record["variant"])  # noqa: E731
-    merged = sorted(read_records(tmp_path / "site" / "results.jsonl"), key=key)
-    assert merged == sorted(read_records(new / "results.jsonl"), key=key)  # the run's records all survive
+    merged = sorted(read_records(tmp_path / "site" / "results.jsonl"), key=by_cell)
+    assert merged == sorted(read_records(new / "results.jsonl"), key=by_cell)  # the run's records all survive
     history = harness("history", str(tmp_path / "history"), "--add", str(old), str(new), "--out",
                       str(tmp_path / "trend.html"), check=False)
     assert_no_traceback(history)
