@@ -185,6 +185,8 @@ def test_with_javascript_one_drawer_shows_a_panel_at_a_time_and_closes(with_js, 
     assert not drawer.is_displayed()
     with_js.find_element(By.CSS_SELECTOR, 'tr#plan-S1 td[data-target="trt86-orin"] summary').click()
     assert "works with workaround" in drawer.text and "sigmoid-output-marked" in drawer.text
+    with_js.find_element(By.CSS_SELECTOR, 'tr#plan-S1 td[data-target="ort-cpu"] summary').click()
+    assert "works as reported" in drawer.text and NOTE in drawer.text  # an ONNX Runtime verdict carries its note
     with_js.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
     assert not drawer.is_displayed()
 
