@@ -5,7 +5,9 @@ A matcher reads a graph; it never changes it. Tensors are ``gs.Variable`` / ``gs
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+import collections
+import math
+from typing import Any, Iterable, Iterator
 
 QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
 
@@ -189,3 +191,105 @@ def ancestor(tensor: Any, op: str, max_nodes: int = 32) -> Any | None:
         seen.add(id(node))
         queue.extend(node.inputs)
     return None
+
+
+def has_qdq(graph: Any) -> bool:
+    """Any QuantizeLinear/DequantizeLinear in the graph: TensorRT then quantizes explicitly, the whole network, and
+    ignores a calibrator (implicit-INT8 patterns cannot arise)."""
+    return any(node.op in QDQ_OPS for node in graph.nodes)
+
+
+def through_qdq(tensor: Any) -> tuple[Any, list[Any]]:
+    """The tensor a DQ(Q(x)) pair reads and the pair's nodes [Q, DQ]; ``(tensor, [])`` when there is no pair."""
+    pair = qdq_pair(tensor)
+    return (pair[0].inputs[0], list(pair)) if pair else (tensor, [])
+
+
+def producer_skipping(tensor: Any, *skipped_ops: str) -> tuple[Any | None, list[Any]]:
+    """The node that writes ``tensor`` once nodes of ``skipped_ops`` (single-activation-input ones, such as
+    BatchNormalization) are walked through, and the nodes walked through, nearest first."""
+    skipped = []
+    node = producer(tensor)
+    while node is not None and node.op in skipped_ops:
+        skipped.append(node)
+        node = producer(node.inputs[0])
+    return node, skipped
+
+
+def is_quantized_conv(conv: Any) -> bool:
+    """A Conv whose input and weight both reach it through Q/DQ: explicit quantization can run it in INT8."""
+    return conv.op == "Conv" and dequantized(conv.inputs[0]) is not None and is_quantized_weight(conv.inputs[1])
+
+
+def is_per_channel(dq: Any) -> bool:
+    """A DequantizeLinear with a scale of more than one value (per-axis quantization)."""
+    shape = getattr(dq.inputs[1], "shape", None)
+    return bool(shape) and len(shape) == 1 and shape[0] > 1
+
+
+def quantizer_nodes(tensor: Any) -> list[Any]:
+    """The DQ that writes ``tensor`` and, when there is one, the Q before it: [DQ] or [DQ, Q]."""
+    dq = dequantized(tensor)
+    if dq is None:
+        return []
+    q = producer(dq.inputs[0])
+    return [dq, q] if q is not None and q.op == "QuantizeLinear" else [dq]
+
+
+def path_between(source: Any, tensor: Any, max_nodes: int = 16) -> list[Any] | None:
+    """The nodes on a path from ``source`` to ``tensor`` walking producers back from ``tensor`` through at most
+    ``max_nodes`` nodes, nearest ``source`` first; ``[]`` when they are the same tensor, None when there is no such
+    path (e.g. ``source`` is no ancestor of ``tensor`` within that distance)."""
+    if tensor is source:
+        return []
+    frontier = collections.deque([(tensor, [])])
+    seen: set[int] = set()
+    while frontier:
+        current, path = frontier.popleft()
+        node = producer(current)
+        if node is None or id(node) in seen or len(path) >= max_nodes:
+            continue
+        seen.add(id(node))
+        for t in node.inputs:
+            if t is source:
+                return list(reversed([*path, node]))
+            frontier.append((t, [*path, node]))
+    return None
+
+
+def read_elsewhere(graph: Any, tensor: Any, *readers: Any) -> bool:
+    """``tensor`` is a graph output or is read by a node other than ``readers``."""
+    known = {id(r) for r in readers}
+    return is_graph_output(graph, tensor) or any(id(n) not in known for n in consumers(tensor))
+
+
+def nearest_variant(variants: Iterable[Any], params: dict[str, Any], required: tuple[str, ...] = (),
+                    roles: tuple[str, ...] = ("failing", "workaround", "sweep")) -> tuple[Any, list[str]] | None:
+    """The library variant whose ``params`` are closest to a user's, and how it differs, in words.
+
+    Variants of ``roles`` whose ``required`` params equal the user's are candidates; the closest has the smallest
+    distance over the other params the user's graph told (a ``None`` value is unknown and not counted): 0 when
+    equal, |log2(a/b)| for positive numbers, 1 for any other difference. Ties go to the variant declared first (a
+    case lists its failing form first). None when no variant has the required params.
+    """
+    best = None
+    for variant in variants:
+        if variant.role not in roles or any(variant.params.get(k) != params.get(k) for k in required):
+            continue
+        distance = sum(_distance(params[k], variant.params.get(k)) for k in params
+                       if k not in required and params[k] is not None)
+        if best is None or distance < best[0]:
+            best = (distance, variant)
+    if best is None:
+        return None
+    variant = best[1]
+    differences = [f"{k} {params[k]} (library: {variant.params.get(k)})" for k in params
+                   if k not in required and params[k] is not None and params[k] != variant.params.get(k)]
+    return variant, differences
+
+
+def _distance(mine: Any, theirs: Any) -> float:
+    if mine == theirs:
+        return 0.0
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in (mine, theirs))
+    return abs(math.log2(mine / theirs)) if numbers else 1.0

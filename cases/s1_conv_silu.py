@@ -13,7 +13,8 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
-from cases.model import Built, Case, Claim, Knobs, Tolerance, Variant
+from cases import matching as m
+from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3640"
 MINMAX_REPORT = "https://github.com/maggiez0138/yolov5_quant_sample/issues/11"
@@ -166,3 +167,57 @@ class ConvSilu(Case):
         # Sigmoid and Mul are pointwise: TensorRT fuses them into the conv (the PWN of the log) or runs them in any
         # precision; whether the conv itself stays INT8 is what the pattern is about.
         return Built(graph, expected_int8=(CONV,))
+
+    @classmethod
+    def find(cls, graph) -> list[Match]:
+        """Every Conv -> Sigmoid -> Mul(conv output, sigmoid output) (SiLU as torch.onnx writes it) of an implicit-INT8
+        model; none in a model with Q/DQ, which TensorRT quantizes explicitly without a calibrator."""
+        if m.has_qdq(graph):
+            return []
+        found = []
+        for mul in m.nodes_of(graph, "Mul"):
+            silu = _silu_at(mul)
+            if silu is None:
+                continue
+            conv, sigmoid = silu
+            found.append(_match(graph, conv, sigmoid, mul))
+        return found
+
+
+def _silu_at(mul) -> tuple | None:
+    """(Conv, Sigmoid) when ``mul`` computes conv_out * sigmoid(conv_out), else None."""
+    if len(mul.inputs) != 2:
+        return None
+    for x, s in (mul.inputs, mul.inputs[::-1]):
+        sigmoid = m.producer(s)
+        conv = m.producer(x)
+        if sigmoid is not None and sigmoid.op == "Sigmoid" and sigmoid.inputs[0] is x and conv is not None \
+                and conv.op == "Conv":
+            return conv, sigmoid
+    return None
+
+
+def _match(graph, conv, sigmoid, mul) -> Match:
+    conv_out, sigmoid_out = conv.outputs[0], sigmoid.outputs[0]
+    marked = {CONV_OUTPUT: m.is_graph_output(graph, conv_out), SIGMOID_OUTPUT: m.is_graph_output(graph, sigmoid_out)}
+    weight_shape = getattr(m.weight_constant(conv.inputs[1]), "shape", None) if len(conv.inputs) > 1 else None
+    params = {
+        "extra_output": next((name for name, is_marked in marked.items() if is_marked), None),
+        "out_channels": weight_shape[0] if weight_shape else None,
+        "size": m.channels_of(conv.inputs[0], axis=2),
+    }
+    variant, differences = m.nearest_variant(ConvSilu.variants, params, required=("extra_output",))
+    notes = []
+    if params["extra_output"] is not None:
+        notes.append(f"{'the conv' if marked[CONV_OUTPUT] else 'the sigmoid'} output is a graph output, which breaks "
+                     "the Conv + SiLU fusion")
+    elsewhere = m.read_elsewhere(graph, conv_out, sigmoid, mul) and not marked[CONV_OUTPUT]
+    if elsewhere:
+        notes.append("the conv output is also read by other nodes")
+    in_channels = m.channels_of(conv.inputs[0])
+    if in_channels is not None and in_channels != 3:
+        notes.append(f"not a 3-channel stem conv ({in_channels} input channels): upstream reported the stem")
+    if differences:
+        notes.append("nearest library variant differs in " + ", ".join(differences))
+    return Match(case=ConvSilu.id, nodes=(conv.name, sigmoid.name, mul.name), variant=variant.name,
+                 note="; ".join(notes))

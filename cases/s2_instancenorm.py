@@ -13,7 +13,8 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
-from cases.model import Built, Case, Claim, Knobs, Tolerance, Variant
+from cases import matching as m
+from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3659"
 
@@ -21,6 +22,8 @@ CHANNELS = 16
 SIZE = 16
 SHAPE_INITIALIZER = "flatten_shape"
 REPORTED = {"inputs": 4, "int64_reshape": True}
+# Pointwise activations a branch may end in after the normalization (the reported branch has Relu).
+ACTIVATIONS = ("Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Elu", "Selu", "Clip")
 
 FALLBACK_CLAIM = Claim(
     target="trt86-x86",
@@ -131,3 +134,38 @@ class InstanceNorm(Case):
         # Only the convs: whether InstanceNormalization (plugin or native layer) has INT8 kernels at all is not
         # documented, and the thread's fallback warnings concern the Constant/Shuffle layers, not the convs.
         return Built(graph, expected_int8=tuple(convs))
+
+    @classmethod
+    def find(cls, graph) -> list[Match]:
+        """Every InstanceNormalization of an implicit-INT8 model (no Q/DQ), with the Conv before it and the pointwise
+        activation after it when there are; the variant is chosen by the model's input count and INT64 Reshape."""
+        if m.has_qdq(graph):
+            return []
+        norms = list(m.nodes_of(graph, "InstanceNormalization"))
+        if not norms:
+            return []
+        inputs = sum(not m.is_constant(t) for t in graph.inputs)
+        params = {"inputs": inputs, "int64_reshape": _has_int64_reshape(graph)}
+        variant, differences = m.nearest_variant(InstanceNorm.variants, params)
+        note = "nearest library variant differs in " + ", ".join(differences) if differences else ""
+        found = []
+        for norm in norms:
+            conv = m.producer(norm.inputs[0])
+            activation = m.only_consumer(norm.outputs[0])
+            nodes = [norm]
+            if conv is not None and conv.op == "Conv":
+                nodes.append(conv)
+            if activation is not None and activation.op in ACTIVATIONS:
+                nodes.append(activation)
+            found.append(Match(case=InstanceNorm.id, nodes=tuple(n.name for n in nodes), variant=variant.name,
+                               note=note))
+        return found
+
+
+def _has_int64_reshape(graph) -> bool:
+    """A Reshape whose shape is an INT64 constant (the parser casts it down to INT32, as the thread's log warns)."""
+    for reshape in m.nodes_of(graph, "Reshape"):
+        shape = reshape.inputs[1] if len(reshape.inputs) > 1 else None
+        if shape is not None and m.is_constant(shape) and getattr(shape, "dtype", None) == np.int64:
+            return True
+    return False

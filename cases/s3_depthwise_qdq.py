@@ -21,7 +21,8 @@ import itertools
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
-from cases.model import Built, Case, Claim, Tolerance, Variant
+from cases import matching as m
+from cases.model import Built, Case, Claim, Match, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4060"
 NVINFER_H = "https://github.com/NVIDIA/TensorRT/blob/release/8.6/include/NvInfer.h"
@@ -149,3 +150,44 @@ class DepthwiseQdq(Case):
         g.mark_output(graph, y, (1, channels, SIZE, SIZE))
         # The conv is the only compute node between the DequantizeLinear and the output.
         return Built(graph, expected_int8=(CONV,))
+
+    @classmethod
+    def find(cls, graph) -> list[Match]:
+        """Every grouped Conv (depthwise or not) whose input reaches it through DequantizeLinear, with its weight
+        form: float W -> Q -> DQ, INT8 W -> DQ, or float W (the workaround form)."""
+        found = []
+        for conv in m.nodes_of(graph, "Conv"):
+            groups = m.attr(conv, "group", 1)
+            if groups <= 1 or len(conv.inputs) < 2 or m.dequantized(conv.inputs[0]) is None:
+                continue
+            weight = m.weight_constant(conv.inputs[1])
+            form = _weight_form(conv.inputs[1], weight)
+            if form is None:
+                continue
+            weight_dq = m.dequantized(conv.inputs[1])
+            params = {
+                "weights": form,
+                "per_channel": bool(weight_dq is not None and m.is_per_channel(weight_dq)),
+                "channels": weight.shape[0] if getattr(weight, "shape", None) else None,
+                "groups": groups,
+            }
+            variant, differences = m.nearest_variant(DepthwiseQdq.variants, params, required=("weights", "per_channel"))
+            kind = "depthwise" if m.is_depthwise(conv) else "grouped"
+            note = f"{kind} conv, {params['channels']} channels in {groups} groups, {WEIGHT_FORMS[form]}"
+            if differences:
+                note += "; nearest library variant differs in " + ", ".join(differences)
+            nodes = [conv, *m.quantizer_nodes(conv.inputs[0]), *m.quantizer_nodes(conv.inputs[1])]
+            found.append(Match(case=DepthwiseQdq.id, nodes=tuple(n.name for n in nodes), variant=variant.name,
+                               note=note))
+        return found
+
+
+def _weight_form(weight_input, weight) -> str | None:
+    """Which of WEIGHT_FORMS the conv's weight input has; None when the weight is not a constant."""
+    if weight is None:
+        return None
+    if weight is weight_input:
+        return "float"
+    if m.qdq_pair(weight_input) is not None:
+        return "float-qdq"
+    return "int8-dq"

@@ -17,7 +17,8 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
-from cases.model import Built, Case, Claim, Tolerance, Variant
+from cases import matching as m
+from cases.model import Built, Case, Claim, Match, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3869"
 DUPLICATE = "https://github.com/NVIDIA/TensorRT/issues/3870"
@@ -171,6 +172,58 @@ class BnMish(Case):
         g.mark_output(graph, _activation(graph, y, p["activation"]), (1, CHANNELS, SIZE, SIZE))
         # The conv is the compute node; BN folds into it and the activation is pointwise (fused or not).
         return Built(graph, expected_int8=(CONV,))
+
+    @classmethod
+    def find(cls, graph) -> list[Match]:
+        """Every Mish (the native op, or x * tanh(softplus(x))) whose input is a BatchNormalization or Conv output,
+        directly (implicit INT8: no Q/DQ in the model) or through Q/DQ (the explicit workaround forms)."""
+        explicit = m.has_qdq(graph)
+        found = []
+        for anchor in m.nodes_of(graph, "Mish", "Mul"):
+            mish = _mish_at(anchor)
+            if mish is None:
+                continue
+            activation, mish_nodes = mish
+            x, act_quantizer = m.through_qdq(mish_nodes[0].inputs[0])
+            source, batchnorms = m.producer_skipping(x, "BatchNormalization")
+            conv = source if source is not None and source.op == "Conv" else None
+            if conv is None and not batchnorms:
+                continue
+            conv_quantized = conv is not None and m.dequantized(conv.inputs[0]) is not None
+            if not explicit:
+                qdq = "none"
+            elif act_quantizer:
+                qdq = "conv-and-before-activation" if conv_quantized else "before-activation"
+            else:
+                continue  # explicit quantization without Q/DQ before Mish: no library variant has that form
+            variant, differences = m.nearest_variant(BnMish.variants, {"activation": activation, "qdq": qdq},
+                                                     required=("qdq",))
+            notes = []
+            if conv is None:
+                notes.append("no Conv before the BatchNormalization")
+            elif not m.is_depthwise(conv):
+                notes.append("the reported conv was depthwise (32 groups); this one is not")
+            if differences:
+                notes.append("nearest library variant differs in " + ", ".join(differences))
+            conv_nodes = [conv, *m.quantizer_nodes(conv.inputs[0]), *m.quantizer_nodes(conv.inputs[1])] if conv else []
+            nodes = [*conv_nodes[:1], *batchnorms[::-1], *act_quantizer, *mish_nodes, *conv_nodes[1:]]
+            found.append(Match(case=BnMish.id, nodes=tuple(n.name for n in nodes), variant=variant.name,
+                               note="; ".join(notes)))
+        return found
+
+
+def _mish_at(node) -> tuple[str, list] | None:
+    """("native-mish", [Mish]) or ("decomposed-mish", [Softplus, Tanh, Mul]) when ``node`` ends a Mish, else None."""
+    if node.op == "Mish":
+        return "native-mish", [node]
+    if len(node.inputs) != 2:
+        return None
+    for x, t in (node.inputs, node.inputs[::-1]):
+        tanh = m.producer(t)
+        softplus = m.producer(tanh.inputs[0]) if tanh is not None and tanh.op == "Tanh" else None
+        if softplus is not None and softplus.op == "Softplus" and softplus.inputs[0] is x:
+            return "decomposed-mish", [softplus, tanh, node]
+    return None
 
 
 def _activation(graph: gs.Graph, x: gs.Variable, activation: str) -> gs.Variable:

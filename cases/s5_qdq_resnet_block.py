@@ -19,7 +19,8 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
-from cases.model import Built, Case, Claim, Tolerance, Variant
+from cases import matching as m
+from cases.model import Built, Case, Claim, Match, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3980"
 RESNET_EXAMPLE = (
@@ -28,6 +29,8 @@ RESNET_EXAMPLE = (
 )
 
 SIZE = 16
+# How far back from the block's last conv the matcher looks for the block input (the identity shortcut's source).
+BLOCK_REACH = 12
 CHANNELS = 32  # channel count not in the log: small enough for the reference evaluator
 DOWNSAMPLE_IN_CHANNELS = 16
 
@@ -148,3 +151,59 @@ class QdqResnetBlock(Case):
         # The convs: the Add and the final ReLU fuse into conv2 (the log's ConvEltwiseSumFusion), BN folds into its
         # conv, so the convs' precision is what the engine shows.
         return Built(graph, expected_int8=tuple(convs))
+
+    @classmethod
+    def find(cls, graph) -> list[Match]:
+        """Every residual Add of Q/DQ convs: one input a quantized Conv (through BatchNormalization or not), the other
+        the block input (identity shortcut, through a residual Q/DQ or not) or a quantized Conv of the block input
+        (down-sampling shortcut); the main branch back to the block input, and a ReLU after the Add, are included."""
+        found = []
+        for add in m.nodes_of(graph, "Add"):
+            block = _residual_block(add)
+            if block is not None:
+                found.append(_match(graph, add, *block))
+        return found
+
+
+def _branch_conv(tensor):
+    """(quantized Conv, BatchNormalizations walked through) when ``tensor`` comes from one, else None."""
+    conv, batchnorms = m.producer_skipping(tensor, "BatchNormalization")
+    return (conv, batchnorms) if conv is not None and m.is_quantized_conv(conv) else None
+
+
+def _residual_block(add):
+    """(main conv, its BNs, path from the block input, shortcut nodes, downsample, residual quantizer) or None."""
+    if len(add.inputs) != 2 or any(m.is_constant(t) for t in add.inputs):
+        return None
+    for main_input, shortcut_input in (add.inputs, add.inputs[::-1]):
+        main = _branch_conv(main_input)
+        if main is None:
+            continue
+        conv, batchnorms = main
+        shortcut, residual_quantizer = m.through_qdq(shortcut_input)
+        downsample = _branch_conv(shortcut)
+        if downsample is not None:
+            ds_conv, ds_batchnorms = downsample
+            block_input = m.through_qdq(ds_conv.inputs[0])[0]
+            shortcut_nodes = [*residual_quantizer, *ds_batchnorms, ds_conv, *m.quantizer_nodes(ds_conv.inputs[0]),
+                              *m.quantizer_nodes(ds_conv.inputs[1])]
+        else:
+            block_input, shortcut_nodes = shortcut, list(residual_quantizer)
+        path = m.path_between(block_input, conv.inputs[0], BLOCK_REACH)
+        if path is None or (downsample is not None and downsample[0] in path):
+            continue
+        return conv, batchnorms, path, shortcut_nodes, downsample is not None, bool(residual_quantizer)
+    return None
+
+
+def _match(graph, add, conv, batchnorms, path, shortcut_nodes, downsample: bool, residual_quantizer: bool) -> Match:
+    params = {"downsample": downsample, "residual_quantizer": residual_quantizer}
+    variant, _ = m.nearest_variant(QdqResnetBlock.variants, params, required=tuple(params))
+    relu = m.only_consumer(add.outputs[0])
+    after = [relu] if relu is not None and relu.op == "Relu" else []
+    main_branch = [*path, conv, *batchnorms[::-1]]
+    weight_quantizers = [q for n in main_branch if n.op == "Conv" for q in m.quantizer_nodes(n.inputs[1])]
+    nodes = [add, *main_branch, *weight_quantizers, *shortcut_nodes, *after]
+    names = tuple(dict.fromkeys(n.name for n in nodes))
+    note = "" if after else "no ReLU after the Add (the reported block fuses Add + ReLU into the conv)"
+    return Match(case=QdqResnetBlock.id, nodes=names, variant=variant.name, note=note)

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 import onnx_graphsurgeon as gs
+import pytest
 
 from cases import _graphs as g
 from cases import matching as m
+from cases.model import Variant
 
 
 def conv_net(*, weight_qdq: bool = True, per_channel: bool = True, silu: bool = True, out_qdq: bool = True,
@@ -89,3 +91,170 @@ def test_ancestor_finds_the_nearest_node_of_a_type_upstream_within_its_budget():
     assert m.ancestor(graph.outputs[0], "Conv").name == "conv"
     assert m.ancestor(graph.outputs[0], "LayerNormalization") is None
     assert m.ancestor(graph.outputs[0], "Conv", max_nodes=2) is None
+
+
+def qdq_conv_graph(weights: str = "float-qdq", group: int = 1, channels: int = 8, per_channel: bool = True):
+    """x -> Q/DQ -> Conv(W) -> BN -> Relu -> output, W in one of the S3 weight forms; returns (graph, nodes by op)."""
+    graph = gs.Graph(opset=13)
+    x = g.graph_input("x", (1, channels, 8, 8))
+    graph.inputs.append(x)
+    x_dq = g.torch_fake_quantize(graph, x, "/in_q", g.UNIT_ACTIVATION_SCALE)
+    weight = g.conv_weight("w", (channels, channels // group, 3, 3))
+    scale = g.per_channel_scale(weight.values) if per_channel else g.per_tensor_scale(weight.values)
+    axis = 0 if per_channel else None
+    if weights == "float-qdq":
+        w = g.torch_fake_quantize(graph, weight, "/w_q", scale, axis=axis)
+    elif weights == "int8-dq":
+        params = g.quantizer_params("w_scale", "w_zp", scale)
+        w = g.dequantize_linear(graph, gs.Constant("w_int8", g.quantize_values(weight.values, scale)), *params,
+                                "/w_dq", "w_dq_out", axis)
+    else:
+        w = weight
+    y = g.torch_node(graph, "Conv", "/conv", [x_dq, w], g.conv_attrs(3, pad=1, group=group))
+    y = g.torch_node(graph, "BatchNormalization", "/bn", [y, *g.batchnorm_params("bn", channels)])
+    g.mark_output(graph, g.torch_node(graph, "Relu", "/act", [y]), (1, channels, 8, 8))
+    return graph, {n.op: n for n in graph.nodes if n.op not in m.QDQ_OPS}
+
+
+def float_graph():
+    """x -> Conv -> Relu -> (output, Sigmoid -> output2): no Q/DQ, a tensor read twice."""
+    graph = gs.Graph(opset=17)
+    x = g.graph_input("x", (1, 4, 8, 8))
+    graph.inputs.append(x)
+    y = g.torch_node(graph, "Conv", "/conv", [x, g.conv_weight("w", (4, 4, 3, 3))], g.conv_attrs(3, pad=1))
+    r = g.torch_node(graph, "Relu", "/act", [y])
+    s = g.torch_node(graph, "Sigmoid", "/gate", [r])
+    g.mark_output(graph, r, (1, 4, 8, 8))
+    g.mark_output(graph, s, (1, 4, 8, 8))
+    return graph
+
+
+def test_nodes_of_keeps_graph_order_and_filters_by_op():
+    graph, _ = qdq_conv_graph()
+    assert [n.name for n in m.nodes_of(graph, "Conv", "Relu")] == ["/conv/Conv", "/act/Relu"]
+    assert list(m.nodes_of(graph, "Mish")) == []
+
+
+def test_producer_and_consumers_follow_graphsurgeon_links():
+    graph = float_graph()
+    conv, relu, sigmoid = graph.nodes
+    assert m.producer(relu.outputs[0]) is relu and m.producer(graph.inputs[0]) is None
+    assert m.producer(conv.inputs[1]) is None  # an initializer has no producer
+    assert m.consumers(relu.outputs[0]) == [sigmoid]
+    assert m.only_consumer(conv.outputs[0]) is relu and m.only_consumer(sigmoid.outputs[0]) is None
+
+
+def test_graph_output_and_read_elsewhere():
+    graph = float_graph()
+    conv, relu, sigmoid = graph.nodes
+    assert m.is_graph_output(graph, relu.outputs[0]) and not m.is_graph_output(graph, conv.outputs[0])
+    assert not m.read_elsewhere(graph, conv.outputs[0], relu)
+    assert m.read_elsewhere(graph, conv.outputs[0])  # read by the relu, which is not named a reader
+    assert m.read_elsewhere(graph, relu.outputs[0], sigmoid)  # a graph output is read by the user
+
+
+def test_constants_are_initializers_or_constant_node_outputs():
+    graph = gs.Graph(opset=17)
+    const_out = gs.Variable("c")
+    graph.nodes.append(gs.Node("Constant", attrs={"value": gs.Constant("v", np.ones(2, np.float32))},
+                               outputs=[const_out]))
+    assert m.is_constant(const_out)
+    assert m.is_constant(gs.Constant("w", np.ones(2, np.float32)))
+    assert not m.is_constant(gs.Variable("x"))
+
+
+@pytest.mark.parametrize("weights", ["float-qdq", "int8-dq"])
+def test_quantized_weight_forms_lead_back_to_their_constant(weights):
+    graph, ops = qdq_conv_graph(weights)
+    conv = ops["Conv"]
+    assert m.is_quantized_weight(conv.inputs[1]) and m.is_quantized_conv(conv)
+    constant = m.weight_constant(conv.inputs[1])
+    assert constant.name == ("w" if weights == "float-qdq" else "w_int8")
+    assert [n.op for n in m.quantizer_nodes(conv.inputs[1])] == (
+        ["DequantizeLinear", "QuantizeLinear"] if weights == "float-qdq" else ["DequantizeLinear"])
+    assert (m.qdq_pair(conv.inputs[1]) is not None) == (weights == "float-qdq")
+
+
+def test_a_float_weight_is_its_own_constant_and_not_quantized():
+    graph, ops = qdq_conv_graph("float")
+    conv = ops["Conv"]
+    assert m.weight_constant(conv.inputs[1]) is conv.inputs[1]
+    assert not m.is_quantized_weight(conv.inputs[1]) and not m.is_quantized_conv(conv)
+    assert m.quantizer_nodes(conv.inputs[1]) == []
+    assert m.dequantized(conv.inputs[0]).name == "/in_q/DequantizeLinear"
+
+
+def test_dequantized_activation_is_not_a_weight():
+    graph, ops = qdq_conv_graph()
+    activation = ops["Conv"].inputs[0]
+    assert m.dequantized(activation) is not None and m.weight_constant(activation) is None
+    assert not m.is_quantized_weight(activation)
+
+
+def test_through_qdq_returns_the_tensor_before_the_pair():
+    graph, ops = qdq_conv_graph()
+    source, pair = m.through_qdq(ops["Conv"].inputs[0])
+    assert source is graph.inputs[0] and [n.op for n in pair] == ["QuantizeLinear", "DequantizeLinear"]
+    assert m.through_qdq(graph.inputs[0]) == (graph.inputs[0], [])
+
+
+def test_per_channel_and_per_tensor_scales():
+    for per_channel in (True, False):
+        _, ops = qdq_conv_graph(per_channel=per_channel)
+        assert m.is_per_channel(m.dequantized(ops["Conv"].inputs[1])) is per_channel
+
+
+@pytest.mark.parametrize("group, channels, depthwise", [(8, 8, True), (4, 8, False), (1, 8, False)])
+def test_depthwise_means_one_input_channel_per_group(group, channels, depthwise):
+    _, ops = qdq_conv_graph(group=group, channels=channels)
+    assert m.is_depthwise(ops["Conv"]) is depthwise
+    assert m.attr(ops["Conv"], "group") == group and m.attr(ops["Conv"], "missing", 7) == 7
+
+
+def test_channels_of_reads_static_dimensions_only():
+    assert m.channels_of(g.graph_input("x", (1, 3, 32, 32))) == 3
+    assert m.channels_of(g.graph_input("x", (1, 3, 32, 32)), axis=2) == 32
+    assert m.channels_of(gs.Variable("x", dtype=np.float32, shape=("N", "C", 8, 8))) is None
+    assert m.channels_of(gs.Variable("x")) is None
+
+
+def test_has_qdq():
+    assert m.has_qdq(qdq_conv_graph()[0]) and not m.has_qdq(float_graph())
+
+
+def test_producer_skipping_walks_through_the_named_ops():
+    graph, ops = qdq_conv_graph()
+    node, skipped = m.producer_skipping(ops["Relu"].inputs[0], "BatchNormalization")
+    assert node is ops["Conv"] and skipped == [ops["BatchNormalization"]]
+    assert m.producer_skipping(ops["Relu"].inputs[0]) == (ops["BatchNormalization"], [])
+
+
+def test_path_between_lists_the_nodes_from_the_source_on():
+    graph, ops = qdq_conv_graph()
+    x, out = graph.inputs[0], graph.outputs[0]
+    path = m.path_between(x, out)
+    assert [n.op for n in path] == ["QuantizeLinear", "DequantizeLinear", "Conv", "BatchNormalization", "Relu"]
+    assert m.path_between(out, out) == []
+    assert m.path_between(out, x) is None  # the output is no ancestor of the input
+    assert m.path_between(x, out, max_nodes=3) is None  # five nodes away
+
+
+def test_nearest_variant_requires_some_params_and_measures_the_others():
+    variants = [
+        Variant("reported", "failing", "", {"form": "a", "channels": 32}),
+        Variant("c4", "sweep", "", {"form": "a", "channels": 4}),
+        Variant("c144", "sweep", "", {"form": "a", "channels": 144}),
+        Variant("fixed", "workaround", "", {"form": "b", "channels": 32}),
+        Variant("ctl", "control", "", {"form": "a", "channels": 64}),
+    ]
+    assert m.nearest_variant(variants, {"form": "a", "channels": 32}, required=("form",)) == (variants[0], [])
+    variant, differences = m.nearest_variant(variants, {"form": "a", "channels": 64}, required=("form",))
+    assert variant.name == "reported"  # 64 is one doubling from 32, 1.2 from 144; the control is never a candidate
+    assert differences == ["channels 64 (library: 32)"]
+    assert m.nearest_variant(variants, {"form": "a", "channels": 128}, required=("form",))[0].name == "c144"
+    assert m.nearest_variant(variants, {"form": "b", "channels": 4}, required=("form",))[0].name == "fixed"
+    assert m.nearest_variant(variants, {"form": "c", "channels": 4}, required=("form",)) is None
+    # An unknown value counts for nothing: the tie goes to the variant declared first.
+    assert m.nearest_variant(variants, {"form": "a", "channels": None}, required=("form",)) == (variants[0], [])
+    # Without required params a categorical difference costs 1.
+    assert m.nearest_variant(variants, {"form": "b", "channels": 4})[0].name == "c4"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 import pytest
 
+from cases import _graphs as g
 from cases.s1_conv_silu import CONV, CONV_OUTPUT, MUL, REPORTED, SIGMOID, SIGMOID_OUTPUT, ConvSilu
 
 
@@ -80,3 +81,67 @@ def test_claims_as_reported():
     for target in ("trt100-x86", "trt100-orin"):
         assert (claims[target].outcome, claims[target].strength) == ("pass", "write-up-only")
     assert all(not variant(name).claims for name in ("channels-32", "channels-64", "size-64", "calibrator-minmax"))
+
+
+# ---- the scanner's matcher ----
+
+def unrelated_graphs():
+    from cases.control import ImplicitConvRelu, QdqConvRelu
+    from cases.s4_bn_mish import BnMish
+
+    return [case.build(v).graph for case in (ImplicitConvRelu, QdqConvRelu, BnMish) for v in case.variants]
+
+
+@pytest.mark.parametrize("name", ["as-reported", "conv-output-marked", "sigmoid-output-marked", "channels-32",
+                                  "channels-64", "size-64"])
+def test_find_names_each_variant_by_its_form(name):
+    (match,) = ConvSilu.find(graph_of(name))
+    assert (match.case, match.variant) == ("s1-conv-silu", name)
+    assert match.nodes == (CONV, SIGMOID, MUL)
+
+
+def test_find_cannot_tell_a_knob_only_sweep_from_the_reported_form():
+    """The MinMax sweep has the reported graph; only the calibrator differs, which no ONNX file carries."""
+    (match,) = ConvSilu.find(graph_of("calibrator-minmax"))
+    assert match.variant == "as-reported"
+
+
+def test_find_says_why_a_workaround_form_is_one():
+    (match,) = ConvSilu.find(graph_of("conv-output-marked"))
+    assert "graph output" in match.note and "breaks" in match.note
+
+
+def test_find_nothing_on_unrelated_graphs():
+    assert all(ConvSilu.find(graph) == [] for graph in unrelated_graphs())
+
+
+def test_find_nothing_when_the_model_has_qdq():
+    """With any Q/DQ TensorRT quantizes explicitly and never calibrates: the implicit-INT8 pattern cannot arise."""
+    graph = graph_of("as-reported")
+    conv = graph.nodes[0]
+    g.torch_fake_quantize(graph, graph.inputs[0], "/q", g.UNIT_ACTIVATION_SCALE)
+    conv.inputs[0] = graph.nodes[-1].outputs[0]
+    assert ConvSilu.find(graph) == []
+
+
+def test_find_needs_the_sigmoid_of_the_same_tensor():
+    """conv * sigmoid(other) is a gate, not SiLU."""
+    graph = graph_of("as-reported")
+    other = g.graph_input("other", (1, 16, 16, 16))
+    graph.inputs.append(other)
+    graph.nodes[1].inputs[0] = other
+    assert ConvSilu.find(graph) == []
+
+
+def test_find_names_the_nearest_variant_and_says_how_a_deeper_layer_differs():
+    graph = gs.Graph(opset=17)
+    x = g.graph_input("feat", (1, 48, 20, 20))
+    graph.inputs.append(x)
+    weight = g.conv_weight("w", (64, 48, 3, 3))
+    conv = g.torch_node(graph, "Conv", "/model.4/cv1/conv", [x, weight], g.conv_attrs(3, pad=1))
+    sigmoid = g.torch_node(graph, "Sigmoid", "/model.4/cv1/act", [conv])
+    g.mark_output(graph, g.torch_node(graph, "Mul", "/model.4/cv1/act", [sigmoid, conv]), (1, 64, 20, 20))
+    (match,) = ConvSilu.find(graph)
+    assert match.variant == "channels-64"
+    assert match.nodes == ("/model.4/cv1/conv/Conv", "/model.4/cv1/act/Sigmoid", "/model.4/cv1/act/Mul")
+    assert "not a 3-channel stem conv (48 input channels)" in match.note and "size 20 (library: 32)" in match.note

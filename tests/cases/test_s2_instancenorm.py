@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 import onnx_graphsurgeon as gs
+import pytest
 
+from cases import _graphs as g
 from cases.s2_instancenorm import CHANNELS, REPORTED, SHAPE_INITIALIZER, InstanceNorm
 
 
@@ -84,3 +86,39 @@ def test_claim_is_a_write_up_only_fallback_on_trt86_x86():
     (claim,) = variant("as-reported").claims
     assert (claim.target, claim.outcome, claim.strength) == ("trt86-x86", "fallback", "write-up-only")
     assert all(not v.claims for v in InstanceNorm.variants if v.role == "sweep")
+
+
+# ---- the scanner's matcher ----
+
+def test_find_one_match_per_instancenorm_with_its_conv_and_activation():
+    matches = InstanceNorm.find(graph_of("as-reported"))
+    assert [m.nodes for m in matches] == [
+        (f"/branch_{i}/norm/InstanceNormalization", f"/branch_{i}/conv/Conv", f"/branch_{i}/act/Relu")
+        for i in range(4)
+    ]
+    assert {m.variant for m in matches} == {"as-reported"}
+
+
+@pytest.mark.parametrize("name", ["as-reported", "no-int64-reshape", "inputs-2", "inputs-1"])
+def test_find_names_the_variant_by_input_count_and_int64_reshape(name):
+    assert {m.variant for m in InstanceNorm.find(graph_of(name))} == {name}
+
+
+def test_find_cannot_tell_the_plugin_sweep_from_the_reported_form():
+    """NATIVE_INSTANCENORM is a parser flag, not part of the ONNX file."""
+    assert {m.variant for m in InstanceNorm.find(graph_of("plugin-instancenorm"))} == {"as-reported"}
+
+
+def test_find_nothing_on_unrelated_graphs():
+    from cases.control import ImplicitConvRelu
+    from cases.s1_conv_silu import ConvSilu
+
+    for case in (ImplicitConvRelu, ConvSilu):
+        assert all(InstanceNorm.find(case.build(v).graph) == [] for v in case.variants)
+
+
+def test_find_nothing_in_a_qdq_model():
+    graph = graph_of("inputs-1")
+    conv = next(n for n in graph.nodes if n.op == "Conv")
+    conv.inputs[0] = g.torch_fake_quantize(graph, graph.inputs[0], "/q", g.UNIT_ACTIVATION_SCALE)
+    assert InstanceNorm.find(graph) == []

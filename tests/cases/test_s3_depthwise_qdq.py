@@ -8,7 +8,9 @@ import onnx_graphsurgeon as gs
 import pytest
 
 from cases import _graphs as g
-from cases.s3_depthwise_qdq import CHANNELS_PER_GROUP, CONV, DEPTHWISE_CHANNELS, GROUPS, REPORTED, DepthwiseQdq
+from cases.s3_depthwise_qdq import (
+    CHANNELS_PER_GROUP, CONV, DEPTHWISE_CHANNELS, GROUPS, REPORTED, SIZE, DepthwiseQdq,
+)
 
 LOG_LAYER = "weights + node_of_weights_quantized + node_of_output"
 
@@ -129,3 +131,51 @@ def test_weights_stay_below_the_tolerance_premise():
     for variant in DepthwiseQdq.variants:
         weights = [t for t in DepthwiseQdq.build(variant).graph.tensors().values() if t.name == "weights"]
         assert all(np.abs(w.values).max() < 2 for w in weights)
+
+
+# ---- the scanner's matcher ----
+
+@pytest.mark.parametrize("variant", DepthwiseQdq.variants, ids=lambda v: v.name)
+def test_find_names_every_variant_by_its_form(variant):
+    (match,) = DepthwiseQdq.find(DepthwiseQdq.build(variant).graph)
+    assert (match.case, match.variant) == ("s3-depthwise-qdq", variant.name)
+    assert match.nodes[0] == CONV
+    assert "node_of_input_dequantized" in match.nodes
+
+
+def test_find_lists_the_weight_quantizer_nodes():
+    (match,) = DepthwiseQdq.find(DepthwiseQdq.build(variant_with()).graph)
+    assert set(match.nodes) == {CONV, "node_of_input_quantized", "node_of_input_dequantized",
+                                "node_of_weights_quantized", "node_of_weights_dequantized"}
+
+
+def test_find_names_the_nearest_channel_count_of_the_same_weight_form():
+    graph = DepthwiseQdq.build(variant_with()).graph
+    nodes = {n.name: n for n in graph.nodes}
+    # 64 channels, depthwise: the library has 32 (the reported form) and 144; 32 is nearer.
+    graph.inputs[0].shape = (1, 64, SIZE, SIZE)
+    nodes["node_of_weights_quantized"].inputs[0] = g.conv_weight("weights", (64, 1, 3, 3))
+    nodes[CONV].attrs["group"] = 64
+    (match,) = DepthwiseQdq.find(graph)
+    assert match.variant == "depthwise-c32-float-qdq-per-channel"
+    assert "channels 64 (library: 32)" in match.note and "depthwise conv" in match.note
+
+
+def test_find_nothing_for_ungrouped_or_unquantized_convs():
+    from cases.control import ImplicitConvRelu, QdqConvRelu
+    from cases.s4_bn_mish import BnMish
+
+    for case in (ImplicitConvRelu, QdqConvRelu):
+        assert all(DepthwiseQdq.find(case.build(v).graph) == [] for v in case.variants)
+    # The implicit S4 forms have a depthwise conv, but no Q/DQ on its input.
+    implicit = [v for v in BnMish.variants if BnMish.mode_of(v) == "implicit-int8"]
+    assert all(DepthwiseQdq.find(BnMish.build(v).graph) == [] for v in implicit)
+
+
+def test_find_the_depthwise_qdq_conv_of_another_case_too():
+    """S4's Q/DQ workaround quantizes its depthwise conv: that conv has the S3 form, and is found as such."""
+    from cases.s4_bn_mish import CONV as S4_CONV, BnMish
+
+    v = next(v for v in BnMish.variants if v.name == "qdq-conv-and-before-decomposed-mish")
+    (match,) = DepthwiseQdq.find(BnMish.build(v).graph)
+    assert match.nodes[0] == S4_CONV and match.variant == "depthwise-c32-float-qdq-per-channel"

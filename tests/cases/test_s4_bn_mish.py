@@ -1,8 +1,10 @@
 """S4: SandGlass depthwise Conv -> BatchNormalization -> Mish (decomposed or native), its Q/DQ workarounds, ReLU6."""
 from __future__ import annotations
 
+import onnx_graphsurgeon as gs
 import pytest
 
+from cases import _graphs as g
 from cases.s4_bn_mish import CONV, OPERATORS_86, BnMish
 
 
@@ -105,3 +107,51 @@ def test_claims():
                 assert (claim.outcome, claim.strength, claim.source) == ("unsupported", "documentation", OPERATORS_86)
         else:
             assert not trt86, v.name
+
+
+# ---- the scanner's matcher ----
+
+@pytest.mark.parametrize("name", ["decomposed-mish", "native-mish", "qdq-before-decomposed-mish",
+                                  "qdq-before-native-mish", "qdq-conv-and-before-decomposed-mish"])
+def test_find_names_each_mish_form(name):
+    (match,) = BnMish.find(graph_of(name))
+    assert (match.case, match.variant) == ("s4-bn-mish", name)
+    assert match.nodes[:2] == (CONV, "/SandGlass1/SandGlass1.1/BatchNormalization")
+    assert match.note == ""  # the form of the library's own depthwise conv
+
+
+def test_find_lists_the_mish_nodes_of_either_form():
+    (decomposed,) = BnMish.find(graph_of("decomposed-mish"))
+    assert decomposed.nodes[2:] == tuple(f"/SandGlass1/SandGlass1.2/{op}" for op in ("Softplus", "Tanh", "Mul"))
+    (native,) = BnMish.find(graph_of("native-mish"))
+    assert native.nodes[2:] == ("/SandGlass1/SandGlass1.2/Mish",)
+
+
+def test_find_nothing_for_relu6_or_other_graphs():
+    from cases.control import ImplicitConvRelu
+    from cases.s1_conv_silu import ConvSilu
+
+    assert BnMish.find(graph_of("relu6")) == []
+    for case in (ImplicitConvRelu, ConvSilu):
+        assert all(BnMish.find(case.build(v).graph) == [] for v in case.variants)
+
+
+def test_find_a_mish_right_after_a_plain_conv_and_says_it_is_not_depthwise():
+    graph = gs.Graph(opset=18)
+    x = g.graph_input("x", (1, 8, 8, 8))
+    graph.inputs.append(x)
+    y = g.torch_node(graph, "Conv", "/backbone/conv", [x, g.conv_weight("w", (16, 8, 3, 3))], g.conv_attrs(3, pad=1))
+    g.mark_output(graph, g.torch_node(graph, "Mish", "/backbone/act", [y]), (1, 16, 8, 8))
+    (match,) = BnMish.find(graph)
+    assert match.nodes == ("/backbone/conv/Conv", "/backbone/act/Mish") and match.variant == "native-mish"
+    assert "not" in match.note and "depthwise" in match.note
+
+
+def test_find_a_mish_of_a_graph_input_is_no_match():
+    """x * tanh(softplus(x)) on a tensor that no BN or Conv writes is not the pattern."""
+    graph = gs.Graph(opset=17)
+    x = g.graph_input("x", (1, 8, 8, 8))
+    graph.inputs.append(x)
+    t = g.torch_node(graph, "Tanh", "/act", [g.torch_node(graph, "Softplus", "/act", [x])])
+    g.mark_output(graph, g.torch_node(graph, "Mul", "/act", [x, t]), (1, 8, 8, 8))
+    assert BnMish.find(graph) == []

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import itertools
 
+import onnx_graphsurgeon as gs
 import pytest
 
+from cases import _graphs as g
 from cases.s5_qdq_resnet_block import QdqResnetBlock
 
 BLOCK = "/backbone_2d/stage_4/stage_4.1"
@@ -121,3 +123,55 @@ def test_claim_is_the_cuda_runtime_failure_with_the_driver_caveat():
     )
     assert "470.129.06" in claim.note and "hypothesis" in claim.note
     assert all(not v.claims for v in QdqResnetBlock.variants if v.role != "failing")
+
+
+# ---- the scanner's matcher ----
+
+@pytest.mark.parametrize("variant", QdqResnetBlock.variants, ids=lambda v: v.name)
+def test_find_names_each_variant_and_covers_the_whole_block(variant):
+    graph = QdqResnetBlock.build(variant).graph
+    (match,) = QdqResnetBlock.find(graph)
+    assert (match.case, match.variant) == ("s5-qdq-resnet-block", variant.name)
+    assert match.nodes[0].endswith("/Add") and match.note == ""
+    assert sorted(match.nodes) == sorted(n.name for n in graph.nodes)
+
+
+def test_find_nothing_on_unrelated_graphs():
+    from cases.control import ImplicitConvRelu, QdqConvRelu
+    from cases.s3_depthwise_qdq import DepthwiseQdq
+    from cases.s4_bn_mish import BnMish
+
+    for case in (ImplicitConvRelu, QdqConvRelu, DepthwiseQdq, BnMish):
+        assert all(QdqResnetBlock.find(case.build(v).graph) == [] for v in case.variants), case.id
+
+
+def block_graph(quantized: bool, shortcut: str):
+    """Conv -> Relu -> Conv -> Add(shortcut) with Q/DQ convs or float ones; shortcut 'identity' or 'other-input'."""
+    graph = gs.Graph(opset=13)
+    x = g.graph_input("x", (1, 8, 8, 8))
+    other = g.graph_input("lateral", (1, 8, 8, 8))
+    graph.inputs += [x, other]
+
+    def conv(t, name):
+        w = g.conv_weight(f"{name}.weight", (8, 8, 3, 3))
+        if quantized:
+            t = g.torch_fake_quantize(graph, t, f"/{name}/_input_quantizer", g.UNIT_ACTIVATION_SCALE)
+            w = g.torch_fake_quantize(graph, w, f"/{name}/_weight_quantizer", g.per_channel_scale(w.values), axis=0)
+        return g.torch_node(graph, "Conv", f"/{name}", [t, w], g.conv_attrs(3, pad=1))
+
+    y = conv(g.torch_node(graph, "Relu", "/act0", [conv(x, "conv1")]), "conv2")
+    y = g.torch_node(graph, "Add", "/add", [y, x if shortcut == "identity" else other])
+    g.mark_output(graph, y, (1, 8, 8, 8))
+    return graph
+
+
+def test_find_a_block_without_bn_or_final_relu_and_says_so():
+    (match,) = QdqResnetBlock.find(block_graph(quantized=True, shortcut="identity"))
+    assert match.variant == "identity-shortcut" and "no ReLU after the Add" in match.note
+    assert {"/conv1/Conv", "/act0/Relu", "/conv2/Conv"} <= set(match.nodes)
+
+
+def test_find_no_block_without_qdq_or_when_the_add_joins_another_input():
+    """A float block is not the Q/DQ pattern; an FPN-style lateral Add is no residual block."""
+    assert QdqResnetBlock.find(block_graph(quantized=False, shortcut="identity")) == []
+    assert QdqResnetBlock.find(block_graph(quantized=True, shortcut="other-input")) == []
