@@ -13,6 +13,7 @@ from harness.commands.library import add_library_commands
 from harness.commands.nightly import add_nightly_commands
 from harness.commands.options import EXIT_BROKEN, EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, CommandError
 from harness.commands.run import add_run_commands
+from harness.commands.scan import add_scan_commands
 from harness.matrix import DEFAULT_MATRIX, MatrixError, default_target, load_matrix
 from harness.store.results_file import RecordError
 
@@ -31,6 +32,9 @@ Nightly, on each host, then on the host that publishes (see `python -m harness n
   python -m harness merge tonight/ --out site --trend trend.html
   python -m harness history ~/trt-matrix/history --add tonight/ --out site/trend.html --junit site/regressions.xml
   python -m harness diff OLD NEW --junit regressions.xml
+
+Your own model: will it build in INT8 on each target, and why (see `python -m harness scan --help`):
+  python -m harness scan my_model.onnx --results out/results.jsonl --run
 """
 
 
@@ -45,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_container_commands(commands)
     add_nightly_commands(commands)
     add_history_commands(commands)
+    add_scan_commands(commands)
     return parser
 
 

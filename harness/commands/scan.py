@@ -1,0 +1,140 @@
+"""``python -m harness scan MODEL.onnx``: will the model build in INT8 on each target, and why."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from harness.commands.options import EXIT_OK, EXIT_USAGE
+from harness.matrix import default_target, load_matrix
+
+EXIT_FAILS = 1  # some chosen target is predicted or observed to fail (see --fail-on)
+REASON_WIDTH = 150
+SHOWN_NODES = 3
+
+DESCRIPTION = f"""\
+Find every known INT8 failure pattern of the case library in MODEL (each case's matcher, reported with your own
+node names), then say per target of matrix.yaml whether the model is expected to build in INT8, and why:
+
+  blocked      observed or claimed upstream to fail (the category is given), mismatch, crash or hang
+  fallback     builds, but nodes expected in INT8 run in another precision (they are named)
+  unavailable  the target cannot run it at all
+  unverified   no observation and no upstream claim either way
+  likely       passed on the library's minimal graph (--results), or claimed upstream to pass
+  verified     your own layer, cut out of MODEL, passed here (--run)
+  clear        no known pattern in the model
+
+Evidence: records you point --results at (a results file, a run directory, a `merge --out` directory or a history
+store; the latest record of each cell per host), the library's upstream claims (link and strength: never shown as
+observed), and with --run your own layers: each match is cut out of MODEL with its shapes, weights and Q/DQ scales,
+written as a reproducer (OUT/reproducers: index.json + .onnx + .npz, the layout `run` reads) and run on the chosen
+targets (default for --run: the matrix's default target). Known workarounds of a pattern are listed per target.
+Writes OUT/scan.json and OUT/scan.html (offline, self-contained).
+
+Exit status: {EXIT_OK} nothing chosen fails, {EXIT_FAILS} some target is blocked (--fail-on: also fallback, or also
+unverified), {EXIT_USAGE} bad input (not an ONNX file, a truncated file, an opset too new for the installed onnx,
+missing external data, an unknown target or results path).
+
+  python -m harness scan model.onnx --results out/results.jsonl
+  python -m harness scan model.onnx --targets trt86-orin trt100-orin --results ~/trt-matrix/history --fail-on fallback
+  python -m harness scan model.onnx --run --out out/scan/model
+"""
+
+
+def cmd_scan(args) -> int:
+    from harness.scan.loading import ModelInputError
+    from harness.scan.observations import ObservationsError
+    from harness.scan.scanner import ScanOptions, scan
+    from harness.scan.writing import write_results
+
+    matrix = load_matrix(args.matrix)
+    unknown = [t for t in args.targets or [] if t not in matrix]
+    if unknown:
+        print(f"error: target(s) {unknown} not in {args.matrix}; known: {', '.join(matrix)}", file=sys.stderr)
+        return EXIT_USAGE
+    targets = [matrix[t] for t in args.targets] if args.targets else list(matrix.values())
+    run_targets = (targets if args.targets else [default_target(matrix)]) if args.run else []
+    out_dir = args.out or Path("out/scan") / args.model.stem
+    options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,
+                          max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
+                          fail_on=args.fail_on)
+    try:
+        import cases  # noqa: F401  (registers the case library: its matchers are what the scan searches)
+
+        result = scan(args.model, options, progress=lambda line: print(line, flush=True))
+    except (ModelInputError, ObservationsError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    json_path, html_path = write_results(result, out_dir)
+    _print_result(result.to_dict())
+    print(f"results: {json_path}, {html_path}")
+    for problem in result.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    if result.failing_targets:
+        print(f"expected to fail (--fail-on {args.fail_on}) on {len(result.failing_targets)} target(s): "
+              f"{', '.join(result.failing_targets)}", file=sys.stderr)
+    return EXIT_FAILS if result.failing_targets else EXIT_OK
+
+
+def _print_result(data: dict) -> None:
+    model = data["model"]
+    print(f"model: {model['path']} (opset {model['opset']}, {model['nodes']} nodes, {model['mode_text']})")
+    for note in model["notes"]:
+        print(f"  note: {note}")
+    findings = data["findings"]
+    if not findings:
+        print("no known INT8 failure pattern of the library in this model")
+    else:
+        places = sum(len(f["occurrences"]) for f in findings)
+        print(f"found {len(findings)} known pattern form(s) in {places} place(s):")
+        for f in findings:
+            anchors = [o["anchor"] for o in f["occurrences"]]
+            more = f" (+{len(anchors) - SHOWN_NODES} more)" if len(anchors) > SHOWN_NODES else ""
+            form = f"{f['case']}/{f['variant']}" if f["variant"] else f["case"]
+            print(f"  {f['pattern']} {form} [{f['role'] or '?'}]: {len(anchors)} place(s): "
+                  f"{', '.join(anchors[:SHOWN_NODES])}{more}")
+    print("verdict per target:")
+    width = max(len(t["target"]) for t in data["targets"])
+    for t in data["targets"]:
+        basis = f"({t['basis']})" if t["basis"] else ""
+        reason = t["reason"] if len(t["reason"]) <= REASON_WIDTH else t["reason"][:REASON_WIDTH - 1] + "…"
+        print(f"  {t['target']:<{width}}  {t['verdict']:<11} {basis:<10} {reason}")
+        if t["verdict"] in ("blocked", "fallback"):
+            for line in _workaround_lines(findings, t["target"]):
+                print(f"  {'':<{width}}  {line}")
+
+
+def _workaround_lines(findings: list[dict], target: str) -> list[str]:
+    """The workarounds known (observed or claimed) to pass on ``target`` for the findings that fail there."""
+    lines = []
+    for f in findings:
+        verdict = f["verdicts"].get(target)
+        for w in verdict["workarounds"] if verdict else []:
+            if w["verdict"] in ("likely", "verified"):
+                basis = "observed here" if w["evidence"][0]["kind"] == "observed" else "claimed upstream"
+                lines.append(f"workaround for {f['case']}: {w['variant']} ({w['verdict']}, {basis}): {w['description']}")
+    return lines
+
+
+def add_scan_commands(commands) -> None:
+    p = commands.add_parser("scan", help="will MODEL build in INT8 on each target: known patterns, verdicts, evidence",
+                            description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", type=Path, metavar="MODEL.onnx", help="the ONNX model (external data next to it)")
+    p.add_argument("--targets", nargs="+", metavar="ID", help="targets to predict (default: every target of the "
+                   "matrix); with --run also where the reproducers run")
+    p.add_argument("--results", nargs="+", type=Path, metavar="PATH", action="extend",
+                   help="observed records: results files (.jsonl), run directories, merged directories or a history "
+                   "store")
+    p.add_argument("--run", action="store_true", help="cut each match out of MODEL and run it on the targets "
+                   "(default: the matrix's default target)")
+    p.add_argument("--out", type=Path, metavar="DIR", help="output directory (default: out/scan/<model name>)")
+    p.add_argument("--fail-on", choices=("blocked", "fallback", "unverified"), default="blocked",
+                   help="the verdicts that make the exit status 1: blocked (default), also fallback, also unverified")
+    p.add_argument("--max-reproducers", type=int, default=8, metavar="N",
+                   help="with --run: at most N reproducers per pattern form (occurrences of one shape share one; "
+                   "default: %(default)s)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="with --run: cells run at once (default: "
+                   "%(default)s)")
+    p.add_argument("--timeout", type=float, default=300.0, help="with --run: seconds per cell (default: %(default)s)")
+    p.set_defaults(func=cmd_scan)

@@ -1,0 +1,94 @@
+"""Find every library pattern in a user's graph: call each registered case's ``find`` and group what it returns.
+
+The scanner knows no pattern itself: any case that implements ``find`` is searched. A matcher that raises, or names
+nodes the model does not have, is reported as a problem of the scan (never silently dropped), and the other cases
+are still searched.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterable
+
+from cases.model import Case, Match, Variant, all_cases
+
+
+@dataclasses.dataclass(frozen=True)
+class Occurrence:
+    """One place in the user's model that has a pattern: the user's node names, the anchor first."""
+
+    nodes: tuple[str, ...]
+    note: str
+
+    @property
+    def anchor(self) -> str:
+        return self.nodes[0]
+
+
+@dataclasses.dataclass
+class Finding:
+    """Every occurrence of one case in one library form (variant) in the user's model."""
+
+    case: type[Case]
+    variant: Variant | None  # None: the matcher could not tell which library variant this form is
+    occurrences: list[Occurrence]
+
+    @property
+    def mode(self) -> str:
+        return self.case.mode_of(self.variant) if self.variant else self.case.mode
+
+    @property
+    def remedy(self) -> str | None:
+        """The case's own remedy text, when the case declares one."""
+        return getattr(self.case, "remedy", None)
+
+    @property
+    def label(self) -> str:
+        return f"{self.case.id}/{self.variant.name}" if self.variant else self.case.id
+
+
+@dataclasses.dataclass
+class Matches:
+    findings: list[Finding]
+    problems: list[str]  # matchers that failed or named nodes the model does not have
+
+
+def find_patterns(graph: Any, cases: Iterable[type[Case]] | None = None) -> Matches:
+    """Every occurrence of every case of ``cases`` (default: the whole library) in ``graph``."""
+    node_names = {node.name for node in graph.nodes}
+    findings: dict[tuple[str, str | None], Finding] = {}
+    problems: list[str] = []
+    for case in cases if cases is not None else all_cases():
+        try:
+            matches = case.find(graph)
+        except Exception as err:  # a matcher's bug must not hide the other cases' findings
+            problems.append(f"case {case.id}: its matcher failed ({type(err).__name__}: {err}); its pattern was not "
+                            "searched")
+            continue
+        for match in matches:
+            problem = _invalid(case, match, node_names)
+            if problem:
+                problems.append(problem)
+                continue
+            variant = next((v for v in case.variants if v.name == match.variant), None)
+            finding = findings.setdefault((case.id, match.variant), Finding(case, variant, []))
+            finding.occurrences.append(Occurrence(tuple(match.nodes), match.note))
+    ordered = sorted(findings.values(), key=lambda f: (f.case.id, _variant_position(f)))
+    return Matches(ordered, problems)
+
+
+def _invalid(case: type[Case], match: Match, node_names: set[str]) -> str | None:
+    if not isinstance(match, Match) or match.case != case.id:
+        return f"case {case.id}: its matcher returned {match!r}, not a Match of case {case.id}"
+    if not match.nodes:
+        return f"case {case.id}: its matcher returned a match without nodes"
+    unknown = [name for name in match.nodes if name not in node_names]
+    if unknown:
+        return f"case {case.id}: its matcher named nodes the model does not have: {unknown}"
+    if match.variant is not None and all(v.name != match.variant for v in case.variants):
+        return f"case {case.id}: its matcher named variant {match.variant!r}, which the case does not declare"
+    return None
+
+
+def _variant_position(finding: Finding) -> int:
+    names = [v.name for v in finding.case.variants]
+    return names.index(finding.variant.name) if finding.variant else len(names)

@@ -1,0 +1,78 @@
+"""The observed records a scan's predictions rest on: results files, merged directories, run directories and
+history stores, read through :mod:`harness.store`, keeping the latest record of each cell per host."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.store.merge import MERGE_MANIFEST, MERGED_RESULTS
+from harness.store.results_file import scan_records
+from harness.store.run_dirs import RESULTS, UNKNOWN_HOST, RunDirError, problems_of, read_runs, record_host
+
+Cell = tuple[str, str, str]  # (case, variant, target)
+
+
+class ObservationsError(ValueError):
+    """A --results path that cannot be read at all; the message names it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Observation:
+    """One observed record and where it was read from."""
+
+    record: dict[str, Any]
+    source: str  # the results file it came from
+    host: str | None  # None: the record names no host (a plain `run`)
+
+
+@dataclasses.dataclass
+class Observations:
+    sources: list[str]  # the paths read, as given
+    problems: list[str]  # damaged lines and unreadable files, each naming the file (and line)
+    cells: dict[Cell, list[Observation]]  # the latest record of each cell per host
+
+    def of(self, case: str, variant: str, target: str) -> list[Observation]:
+        return self.cells.get((case, variant, target), [])
+
+    def __len__(self) -> int:
+        return sum(len(observations) for observations in self.cells.values())
+
+
+def read_observations(paths: Iterable[Path | str]) -> Observations:
+    """Every record of ``paths`` (each a results file, a merged directory, a run directory or a directory holding
+    run directories, such as the history store); per cell and host the record that started last wins."""
+    latest: dict[tuple[str, str, str, str], Observation] = {}  # per (case, variant, target, host)
+    sources, problems = [], []
+    for path in map(Path, paths):
+        sources.append(str(path))
+        for observation in _observations_in(path, problems):
+            record = observation.record
+            key = (record["case"], record["variant"], record["target"], observation.host or "")
+            if key not in latest or latest[key].record["started_at"] <= record["started_at"]:
+                latest[key] = observation
+    cells: dict[Cell, list[Observation]] = {}
+    for (case, variant, target, _), observation in sorted(latest.items()):
+        cells.setdefault((case, variant, target), []).append(observation)
+    return Observations(sources, problems, cells)
+
+
+def _observations_in(path: Path, problems: list[str]) -> list[Observation]:
+    if not path.exists():
+        raise ObservationsError(f"{path}: no such results file or directory")
+    if path.is_file() or (path / MERGE_MANIFEST).is_file():
+        results = path if path.is_file() else path / MERGED_RESULTS
+        good, bad = scan_records(results)
+        problems.extend(str(line) for line in bad)
+        return [Observation(record, str(results), record_host(record)) for _, record in good]
+    try:
+        runs = read_runs([path])
+    except RunDirError as err:
+        raise ObservationsError(str(err)) from None
+    problems.extend(problems_of(runs))
+    return [Observation(record, str(run.path / RESULTS), record_host(record) or _named(run.host))
+            for run in runs for record in run.records]
+
+
+def _named(host: str) -> str | None:
+    return None if host == UNKNOWN_HOST else host

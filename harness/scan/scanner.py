@@ -1,0 +1,143 @@
+"""One scan: load the model, find the library's patterns, predict per target, optionally cut the matches out and run
+them, and gather everything the JSON file, the HTML page and the exit code say."""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from harness.matrix import Target
+from harness.scan.loading import LoadedModel, load_model
+from harness.scan.matching import Finding, find_patterns
+from harness.scan.observations import Observation, Observations, read_observations
+from harness.scan.prediction import ModelVerdict, Verdict, fails, model_verdict, predict
+from harness.scan.reproducers import DEFAULT_LIMIT, ReproducerSet, run_reproducers, write_reproducers
+from harness.scan.summary import model_summary
+
+SCAN_FORMAT = "trt-matrix/scan/1"
+REPRODUCERS_DIR = "reproducers"
+
+
+@dataclasses.dataclass
+class ScanOptions:
+    targets: Sequence[Target]  # predicted
+    results: Sequence[Path] = ()  # observed records to predict from
+    run_targets: Sequence[Target] = ()  # with --run: where the reproducers run (empty: no run)
+    out_dir: Path = Path("out/scan")
+    max_reproducers: int = DEFAULT_LIMIT
+    jobs: int = 1
+    timeout_s: float = 300.0
+    fail_on: str = "blocked"
+
+
+@dataclasses.dataclass
+class ScanResult:
+    options: ScanOptions
+    loaded: LoadedModel
+    findings: list[Finding]
+    verdicts: list[dict[str, Verdict]]  # per finding (same order), target id -> verdict
+    model_verdicts: list[ModelVerdict]
+    observations: Observations
+    reproducers: ReproducerSet | None
+    run_summaries: list[Any]
+    problems: list[str]
+    timings: dict[str, float]
+
+    @property
+    def failing_targets(self) -> list[str]:
+        """Targets whose verdict makes the scan fail under the options' --fail-on level."""
+        return [v.target.id for v in self.model_verdicts if fails(v.verdict, self.options.fail_on)]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failing_targets else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        reproducers = self.reproducers
+        findings = []
+        for finding, verdicts in zip(self.findings, self.verdicts):
+            own = {id(r.occurrence): r for r in reproducers.of(finding)} if reproducers else {}
+            findings.append({
+                "case": finding.case.id, "pattern": finding.case.pattern, "title": finding.case.title,
+                "links": list(finding.case.links), "variant": finding.variant.name if finding.variant else None,
+                "role": finding.variant.role if finding.variant else None,
+                "variant_description": finding.variant.description if finding.variant else None,
+                "mode": finding.mode, "remedy": finding.remedy,
+                "occurrences": [{"nodes": list(o.nodes), "anchor": o.anchor, "note": o.note,
+                                 "reproducer": own[id(o)].to_dict() if id(o) in own else None}
+                                for o in finding.occurrences],
+                "verdicts": {target: verdict.to_dict() for target, verdict in verdicts.items()},
+            })
+        return {
+            "format": SCAN_FORMAT,
+            "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "model": model_summary(self.loaded),
+            "targets": [v.to_dict() for v in self.model_verdicts],
+            "fail_on": self.options.fail_on,
+            "failing_targets": self.failing_targets,
+            "exit_code": self.exit_code,
+            "findings": findings,
+            "observations": {"sources": self.observations.sources, "records": len(self.observations)},
+            "run": {
+                "targets": [t.id for t in self.options.run_targets],
+                "cases_dir": str(reproducers.cases_dir) if reproducers else None,
+                "reproducers": len(reproducers.written) if reproducers else 0,
+                "summaries": [s.line() for s in self.run_summaries],
+            },
+            "problems": self.problems,
+            "timings_s": {k: round(v, 3) for k, v in self.timings.items()},
+        }
+
+
+def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None] = lambda line: None) -> ScanResult:
+    """Scan the model at ``path``. Raises ``ModelInputError`` for a model that cannot be read and
+    ``ObservationsError`` for a --results path that cannot be read at all."""
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[name] = now - clock
+        clock = now
+
+    observations = read_observations(options.results)
+    lap("read_results")
+    loaded = load_model(path)
+    lap("load")
+    matches = find_patterns(loaded.graph)
+    lap("match")
+    problems = list(matches.problems) + list(observations.problems)
+    reproducers, run_summaries, layer_observations = None, [], Observations([], [], {})
+    if options.run_targets and matches.findings:
+        reproducers = write_reproducers(loaded, matches.findings, Path(options.out_dir) / REPRODUCERS_DIR,
+                                        limit=options.max_reproducers)
+        lap("extract")
+        progress(f"{len(reproducers.written)} reproducer(s) of your layers in {reproducers.cases_dir}")
+        layer_observations, run_summaries = run_reproducers(reproducers, options.run_targets, jobs=options.jobs,
+                                                            timeout_s=options.timeout_s, progress=progress)
+        problems += layer_observations.problems
+        lap("run")
+    run_ids = {t.id for t in options.run_targets} if reproducers else set()
+    verdicts = []
+    for finding in matches.findings:
+        per_target = {}
+        for target in options.targets:
+            layers = _layers(finding, target.id, reproducers, layer_observations) if target.id in run_ids else None
+            per_target[target.id] = predict(finding, target, observations, layers)
+        verdicts.append(per_target)
+    model_verdicts = [
+        model_verdict(target, [(finding.label, v[target.id]) for finding, v in zip(matches.findings, verdicts)])
+        for target in options.targets
+    ]
+    lap("predict")
+    return ScanResult(options, loaded, matches.findings, verdicts, model_verdicts, observations, reproducers,
+                      run_summaries, problems, timings)
+
+
+def _layers(finding: Finding, target: str, reproducers: ReproducerSet,
+            observed: Observations) -> list[list[Observation]]:
+    """Per occurrence of ``finding``, what its reproducer (own or shared) observed on ``target``."""
+    return [observed.of(finding.case.id, r.name, target) if r.name else [] for r in reproducers.of(finding)]
