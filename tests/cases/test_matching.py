@@ -165,7 +165,7 @@ def test_constants_are_initializers_or_constant_node_outputs():
 
 @pytest.mark.parametrize("weights", ["float-qdq", "int8-dq"])
 def test_quantized_weight_forms_lead_back_to_their_constant(weights):
-    graph, ops = qdq_conv_graph(weights)
+    _, ops = qdq_conv_graph(weights)
     conv = ops["Conv"]
     assert m.is_quantized_weight(conv.inputs[1]) and m.is_quantized_conv(conv)
     constant = m.weight_constant(conv.inputs[1])
@@ -176,7 +176,7 @@ def test_quantized_weight_forms_lead_back_to_their_constant(weights):
 
 
 def test_a_float_weight_is_its_own_constant_and_not_quantized():
-    graph, ops = qdq_conv_graph("float")
+    _, ops = qdq_conv_graph("float")
     conv = ops["Conv"]
     assert m.weight_constant(conv.inputs[1]) is conv.inputs[1]
     assert not m.is_quantized_weight(conv.inputs[1]) and not m.is_quantized_conv(conv)
@@ -185,7 +185,7 @@ def test_a_float_weight_is_its_own_constant_and_not_quantized():
 
 
 def test_dequantized_activation_is_not_a_weight():
-    graph, ops = qdq_conv_graph()
+    _, ops = qdq_conv_graph()
     activation = ops["Conv"].inputs[0]
     assert m.dequantized(activation) is not None and m.weight_constant(activation) is None
     assert not m.is_quantized_weight(activation)
@@ -223,14 +223,14 @@ def test_has_qdq():
 
 
 def test_producer_skipping_walks_through_the_named_ops():
-    graph, ops = qdq_conv_graph()
+    _, ops = qdq_conv_graph()
     node, skipped = m.producer_skipping(ops["Relu"].inputs[0], "BatchNormalization")
     assert node is ops["Conv"] and skipped == [ops["BatchNormalization"]]
     assert m.producer_skipping(ops["Relu"].inputs[0]) == (ops["BatchNormalization"], [])
 
 
 def test_path_between_lists_the_nodes_from_the_source_on():
-    graph, ops = qdq_conv_graph()
+    graph, _ = qdq_conv_graph()
     x, out = graph.inputs[0], graph.outputs[0]
     path = m.path_between(x, out)
     assert [n.op for n in path] == ["QuantizeLinear", "DequantizeLinear", "Conv", "BatchNormalization", "Relu"]

@@ -9,7 +9,13 @@ import pytest
 
 from cases import _graphs as g
 from cases.s3_depthwise_qdq import (
-    CHANNELS_PER_GROUP, CONV, DEPTHWISE_CHANNELS, GROUPS, REPORTED, SIZE, DepthwiseQdq,
+    CHANNELS_PER_GROUP,
+    CONV,
+    DEPTHWISE_CHANNELS,
+    GROUPS,
+    REPORTED,
+    SIZE,
+    DepthwiseQdq,
 )
 
 LOG_LAYER = "weights + node_of_weights_quantized + node_of_output"
@@ -174,7 +180,8 @@ def test_find_nothing_for_ungrouped_or_unquantized_convs():
 
 def test_find_the_depthwise_qdq_conv_of_another_case_too():
     """S4's Q/DQ workaround quantizes its depthwise conv: that conv has the S3 form, and is found as such."""
-    from cases.s4_bn_mish import CONV as S4_CONV, BnMish
+    from cases.s4_bn_mish import CONV as S4_CONV
+    from cases.s4_bn_mish import BnMish
 
     v = next(v for v in BnMish.variants if v.name == "qdq-conv-and-before-decomposed-mish")
     (match,) = DepthwiseQdq.find(BnMish.build(v).graph)

@@ -1,0 +1,127 @@
+"""`python -m harness scan`, black-box through the real command: bad input, a clean model, verdicts and exit codes,
+and --run end to end on ort-cpu."""
+from __future__ import annotations
+
+import json
+
+import onnx
+import pytest
+
+from tests.harness.commands.test_main import harness
+from tests.models.fixtures import library_results, model_files  # noqa: F401
+
+
+def scan(*args, check=False):
+    return harness("scan", *map(str, args), check=check)
+
+
+def scan_json(out) -> dict:
+    return json.loads((out / "scan.json").read_text())
+
+
+def bad_inputs(tmp_path, model_files):
+    """(path, what the message must say) for each kind of bad input."""
+    text = tmp_path / "notes.onnx"
+    text.write_text("not a model\n")
+    truncated = tmp_path / "truncated.onnx"
+    truncated.write_bytes(model_files["backbone-silu"].read_bytes()[:3000])
+    future = tmp_path / "future.onnx"
+    model = onnx.load(model_files["plain-cnn-qdq"])
+    model.opset_import[0].version = onnx.defs.onnx_opset_version() + 1
+    onnx.save(model, future)
+    external = tmp_path / "external" / "model.onnx"
+    external.parent.mkdir()
+    onnx.save(onnx.load(model_files["backbone-silu"]), external, save_as_external_data=True, location="weights.bin",
+              size_threshold=0)
+    (external.parent / "weights.bin").unlink()
+    return {
+        "not-onnx": (text, "not an ONNX file"),
+        "truncated": (truncated, "truncated ONNX file: it ends inside the model's 'graph' field"),
+        "opset-too-new": (future, f"opset {onnx.defs.onnx_opset_version() + 1} is newer than the installed onnx"),
+        "missing-external-data": (external, "external data file 'weights.bin' of tensor"),
+        "missing-file": (tmp_path / "nothing.onnx", "no such file"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["not-onnx", "truncated", "opset-too-new", "missing-external-data", "missing-file"])
+def test_bad_input_is_one_line_naming_the_file_and_the_problem_exit_2(kind, tmp_path, model_files):
+    path, problem = bad_inputs(tmp_path, model_files)[kind]
+    result = scan(path, "--out", tmp_path / "out")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"error: {path}: ") and problem in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert not (tmp_path / "out" / "scan.json").exists()
+
+
+def test_an_unknown_target_or_results_path_is_exit_2(tmp_path, model_files):
+    result = scan(model_files["plain-cnn-qdq"], "--targets", "trt99-mars", "--out", tmp_path)
+    assert result.returncode == 2 and "target(s) ['trt99-mars'] not in" in result.stderr
+    result = scan(model_files["plain-cnn-qdq"], "--results", tmp_path / "nope.jsonl", "--out", tmp_path)
+    assert result.returncode == 2 and f"error: {tmp_path / 'nope.jsonl'}: no such results file" in result.stderr
+
+
+def test_a_model_without_any_known_pattern_is_clean(tmp_path, model_files, library_results):
+    result = scan(model_files["plain-cnn-qdq"], "--results", library_results, "--out", tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no known INT8 failure pattern of the library in this model" in result.stdout
+    data = scan_json(tmp_path)
+    assert data["findings"] == [] and data["model"]["mode"] == "explicit-qdq"
+    assert {t["verdict"] for t in data["targets"] if t["available"]} == {"clear"}
+    assert 'data-clean="true"' in (tmp_path / "scan.html").read_text()
+
+
+def test_a_claimed_failure_fails_the_scan_and_names_the_users_nodes(tmp_path, model_files, library_results):
+    result = scan(model_files["backbone-silu"], "--results", library_results, "--out", tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "S1 s1-conv-silu/size-64 [sweep]: 1 place(s): /backbone/stem/conv/Conv" in result.stdout
+    assert "expected to fail (--fail-on blocked) on 1 target(s): trt86-orin" in result.stderr
+    orin = next(line for line in result.stdout.splitlines() if line.strip().startswith("trt86-orin"))
+    assert "blocked" in orin and "(claimed)" in orin and "claimed upstream (issue thread), not observed here" in orin
+    assert "workaround for s1-conv-silu: conv-output-marked (likely, claimed upstream)" in result.stdout
+    targets = {t["target"]: t for t in scan_json(tmp_path)["targets"]}
+    assert (targets["ort-cpu"]["verdict"], targets["ort-cpu"]["basis"]) == ("likely", "observed")
+    assert str(library_results) in targets["ort-cpu"]["reason"]
+    assert targets["trt92-orin"]["verdict"] == "unavailable"
+
+
+def test_targets_and_fail_on_choose_what_fails(tmp_path, model_files, library_results):
+    model = model_files["backbone-silu"]
+    assert scan(model, "--results", library_results, "--targets", "ort-cpu", "--out", tmp_path).returncode == 0
+    assert [t["target"] for t in scan_json(tmp_path)["targets"]] == ["ort-cpu"]
+    result = scan(model, "--targets", "trt86-x86", "--fail-on", "unverified", "--out", tmp_path)
+    assert result.returncode == 1 and "trt86-x86" in result.stderr
+
+
+def test_run_checks_the_users_own_layers_on_ort_cpu(tmp_path, model_files):
+    result = scan(model_files["backbone-silu-qdq"], "--run", "--targets", "ort-cpu", "--out", tmp_path,
+                  "--fail-on", "fallback")
+    data = scan_json(tmp_path)
+    reproducers = tmp_path / "reproducers"
+    assert (reproducers / "index.json").is_file() and (reproducers / "results.jsonl").is_file()
+    assert data["run"]["reproducers"] == 3 and data["run"]["targets"] == ["ort-cpu"]
+    block = next(f for f in data["findings"] if f["variant"] == "identity-shortcut-residual-quantizer")
+    first, second = block["occurrences"]
+    assert first["reproducer"]["name"] == "backbone-layer1-layer1.0-Add"
+    assert second["reproducer"]["shared_with"] == "/backbone/layer1/layer1.0/Add"
+    verdict = block["verdicts"]["ort-cpu"]
+    assert verdict["basis"] == "observed" and verdict["evidence"][0]["scope"] == "your-layer"
+    assert verdict["evidence"][0]["source"] == str(reproducers / "results.jsonl")
+    # Under --fail-on fallback the exit status follows what the user's layers did: any record worse than a pass
+    # (read from the records themselves) fails the scan.
+    records = [json.loads(line) for line in (reproducers / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 3 and all(r["target"] == "ort-cpu" for r in records)
+    worse = {r["outcome"] for r in records} - {"pass"}
+    assert result.returncode == (1 if worse else 0), result.stdout + result.stderr
+    assert {f["verdicts"]["ort-cpu"]["verdict"] for f in data["findings"]} <= {"verified", "fallback", "blocked"}
+
+
+def test_run_verifies_an_implicit_model_on_ort_cpu(tmp_path, model_files):
+    result = scan(model_files["backbone-silu"], "--run", "--out", tmp_path, "--targets", "ort-cpu")
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = scan_json(tmp_path)
+    (ort,) = data["targets"]
+    assert (ort["verdict"], ort["basis"]) == ("verified", "observed")
+    records = [json.loads(line) for line in (tmp_path / "reproducers" / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["variant"] for r in records) == ["backbone-dw-conv-Conv", "backbone-pw-conv-Conv",
+                                                     "backbone-stem-conv-Conv"]
+    assert all(r["mode"] == "implicit-int8" and r["outcome"] == "pass" for r in records)

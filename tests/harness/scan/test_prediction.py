@@ -1,0 +1,153 @@
+"""Verdicts per target from tiers of evidence: the user's layer, the library variant, its claims, the reported form."""
+from __future__ import annotations
+
+import pytest
+
+from cases.s1_conv_silu import ConvSilu
+from cases.s3_depthwise_qdq import DepthwiseQdq
+from harness.matrix import load_matrix
+from harness.scan.matching import Finding, Occurrence
+from harness.scan.observations import Observation, Observations
+from harness.scan.prediction import fails, model_verdict, predict
+
+TARGETS = load_matrix()
+NO_RESULTS = Observations([], [], {})
+
+
+def finding(case=ConvSilu, variant="as-reported", places=1) -> Finding:
+    chosen = next(v for v in case.variants if v.name == variant)
+    return Finding(case, chosen, [Occurrence((f"/layer{i}/Conv",), "") for i in range(places)])
+
+
+def observation(case, variant, target, outcome, category=None, nodes=(), host=None, source="r.jsonl"):
+    record = {"case": case, "variant": variant, "target": target, "outcome": outcome, "fallback_nodes": list(nodes),
+              "failure": {"category": category, "message": "the log says so", "node": None} if category else None,
+              "started_at": "2026-11-23T00:00:00+00:00"}
+    return Observation(record, source, host)
+
+
+def observed(*observations) -> Observations:
+    cells = {}
+    for o in observations:
+        cells.setdefault((o.record["case"], o.record["variant"], o.record["target"]), []).append(o)
+    return Observations(["r.jsonl"], [], cells)
+
+
+def test_a_claim_alone_gives_a_claimed_verdict_never_an_observed_one():
+    verdict = predict(finding(), TARGETS["trt86-orin"], NO_RESULTS)
+    assert (verdict.verdict, verdict.basis) == ("blocked", "claimed")
+    assert verdict.reason == "claimed upstream (issue thread), not observed here: fail (no-implementation)"
+    assert [e.kind for e in verdict.evidence] == ["claimed"]
+    assert "observed" not in verdict.reason.replace("not observed here", "")
+
+
+def test_no_evidence_is_unverified():
+    verdict = predict(finding(), TARGETS["trt86-x86"], NO_RESULTS)
+    assert (verdict.verdict, verdict.basis, verdict.evidence) == ("unverified", None, [])
+
+
+def test_an_observation_outranks_a_claim_and_says_it_disagrees():
+    results = observed(observation("s1-conv-silu", "as-reported", "trt86-orin", "pass", host="orin-01"))
+    verdict = predict(finding(), TARGETS["trt86-orin"], results)
+    assert (verdict.verdict, verdict.basis) == ("likely", "observed")
+    assert verdict.reason == ("observed pass on the library variant s1-conv-silu/as-reported [r.jsonl, host orin-01]; "
+                              "upstream claimed fail (issue thread)")
+    assert [e.kind for e in verdict.evidence] == ["observed", "claimed"]
+
+
+def test_an_observed_failure_names_its_category_and_fallback_its_nodes():
+    fail = observed(observation("s1-conv-silu", "as-reported", "trt86-x86", "fail", "no-implementation"))
+    assert predict(finding(), TARGETS["trt86-x86"], fail).reason.startswith(
+        "observed fail (no-implementation) on the library variant s1-conv-silu/as-reported")
+    fallback = observed(observation("s1-conv-silu", "as-reported", "trt86-x86", "fallback", nodes=["/model.0/conv/Conv"]))
+    verdict = predict(finding(), TARGETS["trt86-x86"], fallback)
+    assert verdict.verdict == "fallback" and "/model.0/conv/Conv not in INT8" in verdict.reason
+
+
+def test_hosts_that_disagree_give_the_worse_verdict():
+    results = observed(observation("s1-conv-silu", "as-reported", "trt86-x86", "pass", host="a"),
+                       observation("s1-conv-silu", "as-reported", "trt86-x86", "crash", "crash", host="b"))
+    verdict = predict(finding(), TARGETS["trt86-x86"], results)
+    assert verdict.verdict == "blocked" and "host b" in verdict.reason
+
+
+def test_infra_errors_are_no_evidence():
+    broken = observation("s1-conv-silu", "as-reported", "trt86-orin", "infra-error", "harness")
+    verdict = predict(finding(), TARGETS["trt86-orin"], observed(broken))
+    assert (verdict.verdict, verdict.basis) == ("blocked", "claimed")  # the claim decides
+    alone = predict(finding(), TARGETS["trt86-x86"], observed(
+        observation("s1-conv-silu", "as-reported", "trt86-x86", "infra-error", "harness")))
+    assert alone.verdict == "unverified" and "only infra-error records" in alone.reason
+
+
+def test_the_users_own_layer_outranks_the_library():
+    library = observed(observation("s1-conv-silu", "as-reported", "ort-cpu", "fallback", nodes=["/model.0/conv/Conv"]))
+    mine = observation("s1-conv-silu", "layer0-Conv", "ort-cpu", "pass", source="out/reproducers/results.jsonl")
+    verdict = predict(finding(), TARGETS["ort-cpu"], library, layers=[[mine]])
+    assert (verdict.verdict, verdict.basis) == ("verified", "observed")
+    assert verdict.reason.startswith("observed pass on your layer (layer0-Conv)")
+    fallback = observation("s1-conv-silu", "layer0-Conv", "ort-cpu", "fallback", nodes=["/layer0/Conv"])
+    assert "/layer0/Conv not in INT8" in predict(finding(), TARGETS["ort-cpu"], library, layers=[[fallback]]).reason
+
+
+def test_layers_checked_in_part_decide_only_when_one_fails():
+    passed = observation("s1-conv-silu", "layer0-Conv", "trt86-orin", "pass")
+    verdict = predict(finding(places=2), TARGETS["trt86-orin"], NO_RESULTS, layers=[[passed], []])
+    assert (verdict.verdict, verdict.basis) == ("blocked", "claimed")  # one layer unchecked: the claim still stands
+    failed = observation("s1-conv-silu", "layer1-Conv", "trt86-orin", "fail", "no-implementation")
+    verdict = predict(finding(places=2), TARGETS["trt86-orin"], NO_RESULTS, layers=[[passed], [failed]])
+    assert (verdict.verdict, verdict.basis) == ("blocked", "observed")
+    verdict = predict(finding(places=3), TARGETS["ort-cpu"], NO_RESULTS, layers=[[failed], [], []])
+    assert verdict.reason.endswith("(1 of 3 occurrences checked on their own layer)")
+
+
+def test_a_sweep_form_falls_back_on_the_reported_form_a_workaround_does_not():
+    sweep = predict(finding(variant="channels-32"), TARGETS["trt86-orin"], NO_RESULTS)
+    assert (sweep.verdict, sweep.basis) == ("blocked", "claimed")
+    assert sweep.reason == ("no evidence for your form channels-32; claimed upstream (issue thread), not observed "
+                            "here: fail (no-implementation) for the reported form s1-conv-silu/as-reported")
+    workaround = finding(variant="conv-output-marked")
+    assert predict(workaround, TARGETS["trt86-orin"], NO_RESULTS).verdict == "likely"  # its own claim
+    assert predict(workaround, TARGETS["trt100-x86"], NO_RESULTS).verdict == "unverified"  # not the failing form's
+
+
+def test_an_unavailable_target_says_why():
+    verdict = predict(finding(), TARGETS["trt92-orin"], NO_RESULTS)
+    assert verdict.verdict == "unavailable" and "never released for Jetson" in verdict.reason
+
+
+def test_workarounds_known_to_pass_come_first():
+    verdict = predict(finding(), TARGETS["trt86-orin"], NO_RESULTS)
+    assert [(w.variant.name, w.verdict) for w in verdict.workarounds] == [
+        ("conv-output-marked", "likely"), ("sigmoid-output-marked", "likely")]
+    failed = observed(observation("s1-conv-silu", "conv-output-marked", "trt86-orin", "fail", "no-implementation"))
+    verdict = predict(finding(), TARGETS["trt86-orin"], failed)
+    assert [(w.variant.name, w.verdict) for w in verdict.workarounds] == [
+        ("sigmoid-output-marked", "likely"), ("conv-output-marked", "blocked")]
+    assert verdict.workarounds[1].to_dict()["knobs"] == {"extra_outputs": ["/model.0/conv/Conv_output_0"]}
+
+
+def test_a_workaround_form_lists_the_other_workarounds_not_itself():
+    s3 = finding(DepthwiseQdq, "depthwise-c32-float-qdq-per-channel")
+    verdict = predict(s3, TARGETS["trt86-x86"], NO_RESULTS)
+    assert verdict.verdict == "blocked"
+    assert [(w.variant.name, w.verdict) for w in verdict.workarounds] == [("depthwise-c32-float", "fallback")]
+    assert predict(finding(DepthwiseQdq, "depthwise-c32-float"), TARGETS["trt86-x86"], NO_RESULTS).workarounds == []
+
+
+def test_the_model_verdict_is_the_worst_finding_or_clear():
+    target = TARGETS["trt86-orin"]
+    assert model_verdict(target, []).verdict == "clear"
+    blocked = predict(finding(), target, NO_RESULTS)
+    fine = predict(finding(variant="conv-output-marked"), target, NO_RESULTS)
+    combined = model_verdict(target, [("a", fine), ("b", blocked)])
+    assert (combined.verdict, combined.basis) == ("blocked", "claimed")
+    assert combined.reason.startswith("b: claimed upstream") and combined.findings == [("b", "blocked"), ("a", "likely")]
+    assert model_verdict(TARGETS["trt102-orin"], [("b", blocked)]).verdict == "unavailable"
+
+
+@pytest.mark.parametrize("level, failing", [("blocked", {"blocked"}), ("fallback", {"blocked", "fallback"}),
+                                            ("unverified", {"blocked", "fallback", "unverified"})])
+def test_fail_on_levels(level, failing):
+    verdicts = ("blocked", "fallback", "unavailable", "unverified", "likely", "verified", "clear")
+    assert {v for v in verdicts if fails(v, level)} == failing

@@ -1,0 +1,75 @@
+"""The scan page: self-contained, escaped, one row per target, claimed verdicts apart from observed ones."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import cases  # noqa: F401  (registers the library)
+from harness.matrix import load_matrix
+from harness.scan.scanner import ScanOptions, scan
+from harness.scan.writing import write_results
+from tests.models.fixtures import library_results, model_files  # noqa: F401
+from tests.reports.conftest import parse_html
+
+
+def page(model, tmp_path, results=()) -> tuple[str, object]:
+    result = scan(model, ScanOptions(targets=list(load_matrix().values()), results=list(results), out_dir=tmp_path))
+    _, html_path = write_results(result, tmp_path)
+    html = html_path.read_text()
+    return html, parse_html(html)
+
+
+def test_one_row_per_target_and_claimed_verdicts_are_marked_not_run_here(tmp_path, model_files, library_results):
+    html, tree = page(model_files["backbone-silu"], tmp_path, [library_results])
+    rows = [row.attrs["data-target"] for row in tree.find("section", id="targets").find_all("tr")
+            if "data-target" in row.attrs]
+    assert rows == list(load_matrix())
+    orin = tree.find("section", id="targets").find("tr", data_target="trt86-orin")
+    chip = orin.find("span", cls="verdict")
+    assert chip.attrs["data-verdict"] == "blocked" and "claimed" in chip.classes
+    assert "claimed upstream, not run here" in orin.text
+    ort = tree.find("section", id="targets").find("tr", data_target="ort-cpu")
+    assert "claimed" not in ort.find("span", cls="verdict").classes and "observed here" in ort.text
+
+
+def test_each_finding_lists_its_places_evidence_and_workarounds(tmp_path, model_files, library_results):
+    _, tree = page(model_files["backbone-silu"], tmp_path, [library_results])
+    stem = tree.find("article", data_case="s1-conv-silu", data_variant="size-64")
+    assert stem.find("tr", data_anchor="/backbone/stem/conv/Conv")
+    orin = stem.find("tr", data_target="trt86-orin")
+    assert {w.attrs["data-workaround"] for w in orin.find_all("div", cls="workaround")} == {
+        "conv-output-marked", "sigmoid-output-marked"}
+    assert "https://github.com/NVIDIA/TensorRT/issues/3640" in orin.text
+
+
+def test_a_clean_model_says_so(tmp_path, model_files):
+    _, tree = page(model_files["plain-cnn-qdq"], tmp_path)
+    assert "No known INT8 failure pattern" in tree.find("p", cls="clean").text
+
+
+def test_the_page_loads_nothing_and_escapes_the_users_names(tmp_path):
+    name = '<script>alert("x")</script>'
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name=name, pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["c"], ["s"], name="/act/Sigmoid"),
+             helper.make_node("Mul", ["c", "s"], ["y"], name="/act/Mul")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "w")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "evil.onnx")
+    html, tree = page(tmp_path / "evil.onnx", tmp_path)
+    assert name not in html and "&lt;script&gt;alert(" in html
+    assert tree.find("tr", data_anchor=name)  # the parser unescapes: the name reads as the user wrote it
+    for element in tree.find_all():
+        assert "src" not in element.attrs and element.tag != "link"
+    assert "default-src 'none'" in html
+
+
+@pytest.mark.parametrize("fail_on, headline", [("blocked", "Expected to fail (--fail-on blocked) on 1 of"),
+                                               ("unverified", "Expected to fail (--fail-on unverified) on")])
+def test_the_headline_follows_fail_on(tmp_path, model_files, fail_on, headline):
+    result = scan(model_files["backbone-silu"], ScanOptions(targets=list(load_matrix().values()), fail_on=fail_on,
+                                                            out_dir=tmp_path))
+    _, html_path = write_results(result, tmp_path)
+    assert headline in parse_html(html_path.read_text()).find("p", cls="headline").text
