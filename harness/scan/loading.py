@@ -8,7 +8,9 @@ model over 2 GB scans without loading it (``onnx.shape_inference.infer_shapes_pa
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
+import gc
 import os
 import tempfile
 from pathlib import Path
@@ -56,59 +58,71 @@ def default_opset(model: onnx.ModelProto) -> int:
 
 
 def load_model(path: Path | str) -> LoadedModel:
-    """Read, check and shape-infer ``path``; raise :class:`ModelInputError` when it cannot be scanned."""
+    """Read, check and shape-infer ``path``; raise :class:`ModelInputError` when it cannot be scanned.
+
+    The checks and shape inference work on the file (``onnx.checker.check_model`` and
+    ``onnx.shape_inference.infer_shapes_path``): no 2 GB protobuf limit, and no round trip of the model through
+    Python, which is what makes a 50k-node model load in seconds.
+    """
     path = Path(path)
-    model = _read(path)
-    _check_versions(path, model)
+    _check_header(path)
+    notes: list[str] = []
+    model = _inferred_model(path, notes)
     external = _check_external_data(path, model)
     _check_structure(path, model)
-    notes: list[str] = []
-    model = _infer_shapes(path, model, bool(external), notes)
     try:
-        graph = gs.import_onnx(model)
+        with gc_paused():  # the importer allocates an object per tensor: collections would only slow it down
+            graph = gs.import_onnx(model)
     except Exception as err:  # an importer failure on an exotic graph is a problem of the input, told in one line
         raise ModelInputError(f"{path}: onnx-graphsurgeon cannot import it ({type(err).__name__}: {err})") from None
     _name_nodes(graph, notes)
     return LoadedModel(path, model, graph, external, notes)
 
 
-def _read(path: Path) -> onnx.ModelProto:
+def _check_header(path: Path) -> None:
+    """The file exists and is a whole onnx.ModelProto at its top level (walked without parsing the graph), with a
+    graph, and an opset and IR version the installed onnx knows."""
     if not path.exists():
         raise ModelInputError(f"{path}: no such file")
     if not path.is_file():
         raise ModelInputError(f"{path}: not a file (a directory?)")
-    if path.stat().st_size == 0:
-        raise ModelInputError(f"{path}: empty file, not an ONNX model")
     try:
-        model = onnx.load(str(path), load_external_data=False)
-    except DecodeError:
-        raise ModelInputError(f"{path}: {_why_undecodable(path.read_bytes())}") from None
+        data = path.read_bytes()
     except OSError as err:
         raise ModelInputError(f"{path}: cannot be read ({err.strerror or err})") from None
-    if not model.HasField("graph") or not model.opset_import:
-        missing = "graph" if not model.HasField("graph") else "opset_import"
-        raise ModelInputError(f"{path}: not an ONNX model: it has no {missing} (a truncated file, or another format)")
-    return model
-
-
-def _why_undecodable(data: bytes) -> str:
-    """Why protobuf could not parse ``data`` as a ModelProto: cut off inside a field, or not a model at all."""
+    if not data:
+        raise ModelInputError(f"{path}: empty file, not an ONNX model")
+    ir_version, opsets, fields = 0, [], set()
     position = 0
-    for number, wire_type, end in _top_level_fields(data):
+    for number, wire_type, value, end in _top_level_fields(data):
         field = _MODEL_FIELDS.get(number)
         if field is None or field[1] != wire_type:
             break
         if end > len(data):
-            return (f"truncated ONNX file: it ends inside the model's '{field[0]}' field ({len(data) - position} of "
-                    f"{end - position} bytes present); copy or download it again")
+            raise ModelInputError(f"{path}: truncated ONNX file: it ends inside the model's '{field[0]}' field "
+                                  f"({len(data) - position} of {end - position} bytes present); copy or download it "
+                                  "again")
+        fields.add(field[0])
+        if field[0] == "ir_version":
+            ir_version = value
+        elif field[0] == "opset_import":
+            opsets.append(onnx.OperatorSetIdProto.FromString(data[value:end]))
         position = end
-    if position == 0:
-        return "not an ONNX file: its bytes are not an onnx.ModelProto (is it another format, or text?)"
-    return f"corrupt ONNX file: it stops being an onnx.ModelProto at byte {position} of {len(data)}"
+    if position < len(data):
+        raise ModelInputError(f"{path}: " + (
+            "not an ONNX file: its bytes are not an onnx.ModelProto (is it another format, or text?)" if position == 0
+            else f"corrupt ONNX file: it stops being an onnx.ModelProto at byte {position} of {len(data)}"))
+    missing = [name for name in ("graph", "opset_import") if name not in fields]
+    if missing:
+        raise ModelInputError(f"{path}: not an ONNX model: it has no {' and no '.join(missing)} (a truncated file, or "
+                              "another format)")
+    _check_versions(path, ir_version, opsets)
 
 
-def _top_level_fields(data: bytes) -> Iterator[tuple[int, int, int]]:
-    """(field number, wire type, end offset) of each top-level protobuf field, stopping at the first unreadable."""
+def _top_level_fields(data: bytes) -> Iterator[tuple[int, int, int, int]]:
+    """(field number, wire type, value, end offset) of each top-level protobuf field: the value of a varint, the
+    start offset of a length-delimited field. Stops at the first key that cannot be read; an end past the data means
+    the field is cut off."""
     position = 0
     while position < len(data):
         key, position = _varint(data, position)
@@ -116,20 +130,20 @@ def _top_level_fields(data: bytes) -> Iterator[tuple[int, int, int]]:
             return
         number, wire_type = key >> 3, key & 7
         if wire_type == 0:
-            _, end = _varint(data, position)
-            if _ is None:
-                yield number, wire_type, len(data) + 1
+            value, end = _varint(data, position)
+            if value is None:
+                yield number, wire_type, 0, len(data) + 1
                 return
         elif wire_type == 2:
-            length, start = _varint(data, position)
+            length, value = _varint(data, position)
             if length is None:
-                yield number, wire_type, len(data) + 1
+                yield number, wire_type, 0, len(data) + 1
                 return
-            end = start + length
-        else:
-            yield number, wire_type, position
+            end = value + length
+        else:  # no field of a ModelProto has another wire type
+            yield number, wire_type, 0, position
             return
-        yield number, wire_type, end
+        yield number, wire_type, value, end
         position = end
 
 
@@ -145,14 +159,14 @@ def _varint(data: bytes, position: int) -> tuple[int | None, int]:
     return None, position
 
 
-def _check_versions(path: Path, model: onnx.ModelProto) -> None:
+def _check_versions(path: Path, ir_version: int, opsets: list[onnx.OperatorSetIdProto]) -> None:
     supported_opset = onnx.defs.onnx_opset_version()
-    opset = default_opset(model)
+    opset = max((o.version for o in opsets if o.domain in DEFAULT_DOMAINS), default=0)
     if opset > supported_opset:
         raise ModelInputError(f"{path}: opset {opset} is newer than the installed onnx {onnx.__version__} knows (up to "
                               f"{supported_opset}); upgrade onnx (pip install -U onnx) to scan it")
-    if model.ir_version > onnx.IR_VERSION:
-        raise ModelInputError(f"{path}: IR version {model.ir_version} is newer than the installed onnx "
+    if ir_version > onnx.IR_VERSION:
+        raise ModelInputError(f"{path}: IR version {ir_version} is newer than the installed onnx "
                               f"{onnx.__version__} reads (up to {onnx.IR_VERSION}); upgrade onnx to scan it")
 
 
@@ -189,47 +203,54 @@ def _check_external_data(path: Path, model: onnx.ModelProto) -> list[str]:
 
 
 def _check_structure(path: Path, model: onnx.ModelProto) -> None:
-    """onnx.checker on the graph (not full_check: shape inference follows); a model over 2 GB is checked by path."""
+    """onnx.checker on the file (not full_check: shape inference has run)."""
     if not model.graph.node:
         raise ModelInputError(f"{path}: the graph has no nodes, nothing to scan")
     try:
-        onnx.checker.check_model(str(path) if _has_external_data(model) else model)
+        onnx.checker.check_model(os.fspath(path))
     except onnx.checker.ValidationError as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ModelInputError(f"{path}: not a valid ONNX model: {first}") from None
 
 
-def _has_external_data(model: onnx.ModelProto) -> bool:
-    return any(external_data_helper.uses_external_data(t) for t in _external_tensors(model))
-
-
-def _infer_shapes(path: Path, model: onnx.ModelProto, external: bool, notes: list[str]) -> onnx.ModelProto:
-    """Strict shape inference (types checked, shapes propagated through shape computations); when strict mode
-    rejects the model, the shapes the permissive mode can infer, with a note saying so."""
-    for strict in (True, False):
-        try:
-            inferred = _inferred(path, model, external, strict)
-        except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as err:
-            message = " ".join(str(err).split())[:300]
-            if strict:
-                notes.append(f"strict shape inference failed ({message}); scanned with the shapes the permissive mode "
-                             "inferred, some may be unknown")
-                continue
-            notes.append(f"shape inference failed ({message}); scanned without inferred shapes")
-            return model
-        return inferred
-    return model
-
-
-def _inferred(path: Path, model: onnx.ModelProto, external: bool, strict: bool) -> onnx.ModelProto:
-    options = {"check_type": True, "strict_mode": strict, "data_prop": True}
-    if not external:
-        return onnx.shape_inference.infer_shapes(model, **options)
-    # External data (e.g. a model over 2 GB): inference reads the files, the tensors stay references.
+def _inferred_model(path: Path, notes: list[str]) -> onnx.ModelProto:
+    """The model with strictly inferred shapes (types checked, shapes propagated through shape computations); when
+    strict mode rejects it, the shapes the permissive mode infers; failing that, the model as it is. Each fallback is
+    noted. External data is not loaded: the tensors stay references to their files."""
     with tempfile.TemporaryDirectory(prefix="trt-matrix-scan-") as tmp:
-        out = Path(tmp) / "inferred.onnx"
-        onnx.shape_inference.infer_shapes_path(os.fspath(path), os.fspath(out), **options)
-        return onnx.load(os.fspath(out), load_external_data=False)
+        inferred = Path(tmp) / "inferred.onnx"
+        for strict in (True, False):
+            try:
+                onnx.shape_inference.infer_shapes_path(os.fspath(path), os.fspath(inferred), check_type=True,
+                                                       strict_mode=strict, data_prop=True)
+            except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as err:
+                message = " ".join(str(err).split())[:300]
+                notes.append(f"strict shape inference failed ({message}); scanned with the shapes the permissive "
+                             "mode infers, some may be unknown" if strict else
+                             f"shape inference failed ({message}); scanned without inferred shapes")
+                continue
+            return _parsed(path, inferred)
+    return _parsed(path, path)
+
+
+def _parsed(path: Path, source: Path) -> onnx.ModelProto:
+    try:
+        return onnx.load(os.fspath(source), load_external_data=False)
+    except DecodeError as err:
+        raise ModelInputError(f"{path}: corrupt ONNX file: protobuf cannot parse its graph ({err})") from None
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off (then back as it was): building and walking a graph of a hundred
+    thousand objects, which all stay alive, only makes it rescan them over and over."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _name_nodes(graph: Any, notes: list[str]) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from harness.matrix import Target
-from harness.scan.loading import LoadedModel, load_model
+from harness.scan.loading import LoadedModel, gc_paused, load_model
 from harness.scan.matching import Finding, find_patterns
 from harness.scan.observations import Observation, Observations, read_observations
 from harness.scan.prediction import ModelVerdict, Verdict, fails, model_verdict, predict
@@ -105,10 +105,11 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
 
     observations = read_observations(options.results)
     lap("read_results")
-    loaded = load_model(path)
-    lap("load")
-    matches = find_patterns(loaded.graph)
-    lap("match")
+    with gc_paused():  # the matchers walk the graph just built; collecting it over and over finds nothing to free
+        loaded = load_model(path)
+        lap("load")
+        matches = find_patterns(loaded.graph)
+        lap("match")
     problems = list(matches.problems) + list(observations.problems)
     reproducers, run_summaries, layer_observations = None, [], Observations([], [], {})
     if options.run_targets and matches.findings:

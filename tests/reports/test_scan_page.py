@@ -22,7 +22,7 @@ def page(model, tmp_path, results=()) -> tuple[str, object]:
 
 
 def test_one_row_per_target_and_claimed_verdicts_are_marked_not_run_here(tmp_path, model_files, library_results):
-    html, tree = page(model_files["backbone-silu"], tmp_path, [library_results])
+    _, tree = page(model_files["backbone-silu"], tmp_path, [library_results])
     rows = [row.attrs["data-target"] for row in tree.find("section", id="targets").find_all("tr")
             if "data-target" in row.attrs]
     assert rows == list(load_matrix())

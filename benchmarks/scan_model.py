@@ -1,0 +1,167 @@
+"""Benchmark: `harness scan` (match + predict + write, no --run) on generated models of growing size.
+
+Each model repeats one unit of 18 nodes (implicit INT8) or 40 nodes (with pytorch-quantization style Q/DQ) that
+holds the library's patterns: Conv + SiLU (S1), Conv + InstanceNormalization (S2), a depthwise conv + BN + Mish
+(S4, with Q/DQ: S3), a ResNet BasicBlock (with Q/DQ: S5). The scan reads the library observed on ort-cpu as
+--results, so prediction has records to weigh. Prints per size the seconds of each stage and the total; the target
+(issue 12) is a 50k-node model in seconds.
+
+    python benchmarks/scan_model.py [--sizes 5000 20000 50000] [--keep DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+CHANNELS, SIZE = 8, 8
+TARGET_S = 10.0  # "in seconds" for the 50k-node model
+SCALE = 4.0 / 127
+
+
+class _Builder:
+    """Appends ONNX nodes with torch.onnx-style names; ``qdq`` puts Q/DQ on every conv input and weight."""
+
+    def __init__(self, qdq: bool):
+        self.qdq, self.nodes, self.initializers = qdq, [], []
+        self.rng = np.random.default_rng(0)
+        self._const("act_scale", np.array(SCALE, np.float32))
+        self._const("zero", np.array(0, np.int8))
+
+    def _const(self, name, values):
+        self.initializers.append(numpy_helper.from_array(values, name))
+        return name
+
+    def node(self, op, scope, inputs, **attrs):
+        out = f"{scope}/{op}_output_0"
+        self.nodes.append(helper.make_node(op, inputs, [out], name=f"{scope}/{op}", **attrs))
+        return out
+
+    def fake_quantize(self, x, scope, scale="act_scale", zero="zero", **attrs):
+        q = self.node("QuantizeLinear", scope, [x, scale, zero], **attrs)
+        return self.node("DequantizeLinear", scope, [q, scale, zero], **attrs)
+
+    def conv(self, x, scope, groups=1):
+        shape = (CHANNELS, CHANNELS // groups, 3, 3)
+        w = self._const(f"{scope}.weight", self.rng.normal(0, 0.3, shape).astype(np.float32))
+        if self.qdq:
+            x = self.fake_quantize(x, f"{scope}/_input_quantizer")
+            scale = self._const(f"{scope}/_weight_quantizer/scale", np.full(CHANNELS, 0.01, np.float32))
+            zero = self._const(f"{scope}/_weight_quantizer/zero_point", np.zeros(CHANNELS, np.int8))
+            w = self.fake_quantize(w, f"{scope}/_weight_quantizer", scale, zero, axis=0)
+        return self.node("Conv", scope, [x, w], pads=[1, 1, 1, 1], group=groups)
+
+    def batchnorm(self, x, scope):
+        params = [self._const(f"{scope}.{k}", v.astype(np.float32)) for k, v in
+                  (("weight", np.ones(CHANNELS)), ("bias", np.zeros(CHANNELS)), ("mean", np.zeros(CHANNELS)),
+                   ("var", np.ones(CHANNELS)))]
+        return self.node("BatchNormalization", scope, [x, *params])
+
+    def unit(self, x, i):
+        scope = f"/model/unit{i}"
+        c = self.conv(x, f"{scope}/stem")
+        x = self.node("Mul", f"{scope}/stem/act", [c, self.node("Sigmoid", f"{scope}/stem/act", [c])])
+        if not self.qdq:
+            n = self.conv(x, f"{scope}/norm_conv")
+            scale = self._const(f"{scope}/norm.weight", np.ones(CHANNELS, np.float32))
+            shift = self._const(f"{scope}/norm.bias", np.zeros(CHANNELS, np.float32))
+            n = self.node("InstanceNormalization", f"{scope}/norm", [n, scale, shift])
+            x = self.node("LeakyRelu", f"{scope}/norm/act", [n], alpha=0.01)
+        y = self.batchnorm(self.conv(x, f"{scope}/dw", groups=CHANNELS), f"{scope}/dw/bn")
+        mish = self.node("Tanh", f"{scope}/dw/act", [self.node("Softplus", f"{scope}/dw/act", [y])])
+        x = self.node("Mul", f"{scope}/dw/act", [y, mish])
+        y = self.node("Relu", f"{scope}/block/relu", [self.batchnorm(self.conv(x, f"{scope}/block/conv1"),
+                                                                     f"{scope}/block/bn1")])
+        y = self.batchnorm(self.conv(y, f"{scope}/block/conv2"), f"{scope}/block/bn2")
+        return self.node("Relu", f"{scope}/block/relu_1", [self.node("Add", f"{scope}/block", [y, x])])
+
+
+def generated_model(nodes: int, qdq: bool) -> onnx.ModelProto:
+    """A chain of units with at least ``nodes`` nodes."""
+    builder = _Builder(qdq)
+    x = "input"
+    while len(builder.nodes) < nodes:
+        x = builder.unit(x, len(builder.nodes))
+    shape = [1, CHANNELS, SIZE, SIZE]
+    graph = helper.make_graph(builder.nodes, "generated", [helper.make_tensor_value_info("input", TensorProto.FLOAT,
+                                                                                         shape)],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, shape)], builder.initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def library_results(out: Path) -> Path:
+    """The S cases of the library observed on ort-cpu: what a user would point --results at."""
+    import cases
+    from cases.generate import generate
+    from harness.matrix import load_matrix
+    from harness.orchestration.run_targets import run_targets
+
+    generate(out / "cases", [c for c in cases.all_cases() if c.pattern.startswith("S")])
+    results = out / "results.jsonl"
+    results.unlink(missing_ok=True)
+    run_targets([load_matrix()["ort-cpu"]], out / "cases", results, jobs=2, progress=lambda line: None)
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000, 50000], help="node counts")
+    parser.add_argument("--keep", type=Path, help="write models and results here instead of a temporary directory")
+    args = parser.parse_args()
+    out = args.keep or Path(tempfile.mkdtemp(prefix="trt-matrix-scan-bench-"))
+    out.mkdir(parents=True, exist_ok=True)
+
+    import cases  # noqa: F401  (registers the library)
+    from harness.matrix import load_matrix
+    from harness.scan.scanner import ScanOptions, scan
+    from harness.scan.writing import write_results
+
+    results = library_results(out)
+    targets = list(load_matrix().values())
+    stages = ("load", "match", "predict", "write")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start; wall seconds per stage, "
+          "then the whole scan's wall and CPU seconds (CPU time does not grow when other processes share the cores)")
+    print(f"{'model':<16}{'nodes':>7}{'matches':>9}" + "".join(f"{s + ' s':>10}" for s in stages)
+          + f"{'total s':>10}{'CPU s':>8}")
+    largest = None
+    ok = True
+    for qdq in (False, True):
+        for size in args.sizes:
+            path = out / f"generated-{size}{'-qdq' if qdq else ''}.onnx"
+            onnx.save(generated_model(size, qdq), path)
+            started, cpu = time.perf_counter(), time.process_time()
+            result = scan(path, ScanOptions(targets=targets, results=[results], out_dir=out / path.stem))
+            written = time.perf_counter()
+            write_results(result, out / path.stem)
+            timings = {**result.timings, "write": time.perf_counter() - written}
+            total, cpu = time.perf_counter() - started, time.process_time() - cpu
+            matches = sum(len(f.occurrences) for f in result.findings)
+            name = f"{'qdq' if qdq else 'implicit'}-{size // 1000}k"
+            print(f"{name:<16}{len(result.loaded.graph.nodes):>7}{matches:>9}"
+                  + "".join(f"{timings[s]:>10.2f}" for s in stages) + f"{total:>10.2f}{cpu:>8.2f}")
+            if size == max(args.sizes):
+                ok = ok and cpu < TARGET_S
+                largest = path
+    started = time.perf_counter()
+    cli = subprocess.run([sys.executable, "-m", "harness", "scan", str(largest), "--results", str(results), "--out",
+                          str(out / "cli")], cwd=REPO, capture_output=True, text=True)
+    print(f"CLI on {largest.name}: {time.perf_counter() - started:.2f} s wall (exit {cli.returncode}, interpreter "
+          "start and imports included)")
+    print(f"target: the {max(args.sizes) // 1000}k-node scans under {TARGET_S:.0f} CPU seconds: "
+          f"{'met' if ok else 'MISSED'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
