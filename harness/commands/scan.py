@@ -10,7 +10,6 @@ from harness.commands.options import EXIT_OK, EXIT_USAGE
 from harness.matrix import default_target, load_matrix
 
 EXIT_FAILS = 1  # some chosen target is predicted or observed to fail (see --fail-on)
-REASON_WIDTH = 150
 SHOWN_NODES = 3
 
 DESCRIPTION = f"""\
@@ -28,8 +27,8 @@ node names), then say per target of matrix.yaml whether the model is expected to
 Evidence: records you point --results at (a results file, a run directory, a `merge --out` directory or a history
 store; the latest record of each cell per host), the library's upstream claims (link and strength: never shown as
 observed), and with --run your own layers: each match is cut out of MODEL with its shapes, weights and Q/DQ scales,
-written as a reproducer (OUT/reproducers: index.json + .onnx + .npz, the layout `run` reads) and run on the chosen
-targets (default for --run: the matrix's default target). Known workarounds of a pattern are listed per target.
+written as a reproducer (OUT/reproducers: index.json + .onnx + .npz, the layout `run` reads) and run on the
+--run-on targets (default: the matrix's default target). Known workarounds of a pattern are listed per target.
 Writes OUT/scan.json and OUT/scan.html (offline, self-contained).
 
 Exit status: {EXIT_OK} nothing chosen fails, {EXIT_FAILS} some target is blocked (--fail-on: also fallback, or also
@@ -39,6 +38,7 @@ missing external data, an unknown target or results path).
   python -m harness scan model.onnx --results out/results.jsonl
   python -m harness scan model.onnx --targets trt86-orin trt100-orin --results ~/trt-matrix/history --fail-on fallback
   python -m harness scan model.onnx --run --out out/scan/model
+  python -m harness scan model.onnx --run --run-on ort-cpu trt86-orin --targets trt86-orin
 """
 
 
@@ -49,12 +49,16 @@ def cmd_scan(args) -> int:
     from harness.scan.writing import write_results
 
     matrix = load_matrix(args.matrix)
-    unknown = [t for t in args.targets or [] if t not in matrix]
+    unknown = [t for t in (args.targets or []) + (args.run_on or []) if t not in matrix]
     if unknown:
         print(f"error: target(s) {unknown} not in {args.matrix}; known: {', '.join(matrix)}", file=sys.stderr)
         return EXIT_USAGE
-    targets = [matrix[t] for t in args.targets] if args.targets else list(matrix.values())
-    run_targets = (targets if args.targets else [default_target(matrix)]) if args.run else []
+    if args.run_on and not args.run:
+        print("error: --run-on names where --run runs the reproducers; add --run", file=sys.stderr)
+        return EXIT_USAGE
+    run_targets = [matrix[t] for t in args.run_on or [default_target(matrix).id]] if args.run else []
+    chosen = list(dict.fromkeys((args.targets or list(matrix)) + [t.id for t in run_targets]))
+    targets = [matrix[t] for t in chosen]
     out_dir = args.out or Path("out/scan") / args.model.stem
     options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,
                           max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
@@ -98,8 +102,7 @@ def _print_result(data: dict) -> None:
     width = max(len(t["target"]) for t in data["targets"])
     for t in data["targets"]:
         basis = f"({t['basis']})" if t["basis"] else ""
-        reason = t["reason"] if len(t["reason"]) <= REASON_WIDTH else t["reason"][:REASON_WIDTH - 1] + "…"
-        print(f"  {t['target']:<{width}}  {t['verdict']:<11} {basis:<10} {reason}")
+        print(f"  {t['target']:<{width}}  {t['verdict']:<11} {basis:<10} {t['reason']}")
         if t["verdict"] in ("blocked", "fallback"):
             for line in _workaround_lines(findings, t["target"]):
                 print(f"  {'':<{width}}  {line}")
@@ -114,7 +117,7 @@ def _workaround_lines(findings: list[dict], target: str) -> list[str]:
             if w["verdict"] in ("likely", "verified"):
                 basis = "observed here" if w["evidence"][0]["kind"] == "observed" else "claimed upstream"
                 lines.append(f"workaround for {f['case']}: {w['variant']} ({w['verdict']}, {basis}): {w['description']}")
-    return lines
+    return list(dict.fromkeys(lines))  # findings of one case in several forms share its workarounds
 
 
 def add_scan_commands(commands) -> None:
@@ -122,12 +125,13 @@ def add_scan_commands(commands) -> None:
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", type=Path, metavar="MODEL.onnx", help="the ONNX model (external data next to it)")
     p.add_argument("--targets", nargs="+", metavar="ID", help="targets to predict (default: every target of the "
-                   "matrix); with --run also where the reproducers run")
+                   "matrix)")
     p.add_argument("--results", nargs="+", type=Path, metavar="PATH", action="extend",
                    help="observed records: results files (.jsonl), run directories, merged directories or a history "
                    "store")
-    p.add_argument("--run", action="store_true", help="cut each match out of MODEL and run it on the targets "
-                   "(default: the matrix's default target)")
+    p.add_argument("--run", action="store_true", help="cut each match out of MODEL and run it through the harness")
+    p.add_argument("--run-on", nargs="+", metavar="ID", help="with --run: the targets to run on, local or docker "
+                   "(default: the matrix's default target); they are predicted too")
     p.add_argument("--out", type=Path, metavar="DIR", help="output directory (default: out/scan/<model name>)")
     p.add_argument("--fail-on", choices=("blocked", "fallback", "unverified"), default="blocked",
                    help="the verdicts that make the exit status 1: blocked (default), also fallback, also unverified")

@@ -212,7 +212,8 @@ def _band(verdict: str) -> str:
 
 def _workarounds(finding: Finding, target: str, observations: Observations, verdict: str) -> list[WorkaroundCheck]:
     """The case's workaround variants (not the user's own form) and their evidence on ``target``, those known to
-    pass first; none when the finding is expected to be fine there."""
+    pass first; none when the finding is expected to be fine there, and only those known to pass when nothing is
+    known of the finding itself."""
     if verdict in ("likely", "verified", "unavailable"):
         return []
     checks = []
@@ -222,6 +223,8 @@ def _workarounds(finding: Finding, target: str, observations: Observations, verd
         evidence = [observed(o, "variant") for o in observations.of(finding.case.id, variant.name, target)]
         evidence += [claimed(c, finding.case.id, variant.name, "variant") for c in variant.claims if c.target == target]
         checks.append(WorkaroundCheck(variant, [e for e in evidence if e.decisive]))
+    if verdict == "unverified":
+        checks = [check for check in checks if _workaround_rank(check.verdict) == 0]
     return sorted(checks, key=lambda check: _workaround_rank(check.verdict))
 
 

@@ -151,3 +151,11 @@ def test_the_model_verdict_is_the_worst_finding_or_clear():
 def test_fail_on_levels(level, failing):
     verdicts = ("blocked", "fallback", "unavailable", "unverified", "likely", "verified", "clear")
     assert {v for v in verdicts if fails(v, level)} == failing
+
+
+def test_when_nothing_is_known_only_workarounds_known_to_pass_are_listed():
+    assert predict(finding(), TARGETS["trt86-x86"], NO_RESULTS).workarounds == []
+    passed = observed(observation("s1-conv-silu", "sigmoid-output-marked", "trt86-x86", "pass"))
+    verdict = predict(finding(), TARGETS["trt86-x86"], passed)
+    assert verdict.verdict == "unverified"
+    assert [(w.variant.name, w.verdict) for w in verdict.workarounds] == [("sigmoid-output-marked", "likely")]
