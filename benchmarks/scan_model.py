@@ -143,7 +143,7 @@ def main() -> int:
             started, cpu = time.perf_counter(), time.process_time()
             result = scan(path, ScanOptions(targets=targets, results=[results], out_dir=out / path.stem))
             written = time.perf_counter()
-            write_results(result, out / path.stem)
+            write_results(result.to_dict(), out / path.stem)
             timings = {**result.timings, "write": time.perf_counter() - written}
             total, cpu = time.perf_counter() - started, time.process_time() - cpu
             matches = sum(len(f.occurrences) for f in result.findings)

@@ -70,8 +70,16 @@ def cmd_scan(args) -> int:
     except (ModelInputError, ObservationsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
-    json_path, html_path = write_results(result, out_dir)
-    _print_result(result.to_dict())
+    except OSError as err:  # e.g. the reproducers cannot be written under --out
+        print(f"error: {err.filename or out_dir}: {err.strerror or err}", file=sys.stderr)
+        return EXIT_USAGE
+    data = result.to_dict()
+    try:
+        json_path, html_path = write_results(data, out_dir)
+    except OSError as err:
+        print(f"error: {out_dir}: cannot write the results there ({err.strerror or err})", file=sys.stderr)
+        return EXIT_USAGE
+    _print_result(data)
     print(f"results: {json_path}, {html_path}")
     for problem in result.problems:
         print(f"warning: {problem}", file=sys.stderr)
@@ -98,6 +106,8 @@ def _print_result(data: dict) -> None:
             form = f"{f['case']}/{f['variant']}" if f["variant"] else f["case"]
             print(f"  {f['pattern']} {form} [{f['role'] or '?'}]: {len(anchors)} place(s): "
                   f"{', '.join(anchors[:SHOWN_NODES])}{more}")
+            if f["caveat"]:
+                print(f"    caveat: {f['caveat']}")
     print("verdict per target:")
     width = max(len(t["target"]) for t in data["targets"])
     for t in data["targets"]:

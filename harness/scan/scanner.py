@@ -56,6 +56,7 @@ class ScanResult:
 
     def to_dict(self) -> dict[str, Any]:
         reproducers = self.reproducers
+        summary = model_summary(self.loaded)
         findings = []
         for finding, verdicts in zip(self.findings, self.verdicts):
             own = {id(r.occurrence): r for r in reproducers.of(finding)} if reproducers else {}
@@ -65,6 +66,7 @@ class ScanResult:
                 "role": finding.variant.role if finding.variant else None,
                 "variant_description": finding.variant.description if finding.variant else None,
                 "mode": finding.mode, "remedy": finding.remedy,
+                "caveat": _mode_caveat(finding.mode, summary["mode"]),
                 "occurrences": [{"nodes": list(o.nodes), "anchor": o.anchor, "note": o.note,
                                  "reproducer": own[id(o)].to_dict() if id(o) in own else None}
                                 for o in finding.occurrences],
@@ -73,7 +75,7 @@ class ScanResult:
         return {
             "format": SCAN_FORMAT,
             "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "model": model_summary(self.loaded),
+            "model": summary,
             "targets": [v.to_dict() for v in self.model_verdicts],
             "fail_on": self.options.fail_on,
             "failing_targets": self.failing_targets,
@@ -136,6 +138,14 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
     lap("predict")
     return ScanResult(options, loaded, matches.findings, verdicts, model_verdicts, observations, reproducers,
                       run_summaries, problems, timings)
+
+
+def _mode_caveat(form_mode: str, model_mode: str) -> str | None:
+    """When the library form was built in the other quantization mode than the model, its evidence may not carry."""
+    if form_mode == model_mode:
+        return None
+    return (f"the library's form of this pattern is {form_mode}, your model is {model_mode}: TensorRT builds the two "
+            "differently, so evidence about the form may not carry over to your model")
 
 
 def _layers(finding: Finding, target: str, reproducers: ReproducerSet,

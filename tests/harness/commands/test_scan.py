@@ -131,3 +131,12 @@ def test_run_verifies_an_implicit_model_on_ort_cpu(tmp_path, model_files):
     assert sorted(r["variant"] for r in records) == ["backbone-dw-conv-Conv", "backbone-pw-conv-Conv",
                                                      "backbone-stem-conv-Conv"]
     assert all(r["mode"] == "implicit-int8" and r["outcome"] == "pass" for r in records)
+
+
+def test_an_out_directory_that_cannot_be_written_is_exit_2(tmp_path, model_files):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = scan(model_files["backbone-silu"], "--out", blocker / "scan")
+    assert result.returncode == 2 and result.stderr.startswith("error: ") and "Traceback" not in result.stderr
+    result = scan(model_files["backbone-silu"], "--run", "--out", blocker / "scan")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr

@@ -1,0 +1,44 @@
+"""One scan through the API: what the JSON holds, where the exit code comes from, and the caveat of a form built in
+the other quantization mode."""
+from __future__ import annotations
+
+import json
+
+import cases  # noqa: F401  (registers the library)
+from cases.model import Match
+from cases.s1_conv_silu import ConvSilu
+from harness.matrix import load_matrix
+from harness.scan.scanner import SCAN_FORMAT, ScanOptions, scan
+
+TARGETS = load_matrix()
+
+
+def test_the_json_holds_model_findings_verdicts_and_timings(model_files, library_results, tmp_path):
+    result = scan(model_files["unet"], ScanOptions(targets=[TARGETS["ort-cpu"], TARGETS["trt86-x86"]],
+                                                   results=[library_results], out_dir=tmp_path))
+    data = json.loads(json.dumps(result.to_dict()))  # plain JSON all the way down
+    assert data["format"] == SCAN_FORMAT and data["model"]["path"] == str(model_files["unet"])
+    (finding,) = [f for f in data["findings"] if f["case"] == "s2-instancenorm"]
+    assert finding["variant"] == "inputs-1" and len(finding["occurrences"]) == 6
+    assert finding["occurrences"][0]["reproducer"] is None  # no --run
+    assert finding["caveat"] is None
+    assert set(finding["verdicts"]) == {"ort-cpu", "trt86-x86"}
+    assert data["observations"] == {"sources": [str(library_results)], "records": len(result.observations)}
+    assert set(data["timings_s"]) == {"read_results", "load", "match", "predict"}
+    assert data["exit_code"] == result.exit_code == (1 if data["failing_targets"] else 0)
+
+
+def test_the_exit_code_follows_fail_on(model_files, tmp_path):
+    for fail_on, failing in (("blocked", []), ("unverified", ["trt86-x86"])):
+        result = scan(model_files["backbone-silu"], ScanOptions(targets=[TARGETS["trt86-x86"]], fail_on=fail_on,
+                                                                out_dir=tmp_path))
+        assert (result.failing_targets, result.exit_code) == (failing, 1 if failing else 0)
+
+
+def test_a_form_of_the_other_quantization_mode_carries_a_caveat(model_files, tmp_path, monkeypatch):
+    """A matcher that finds an implicit-INT8 form in a Q/DQ model (S1's does not; another case's might)."""
+    monkeypatch.setattr(ConvSilu, "find", classmethod(
+        lambda cls, graph: [Match(cls.id, ("/features/conv0/Conv",), variant="as-reported")]))
+    result = scan(model_files["plain-cnn-qdq"], ScanOptions(targets=[TARGETS["ort-cpu"]], out_dir=tmp_path))
+    (finding,) = [f for f in result.to_dict()["findings"] if f["case"] == "s1-conv-silu"]
+    assert "implicit-int8, your model is explicit-qdq" in finding["caveat"]
