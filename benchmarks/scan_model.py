@@ -130,8 +130,9 @@ def main() -> int:
     results = library_results(out)
     targets = list(load_matrix().values())
     stages = ("load", "match", "predict", "write")
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start; wall seconds per stage, "
-          "then the whole scan's wall and CPU seconds (CPU time does not grow when other processes share the cores)")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start; wall seconds per "
+          "stage, then the whole scan's wall and CPU seconds (CPU time does not grow when other processes share the "
+          "cores)")
     print(f"{'model':<16}{'nodes':>7}{'matches':>9}" + "".join(f"{s + ' s':>10}" for s in stages)
           + f"{'total s':>10}{'CPU s':>8}")
     largest = None

@@ -19,7 +19,6 @@ import tempfile
 from pathlib import Path
 
 import onnx
-import onnx_graphsurgeon as gs
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))

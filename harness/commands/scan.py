@@ -126,7 +126,8 @@ def _workaround_lines(findings: list[dict], target: str) -> list[str]:
         for w in verdict["workarounds"] if verdict else []:
             if w["verdict"] in ("likely", "verified"):
                 basis = "observed here" if w["evidence"][0]["kind"] == "observed" else "claimed upstream"
-                lines.append(f"workaround for {f['case']}: {w['variant']} ({w['verdict']}, {basis}): {w['description']}")
+                lines.append(f"workaround for {f['case']}: {w['variant']} ({w['verdict']}, {basis}): "
+                             f"{w['description']}")
     return list(dict.fromkeys(lines))  # findings of one case in several forms share its workarounds
 
 

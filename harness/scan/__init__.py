@@ -1,8 +1,8 @@
 """``python -m harness scan MODEL.onnx``: will a user's model build in INT8 on each target, and why.
 
-One concern per module: :mod:`loading` reads and checks the model, :mod:`summary` describes it, :mod:`matching` finds the library's patterns in
-it, :mod:`observations` reads the observed records the user points at, :mod:`prediction` turns evidence into a
-verdict per target, :mod:`extraction` cuts a matched subgraph out of the model, :mod:`reproducers` writes those as a
-cases directory and runs them through the harness, :mod:`scanner` ties the steps together and :mod:`writing` writes
-the JSON and HTML results.
+One concern per module: :mod:`loading` reads and checks the model, :mod:`summary` describes it, :mod:`matching`
+finds the library's patterns in it, :mod:`observations` reads the observed records the user points at,
+:mod:`prediction` turns evidence into a verdict per target, :mod:`extraction` cuts a matched subgraph out of the
+model, :mod:`reproducers` writes those as a cases directory and runs them through the harness, :mod:`scanner` ties
+the steps together and :mod:`writing` writes the JSON and HTML results.
 """

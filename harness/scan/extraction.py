@@ -132,7 +132,8 @@ class Extractor:
             model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
             onnx.checker.check_model(model, full_check=True)
         except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as err:
-            raise ExtractionError(f"the cut subgraph is not a valid model: {' '.join(str(err).split())[:300]}") from None
+            message = " ".join(str(err).split())[:300]
+            raise ExtractionError(f"the cut subgraph is not a valid model: {message}") from None
         return model
 
 

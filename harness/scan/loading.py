@@ -190,7 +190,8 @@ def _check_external_data(path: Path, model: onnx.ModelProto) -> list[str]:
         location = Path(info.location)
         where = f"{path}: external data file '{info.location}' of tensor '{tensor.name}'"
         if location.is_absolute() or ".." in location.parts:
-            raise ModelInputError(f"{where} lies outside the model's directory; ONNX only allows relative paths below it")
+            raise ModelInputError(f"{where} lies outside the model's directory; ONNX only allows relative paths "
+                                  "below it")
         data_file = base / location
         if not data_file.is_file():
             raise ModelInputError(f"{where} is missing (looked for {data_file}); copy it next to the model")

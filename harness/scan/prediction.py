@@ -180,7 +180,8 @@ def _tiers(finding: Finding, target: str, observations: Observations,
     if finding.variant is not None:
         name = finding.variant.name
         tiers.append(_Tier([observed(o, "variant") for o in observations.of(case.id, name, target)]))
-        tiers.append(_Tier([claimed(c, case.id, name, "variant") for c in finding.variant.claims if c.target == target]))
+        claims = [c for c in finding.variant.claims if c.target == target]
+        tiers.append(_Tier([claimed(c, case.id, name, "variant") for c in claims]))
     if finding.variant is None or finding.variant.role in ("failing", "sweep"):
         reported = [v for v in case.variants if v.role == "failing" and v is not finding.variant]
         prefix = f"no evidence for your form {finding.variant.name}; " if finding.variant is not None else ""

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-
 from typing import Any
 
 from reports.scan_page import render_scan_page

@@ -59,7 +59,8 @@ def test_an_observed_failure_names_its_category_and_fallback_its_nodes():
     fail = observed(observation("s1-conv-silu", "as-reported", "trt86-x86", "fail", "no-implementation"))
     assert predict(finding(), TARGETS["trt86-x86"], fail).reason.startswith(
         "observed fail (no-implementation) on the library variant s1-conv-silu/as-reported")
-    fallback = observed(observation("s1-conv-silu", "as-reported", "trt86-x86", "fallback", nodes=["/model.0/conv/Conv"]))
+    fallback = observed(observation("s1-conv-silu", "as-reported", "trt86-x86", "fallback",
+                                    nodes=["/model.0/conv/Conv"]))
     verdict = predict(finding(), TARGETS["trt86-x86"], fallback)
     assert verdict.verdict == "fallback" and "/model.0/conv/Conv not in INT8" in verdict.reason
 
@@ -142,7 +143,8 @@ def test_the_model_verdict_is_the_worst_finding_or_clear():
     fine = predict(finding(variant="conv-output-marked"), target, NO_RESULTS)
     combined = model_verdict(target, [("a", fine), ("b", blocked)])
     assert (combined.verdict, combined.basis) == ("blocked", "claimed")
-    assert combined.reason.startswith("b: claimed upstream") and combined.findings == [("b", "blocked"), ("a", "likely")]
+    assert combined.reason.startswith("b: claimed upstream")
+    assert combined.findings == [("b", "blocked"), ("a", "likely")]
     assert model_verdict(TARGETS["trt102-orin"], [("b", blocked)]).verdict == "unavailable"
 
 
