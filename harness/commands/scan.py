@@ -6,10 +6,19 @@ import os
 import sys
 from pathlib import Path
 
-from harness.commands.options import EXIT_OK, EXIT_USAGE
+from harness.commands.options import (
+    EXIT_BROKEN,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    EXIT_USAGE,
+    CommandError,
+    output_directory,
+    positive_int,
+    positive_seconds,
+)
 from harness.matrix import default_target, load_matrix
 
-EXIT_FAILS = 1  # some chosen target is predicted or observed to fail (see --fail-on)
+EXIT_FAILS = EXIT_REGRESSION  # the gate fails: some chosen target is predicted or observed to fail (see --fail-on)
 SHOWN_NODES = 3
 
 DESCRIPTION = f"""\
@@ -33,7 +42,9 @@ Writes OUT/scan.json and OUT/scan.html (offline, self-contained).
 
 Exit status: {EXIT_OK} nothing chosen fails, {EXIT_FAILS} some target is blocked (--fail-on: also fallback, or also
 unverified), {EXIT_USAGE} bad input (not an ONNX file, a truncated file, an opset too new for the installed onnx,
-missing external data, an unknown target or results path).
+missing external data, an unknown target or results path), {EXIT_BROKEN} the evidence was damaged (bad lines in a
+--results file, a matcher that failed, infra-error cells in --run): the verdicts use what could be read, and
+{EXIT_BROKEN} wins over {EXIT_FAILS}.
 
   python -m harness scan model.onnx --results out/results.jsonl
   python -m harness scan model.onnx --targets trt86-orin trt100-orin --results ~/trt-matrix/history --fail-on fallback
@@ -51,15 +62,13 @@ def cmd_scan(args) -> int:
     matrix = load_matrix(args.matrix)
     unknown = [t for t in (args.targets or []) + (args.run_on or []) if t not in matrix]
     if unknown:
-        print(f"error: target(s) {unknown} not in {args.matrix}; known: {', '.join(matrix)}", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError(f"target(s) {unknown} not in {args.matrix}; known: {', '.join(matrix)}")
     if args.run_on and not args.run:
-        print("error: --run-on names where --run runs the reproducers; add --run", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError("--run-on names where --run runs the reproducers; add --run")
     run_targets = [matrix[t] for t in args.run_on or [default_target(matrix).id]] if args.run else []
     chosen = list(dict.fromkeys((args.targets or list(matrix)) + [t.id for t in run_targets]))
     targets = [matrix[t] for t in chosen]
-    out_dir = args.out or Path("out/scan") / args.model.stem
+    out_dir = output_directory(args.out or Path("out/scan") / args.model.stem, "--out")
     options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,
                           max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
                           fail_on=args.fail_on)
@@ -68,17 +77,9 @@ def cmd_scan(args) -> int:
 
         result = scan(args.model, options, progress=lambda line: print(line, flush=True))
     except (ModelInputError, ObservationsError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as err:  # e.g. the reproducers cannot be written under --out
-        print(f"error: {err.filename or out_dir}: {err.strerror or err}", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError(str(err)) from None
     data = result.to_dict()
-    try:
-        json_path, html_path = write_results(data, out_dir)
-    except OSError as err:
-        print(f"error: {out_dir}: cannot write the results there ({err.strerror or err})", file=sys.stderr)
-        return EXIT_USAGE
+    json_path, html_path = write_results(data, out_dir)
     _print_result(data)
     print(f"results: {json_path}, {html_path}")
     for problem in result.problems:
@@ -86,7 +87,10 @@ def cmd_scan(args) -> int:
     if result.failing_targets:
         print(f"expected to fail (--fail-on {args.fail_on}) on {len(result.failing_targets)} target(s): "
               f"{', '.join(result.failing_targets)}", file=sys.stderr)
-    return EXIT_FAILS if result.failing_targets else EXIT_OK
+    if result.evidence_damaged:
+        print("some evidence was damaged or the harness broke (warnings above, infra-error cells in the run): the "
+              "verdicts rest on what could be read", file=sys.stderr)
+    return result.exit_code
 
 
 def _print_result(data: dict) -> None:
@@ -146,10 +150,11 @@ def add_scan_commands(commands) -> None:
     p.add_argument("--out", type=Path, metavar="DIR", help="output directory (default: out/scan/<model name>)")
     p.add_argument("--fail-on", choices=("blocked", "fallback", "unverified"), default="blocked",
                    help="the verdicts that make the exit status 1: blocked (default), also fallback, also unverified")
-    p.add_argument("--max-reproducers", type=int, default=8, metavar="N",
+    p.add_argument("--max-reproducers", type=positive_int, default=8, metavar="N",
                    help="with --run: at most N reproducers per pattern form (occurrences of one shape share one; "
                    "default: %(default)s)")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="with --run: cells run at once (default: "
+    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1, help="with --run: cells run at once "
+                   "(default: %(default)s)")
+    p.add_argument("--timeout", type=positive_seconds, default=300.0, help="with --run: seconds per cell (default: "
                    "%(default)s)")
-    p.add_argument("--timeout", type=float, default=300.0, help="with --run: seconds per cell (default: %(default)s)")
     p.set_defaults(func=cmd_scan)

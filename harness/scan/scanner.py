@@ -42,7 +42,7 @@ class ScanResult:
     observations: Observations
     reproducers: ReproducerSet | None
     run_summaries: list[Any]
-    problems: list[str]
+    problems: list[str]  # matchers that failed, damaged results lines: each named
     timings: dict[str, float]
 
     @property
@@ -51,8 +51,15 @@ class ScanResult:
         return [v.target.id for v in self.model_verdicts if fails(v.verdict, self.options.fail_on)]
 
     @property
+    def evidence_damaged(self) -> bool:
+        """Some evidence could not be read (damaged results lines, a matcher that failed) or says nothing
+        (infra-error cells of the --run): the verdicts rest on the rest."""
+        return bool(self.problems) or any(summary.harness_broken for summary in self.run_summaries)
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.failing_targets else 0
+        """The command's exit status: 3 when evidence was damaged, else 1 when a chosen target fails, else 0."""
+        return 3 if self.evidence_damaged else 1 if self.failing_targets else 0
 
     def to_dict(self) -> dict[str, Any]:
         reproducers = self.reproducers
@@ -79,6 +86,7 @@ class ScanResult:
             "targets": [v.to_dict() for v in self.model_verdicts],
             "fail_on": self.options.fail_on,
             "failing_targets": self.failing_targets,
+            "evidence_damaged": self.evidence_damaged,
             "exit_code": self.exit_code,
             "findings": findings,
             "observations": {"sources": self.observations.sources, "records": len(self.observations)},

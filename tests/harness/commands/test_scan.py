@@ -140,3 +140,14 @@ def test_an_out_directory_that_cannot_be_written_is_exit_2(tmp_path, model_files
     assert result.returncode == 2 and result.stderr.startswith("error: ") and "Traceback" not in result.stderr
     result = scan(model_files["backbone-silu"], "--run", "--out", blocker / "scan")
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_damaged_results_still_give_verdicts_and_exit_3(tmp_path, model_files, library_results):
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text(library_results.read_text() + "{not a record\n" + library_results.read_text()[:40])
+    result = scan(model_files["backbone-silu"], "--results", damaged, "--targets", "ort-cpu", "--out", tmp_path / "o")
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert f"warning: {damaged}:" in result.stderr and "the verdicts rest on what could be read" in result.stderr
+    data = scan_json(tmp_path / "o")
+    assert data["evidence_damaged"] and data["exit_code"] == 3
+    assert data["targets"][0]["verdict"] == "likely"  # the good records were still read
