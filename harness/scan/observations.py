@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.store.merge import MERGE_MANIFEST, MERGED_RESULTS
-from harness.store.results_file import scan_records
-from harness.store.run_dirs import RESULTS, UNKNOWN_HOST, RunDirError, problems_of, read_runs, record_host
+from harness.store.results_file import UNKNOWN_HOST, read_results_file, record_host
+from harness.store.run_dirs import RESULTS, RunDirError, problems_of, read_runs
 
 Cell = tuple[str, str, str]  # (case, variant, target)
 
@@ -62,9 +62,9 @@ def _observations_in(path: Path, problems: list[str]) -> list[Observation]:
         raise ObservationsError(f"{path}: no such results file or directory")
     if path.is_file() or (path / MERGE_MANIFEST).is_file():
         results = path if path.is_file() else path / MERGED_RESULTS
-        good, bad = scan_records(results)
-        problems.extend(str(line) for line in bad)
-        return [Observation(record, str(results), record_host(record)) for _, record in good]
+        read = read_results_file(results)
+        problems.extend(str(line) for line in read.bad_lines)
+        return [Observation(record, str(results), record_host(record)) for record in read.records]
     try:
         runs = read_runs([path])
     except RunDirError as err:
