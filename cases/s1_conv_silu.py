@@ -207,7 +207,8 @@ def _match(graph, conv, sigmoid, mul) -> Match:
         "size": m.channels_of(conv.inputs[0], axis=2),
     }
     variant, differences = m.nearest_variant(ConvSilu.variants, params, required=("extra_output",))
-    notes = []
+    notes = ["Conv -> Sigmoid -> Mul(conv output, sigmoid output): SiLU, which TensorRT fuses into the conv, in an "
+             "implicit-INT8 model"]
     if params["extra_output"] is not None:
         notes.append(f"{'the conv' if marked[CONV_OUTPUT] else 'the sigmoid'} output is a graph output, which breaks "
                      "the Conv + SiLU fusion")

@@ -147,7 +147,10 @@ class InstanceNorm(Case):
         inputs = sum(not m.is_constant(t) for t in graph.inputs)
         params = {"inputs": inputs, "int64_reshape": _has_int64_reshape(graph)}
         variant, differences = m.nearest_variant(InstanceNorm.variants, params)
-        note = "nearest library variant differs in " + ", ".join(differences) if differences else ""
+        note = (f"InstanceNormalization in an implicit-INT8 model with {inputs} input(s) and "
+                f"{'an' if params['int64_reshape'] else 'no'} INT64 Reshape shape")
+        if differences:
+            note += "; nearest library variant differs in " + ", ".join(differences)
         found = []
         for norm in norms:
             conv = m.producer(norm.inputs[0])

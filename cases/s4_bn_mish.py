@@ -198,7 +198,10 @@ class BnMish(Case):
                 continue  # explicit quantization without Q/DQ before Mish: no library variant has that form
             variant, differences = m.nearest_variant(BnMish.variants, {"activation": activation, "qdq": qdq},
                                                      required=("qdq",))
-            notes = []
+            source_text = "BatchNormalization" if batchnorms else "Conv"
+            form = "the Mish op" if activation == "native-mish" else "x * tanh(softplus(x))"
+            where = "in an implicit-INT8 model" if qdq == "none" else "with Q/DQ before it"
+            notes = [f"Mish ({form}) after {source_text}, {where}"]
             if conv is None:
                 notes.append("no Conv before the BatchNormalization")
             elif not m.is_depthwise(conv):

@@ -205,5 +205,9 @@ def _match(graph, add, conv, batchnorms, path, shortcut_nodes, downsample: bool,
     weight_quantizers = [q for n in main_branch if n.op == "Conv" for q in m.quantizer_nodes(n.inputs[1])]
     nodes = [add, *main_branch, *weight_quantizers, *shortcut_nodes, *after]
     names = tuple(dict.fromkeys(n.name for n in nodes))
-    note = "" if after else "no ReLU after the Add (the reported block fuses Add + ReLU into the conv)"
+    shortcut = "a down-sampling Q/DQ conv" if downsample else "the block input"
+    quantizer = "through" if residual_quantizer else "without"
+    note = f"residual Add of a Q/DQ conv and {shortcut} ({quantizer} a residual quantizer)"
+    if not after:
+        note += "; no ReLU after the Add (the reported block fuses Add + ReLU into the conv)"
     return Match(case=QdqResnetBlock.id, nodes=names, variant=variant.name, note=note)

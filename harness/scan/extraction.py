@@ -111,10 +111,14 @@ class Extractor:
         return clones[id(tensor)]
 
     def _values(self, constant: Any) -> np.ndarray:
-        """A constant's values, read from its external data file when the model keeps it there."""
+        """A constant's values, read from the initializer (and its external data file, when the model keeps it
+        there) rather than through the graph's constant, which would load and keep them: the user's graph stays as
+        it was imported."""
         proto = self.initializers.get(constant.name)
-        if proto is None or not external_data_helper.uses_external_data(proto):
+        if proto is None:
             return constant.values
+        if not external_data_helper.uses_external_data(proto):
+            return numpy_helper.to_array(proto)
         proto = onnx.TensorProto.FromString(proto.SerializeToString())
         external_data_helper.load_external_data_for_tensor(proto, str(self.loaded.base_dir))
         proto.data_location = onnx.TensorProto.DEFAULT

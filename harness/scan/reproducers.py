@@ -72,7 +72,7 @@ def write_reproducers(loaded: LoadedModel, findings: Sequence[Finding], cases_di
     extractor = Extractor(loaded)
     index = {"format": INDEX_FORMAT, "generator": {"scan": str(loaded.path), "onnx": onnx.__version__,
                                                    "onnx_graphsurgeon": gs.__version__}, "cases": []}
-    reproducers, names = [], set()
+    reproducers, names = [], {}  # case id -> the reproducer names taken in its directory
     for finding in findings:
         entry = next((c for c in index["cases"] if c["id"] == finding.case.id), None)
         if entry is None:
@@ -94,7 +94,7 @@ def write_reproducers(loaded: LoadedModel, findings: Sequence[Finding], cases_di
             if written >= limit:
                 reproducer.problem = f"not extracted: {limit} reproducers of this finding already (--max-reproducers)"
                 continue
-            name = _unique(_slug(occurrence.anchor), names)
+            name = _unique(_slug(occurrence.anchor), names.setdefault(finding.case.id, set()))
             try:
                 entry["variants"].append(_write(extractor, finding, occurrence, name, cases_dir, reproducer.notes))
             except (ExtractionError, ValueError, RuntimeError) as err:
@@ -148,9 +148,19 @@ def _signature(extractor: Extractor, occurrence: Occurrence) -> str:
     for name in occurrence.nodes:
         node = extractor.nodes[name]
         attrs = sorted((k, repr(v)) for k, v in node.attrs.items())
-        shapes = [(getattr(t, "shape", None), str(getattr(t, "dtype", None))) for t in node.inputs]
+        shapes = [(None if getattr(t, "shape", None) is None else list(t.shape), _dtype_name(t)) for t in node.inputs]
         parts.append(repr((node.op, attrs, shapes)))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _dtype_name(tensor: Any) -> str | None:
+    """The numpy name of a tensor's type, the same whether graphsurgeon holds it as a numpy or an ONNX type."""
+    dtype = getattr(tensor, "dtype", None)
+    if dtype is None:
+        return None
+    if isinstance(dtype, int):
+        return onnx.helper.tensor_dtype_to_np_dtype(dtype).name
+    return np.dtype(dtype).name
 
 
 def _slug(name: str) -> str:

@@ -132,7 +132,10 @@ def test_find_names_each_variant_and_covers_the_whole_block(variant):
     graph = QdqResnetBlock.build(variant).graph
     (match,) = QdqResnetBlock.find(graph)
     assert (match.case, match.variant) == ("s5-qdq-resnet-block", variant.name)
-    assert match.nodes[0].endswith("/Add") and match.note == ""
+    assert match.nodes[0].endswith("/Add")
+    shortcut = "a down-sampling Q/DQ conv" if variant.params["downsample"] else "the block input"
+    quantizer = "through" if variant.params["residual_quantizer"] else "without"
+    assert match.note == f"residual Add of a Q/DQ conv and {shortcut} ({quantizer} a residual quantizer)"
     assert sorted(match.nodes) == sorted(n.name for n in graph.nodes)
 
 

@@ -96,3 +96,16 @@ def test_weights_in_external_data_are_read_for_the_cut_nodes(tmp_path, model_fil
     assert set(weights) == {"backbone.stem.conv.weight", "backbone.stem.conv.bias"}
     for name, values in weights.items():
         np.testing.assert_array_equal(values, original[name])
+
+
+def test_cutting_leaves_the_users_graph_as_it_was_imported(model_files):
+    """Later matches are compared with earlier ones by their nodes' types and shapes: a cut must not load, convert
+    or keep anything in the user's graph."""
+    loaded, (occurrence,) = occurrences(model_files["backbone-silu-qdq"], "s3-depthwise-qdq/"
+                                        "depthwise-c32-float-qdq-per-channel")
+    before = [(t.name, t.dtype, t.shape) for t in loaded.graph.tensors().values()]
+    extractor = Extractor(loaded)
+    first = extractor.extract(occurrence.nodes).model.SerializeToString(deterministic=True)
+    second = extractor.extract(occurrence.nodes).model.SerializeToString(deterministic=True)
+    assert first == second
+    assert [(t.name, t.dtype, t.shape) for t in loaded.graph.tensors().values()] == before
