@@ -2,6 +2,7 @@
 matrix report: verdict per target, the model, and each finding with its occurrences, evidence and workarounds."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ VERDICT_COLOURS = {"blocked": "fail", "fallback": "fallback", "unavailable": "un
 def render_scan_page(scan: dict[str, Any], out_path: Path | str) -> Path:
     """Write the page of ``scan`` (the dict of :meth:`harness.scan.scanner.ScanResult.to_dict`) to ``out_path``."""
     env = template_environment()
+    env.filters["json_text"] = lambda value: json.dumps(value, sort_keys=True, ensure_ascii=False)  # a variant's knobs
     env.globals.update(VERDICT_SYMBOLS=VERDICT_SYMBOLS, VERDICT_MEANINGS=VERDICT_MEANINGS,
                        VERDICT_COLOURS=VERDICT_COLOURS)
     html = env.get_template(TEMPLATE).render(scan=scan, model=scan["model"])

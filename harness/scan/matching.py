@@ -12,6 +12,9 @@ from typing import Any, Iterable
 from cases.model import Case, Match, Variant, all_cases
 
 
+WHOLE_MODEL = "(the whole model)"  # the anchor of a whole-model pattern's occurrence (P10: no Q/DQ anywhere)
+
+
 @dataclasses.dataclass(frozen=True)
 class Occurrence:
     """One place in the user's model that has a pattern: the user's node names, the anchor first."""
@@ -21,7 +24,7 @@ class Occurrence:
 
     @property
     def anchor(self) -> str:
-        return self.nodes[0]
+        return self.nodes[0] if self.nodes else WHOLE_MODEL
 
 
 @dataclasses.dataclass
@@ -79,8 +82,10 @@ def find_patterns(graph: Any, cases: Iterable[type[Case]] | None = None) -> Matc
 def _invalid(case: type[Case], match: Match, node_names: set[str]) -> str | None:
     if not isinstance(match, Match) or match.case != case.id:
         return f"case {case.id}: its matcher returned {match!r}, not a Match of case {case.id}"
-    if not match.nodes:
-        return f"case {case.id}: its matcher returned a match without nodes"
+    if not match.nodes and not case.whole_model:
+        return f"case {case.id}: its matcher returned a match without nodes (only a whole-model case may)"
+    if match.nodes and case.whole_model:
+        return f"case {case.id}: a whole-model case's match must name no nodes"
     unknown = [name for name in match.nodes if name not in node_names]
     if unknown:
         return f"case {case.id}: its matcher named nodes the model does not have: {unknown}"

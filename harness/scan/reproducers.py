@@ -85,6 +85,10 @@ def write_reproducers(loaded: LoadedModel, findings: Sequence[Finding], cases_di
         for occurrence in finding.occurrences:
             reproducer = Reproducer(finding, occurrence)
             reproducers.append(reproducer)
+            if not occurrence.nodes:
+                reproducer.problem = ("not extracted: a pattern of the whole model, not of a subgraph; the library's "
+                                      "cells of this case are its evidence")
+                continue
             signature = _signature(extractor, occurrence)
             first = by_signature.setdefault(signature, reproducer)
             if first is not reproducer:

@@ -52,6 +52,7 @@ class _Probe:
 
     mode = "implicit-int8"
     variants = (Variant("form", "failing", ""),)
+    whole_model = False
 
     def __init__(self, case_id, find):
         self.id, self._find = case_id, find
