@@ -37,14 +37,15 @@ def model_files(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="session")
 def library_results(tmp_path_factory) -> Path:
-    """The S cases of the library, generated and run on ort-cpu: a results file of observed library cells."""
+    """The S cases and P10 (found in every FP32 model) of the library, generated and run on ort-cpu: a results file of
+    observed library cells."""
     import cases
     from cases.generate import generate
     from harness.matrix import load_matrix
     from harness.orchestration.run_targets import run_targets
 
     out = tmp_path_factory.mktemp("library-on-ort-cpu")
-    generate(out / "cases", [c for c in cases.all_cases() if c.pattern in ("S1", "S2", "S3", "S4", "S5")])
+    generate(out / "cases", [c for c in cases.all_cases() if c.pattern in ("S1", "S2", "S3", "S4", "S5", "P10")])
     results = out / "results.jsonl"
     run_targets([load_matrix()["ort-cpu"]], out / "cases", results, jobs=2, progress=lambda line: None)
     return results
