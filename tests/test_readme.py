@@ -73,15 +73,18 @@ def matrix_with_example(tmp_path):
 
 def test_set_up_installs_tox_with_the_test_extra_and_keeps_docker_for_container_targets():
     (block,) = code_blocks(section("Set up (a fresh machine, from the repository root)"), "sh")
-    pip_line, browser_line, docker_line = block.strip().splitlines()
+    pip_line, system_line = block.strip().splitlines()  # two commands do all set-up
     assert '".[test]"' in pip_line and "tox" in pip_line.split("#", 1)[1]
-    # the browser the report's tests open; .ci/run installs the same packages
-    assert browser_line.split("#", 1)[0].split() == ["apt-get", "install", "chromium", "chromium-driver"]
-    assert "apt-get install -y -qq chromium chromium-driver" in (REPO / ".ci" / "run").read_text()
     # the test extra of [project.optional-dependencies]
     (extra,) = re.findall(r"^test = \[(.*)\]$", (REPO / "pyproject.toml").read_text(), re.M)
     assert set(re.findall(r'"([\w-]+)', extra)) >= {"pytest", "tox", "selenium"}
-    assert docker_line.startswith("bash containers/provision-docker.sh") and "only for container targets" in docker_line
+    assert system_line.split("#", 1)[0].split() == ["bash", "scripts/provision-system.sh"]
+    assert "Chromium" in system_line and "only for container targets" in system_line
+    # the system script installs the browser the report's tests open, then Docker; .ci/run runs the same two lines
+    script = (REPO / "scripts" / "provision-system.sh").read_text()
+    assert "chromium chromium-driver" in script and "containers/provision-docker.sh" in script
+    ci = (REPO / ".ci" / "run").read_text()
+    assert 'pip install -q -e ".[test]"' in ci and "bash scripts/provision-system.sh  " in ci
 
 
 # --- Add a target ----------------------------------------------------------------------------------------------------
