@@ -126,17 +126,9 @@ def cmd_merge(args) -> int:
 def _result_set(path: Path, problems: list[str]) -> list[dict]:
     """The records of a results file, a merged directory, a run directory or a directory holding run directories;
     what could not be read is added to ``problems``."""
-    from harness.store.merge import MERGE_MANIFEST, MERGED_RESULTS
-    from harness.store.results_file import read_results_file
-    from harness.store.run_dirs import problems_of, read_runs
+    from harness.store.merge import read_result_set
 
-    if path.is_file() or (path.is_dir() and (path / MERGE_MANIFEST).is_file()):
-        read = read_results_file(path if path.is_file() else path / MERGED_RESULTS)
-        problems.extend(map(str, read.bad_lines))
-        return read.records
-    runs = read_runs([path])
-    problems.extend(problems_of(runs))
-    return [record for run in runs for record in run.records]
+    return [read.record for read in read_result_set(path, problems)]
 
 
 def cmd_diff(args) -> int:

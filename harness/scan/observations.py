@@ -6,9 +6,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.store.merge import MERGE_MANIFEST, MERGED_RESULTS
-from harness.store.results_file import UNKNOWN_HOST, read_results_file, record_host
-from harness.store.run_dirs import RESULTS, RunDirError, problems_of, read_runs
+from harness.store.merge import read_result_set
+from harness.store.results_file import record_host
+from harness.store.run_dirs import RunDirError
 
 Cell = tuple[str, str, str]  # (case, variant, target)
 
@@ -60,19 +60,8 @@ def read_observations(paths: Iterable[Path | str]) -> Observations:
 def _observations_in(path: Path, problems: list[str]) -> list[Observation]:
     if not path.exists():
         raise ObservationsError(f"{path}: no such results file or directory")
-    if path.is_file() or (path / MERGE_MANIFEST).is_file():
-        results = path if path.is_file() else path / MERGED_RESULTS
-        read = read_results_file(results)
-        problems.extend(str(line) for line in read.bad_lines)
-        return [Observation(record, str(results), record_host(record)) for record in read.records]
     try:
-        runs = read_runs([path])
+        read = read_result_set(path, problems)
     except RunDirError as err:
         raise ObservationsError(str(err)) from None
-    problems.extend(problems_of(runs))
-    return [Observation(record, str(run.path / RESULTS), record_host(record) or _named(run.host))
-            for run in runs for record in run.records]
-
-
-def _named(host: str) -> str | None:
-    return None if host == UNKNOWN_HOST else host
+    return [Observation(r.record, str(r.source), record_host(r.record) or r.run_host) for r in read]

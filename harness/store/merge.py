@@ -17,8 +17,10 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.store.results_file import CellKey, ResultsWriter, cell_key, host_name, variant_on_target
-from harness.store.run_dirs import LoadedRun, problems_of, read_runs
+from harness.store.results_file import (
+    UNKNOWN_HOST, CellKey, ResultsWriter, cell_key, host_name, read_results_file, variant_on_target,
+)
+from harness.store.run_dirs import RESULTS, LoadedRun, problems_of, read_runs
 from harness.worker.record import COMPARED_OUTCOMES, Record
 
 MERGE_FORMAT = "trt-matrix/merge/1"
@@ -141,3 +143,28 @@ def write_merged(merged: Merged, out_dir: Path | str) -> Path:
     }
     (out_dir / MERGE_MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return out_dir / MERGED_RESULTS
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadRecord:
+    """A record of a result set, the file it was read from, and the host of its run directory (None if unnamed)."""
+
+    record: Record
+    source: Path
+    run_host: str | None
+
+
+def read_result_set(path: Path | str, problems: list[str]) -> list[ReadRecord]:
+    """Every record of a results file, a merged directory (``merge --out``), a run directory or a directory holding
+    run directories; what could not be read is added to ``problems`` (a path that is none of these raises
+    RunDirError)."""
+    path = Path(path)
+    if path.is_file() or (path / MERGE_MANIFEST).is_file():
+        results = path if path.is_file() else path / MERGED_RESULTS
+        read = read_results_file(results)
+        problems.extend(map(str, read.bad_lines))
+        return [ReadRecord(record, results, None) for record in read.records]
+    runs = read_runs([path])
+    problems.extend(problems_of(runs))
+    return [ReadRecord(record, run.path / RESULTS, None if run.host == UNKNOWN_HOST else run.host)
+            for run in runs for record in run.records]
