@@ -1,23 +1,51 @@
-"""Shared fixtures: a generated cases directory (the control cases), built once per test session."""
+"""Shared fixtures: generated cases directories (the control cases, built once per test session)."""
 import json
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_REFERENCE = REPO.parent / "shared" / "reference"
+# A directory where generated cases outlive the test session: the mutation run sets it, because it runs the tests
+# once per mutant and never mutates the case library (tests/harness/worker/backends/tensorrt/mutation.py).
+CASES_CACHE_VARIABLE = "TRT_MATRIX_TEST_CASES_CACHE"
 
 
 @pytest.fixture(scope="session")
-def control_cases_dir(tmp_path_factory) -> Path:
-    """A cases directory holding the two control cases (fast to run on ONNX Runtime)."""
-    import cases
+def generated_cases(tmp_path_factory):
+    """``generated_cases(name, selected_cases)``: a cases directory holding those cases, generated once."""
     from cases.generate import generate
 
-    out = tmp_path_factory.mktemp("control-cases")
-    generate(out, [c for c in cases.all_cases() if c.pattern == "control"])
-    return out
+    cache = os.environ.get(CASES_CACHE_VARIABLE)
+
+    def generated(name: str, selected: list) -> Path:
+        if not cache:
+            out = tmp_path_factory.mktemp(name)
+            generate(out, selected)
+            return out
+        out = Path(cache) / name
+        if not out.is_dir():
+            Path(cache).mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(dir=cache, prefix=f".{name}-"))
+            generate(staging, selected)
+            try:
+                staging.rename(out)  # whole or not at all: a parallel session may have finished first
+            except OSError:
+                shutil.rmtree(staging)
+        return out
+
+    return generated
+
+
+@pytest.fixture(scope="session")
+def control_cases_dir(generated_cases) -> Path:
+    """A cases directory holding the two control cases (fast to run on ONNX Runtime)."""
+    import cases
+
+    return generated_cases("control-cases", [c for c in cases.all_cases() if c.pattern == "control"])
 
 
 @pytest.fixture()

@@ -142,10 +142,10 @@ class CellCapture:
         self.python_warnings = list(distinct.values())
 
     def tensorrt_text(self) -> str:
-        return self.tensorrt_log.read_text(encoding="utf-8", errors="replace") if self.tensorrt_log.exists() else ""
+        return _text_of(self.tensorrt_log)
 
     def polygraphy_text(self) -> str:
-        return self.polygraphy_log.read_text(encoding="utf-8", errors="replace") if self.polygraphy_log.exists() else ""
+        return _text_of(self.polygraphy_log)
 
     def digest(self, failure: str | None = None) -> str:
         """Warning and error lines of the TensorRT log (and the failure), then where the full logs are."""
@@ -161,3 +161,8 @@ class CellCapture:
             "tensorrt_messages": dict(self._logger.file.counts),
             "python_warnings": list(self.python_warnings),
         }
+
+
+def _text_of(log: Path) -> str:
+    """A log's text, "" before it exists; bytes that are not UTF-8 (a node name in another encoding) become U+FFFD."""
+    return log.read_bytes().decode("utf-8", "replace") if log.exists() else ""

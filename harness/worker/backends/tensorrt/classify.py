@@ -298,7 +298,7 @@ class _Evidence:
 
 def parse_log_line(line: str) -> LogLine:
     """Strip timestamp, severity tag, ``[TRT]`` tag, error-recorder code and source location from one line."""
-    rest = line.rstrip("\r\n")
+    rest = line  # the line end goes with the body's final strip()
     severity = None
     while True:
         decoration = _LINE_DECORATION.match(rest)
@@ -316,7 +316,7 @@ def parse_log_line(line: str) -> LogLine:
             break
         rest = rest[prefix.end():]
     rest = _BRACKETED_LOCATION.sub("", rest)
-    rest = _LEADING_LOCATION.sub("", rest, count=1)
+    rest = _LEADING_LOCATION.sub("", rest)  # one: the pattern is anchored at the start
     return LogLine(severity=severity, body=rest.strip())
 
 
@@ -337,7 +337,7 @@ def classify_log(text: str) -> LogClassification:
     primary = _primary(evidence)
     if primary is None:
         return LogClassification(category=None, node=None, message=None, warnings=warnings)
-    category = primary.category if primary.role == "root" else UNRECOGNIZED_FAILURE
+    category = primary.category  # a consequence or an unrecognized line carries UNRECOGNIZED_FAILURE
     node = _node_without_implementation(primary.body) if category == "no-implementation" else None
     known_failure = next((known for known in KNOWN_FAILURES
                           if category == known.category and known.message.search(primary.body)), None)

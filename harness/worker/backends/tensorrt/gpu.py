@@ -50,7 +50,7 @@ def probe_gpu(timeout_s: float = 120.0) -> dict[str, Any]:
     """:func:`gpu_facts` read in a forked child, so this process never initialises CUDA before it forks cells."""
     ends = []
     run_isolated([None], lambda _task: gpu_facts(), jobs=1, timeout_s=timeout_s, on_end=ends.append)
-    if ends and ends[0].kind == "result":
-        return ends[0].result
-    detail = f"{ends[0].kind}: {ends[0].detail}" if ends else "no result"
-    return {"gpu_probe_errors": [f"the GPU probe process ended without facts ({detail})"]}
+    (end,) = ends  # run_isolated ends every task it starts, or raises
+    if end.kind == "result":
+        return end.result
+    return {"gpu_probe_errors": [f"the GPU probe process ended without facts ({end.kind}: {end.detail})"]}

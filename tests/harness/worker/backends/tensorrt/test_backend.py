@@ -1,5 +1,6 @@
 """What the TensorRT backend records about its environment and about a failed stage, on the contract stand-in: the
 run stops before inference (tests/trt_contract/backend_run.py); the stand-in answers placeholders, never results."""
+import numpy as np
 import pytest
 
 from harness.worker.backends.base import BackendFailure
@@ -104,3 +105,62 @@ def test_a_failure_the_backend_raises_itself_keeps_its_message_and_gets_the_logs
     assert f"[failure] {error.message}" in error.log
     assert "tensorrt_calls" in error.details and "log_files" in error.details
     assert set(error.warnings) >= {"missing-scale", "deprecated-api"}
+
+
+def test_a_parse_failure_in_words_the_classifier_does_not_know_is_still_a_parser_failure(cells, tmp_path,
+                                                                                         monkeypatch):
+    """Test fake for a Polygraphy that words a failed parse in its own way: the stage says what failed."""
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
+        from polygraphy.backend.trt import util  # the Polygraphy imported for this stand-in
+        from polygraphy.exception import PolygraphyException
+
+        def check_onnx_parser_errors(parser, success):
+            raise PolygraphyException("the network came back empty")
+
+        monkeypatch.setattr(util, "check_onnx_parser_errors", check_onnx_parser_errors)
+        run(cells["explicit-qdq"], tmp_path)
+    assert (failure.value.stage, failure.value.category) == ("parse", "parser")
+    assert failure.value.message == "the network came back empty"
+
+
+def test_the_outputs_are_what_polygraphys_runner_returned_for_the_cells_inputs(cells, tmp_path, monkeypatch):
+    """Test fake for Polygraphy's TrtRunner (it needs CUDA): it records the engine and feed it was given and returns
+    outputs as lists; the record's outputs are numpy arrays of the same values."""
+    from harness.worker.backends.base import StageTracker
+    from harness.worker.backends.tensorrt.backend import TensorRTBackend
+    from harness.worker.casedata import load_arrays
+
+    seen = {}
+
+    class RecordingTrtRunner:
+        def __init__(self, engine):
+            seen["engine"] = engine
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc_info):
+            seen["closed"] = True
+
+        def infer(self, feed_dict):
+            seen["feed_dict"] = feed_dict
+            return {"output": [[0.5, -1.0]], "extra": 3}
+
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    cell = cells["explicit-qdq"]
+    arrays = load_arrays(cell)
+    with installed_as_tensorrt(standin):
+        from polygraphy.backend import trt as polygraphy_trt
+
+        monkeypatch.setattr(polygraphy_trt, "TrtRunner", RecordingTrtRunner)
+        backend = TensorRTBackend(TARGET)
+        backend.preload()
+        execution = backend.run(cell, arrays, tmp_path, StageTracker())
+    assert type(seen["engine"]).__name__ == "ICudaEngine" and seen["closed"]  # the engine the build gave
+    assert seen["feed_dict"] is arrays["inputs"]
+    assert set(execution.outputs) == {"output", "extra"}
+    assert isinstance(execution.outputs["output"], np.ndarray) and execution.outputs["output"].tolist() == [[0.5, -1.0]]
+    assert execution.outputs["extra"].shape == () and execution.outputs["extra"] == 3

@@ -108,6 +108,9 @@ def test_check_names_what_differs(tmp_path):
     both = check_cache(cache, "10.3.0", "minmax")
     assert both.mismatches == ("version", "algorithm")
     assert both.to_dict()["mismatches"] == ["version", "algorithm"]
+    assert both.describe().endswith(
+        "this is TensorRT 10.3.0 with a calibrator of the MinMaxCalibration algorithm: the version and the algorithm "
+        "differ")
     assert check_cache(cache, "8.6.0", None).algorithm_matches is None
 
 

@@ -92,3 +92,15 @@ def test_a_polygraphy_that_hands_out_another_logger_is_an_environment_problem(tm
                 pass
     process_logger(standin.module).file.write("ERROR", "after the failed start")
     assert (tmp_path / "tensorrt.log").read_text() == ""  # the file was closed again
+
+
+def test_logs_with_bytes_that_are_not_utf8_are_still_read(tmp_path):
+    """TensorRT and Polygraphy print node names as the model spells them; one in another encoding must not make the
+    cell's logs unreadable: its bytes read as U+FFFD, the rest of the line (UTF-8 included) as written."""
+    capture = CellCapture(ContractStandIn.for_version("10.3.0").module, tmp_path)
+    line = "[E] [TRT] Could not find any implementation for node conv_µ_".encode() + b"\xe9t\xff\n"
+    capture.tensorrt_log.write_bytes(line)
+    capture.polygraphy_log.write_bytes(b"[E] " + line)
+    expected = "[E] [TRT] Could not find any implementation for node conv_\u00b5_\ufffdt\ufffd\n"
+    assert capture.tensorrt_text() == expected
+    assert capture.polygraphy_text() == "[E] " + expected

@@ -445,7 +445,12 @@ def test_version_from_banner_code_digits_and_first_mention(text, version):
      "any implementation for node conv1 + relu1.)", "conv1 + relu1"),
     ("[E] [TRT] Could not find any implementation for node (Unnamed Layer* 4) [Convolution].)",
      "(Unnamed Layer* 4) [Convolution]"),
-], ids=["formats-in-envelope", "formats-bare", "trt7-wrapped", "unnamed-layer"])
+    ("[TensorRT] ERROR: Could not find any implementation for node conv_b)", "conv_b"),
+    ("[E] [TRT] Could not find any implementation for node conv1 )", "conv1"),
+    ("[E] [TRT] Could not find any implementation for node conv1 .", "conv1"),
+    ("[E] [TRT] 9: Could not find any supported formats consistent with input/output data types", None),
+], ids=["formats-in-envelope", "formats-bare", "trt7-wrapped", "unnamed-layer", "unopened-parenthesis",
+        "space-before-parenthesis", "space-before-period", "formats-without-node"])
 def test_no_implementation_names_the_node_in_each_wording(line, node):
     result = classify_log(line)
     assert (result.category, result.node) == ("no-implementation", node)

@@ -37,14 +37,11 @@ def test_parse_build_inspect_runs_on_every_version(standin, cells, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def library_cells(tmp_path_factory):
+def library_cells(generated_cases):
     """Every variant of the case library, generated once."""
     import cases
-    from cases.generate import generate
 
-    out = tmp_path_factory.mktemp("library")
-    generate(out, cases.all_cases())
-    return load_cells(out)
+    return load_cells(generated_cases("library", cases.all_cases()))
 
 
 def test_every_cell_of_the_case_library_runs_or_is_unavailable_or_unsupported(standin, library_cells, tmp_path):

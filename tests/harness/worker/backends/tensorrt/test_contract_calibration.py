@@ -10,7 +10,6 @@ import warnings
 import pytest
 
 from cases import get_case
-from cases.generate import generate
 from harness.worker.backends.base import BackendFailure
 from harness.worker.backends.tensorrt.calibration_cache import read_cache
 from harness.worker.casedata import load_cells
@@ -25,10 +24,9 @@ WEAK_TYPING = ("8.6.1", "10.0.1", "10.2.0", "10.3.0")  # the contract versions t
 
 
 @pytest.fixture(scope="module")
-def cells(tmp_path_factory):
-    out = tmp_path_factory.mktemp("calibration-cases")
-    generate(out, [get_case(c) for c in ("p10-implicit-lifecycle", "p11-calibration-cache",
-                                          "p13-dynamic-batch-calibration")])
+def cells(generated_cases):
+    out = generated_cases("calibration-cases", [get_case(c) for c in ("p10-implicit-lifecycle", "p11-calibration-cache",
+                                                                      "p13-dynamic-batch-calibration")])
     return {(cell["case"].split("-")[0], cell["variant"]): cell for cell in load_cells(out)}
 
 
@@ -116,6 +114,10 @@ def test_an_old_cache_is_written_with_its_header_and_compared_with_the_running_v
     handed = calibrator["handed_cache"]
     assert (handed["written_by"], handed["running"]) == ("8.6.0", standin.version)
     assert handed["mismatches"] == ["version"]
+    assert handed["tensors"] == len(cache.scales)
+    assert handed["written_by_harness"] == (  # a reader must not take the file for one TensorRT wrote
+        "scales are the largest absolute values / 127 over the calibration batches (from the reference evaluation); "
+        "the header is the variant's, not TensorRT's")
     # The stand-in builds nothing, so the file stays as handed; on a GPU this says whether TensorRT used it.
     assert calibrator["cache_after_build"]["state"] == "used"
 
@@ -126,26 +128,76 @@ def test_a_running_version_cache_names_this_version(standin, cells, tmp_path):
     assert handed["written_by"] == standin.version and handed["mismatches"] == ["algorithm"]
 
 
-def test_a_build_failing_on_a_foreign_cache_says_what_the_cache_is(cells, tmp_path):
-    """A build fake on the 10.3.0 stand-in logging as TensorRT does when it rejects a cache and has nothing to
-    calibrate with."""
+@pytest.mark.parametrize(("calibrator", "mismatches"), [("minmax", []), (None, ["algorithm"])],
+                         ids=["minmax-calibrator", "no-calibrator-knob-is-entropy2"])
+def test_the_cache_is_compared_with_the_cells_own_calibrator(cells, tmp_path, calibrator, mismatches):
+    """A MinMaxCalibration cache fits a MinMax calibrator; a cell without a calibrator knob gets (and is compared
+    with) the default entropy calibrator."""
     standin = ContractStandIn.for_version("10.3.0")
     answers_that_let_the_path_continue(standin)
+    cell = cells["p11", "other-algorithm-cache-only"]
+    knobs = {key: value for key, value in cell["knobs"].items() if key != "calibrator"}
+    cell = {**cell, "knobs": {**knobs, **({"calibrator": calibrator} if calibrator else {})}}
+    with installed_as_tensorrt(standin):
+        handed = run_cell(standin, cell, tmp_path).details["tensorrt_calls"]["config"]["calibrator"]["handed_cache"]
+    assert handed["mismatches"] == mismatches
+
+
+def failing_build_on_a_foreign_cache(standin, error_line, cache_after=None):
+    """A build fake on the stand-in logging as TensorRT does when it rejects a cache, then ``error_line``; with
+    ``cache_after`` (bytes) it leaves that in the cell's cache file first, as TensorRT does when it calibrates."""
 
     def failing_build(builder, network, config):
         (logger,) = [c.args[0] for c in standin.calls_to("Builder", "new") if c.obj is builder]
         severity = standin.module.ILogger.Severity
         logger.log(severity.WARNING, "Calibration table does not match calibrator algorithm type")
-        logger.log(severity.ERROR, "Something TensorRT says when calibration has no data.")
+        if cache_after is not None:
+            (call,) = standin.calls_to("IBuilderConfig.int8_calibrator", "set")
+            call.args[0].write_calibration_cache(memoryview(cache_after))
+        logger.log(severity.ERROR, error_line)
         return None
 
     standin.on("Builder.build_serialized_network", failing_build)
+
+
+def test_a_build_failing_on_a_foreign_cache_says_what_the_cache_is(cells, tmp_path):
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    failing_build_on_a_foreign_cache(standin, "Something TensorRT says when calibration has no data.")
     with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
         run_cell(standin, cells["p11", "old-cache-only"], tmp_path)
     assert failure.value.stage == "build" and failure.value.category == "calibration"
     assert failure.value.message.startswith("The calibration cache ")
     assert "written by TensorRT 8.6.0" in failure.value.message and "this is TensorRT 10.3.0" in failure.value.message
+    assert "; the file was left as handed (TensorRT read it and did not calibrate). TensorRT said: Something " \
+        "TensorRT says when calibration has no data." in failure.value.message
     assert failure.value.warnings["calibration-cache-rejected"] == 1
+
+
+def test_a_build_that_recalibrated_over_a_foreign_cache_says_which_version_rewrote_it(cells, tmp_path):
+    """TensorRT skipped the handed cache, calibrated and wrote its own, then failed at a node: the category is the
+    node's, the message says what happened to the cache."""
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    failing_build_on_a_foreign_cache(
+        standin, "10: Could not find any implementation for node /conv1/Conv.",
+        cache_after=b"TRT-100300-EntropyCalibration2\ninput: 3c010204\n")
+    with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
+        run_cell(standin, cells["p11", "old-cache"], tmp_path)
+    assert (failure.value.category, failure.value.node) == ("no-implementation", "/conv1/Conv")
+    assert "; the file was rewritten by TensorRT 10.3.0 (it calibrated instead). TensorRT said: Could not find any " \
+        "implementation for node /conv1/Conv." in failure.value.message
+
+
+def test_a_build_that_left_the_cache_unreadable_says_so(cells, tmp_path):
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    failing_build_on_a_foreign_cache(standin, "Calibration failure occurred with no scaling factors detected.",
+                                     cache_after=b"TRT-1003")
+    with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
+        run_cell(standin, cells["p11", "old-cache"], tmp_path)
+    assert failure.value.category == "calibration"
+    assert "; the file was unreadable after the build. TensorRT said: Calibration failure" in failure.value.message
 
 
 # ---- P10: implicit quantization's lifecycle in the record ----
@@ -207,11 +259,10 @@ def test_the_migration_variant_builds_on_11_and_the_calibrator_variant_is_unsupp
 # ---- P8: a Myelin region in the engine's layer information ----
 
 
-def test_a_myelin_region_makes_the_nodes_it_swallowed_fallbacks(tmp_path):
+def test_a_myelin_region_makes_the_nodes_it_swallowed_fallbacks(generated_cases, tmp_path):
     """The 10.3.0 stand-in's engine inspector answers with one ForeignNode layer over the whole P8 block, shaped like
     TensorRT's JSON (constructed, not TensorRT output)."""
-    out = tmp_path / "p8"
-    generate(out, [get_case("p8-attention-myelin")])
+    out = generated_cases("p8", [get_case("p8-attention-myelin")])
     cell = next(c for c in load_cells(out) if c["variant"] == "as-reported")
     region = "{ForeignNode[/norm1/LayerNormalization.../Add]}"
     layer = {"Name": region, "LayerType": "Myelin", "TacticName": "",

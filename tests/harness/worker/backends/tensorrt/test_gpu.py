@@ -23,6 +23,8 @@ class FakeCudaRuntime:
             key = arguments[0] if function == "cudaDeviceGetAttribute" else function
             if key in self.failing:
                 return 100  # cudaErrorNoDevice
+            if function == "cudaDeviceGetAttribute" and arguments[1:] != (0,):
+                return 101  # cudaErrorInvalidDevice: the fake has one device, 0
             ctypes.cast(reference, ctypes.POINTER(ctypes.c_int)).contents.value = self.values[key]
             return 0
         return query
@@ -47,6 +49,19 @@ def test_gpu_facts_from_tensorrt_and_the_cuda_runtime(cuda):
         facts = gpu.gpu_facts()
     assert facts == {"gpu_probe_errors": [], "platform_has_fast_int8": True, "cuda_driver_version": "12.2",
                      "cuda_runtime_version": "12.4", "cuda_devices": 1, "compute_capability": "8.7"}
+    (logger,) = standin.calls_to("Logger", "new")  # the INT8 query's builder logs warnings and worse only
+    assert logger.args == (standin.module.Logger.WARNING,)
+    (builder,) = standin.calls_to("Builder", "new")
+    assert builder.args == (logger.obj,)
+
+
+@pytest.mark.parametrize(("code", "version"), [(12010, "12.1"), (11080, "11.8"), (10020, "10.2"), (12090, "12.9")])
+def test_cuda_version_codes_read_as_major_dot_minor(cuda, code, version):
+    """CUDA encodes a version as 1000 * major + 10 * minor (cudaDriverGetVersion)."""
+    with installed_as_tensorrt(ContractStandIn.for_version("10.3.0")):
+        cuda({**ORIN_LIKE, "cudaDriverGetVersion": code, "cudaRuntimeGetVersion": code})
+        facts = gpu.gpu_facts()
+    assert facts["cuda_driver_version"] == facts["cuda_runtime_version"] == version
 
 
 @pytest.mark.parametrize(("failing", "error"), [
