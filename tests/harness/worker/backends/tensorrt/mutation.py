@@ -14,10 +14,15 @@ Not part of the test run or CI (the whole run takes one to two hours on two core
 4. mutmut's own summary, the score and every surviving mutant with its diff, printed and written to
    ``out/mutation/report.txt`` (and ``report.json``).
 
+After adding tests, ``--resume`` keeps the last run's results (mutmut redoes the functions whose code changed),
+runs the mutants the last run left undetected again, then the ones not yet run; ``--time-limit MINUTES`` stops
+mutmut and reports what it ran. Generated cases are kept between mutants (``TRT_MATRIX_TEST_CASES_CACHE``).
+
 Exit status 0 when the score reaches ``required_score`` and no entry is stale, 1 otherwise, 2 for a run that
 did not finish.
 
     python tests/harness/worker/backends/tensorrt/mutation.py [MODULE ...]   # e.g. classify layers
+    python tests/harness/worker/backends/tensorrt/mutation.py --resume --time-limit 40
 """
 from __future__ import annotations
 
@@ -28,8 +33,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -144,7 +151,9 @@ def sync_checkout(checkout: Path) -> None:
         shared.symlink_to((REPO.parent / "shared").resolve(), target_is_directory=True)
 
 
-def mutmut(checkout: Path, *arguments: str, log: Path | None = None) -> str:
+def mutmut(checkout: Path, *arguments: str, log: Path | None = None, deadline: float | None = None) -> str:
+    """Run mutmut in ``checkout``; with ``log``, its output goes there and a ``deadline`` (time.monotonic()) stops it
+    and its workers: every result mutmut recorded stays in mutants/, the rest is reported as not run."""
     command = [sys.executable, "-m", "mutmut", *arguments]
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}  # the copy's code only
     environment[CASES_CACHE_VARIABLE] = str(checkout.parent / "generated-cases")
@@ -152,9 +161,17 @@ def mutmut(checkout: Path, *arguments: str, log: Path | None = None) -> str:
         return subprocess.run(command, cwd=checkout, env=environment, check=True, capture_output=True,
                               text=True).stdout
     with log.open("w", encoding="utf-8") as output:
-        status = subprocess.run(command, cwd=checkout, env=environment, stdout=output, stderr=subprocess.STDOUT)
-    if status.returncode != 0:
-        raise SystemExit(f"mutmut {' '.join(arguments)} failed (exit {status.returncode}); its output: {log}")
+        process = subprocess.Popen(command, cwd=checkout, env=environment, stdout=output, stderr=subprocess.STDOUT,
+                                   start_new_session=True)  # its own process group: the workers stop with it
+        try:
+            returncode = process.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            print("mutmut stopped at the time limit; the mutants it had not run are listed as not run", flush=True)
+            return log.read_text(encoding="utf-8")
+    if returncode != 0:
+        raise SystemExit(f"mutmut {' '.join(arguments)} failed (exit {returncode}); its output: {log}")
     return log.read_text(encoding="utf-8")
 
 
@@ -192,12 +209,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help="modules of the TensorRT package to mutate (default: all listed)")
     parser.add_argument("--out", type=Path, default=REPO / "out" / "mutation", help="scratch copy and report")
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--time-limit", type=float, metavar="MINUTES",
+                        help="stop mutmut after this long and report what it ran (the rest as not run, exit 2)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the last run's results: mutmut reruns the functions whose code changed and the "
                              "mutants not yet run, then every mutant the last run left undetected (the tests may "
                              "have changed); minutes instead of hours after adding tests")
     arguments = parser.parse_args(argv)
     arguments.out = arguments.out.resolve()
+    deadline = None if arguments.time_limit is None else time.monotonic() + 60 * arguments.time_limit
 
     config = mutation_config(REPO / "pyproject.toml")
     checkout = arguments.out / "checkout"
@@ -207,22 +227,24 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.resume and (checkout / "mutants").is_dir():
         undetected_before = {name for name, status in parse_results(mutmut(checkout, "results", "--all", "true"))
                              .items() if status in UNDETECTED}
+        # mutmut maps only new tests to functions on a resumed run, so a new function would miss the old tests that
+        # call it: without the stats file it traces every test once more
+        (checkout / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     else:  # results of earlier code must not carry over
         shutil.rmtree(checkout / "mutants", ignore_errors=True)
         shutil.rmtree(arguments.out / "generated-cases", ignore_errors=True)
     patterns = [f"{PACKAGE}.{module}.*" for module in arguments.modules]
+    rerun = sorted(name for name in undetected_before if not arguments.modules or module_of(name) in arguments.modules)
+    if rerun:  # first: the tests added since are meant for these
+        print(f"mutmut run: the {len(rerun)} mutants the last run left undetected, again; progress in "
+              f"{arguments.out / 'mutmut-rerun.log'}", flush=True)
+        mutmut(checkout, "run", "--max-children", str(arguments.max_children), *rerun,
+               log=arguments.out / "mutmut-rerun.log", deadline=deadline)
     print(f"mutmut run {' '.join(patterns) or '(all)'} in {checkout}; progress in {arguments.out / 'mutmut.log'}",
           flush=True)
     log_text = mutmut(checkout, "run", "--max-children", str(arguments.max_children), *patterns,
-                      log=arguments.out / "mutmut.log")
+                      log=arguments.out / "mutmut.log", deadline=deadline)
     statuses = parse_results(mutmut(checkout, "results", "--all", "true"))
-    rerun = sorted(name for name in undetected_before & statuses.keys()
-                   if not arguments.modules or module_of(name) in arguments.modules)
-    if rerun:
-        print(f"mutmut run: the {len(rerun)} mutants the last run left undetected, again", flush=True)
-        log_text = mutmut(checkout, "run", "--max-children", str(arguments.max_children), *rerun,
-                          log=arguments.out / "mutmut-rerun.log")
-        statuses = parse_results(mutmut(checkout, "results", "--all", "true"))
     if patterns:
         statuses = {name: status for name, status in statuses.items() if module_of(name) in arguments.modules}
     equivalent = equivalent_mutants(config)

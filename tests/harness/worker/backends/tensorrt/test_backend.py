@@ -164,3 +164,17 @@ def test_the_outputs_are_what_polygraphys_runner_returned_for_the_cells_inputs(c
     assert set(execution.outputs) == {"output", "extra"}
     assert isinstance(execution.outputs["output"], np.ndarray) and execution.outputs["output"].tolist() == [[0.5, -1.0]]
     assert execution.outputs["extra"].shape == () and execution.outputs["extra"] == 3
+
+
+def test_an_implicit_cell_on_a_version_without_its_calibrator_says_what_is_missing_and_why(cells):
+    """DERIVED surface: 10.3.0 without IInt8MinMaxCalibrator (every recorded 10.x surface has it): implicit
+    quantization is deprecated there, not removed, so the reason is the general one, not 11.0's migration advice."""
+    from harness.worker.backends.tensorrt.quantization_lifecycle import implicit_quantization
+
+    cell = {**cells["implicit-int8"], "knobs": {**cells["implicit-int8"]["knobs"], "calibrator": "minmax"}}
+    with installed_as_tensorrt(ContractStandIn.without("10.3.0", "IInt8MinMaxCalibrator")):
+        reason = BackendUpToInference(TARGET).unavailable_reason(cell)
+    assert reason == (
+        "Unsupported: implicit INT8 quantization (BuilderFlag.INT8 with a calibrator) is not in TensorRT 10.3.0: "
+        "IInt8MinMaxCalibrator are absent from its Python API. TensorRT deprecated implicit quantization in 10.1 and "
+        "removed it in 11.0 in favour of explicit Q/DQ. Sources: " + ", ".join(implicit_quantization("10.3.0").sources))
