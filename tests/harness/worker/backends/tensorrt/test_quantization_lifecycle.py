@@ -18,15 +18,18 @@ RECORDED = sorted(TRT_API_DIR.glob("tensorrt-*.json"))
 @pytest.mark.parametrize(("version", "status"), [
     ("8.5.2", SUPPORTED), ("8.6.1", SUPPORTED), ("9.2.0.post12.dev5", SUPPORTED), ("10.0.1.6", SUPPORTED),
     ("10.1.0", DEPRECATED), ("10.3.0", DEPRECATED), ("10.16.1.11", DEPRECATED),
-    ("11.0.0", REMOVED), ("11.4.0.106", REMOVED),
+    ("11.0.0", REMOVED), ("11.4.0.106", REMOVED), ("10", SUPPORTED), ("11", REMOVED),
 ])
 def test_status_on_both_sides_of_each_edge(version, status):
     lifecycle = implicit_quantization(version)
-    assert lifecycle.status == status
+    assert (lifecycle.version, lifecycle.status) == (version, status)
     assert lifecycle.warning_expected is (status == DEPRECATED)
     assert version in lifecycle.reason
     if status != SUPPORTED:
         assert "explicit quantization" in lifecycle.reason and "Q/DQ" in lifecycle.reason
+    if status == DEPRECATED:  # what a user sees in the log, and when it stops working
+        assert "setting IBuilderConfig.int8_calibrator raises a DeprecationWarning, and 11.0 removes it" in \
+            lifecycle.reason
 
 
 def implicit_api_present(module: dict) -> bool:
@@ -52,6 +55,8 @@ def test_the_record_form_lists_its_sources():
     assert record["status"] == DEPRECATED and record["warning_expected"] is True
     assert all(source.startswith("https://") for source in record["sources"])
     assert any("4095" in source for source in record["sources"])
+    assert json.loads(json.dumps(record)) == record  # what the record holds is what its JSON line says
+    assert set(record) == {"version", "status", "warning_expected", "reason", "sources"}
 
 
 @pytest.mark.parametrize("version", ["", "latest", "v"])
