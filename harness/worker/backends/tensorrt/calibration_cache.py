@@ -182,7 +182,7 @@ def parse_cache(data: bytes, source: str) -> CalibrationCache:
 def check_cache(cache: CalibrationCache, running_version: str, calibrator: str | None) -> CacheCheck:
     """Compare ``cache`` with the TensorRT version about to read it and the calibrator knob ("entropy2", "minmax")."""
     running = ".".join(str(int(p)) for p in (re.findall(r"\d+", running_version)[:3] + ["0", "0"])[:3])
-    expected = CALIBRATOR_ALGORITHMS.get(calibrator) if calibrator else None
+    expected = CALIBRATOR_ALGORITHMS.get(calibrator)  # None for no calibrator or an unknown one
     return CacheCheck(
         file=cache.path, header=cache.header, written_by=cache.version, algorithm=cache.algorithm, running=running,
         calibrator_algorithm=expected, version_matches=cache.version == running,

@@ -1,6 +1,7 @@
 """Calibration caches: TensorRT's text format, its TRT-<version code>-<algorithm> header, and every way a file can fail
 to be one. The header and line format come from caches written by TensorRT (reference log F19: TRT-100700-MinMax...;
 NVIDIA/Deep-Learning-Accelerator-SW#26: TRT-8600-EntropyCalibration2 with 'input: 3d23ac36' lines)."""
+import locale
 import struct
 
 import pytest
@@ -28,6 +29,10 @@ DLA_SW_CACHE = (b"TRT-8600-EntropyCalibration2\n"
 @pytest.mark.parametrize(("version", "code"), [
     ("8.6.1", "8601"), ("8.6.0", "8600"), ("8.5.2", "8502"), ("7.2.2", "7202"), ("10.0.1", "100001"),
     ("10.7.0", "100700"), ("10.16.1", "101601"), ("10.3.0.26", "100300"),
+    # The edges of the format: the oldest and newest majors that write caches, the largest minor (9 before 10.0, 99
+    # from it) and patch (99) their codes hold.
+    ("5.1.5", "5105"), ("5.0.0", "5000"), ("10.0.0", "100000"), ("8.9.0", "8900"), ("8.6.99", "8699"),
+    ("10.99.99", "109999"), ("10.3.99", "100399"),
 ])
 def test_version_codes_both_ways(version, code):
     assert version_code(version) == code
@@ -39,10 +44,22 @@ def test_codes_that_name_no_version(code):
     assert version_from_code(code) is None
 
 
-@pytest.mark.parametrize("version", ["11.4.0.106", "4.0.1", "8.10.0"])
+@pytest.mark.parametrize(("version", "code"), [("10", "100000"), ("10.3", "100300"), ("8", "8000"), ("8.6", "8600")])
+def test_a_version_of_one_or_two_parts_has_zero_for_the_missing_ones(version, code):
+    assert version_code(version) == code
+
+
+def test_parts_after_the_patch_are_ignored_whatever_they_hold():
+    """A fourth part is never read, not even one too long for int() (Python refuses over 4300 digits)."""
+    assert version_code("10.3.0." + "7" * 5000) == "100300"
+
+
+@pytest.mark.parametrize("version", ["11.4.0.106", "4.0.1", "4.9.9", "8.10.0", "9.10.0", "8.6.100", "10.3.100",
+                                     "10.100.0", "", "dev"])
 def test_versions_that_write_no_cache(version):
-    with pytest.raises(ValueError, match=version):
+    with pytest.raises(ValueError) as error:
         version_code(version)
+    assert str(error.value) == f"TensorRT {version} has no calibration cache version code (majors 5 to 10 write caches)"
 
 
 def test_the_header_of_the_reference_log_f19_names_10_7(reference_dir):
@@ -91,9 +108,45 @@ def test_a_bad_cache_is_a_clear_error_naming_the_file(tmp_path, content, message
     assert message in str(error.value)
 
 
+@pytest.mark.parametrize("name", ["", "conv\n1"])
+def test_a_tensor_name_that_cannot_be_one_line_is_refused_before_writing(tmp_path, name):
+    path = tmp_path / "c.cache"
+    with pytest.raises(ValueError) as error:
+        write_cache(path, "10.3.0", "EntropyCalibration2", {"input": 0.03, name: 0.05})
+    assert str(error.value) == f"calibration cache {path}: tensor name {name!r} cannot be written on one line"
+    assert not path.exists()
+
+
+@pytest.fixture()
+def ascii_locale():
+    """Test fake for a machine whose locale encoding is not UTF-8: LC_CTYPE is C (ASCII) while the test runs."""
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    yield
+    locale.setlocale(locale.LC_CTYPE, before)
+
+
+def test_a_cache_is_utf_8_whatever_the_locale(tmp_path, ascii_locale):
+    path = tmp_path / "c.cache"
+    written = write_cache(path, "10.3.0", "EntropyCalibration2", {"Eingabe_\u00fc": 0.5})
+    assert path.read_bytes() == b"TRT-100300-EntropyCalibration2\nEingabe_\xc3\xbc: 3f000000\n"
+    assert list(written.scales) == ["Eingabe_\u00fc"]
+
+
 def test_a_missing_cache_file_is_a_clear_error_too(tmp_path):
-    with pytest.raises(CalibrationCacheError, match=r"calibration cache .*nothing\.cache: cannot be read"):
-        read_cache(tmp_path / "nothing.cache")
+    path = tmp_path / "nothing.cache"
+    with pytest.raises(CalibrationCacheError) as error:
+        read_cache(path)
+    assert str(error.value) == f"calibration cache {path}: cannot be read: No such file or directory"
+
+
+def test_an_empty_cache_file_says_what_a_cache_holds(tmp_path):
+    path = tmp_path / "empty.cache"
+    path.write_bytes(b"")
+    with pytest.raises(CalibrationCacheError) as error:
+        read_cache(path)
+    assert str(error.value) == (f"calibration cache {path}: the file is empty (0 bytes); a cache holds a "
+                                "TRT-<version>-<algorithm> header and one line per tensor")
 
 
 def test_check_names_what_differs(tmp_path):
@@ -112,6 +165,30 @@ def test_check_names_what_differs(tmp_path):
         "this is TensorRT 10.3.0 with a calibrator of the MinMaxCalibration algorithm: the version and the algorithm "
         "differ")
     assert check_cache(cache, "8.6.0", None).algorithm_matches is None
+
+
+def test_the_check_record_names_the_file_its_header_and_both_algorithms(tmp_path):
+    path = tmp_path / "old.cache"
+    path.write_bytes(DLA_SW_CACHE)
+    description = (f"calibration cache {path} was written by TensorRT 8.6.0 with the EntropyCalibration2 algorithm "
+                   "(header TRT-8600-EntropyCalibration2); this is TensorRT 10.3.0 with a calibrator of the "
+                   "MinMaxCalibration algorithm: the version and the algorithm differ")
+    assert check_cache(read_cache(path), "10.3.0.26", "minmax").to_dict() == {
+        "file": str(path), "header": "TRT-8600-EntropyCalibration2", "written_by": "8.6.0",
+        "algorithm": "EntropyCalibration2", "running": "10.3.0", "calibrator_algorithm": "MinMaxCalibration",
+        "version_matches": False, "algorithm_matches": False, "mismatches": ["version", "algorithm"],
+        "description": description,
+    }
+
+
+@pytest.mark.parametrize(("running", "as_read"), [("10", "10.0.0"), ("10.3", "10.3.0"), ("8.6", "8.6.0")])
+def test_a_running_version_of_one_or_two_parts_has_zero_for_the_missing_ones(tmp_path, running, as_read):
+    path = tmp_path / "old.cache"
+    path.write_bytes(DLA_SW_CACHE)
+    check = check_cache(read_cache(path), running, "entropy2")
+    assert check.running == as_read
+    assert check.version_matches is (as_read == "8.6.0")
+    assert f"; this is TensorRT {as_read} with a calibrator" in check.describe()
 
 
 def test_after_build_says_whether_tensorrt_used_the_cache_or_wrote_its_own(tmp_path):
