@@ -204,8 +204,9 @@ class TensorRTBackend(Backend):
         """Per ONNX node, the precision the engine computes it in (engine inspector JSON, else the verbose log)."""
         verbosity = engine.profiling_verbosity
         details["tensorrt_calls"]["engine_profiling_verbosity"] = getattr(verbosity, "name", verbosity)
-        information = engine.create_engine_inspector().get_engine_information(trt.LayerInformationFormat.JSON)
-        (workdir / "engine-layers.json").write_text(information or "")
+        inspector = engine.create_engine_inspector()
+        information = inspector.get_engine_information(trt.LayerInformationFormat.JSON) or ""  # None: no JSON either
+        (workdir / "engine-layers.json").write_text(information)
         model = onnx.load(cell["model"], load_external_data=False)
         names = layers.OnnxNames.from_model(model)
         problems = []

@@ -178,3 +178,52 @@ def test_an_implicit_cell_on_a_version_without_its_calibrator_says_what_is_missi
         "Unsupported: implicit INT8 quantization (BuilderFlag.INT8 with a calibrator) is not in TensorRT 10.3.0: "
         "IInt8MinMaxCalibrator are absent from its Python API. TensorRT deprecated implicit quantization in 10.1 and "
         "removed it in 11.0 in favour of explicit Q/DQ. Sources: " + ", ".join(implicit_quantization("10.3.0").sources))
+
+
+def inspector_layer(name, datatype):
+    """One layer of engine inspector JSON, shaped like TensorRT's (constructed, not TensorRT output)."""
+    tensor = {"Name": f"{name}_output", "Dimensions": [1, 8, 16, 16], "Format/Datatype": f"Row major linear {datatype}"}
+    return {"Name": name, "LayerType": "CaskConvolution", "TacticName": "", "Inputs": [tensor], "Outputs": [tensor]}
+
+
+def test_the_engine_inspector_json_is_kept_in_the_cells_directory_and_named_as_the_source(cells, tmp_path):
+    import json
+
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    information = json.dumps({"Layers": [inspector_layer("/conv/Conv + /act/Relu", "Int8")], "Bindings": []})
+    standin.on("EngineInspector.get_engine_information", information)
+    standin.on("ICudaEngine.profiling_verbosity", standin.enum("ProfilingVerbosity.DETAILED"))
+    serialized = standin.make("IHostMemory")
+    standin.on("Builder.build_serialized_network", serialized)
+    with installed_as_tensorrt(standin):
+        execution = run(cells["explicit-qdq"], tmp_path)
+    (deserialized,) = standin.calls_to("Runtime.deserialize_cuda_engine")
+    assert deserialized.args == (serialized,)  # the engine inspected is the one the build serialized
+    assert (tmp_path / cells["explicit-qdq"]["case"] / "engine-layers.json").read_text() == information
+    assert execution.details["layer_information"]["source"] == "engine inspector JSON"
+    assert execution.details["tensorrt_calls"]["engine_profiling_verbosity"] == "DETAILED"
+    assert execution.precision["/conv/Conv"] == "int8" and execution.precision["/act/Relu"] == "int8"
+
+
+def test_without_inspector_json_the_layers_come_from_the_verbose_log(cells, tmp_path):
+    """The engine answers no layer information (None) and a profiling verbosity without a name (a plain int, as a
+    binding without the enum would): the verbose log's Layer(...) lines, logged by a build fake, give the layers."""
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    standin.on("EngineInspector.get_engine_information", None)
+    standin.on("ICudaEngine.profiling_verbosity", 2)
+
+    def build_logging_layers(builder, network, config):
+        (logger,) = [c.args[0] for c in standin.calls_to("Builder", "new") if c.obj is builder]
+        logger.log(standin.module.ILogger.Severity.VERBOSE, "Engine Layer Information:\nLayer(CaskConvolution): "
+                   "/conv/Conv + /act/Relu, Tactic: 0x1, x (Int8[1,8,16,16]) -> y (Half[1,8,16,16])")
+        return standin.make("IHostMemory")  # what the plain stand-in answers a build with
+
+    standin.on("Builder.build_serialized_network", build_logging_layers)
+    with installed_as_tensorrt(standin):
+        execution = run(cells["explicit-qdq"], tmp_path)
+    assert (tmp_path / cells["explicit-qdq"]["case"] / "engine-layers.json").read_text() == ""
+    assert execution.details["layer_information"]["source"] == "verbose TensorRT log"
+    assert execution.details["tensorrt_calls"]["engine_profiling_verbosity"] == 2
+    assert execution.precision["/conv/Conv"] == "int8"
