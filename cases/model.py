@@ -199,6 +199,14 @@ class Case:
         return []
 
     @classmethod
+    def variant(cls, name: str) -> Variant:
+        """The variant called ``name``."""
+        for variant in cls.variants:
+            if variant.name == name:
+                return variant
+        raise KeyError(f"Case {cls.id} has no variant {name!r}. Its variants: {', '.join(v.name for v in cls.variants)}")
+
+    @classmethod
     def mode_of(cls, variant: Variant) -> str:
         return variant.mode or cls.mode
 

@@ -5,10 +5,6 @@ from cases.control import ImplicitConvRelu, QdqConvRelu
 from cases.s1_conv_silu import ConvSilu
 
 
-def by_name(cls, name):
-    return next(v for v in cls.variants if v.name == name)
-
-
 def test_controls_are_controls_without_claims():
     for cls in (QdqConvRelu, ImplicitConvRelu):
         assert cls.pattern == "control"
@@ -40,8 +36,8 @@ def test_implicit_control_is_float_conv_then_relu():
 
 
 def test_stem_control_has_the_s1_stem_geometry_with_relu():
-    stem = ImplicitConvRelu.build(by_name(ImplicitConvRelu, "stem-relu")).graph
-    silu = ConvSilu.build(by_name(ConvSilu, "as-reported")).graph
+    stem = ImplicitConvRelu.build(ImplicitConvRelu.variant("stem-relu")).graph
+    silu = ConvSilu.build(ConvSilu.variant("as-reported")).graph
     assert stem.nodes[0].attrs == silu.nodes[0].attrs
     assert stem.nodes[0].inputs[1].shape == silu.nodes[0].inputs[1].shape
     assert stem.inputs[0].shape == silu.inputs[0].shape

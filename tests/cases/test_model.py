@@ -42,3 +42,12 @@ def test_remedy_defaults_to_empty_and_cases_p8_to_p13_fill_it():
     for case in all_cases():
         if case.pattern in ("P8", "P9", "P10", "P11", "P12", "P13"):
             assert case.remedy and len(case.remedy) < 400, case.id
+
+
+def test_a_variant_is_found_by_name_and_a_wrong_name_lists_the_cases_variants():
+    from cases.control import QdqConvRelu
+
+    first = QdqConvRelu.variants[0]
+    assert QdqConvRelu.variant(first.name) is first
+    with pytest.raises(KeyError, match=f"Case {QdqConvRelu.id} has no variant 'nope'. Its variants: {first.name}"):
+        QdqConvRelu.variant("nope")

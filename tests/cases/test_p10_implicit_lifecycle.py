@@ -13,8 +13,7 @@ from harness.worker.backends.tensorrt.quantization_lifecycle import implicit_qua
 from tests.cases.test_library import MATRIX
 
 
-def variant(name):
-    return next(v for v in ImplicitLifecycle.variants if v.name == name)
+variant = ImplicitLifecycle.variant
 
 
 def model_of(name) -> onnx.ModelProto:

@@ -6,14 +6,13 @@ import onnx
 import onnx_graphsurgeon as gs
 import pytest
 
-from cases.generate import export_model, generate
+from cases.generate import export_model
 from cases.model import CACHE_ALGORITHMS, Case
 from cases.p11_calibration_cache import OLD_CACHE, CalibrationCache
 from harness.worker.backends.tensorrt.calibration_cache import KNOWN_ALGORITHMS
 
 
-def variant(name):
-    return next(v for v in CalibrationCache.variants if v.name == name)
+variant = CalibrationCache.variant
 
 
 def model_of(name) -> onnx.ModelProto:
@@ -21,10 +20,8 @@ def model_of(name) -> onnx.ModelProto:
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    out = tmp_path_factory.mktemp("p11")
-    generate(out, [CalibrationCache])
-    return out / CalibrationCache.id
+def generated(generated_cases):
+    return generated_cases("p11", [CalibrationCache]) / CalibrationCache.id
 
 
 @pytest.mark.parametrize("name", [v.name for v in CalibrationCache.variants])

@@ -17,8 +17,7 @@ ADD_FORM = ["QuantizeLinear"] * 4 + ["DequantizeLinear"] * 4 + ["Conv", "Conv", 
                                                                  "DequantizeLinear", "DequantizeLinear", "Relu"]
 
 
-def variant(name):
-    return next(v for v in QdqInternalAssert.variants if v.name == name)
+variant = QdqInternalAssert.variant
 
 
 def model_of(name) -> onnx.ModelProto:

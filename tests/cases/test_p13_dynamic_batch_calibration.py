@@ -6,14 +6,13 @@ import onnx
 import onnx_graphsurgeon as gs
 import pytest
 
-from cases.generate import export_model, generate
+from cases.generate import export_model
 from cases.p10_implicit_lifecycle import ImplicitLifecycle
 from cases.p13_dynamic_batch_calibration import CALIBRATION_BATCH, INFERENCE_BATCH, DynamicBatchCalibration
 from harness.worker.backends.tensorrt.calibrator import calibration_plan
 
 
-def variant(name):
-    return next(v for v in DynamicBatchCalibration.variants if v.name == name)
+variant = DynamicBatchCalibration.variant
 
 
 def model_of(name) -> onnx.ModelProto:
@@ -21,10 +20,8 @@ def model_of(name) -> onnx.ModelProto:
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    out = tmp_path_factory.mktemp("p13")
-    generate(out, [DynamicBatchCalibration])
-    return out / DynamicBatchCalibration.id
+def generated(generated_cases):
+    return generated_cases("p13", [DynamicBatchCalibration]) / DynamicBatchCalibration.id
 
 
 @pytest.mark.parametrize("name", [v.name for v in DynamicBatchCalibration.variants])

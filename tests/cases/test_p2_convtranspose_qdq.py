@@ -24,8 +24,7 @@ OPS = {
 }
 
 
-def variant(name):
-    return next(v for v in P2.variants if v.name == name)
+variant = P2.variant
 
 
 def deconv_of(name):

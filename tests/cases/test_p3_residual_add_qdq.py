@@ -23,8 +23,7 @@ OPS = {
 }
 
 
-def variant(name):
-    return next(v for v in P3.variants if v.name == name)
+variant = P3.variant
 
 
 def graph_of(name):

@@ -25,8 +25,7 @@ OPS = {
 LAYERS = ("/neck/branch_a/conv/Conv", "/neck/branch_b/conv/Conv", "/neck/branch_up/deconv/ConvTranspose")
 
 
-def variant(name):
-    return next(v for v in P4.variants if v.name == name)
+variant = P4.variant
 
 
 def concat_of(name):

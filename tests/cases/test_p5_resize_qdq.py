@@ -22,8 +22,7 @@ OPS = {
 }
 
 
-def variant(name):
-    return next(v for v in P5.variants if v.name == name)
+variant = P5.variant
 
 
 def nodes(name):

@@ -25,8 +25,7 @@ OPS = {
 }
 
 
-def variant(name):
-    return next(v for v in P7.variants if v.name == name)
+variant = P7.variant
 
 
 def by_name(name):

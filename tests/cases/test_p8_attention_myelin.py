@@ -17,8 +17,7 @@ ATTENTION_OPS = ["MatMul", "MatMul", "MatMul", "Add", "Add", "Add", "Transpose",
 DECOMPOSED_LAYERNORM = ["ReduceMean", "Sub", "Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul", "Add"]
 
 
-def variant(name):
-    return next(v for v in AttentionMyelin.variants if v.name == name)
+variant = AttentionMyelin.variant
 
 
 def model_of(name) -> onnx.ModelProto:

@@ -28,8 +28,7 @@ END_TO_END = [*HEAD, *FIRST_TOPK, "Flatten", "TopK", "Div", "Mod", "Unsqueeze", 
               "Unsqueeze", "GatherElements", "Concat"]
 
 
-def variant(name):
-    return next(v for v in TopkHead.variants if v.name == name)
+variant = TopkHead.variant
 
 
 def model_of(name) -> onnx.ModelProto:

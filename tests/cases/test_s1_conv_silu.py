@@ -8,8 +8,7 @@ from cases import _graphs as g
 from cases.s1_conv_silu import CONV, CONV_OUTPUT, MUL, REPORTED, SIGMOID, SIGMOID_OUTPUT, ConvSilu
 
 
-def variant(name):
-    return next(v for v in ConvSilu.variants if v.name == name)
+variant = ConvSilu.variant
 
 
 def graph_of(name):

@@ -8,8 +8,7 @@ from cases import _graphs as g
 from cases.s4_bn_mish import CONV, OPERATORS_86, BnMish
 
 
-def variant(name):
-    return next(v for v in BnMish.variants if v.name == name)
+variant = BnMish.variant
 
 
 def graph_of(name):
