@@ -226,7 +226,7 @@ class TensorRTBackend(Backend):
                 f"is known (and none may be reported as a fallback). Tried: {' | '.join(problems)}. The raw inspector "
                 f"output is in {workdir / 'engine-layers.json'}; harness/worker/backends/tensorrt/layers.py must learn this format."
             )
-        precision = layers.node_precisions(engine_layers, [node.name for node in model.graph.node])
+        precision = layers.node_precisions(engine_layers)  # the readers map layers to this model's nodes only
         report = layers.fallback_nodes(precision, cell["expected_int8"])
         details["layer_information"].update(dataclasses.asdict(report))
         regions = layers.foreign_node_regions(engine_layers)

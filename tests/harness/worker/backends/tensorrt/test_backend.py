@@ -191,7 +191,8 @@ def test_the_engine_inspector_json_is_kept_in_the_cells_directory_and_named_as_t
 
     standin = ContractStandIn.for_version("10.3.0")
     answers_that_let_the_path_continue(standin)
-    information = json.dumps({"Layers": [inspector_layer("/conv/Conv + /act/Relu", "Int8")], "Bindings": []})
+    information = json.dumps({"Layers": [inspector_layer("/conv/Conv + /act/Relu", "Int8"),
+                                         inspector_layer("trt_internal_reformat_0", "Float")], "Bindings": []})
     standin.on("EngineInspector.get_engine_information", information)
     standin.on("ICudaEngine.profiling_verbosity", standin.enum("ProfilingVerbosity.DETAILED"))
     serialized = standin.make("IHostMemory")
@@ -202,6 +203,11 @@ def test_the_engine_inspector_json_is_kept_in_the_cells_directory_and_named_as_t
     assert deserialized.args == (serialized,)  # the engine inspected is the one the build serialized
     assert (tmp_path / cells["explicit-qdq"]["case"] / "engine-layers.json").read_text() == information
     assert execution.details["layer_information"]["source"] == "engine inspector JSON"
+    assert execution.details["layer_information"]["layers"] == 2
+    import onnx
+
+    nodes = [node.name for node in onnx.load(cells["explicit-qdq"]["model"]).graph.node]
+    assert set(execution.precision) <= set(nodes)  # a layer of no ONNX node is no node's precision
     assert execution.details["tensorrt_calls"]["engine_profiling_verbosity"] == "DETAILED"
     assert execution.precision["/conv/Conv"] == "int8" and execution.precision["/act/Relu"] == "int8"
 
@@ -213,17 +219,26 @@ def test_without_inspector_json_the_layers_come_from_the_verbose_log(cells, tmp_
     answers_that_let_the_path_continue(standin)
     standin.on("EngineInspector.get_engine_information", None)
     standin.on("ICudaEngine.profiling_verbosity", 2)
+    import onnx
+
+    model = onnx.load(cells["explicit-qdq"]["model"])
+    weights = model.graph.initializer[0].name  # TensorRT names the constants it fuses, as in P1's reported layer
 
     def build_logging_layers(builder, network, config):
         (logger,) = [c.args[0] for c in standin.calls_to("Builder", "new") if c.obj is builder]
         logger.log(standin.module.ILogger.Severity.VERBOSE, "Engine Layer Information:\nLayer(CaskConvolution): "
-                   "/conv/Conv + /act/Relu, Tactic: 0x1, x (Int8[1,8,16,16]) -> y (Half[1,8,16,16])")
+                   f"{weights} + /conv/Conv + /act/Relu, Tactic: 0x1, x (Int8[1,8,16,16]) -> y (Half[1,8,16,16])\n"
+                   "Layer(Reformat): Reformatting CopyNode for Output Tensor 0 to /act/Relu, Tactic: 0x0, "
+                   "y (Half[1,8,16,16]) -> z (Float[1,8,16,16])")
         return standin.make("IHostMemory")  # what the plain stand-in answers a build with
 
     standin.on("Builder.build_serialized_network", build_logging_layers)
     with installed_as_tensorrt(standin):
         execution = run(cells["explicit-qdq"], tmp_path)
     assert (tmp_path / cells["explicit-qdq"]["case"] / "engine-layers.json").read_text() == ""
-    assert execution.details["layer_information"]["source"] == "verbose TensorRT log"
+    assert execution.details["layer_information"] == {
+        "source": "verbose TensorRT log", "layers": 2, "fallback": (), "unverified": (), "missing": ()}
+    nodes = [node.name for node in model.graph.node]
+    assert set(execution.precision) <= set(nodes)  # by the model's names: constants are no nodes
     assert execution.details["tensorrt_calls"]["engine_profiling_verbosity"] == 2
     assert execution.precision["/conv/Conv"] == "int8"

@@ -258,8 +258,15 @@ def test_unreadable_layer_information_is_a_harness_error_never_a_fallback(cells,
     standin = ContractStandIn.for_version("10.3.0")
     answers_that_let_the_path_continue(standin)
     standin.on("EngineInspector.get_engine_information", "")  # the plain stand-in's neutral str
-    with installed_as_tensorrt(standin), pytest.raises(ValueError, match="per-layer information could not be read"):
+    with installed_as_tensorrt(standin), pytest.raises(ValueError) as error:
         run(cells["explicit-qdq"], tmp_path)
+    raw = tmp_path / cells["explicit-qdq"]["case"] / "engine-layers.json"
+    assert str(error.value).startswith(
+        "TensorRT built an engine, but its per-layer information could not be read, so no node's precision is known "
+        "(and none may be reported as a fallback). Tried: engine inspector JSON: Expecting value: line 1 column 1 "
+        "(char 0) | verbose TensorRT log: ")  # then the log reader's own reason
+    assert str(error.value).endswith(
+        f"The raw inspector output is in {raw}; harness/worker/backends/tensorrt/layers.py must learn this format.")
 
 
 def test_build_modes_follow_the_versions_api(standin):
