@@ -530,12 +530,11 @@ def _name_parts(name: str) -> list[str]:
 
 
 def _foreign_region(region: str, names: OnnxNames) -> tuple[str, ...]:
-    """The ONNX nodes of ``{ForeignNode[FIRST...LAST]}``: every node on a path from FIRST to LAST, in graph order."""
+    """The ONNX nodes of ``{ForeignNode[FIRST...LAST]}``: every node on a path from FIRST to LAST (with an end that
+    names no node, the other end's nodes), in graph order."""
     first_text, separator, last_text = region.partition("...")
     first = _region_end(first_text, names)
     last = _region_end(last_text, names) if separator else first
-    if not first or not last:
-        return tuple(dict.fromkeys(first + last))
     predecessors: dict[str, list[str]] = {}
     for node, readers in names.successors.items():
         for reader in readers:

@@ -60,3 +60,14 @@ def test_compute_layers_decide_a_nodes_precision_and_boundaries_only_count_alone
     boundary = {**PLAIN, "Name": "q", "Origin": "QDQ", "Metadata": "[ONNX Layer: /conv/Conv]"}
     assert node_precisions(layers_from_inspector_json([boundary, compute])) == {"/conv/Conv": "fp32"}
     assert node_precisions(layers_from_inspector_json([boundary])) == {"/conv/Conv": "int8"}
+
+
+def test_a_reformat_of_a_compute_layers_output_does_not_widen_the_nodes_precision():
+    """An INT8 conv whose output TensorRT reformats from FP16 to FP32 for the next layer: the node ran in INT8."""
+    conv = {**PLAIN, "Name": "/conv/Conv", "Outputs": [{"Format/Datatype": "Half"}]}
+    copy = {"Name": "Reformatting CopyNode for Output Tensor 0 to /conv/Conv", "LayerType": "Reformat",
+            "Origin": "REFORMAT", "Inputs": [{"Format/Datatype": "Half"}], "Outputs": [{"Format/Datatype": "Float"}]}
+    layers = layers_from_inspector_json([conv, copy])
+    assert [(layer.precision, layer.is_boundary, layer.onnx_nodes) for layer in layers] == [
+        ("int8", False, ("/conv/Conv",)), ("fp16", True, ("/conv/Conv",))]
+    assert node_precisions(layers) == {"/conv/Conv": "int8"}

@@ -8,6 +8,7 @@ Fixtures in ../shared/reference:
   names-only layer info; their source links are in trt-logs/labels.json (NVIDIA/TensorRT issues #2527, #3737, #4048).
 """
 import json
+import locale
 import re
 
 import onnx
@@ -652,6 +653,78 @@ def test_only_weights_decide_a_precision_not_a_bias_or_other_typed_field():
         "Inputs": [{"Name": "x", "Format/Datatype": "Int8"}], "Outputs": [{"Name": "y", "Format/Datatype": "Int8"}]}]})
     assert layer.precision == "int8"
 
+
+def test_a_utf8_file_is_read_as_utf8_whatever_the_locale(tmp_path):
+    """TensorRT writes UTF-8; ONNX node names may hold any character. A process whose locale is not UTF-8 (here the C
+    locale: ASCII) must still read them, not turn each byte into a replacement character."""
+    name = "/backbone/卷积1/Conv + /backbone/café/Relu"
+    log = tmp_path / "build.log"
+    log.write_text(f"Layer(CaskConvolution): {name}, Tactic: 0x1, x (Int8[1,8,4,4]) -> y (Int8[1,8,4,4])\n",
+                   encoding="utf-8")
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        (layer,) = layers_from_file(log)
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+    assert (layer.name, layer.onnx_nodes) == (name, tuple(name.split(" + ")))
+
+
+def test_a_layer_without_inputs_splits_at_its_leading_arrow_whatever_the_tensor_names_hold():
+    """Tensor names are ONNX's, free text: an output named 'a->b' is still an output."""
+    (layer,) = layers_from_log("Layer(Constant): w, Tactic: 0x0,  -> w (Half[8]), w->int8 (Int8[8])")
+    assert layer.precision == "int8"  # no input: the lowest output precision
+
+
+@pytest.mark.parametrize("name, nodes", [
+    # A GELU fused by TensorRT: nested PWN arguments are split at their own level only, whatever letters the names hold.
+    ("/ResNeXt/fc1/MatMul + PWN(PWN(PWN(/ResNeXt/act/Div, /ResNeXt/act/Erf), /ResNeXt/act/Add), /ResNeXt/act/Mul)",
+     ("/ResNeXt/fc1/MatMul", "/ResNeXt/act/Div", "/ResNeXt/act/Erf", "/ResNeXt/act/Add", "/ResNeXt/act/Mul")),
+    ("PWN(PWN(/X/Div, /X/Erf), /X/Mul)", ("/X/Div", "/X/Erf", "/X/Mul")),
+    # A bracket with no partner in a node name: the name is split at every separator, none is lost.
+    ("/head/Slice[0 + /head/Relu + /head/Add", ("/head/Slice[0", "/head/Relu", "/head/Add")),
+    ("/head/Mul) || /head/Sub", ("/head/Mul)", "/head/Sub")),
+    ("PWN(/a/Div), /a/Mul)", ("/a/Div)", "/a/Mul")),  # PWN(...) unwrapped, then its unbalanced arguments split
+])
+def test_separators_inside_brackets_belong_to_the_inner_name(name, nodes):
+    assert onnx_nodes_from_layer_name(name) == nodes
+
+
+def nested_json(value_text: str) -> str:
+    """A layer list, then 70 nested objects (70 keys, each a point where the text cannot be closed), then one value:
+    only that value can close the text within the 64 complete values the repair tries."""
+    return '{"Layers": ["Conv_0 + Relu_1"], "Meta": ' + '{"a": ' * 70 + value_text
+
+
+@pytest.mark.parametrize("value_text", ["true, ", "null, ", "false, \"b", "12e-3, ", "5e+3, ", "[], ", "{}, \"b"],
+                         ids=["true", "null", "false-then-cut-key", "negative-exponent", "positive-exponent",
+                              "empty-list", "empty-object"])
+def test_json_cut_after_a_literal_a_number_or_an_empty_container_is_closed_right_after_it(tmp_path, value_text):
+    cut = tmp_path / "layers.json"
+    cut.write_text(nested_json(value_text))
+    assert [layer.name for layer in layers_from_file(cut)] == ["Conv_0 + Relu_1"]
+
+
+def test_json_cut_after_keys_only_says_it_could_not_be_closed(tmp_path):
+    cut = tmp_path / "layers.json"
+    cut.write_text(nested_json('"b'))
+    with pytest.raises(ValueError, match="closing it after one of its last 64 complete values did not help"):
+        layers_from_file(cut)
+
+
+@pytest.mark.parametrize("text, names", [
+    ('["", "Conv_0 + Relu_1", "MaxPo', ["", "Conv_0 + Relu_1"]),
+    ('["\\\\", "Conv_0 + Relu_1", "MaxPo', ["\\", "Conv_0 + Relu_1"]),
+    ('["\\"", "Conv_0 + Relu_1", "MaxPo', ['"', "Conv_0 + Relu_1"]),
+], ids=["empty", "backslash", "quote"])
+def test_json_cut_short_whose_first_string_is_empty_or_escaped_keeps_every_complete_name(tmp_path, text, names):
+    """Strings are followed from the text's first character: its first string ending at once, or with an escape, does
+    not put the reader out of step for the rest."""
+    cut = tmp_path / "layers.json"
+    cut.write_text(text)
+    assert [layer.name for layer in layers_from_file(cut)] == names
+
+
 # ---- Myelin regions ({ForeignNode[FIRST...LAST]}) ------------------------------------------------------------------
 
 def attention_model() -> onnx.ModelProto:
@@ -747,3 +820,123 @@ def test_onnx_names_read_the_graph_edges():
     assert names.successors["/attn/Softmax"] == ("/attn/MatMul_1",)
     assert set(names.successors["/norm1/LayerNormalization"]) == {"/attn/q/MatMul", "/attn/k/MatMul", "/attn/v/MatMul"}
     assert names.order[0] == "/norm1/LayerNormalization" and names.order[-1] == "/Add"
+
+
+@pytest.mark.parametrize("inputs, outputs, precision", [
+    ("Row major linear FP8 format", "Row major linear FP16 format", "fp8"),
+    ("Row major linear FP16 format", "Row major linear BF16 format", "fp16"),
+    ("Row major linear BF16 format", "Row major linear FP32 format", "bf16"),
+])
+def test_a_foreign_node_is_the_lowest_float_precision_at_its_boundary(inputs, outputs, precision):
+    """Lowest in precision (fp8 < fp16 < bf16 < fp32), not in spelling."""
+    entry = myelin_layer("{ForeignNode[/attn/MatMul.../attn/MatMul_1]}", inputs)
+    entry["Outputs"][0]["Format/Datatype"] = outputs
+    (layer,) = layers_from_inspector_json([entry])
+    assert layer.precision == precision
+
+
+def in_graph_order(model: onnx.ModelProto, nodes: set[str]) -> tuple[str, ...]:
+    return tuple(node.name for node in model.graph.node if node.name in nodes)
+
+
+ATTENTION_SCORES = {"/attn/MatMul", "/attn/Mul", "/attn/Softmax", "/attn/MatMul_1"}
+
+
+@pytest.mark.parametrize("region, nodes", [
+    # One end only, fused: every node between the nodes it names.
+    ("/attn/MatMul + /attn/MatMul_1", ATTENTION_SCORES),
+    # The last end named by a tensor: the node that writes it.
+    ("/attn/MatMul.../attn/Softmax_output_0", {"/attn/MatMul", "/attn/Mul", "/attn/Softmax"}),
+    # The first end a constant TensorRT made of an initializer (as F08 names one): the node reading it.
+    ("/attn/Constant_output_0[Constant].../attn/MatMul_1", {"/attn/Mul", "/attn/Softmax", "/attn/MatMul_1"}),
+    ("attn.proj.weight[Constant].../Add", {"/attn/proj/MatMul", "/attn/proj/Add", "/Add"}),
+    # Ends on parallel branches (no path from one to the other): both ends still are in the region.
+    ("/attn/q/MatMul.../attn/v/MatMul", {"/attn/q/MatMul", "/attn/v/MatMul"}),
+    # An end TensorRT named itself: the other end's nodes, in graph order like every region.
+    ("(Unnamed Layer* 7) [Shuffle].../attn/Softmax + /attn/Mul", {"/attn/Mul", "/attn/Softmax"}),
+    ("/attn/Softmax + /attn/Mul...(Unnamed Layer* 7) [Shuffle]", {"/attn/Mul", "/attn/Softmax"}),
+    # A name that is no node, tensor or initializer of the graph bounds nothing either.
+    ("/attn/Gone_output_0[Constant].../attn/MatMul_1", {"/attn/MatMul_1"}),
+    ("(Unnamed Layer* 7) [Shuffle]...(Unnamed Layer* 9) [Shuffle]", set()),
+])
+def test_the_nodes_of_a_foreign_node_region(region, nodes):
+    model = attention_model()
+    names = OnnxNames.from_model(model)
+    assert onnx_nodes_from_layer_name(f"{{ForeignNode[{region}]}}", names) == in_graph_order(model, nodes)
+
+
+def test_a_region_end_that_names_a_node_is_that_node_even_when_a_tensor_has_the_same_name():
+    """ONNX keeps node names and tensor names apart: 'mid' below is a node and also the tensor another node writes."""
+    nodes = [helper.make_node("Relu", ["x"], ["mid"], name="pre"),
+             helper.make_node("Relu", ["mid"], ["out"], name="mid"),
+             helper.make_node("Relu", ["out"], ["y"], name="post")]
+    names = OnnxNames.from_model(helper.make_graph(nodes, "g", [], []))
+    assert onnx_nodes_from_layer_name("{ForeignNode[mid...post]}", names) == ("mid", "post")
+    assert onnx_nodes_from_layer_name("{ForeignNode[mid[Constant]...post]}", names) == ("pre", "mid", "post")
+
+
+def test_a_region_is_expanded_with_onnx_names_built_by_hand_without_a_node_order():
+    names = OnnxNames(frozenset({"a", "b", "c", "d"}), successors={"a": ("b",), "b": ("c",), "c": ("d",)})
+    assert set(onnx_nodes_from_layer_name("{ForeignNode[b...d]}", names)) == {"b", "c", "d"}
+
+
+def test_a_region_name_is_split_at_its_first_ellipsis_with_or_without_the_graph():
+    """ONNX node names are free text and may hold '...' themselves: the region's first '...' ends its first end, the
+    last end is the rest, the same way whether the graph is known or not."""
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="/a/Relu"),
+             helper.make_node("Relu", ["a"], ["b"], name="/b/Relu"),
+             helper.make_node("Relu", ["b"], ["c"], name="/c/Slice[1...3]")]
+    region = "{ForeignNode[/a/Relu.../c/Slice[1...3]]}"
+    assert onnx_nodes_from_layer_name(region) == ("/a/Relu", "/c/Slice[1...3]")
+    names = OnnxNames.from_model(helper.make_graph(nodes, "g", [], []))
+    assert onnx_nodes_from_layer_name(region, names) == ("/a/Relu", "/b/Relu", "/c/Slice[1...3]")
+
+
+def model_with_branches() -> onnx.ModelProto:
+    """An If whose branches compute with their own weights and an op holding a list of graphs (as a plugin's may)."""
+    def branch(prefix: str) -> onnx.GraphProto:
+        weight = helper.make_tensor(f"{prefix}.weight", TensorProto.FLOAT, [4, 4], [0.5] * 16)
+        nodes = [helper.make_node("MatMul", ["x", f"{prefix}.weight"], [f"{prefix}/MatMul_output_0"],
+                                  name=f"/{prefix}/MatMul"),
+                 helper.make_node("Sigmoid", [f"{prefix}/MatMul_output_0"], [f"{prefix}/Sigmoid_output_0"],
+                                  name=f"/{prefix}/Sigmoid"),
+                 helper.make_node("Relu", [f"{prefix}/Sigmoid_output_0"], [f"{prefix}_out"], name=f"/{prefix}/Relu")]
+        return helper.make_graph(nodes, prefix, [], [helper.make_tensor_value_info(f"{prefix}_out", TensorProto.FLOAT,
+                                                                                   [1, 4])], [weight])
+    nodes = [helper.make_node("If", ["cond"], ["y"], name="/If", then_branch=branch("then"), else_branch=branch("else")),
+             helper.make_node("Bodies", ["y"], ["z"], name="/plugin", domain="custom",
+                              bodies=[branch("first"), branch("second")])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4])])
+    return helper.make_model(graph)
+
+
+@pytest.mark.parametrize("prefix", ["then", "else", "first", "second"])
+def test_the_nodes_inside_subgraphs_are_onnx_nodes_too(prefix):
+    """Names, initializer consumers and edges are read in a node's subgraphs (one graph or a list of graphs)."""
+    model = model_with_branches()
+    fused = f"{prefix}.weight + /{prefix}/Relu"
+    assert layers_from_inspector_json(fused, model)[0].onnx_nodes == (f"/{prefix}/MatMul", f"/{prefix}/Relu")
+    region = f"{{ForeignNode[/{prefix}/MatMul.../{prefix}/Relu]}}"
+    assert layers_from_inspector_json([region], model)[0].onnx_nodes == (
+        f"/{prefix}/MatMul", f"/{prefix}/Sigmoid", f"/{prefix}/Relu")
+    tensor_end = f"{{ForeignNode[{prefix}/MatMul_output_0.../{prefix}/Relu]}}"
+    assert layers_from_inspector_json([tensor_end], model)[0].onnx_nodes == (
+        f"/{prefix}/MatMul", f"/{prefix}/Sigmoid", f"/{prefix}/Relu")
+
+
+LAYER_NAMED_AFTER_A_WEIGHT = "Layer(CaskConvolution): w + Relu_9, Tactic: 0x1, x (Int8[1,1,3,3]) -> y (Int8[1,1,3,3])"
+
+
+def test_a_graph_is_accepted_as_onnx_names_like_its_model():
+    model = model_with_initializer_consumer()
+    assert layers_from_log(LAYER_NAMED_AFTER_A_WEIGHT, model.graph) == layers_from_log(LAYER_NAMED_AFTER_A_WEIGHT, model)
+    assert layers_from_log(LAYER_NAMED_AFTER_A_WEIGHT, model.graph)[0].onnx_nodes == ("Conv_3",)
+
+
+def test_layers_that_are_not_a_list_are_refused_quoting_up_to_200_characters():
+    layers = {f"Conv_{n}": {"LayerType": "CaskConvolution"} for n in range(20)}
+    with pytest.raises(ValueError) as err:
+        layers_from_inspector_json({"Layers": layers})
+    assert str(err.value) == ("engine inspector JSON must be {'Layers': [...]}, a list of layers, one layer dict with a "
+                              f"'Name', or one layer name; got dict: {str(layers)[:200]!r}")
