@@ -78,8 +78,10 @@ def test_a_named_calibration_profile_is_set_and_calibrates_whole_batches(standin
     assert shapes == [[("images", (1, 3, 16, 16), (1, 3, 16, 16), (8, 3, 16, 16))],
                       [("images", (8, 3, 16, 16), (8, 3, 16, 16), (8, 3, 16, 16))],
                       [("images", (8, 3, 16, 16), (8, 3, 16, 16), (8, 3, 16, 16))]]
-    (calibration_profile,) = [c.args[0] for c in standin.calls_to("IBuilderConfig.set_calibration_profile")]
-    assert id(calibration_profile) == id(standin.calls_to("IOptimizationProfile.set_shape")[-1].obj)
+    (set_calibration_profile,) = standin.calls_to("IBuilderConfig.set_calibration_profile")
+    assert id(set_calibration_profile.args[0]) == id(standin.calls_to("IOptimizationProfile.set_shape")[-1].obj)
+    (build,) = standin.calls_to("Builder.build_serialized_network")
+    assert set_calibration_profile.obj is build.args[1]  # on the config the engine is built with
     plan = execution.details["tensorrt_calls"]["config"]["calibration"]
     assert (plan["profile"], plan["calibration_profile_set"], plan["share_of_each_batch_read"]) == (
         1, True, {"images": 1.0})
@@ -238,7 +240,8 @@ def test_a_missing_deprecation_warning_is_noted(cells, tmp_path):
     with installed_as_tensorrt(standin):
         execution = run_cell(standin, cells["p10", "calibrator-entropy2"], tmp_path)
     lifecycle = execution.details["tensorrt_calls"]["implicit_quantization"]
-    assert lifecycle["deprecation_warnings_seen"] == 0 and "none was captured" in lifecycle["note"]
+    assert lifecycle["deprecation_warnings_seen"] == 0
+    assert lifecycle["note"] == "a DeprecationWarning was expected from 10.1 on, and none was captured"
 
 
 def test_the_migration_variant_builds_on_11_and_the_calibrator_variant_is_unsupported(cells, tmp_path):
@@ -278,3 +281,15 @@ def test_a_myelin_region_makes_the_nodes_it_swallowed_fallbacks(generated_cases,
     assert list(information["fallback"]) == cell["expected_int8"]  # every MatMul, none INT8
     assert len(information["myelin_regions"][region]) == 15
     assert set(execution.precision.values()) == {"fp32"}
+
+
+def test_a_calibration_profile_on_a_version_without_the_setter_is_unsupported_api_naming_the_knob(cells, tmp_path):
+    """DERIVED surface: 10.3.0 without IBuilderConfig.set_calibration_profile (every recorded weakly typed surface
+    has it)."""
+    standin = ContractStandIn.without("10.3.0", "IBuilderConfig.set_calibration_profile")
+    answers_that_let_the_path_continue(standin)
+    with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
+        run_cell(standin, cells["p13", "calibration-profile-set"], tmp_path)
+    assert failure.value.category == "unsupported-api"
+    assert "IBuilderConfig.set_calibration_profile" in failure.value.message
+    assert "for knobs.calibration_profile" in failure.value.message
