@@ -32,7 +32,7 @@ DLA_SW_CACHE = (b"TRT-8600-EntropyCalibration2\n"
     # The edges of the format: the oldest and newest majors that write caches, the largest minor (9 before 10.0, 99
     # from it) and patch (99) their codes hold.
     ("5.1.5", "5105"), ("5.0.0", "5000"), ("10.0.0", "100000"), ("8.9.0", "8900"), ("8.6.99", "8699"),
-    ("10.99.99", "109999"), ("10.3.99", "100399"),
+    ("10.99.99", "109999"), ("10.3.99", "100399"), ("9.2.0", "9200"), ("9.9.9", "9909"),
 ])
 def test_version_codes_both_ways(version, code):
     assert version_code(version) == code
@@ -202,3 +202,68 @@ def test_after_build_says_whether_tensorrt_used_the_cache_or_wrote_its_own(tmp_p
         "written", "10.3.0", "TRT-100300-EntropyCalibration2")
     path.write_bytes(b"")
     assert after_build(path, DLA_SW_CACHE)["state"] == "unreadable"
+
+
+LONG_LINE = "x" * 90
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe", "not a TensorRT calibration cache: it is binary, not text (a cache "
+     "is a text header TRT-<version>-<algorithm> and 'tensor: hex' lines)"),
+    (f"{LONG_LINE}\ninput: 3c008912\n".encode(), f"not a TensorRT calibration cache: its first line {'x' * 80!r} is "
+     "no TRT-<version code>-<algorithm> header"),
+    (b"TRT-8600-EntropyCalibration2 \ninput: 3c008912\n", "not a TensorRT calibration cache: its first line "
+     "'TRT-8600-EntropyCalibration2 ' is no TRT-<version code>-<algorithm> header"),
+    (b"TRT-8XXX-EntropyCalibration2\ninput: 3c008912\n", "header 'TRT-8XXX-EntropyCalibration2' names no TensorRT "
+     "version: '8XXX' is not a version code (four digits for 5.x to 9.x, e.g. 8601, six from 10.0, e.g. 100700; no "
+     "TensorRT from 11.0 writes calibration caches)"),
+    (b"TRT-8601-EntropyCalibration2\n", "cut short: the header 'TRT-8601-EntropyCalibration2' is followed by no "
+     "tensor scale"),
+    (b"TRT-8601-EntropyCalibration2\ninput: 3c00\nconv1: 3d895e44", "damaged: line 2 'input: 3c00' is not "
+     "'<tensor>: <8 hex digits>'"),
+    (f"TRT-8601-EntropyCalibration2\n{LONG_LINE}: 3c00".encode(), f"cut short: line 2 {('x' * 90 + ': 3c00')[:80]!r} "
+     "is not '<tensor>: <8 hex digits>'"),
+    (b"TRT-8601-EntropyCalibration2\ninput: 3c00891X\n", "damaged: line 2 'input: 3c00891X' is not "
+     "'<tensor>: <8 hex digits>'"),
+    (b"TRT-8601-EntropyCalibration2\ninput: 3c008912  \n", "damaged: line 2 'input: 3c008912  ' is not "
+     "'<tensor>: <8 hex digits>'"),
+], ids=["binary", "long-first-line", "header-with-trailing-space", "no-version-code", "header-only",
+        "damaged-before-the-last-line", "long-last-line", "damaged-last-line-quoted-as-written",
+        "trailing-spaces-quoted-as-written"])
+def test_a_bad_cache_gets_the_whole_reason_quoting_the_line_as_written(tmp_path, content, message):
+    """TensorRT writes exactly 'TRT-<code>-<algorithm>' and '<tensor>: <8 hex digits>' lines; anything else is named,
+    quoted as it is in the file (at most 80 characters), so an edited or damaged file is not read as a valid one."""
+    path = tmp_path / "model.calib"
+    path.write_bytes(content)
+    with pytest.raises(CalibrationCacheError) as error:
+        read_cache(path)
+    assert str(error.value) == f"calibration cache {path}: {message}"
+
+
+def test_a_cache_with_windows_line_ends_reads_as_the_same_cache(tmp_path):
+    path = tmp_path / "windows.cache"
+    path.write_bytes(DLA_SW_CACHE.replace(b"\n", b"\r\n"))
+    crlf = read_cache(path)
+    path.write_bytes(DLA_SW_CACHE)
+    assert (crlf.header, crlf.algorithm, crlf.scales) == (read_cache(path).header, "EntropyCalibration2",
+                                                          read_cache(path).scales)
+
+
+def test_an_algorithm_the_harness_does_not_know_is_kept_as_written(tmp_path):
+    path = tmp_path / "custom.cache"
+    path.write_bytes(b"TRT-8601-MyCalibratorX\ninput: 3c008912\n")
+    assert read_cache(path).algorithm == "MyCalibratorX"
+
+
+def test_after_build_records_the_file_and_what_it_holds(tmp_path):
+    path = tmp_path / "calibration.cache"
+    path.write_bytes(DLA_SW_CACHE)
+    assert after_build(path, DLA_SW_CACHE) == {"state": "used", "file": str(path)}
+    write_cache(path, "10.3.0", "MinMaxCalibration", {"input": 0.03, "conv": 0.5})
+    assert after_build(path, DLA_SW_CACHE) == {"state": "written", "file": str(path), "written_by": "10.3.0",
+                                               "header": "TRT-100300-MinMaxCalibration", "tensors": 2}
+    path.write_bytes(b"TRT-1003")
+    assert after_build(path, DLA_SW_CACHE) == {
+        "state": "unreadable", "file": str(path),
+        "reason": f"calibration cache {path}: not a TensorRT calibration cache: its first line 'TRT-1003' is no "
+                  "TRT-<version code>-<algorithm> header"}
