@@ -11,6 +11,7 @@ from harness.worker.isolation import run_isolated
 
 tensorrt = lazy_import("tensorrt")
 polygraphy_cuda = lazy_import("polygraphy.cuda")
+PROBE_TIMEOUT_S = 120.0  # a probe still running after this is killed and reported, so a hung driver stops nothing
 
 
 def gpu_facts() -> dict[str, Any]:
@@ -46,7 +47,7 @@ def gpu_facts() -> dict[str, Any]:
     return facts
 
 
-def probe_gpu(timeout_s: float = 120.0) -> dict[str, Any]:
+def probe_gpu(timeout_s: float = PROBE_TIMEOUT_S) -> dict[str, Any]:
     """:func:`gpu_facts` read in a forked child, so this process never initialises CUDA before it forks cells."""
     ends = []
     run_isolated([None], lambda _task: gpu_facts(), jobs=1, timeout_s=timeout_s, on_end=ends.append)

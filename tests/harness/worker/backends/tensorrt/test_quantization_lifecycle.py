@@ -30,8 +30,8 @@ def test_status_on_both_sides_of_each_edge(version, status):
     if status == SUPPORTED:
         assert lifecycle.reason.endswith("without a deprecation (it is deprecated from 10.1 and removed in 11.0).")
     if status == DEPRECATED:  # what a user sees in the log, and when it stops working
-        assert "setting IBuilderConfig.int8_calibrator raises a DeprecationWarning, and 11.0 removes it" in \
-            lifecycle.reason
+        assert ("implicit quantization is deprecated since 10.1: setting IBuilderConfig.int8_calibrator raises a "
+                "DeprecationWarning, and 11.0 removes it; ") in lifecycle.reason
 
 
 def implicit_api_present(module: dict) -> bool:
