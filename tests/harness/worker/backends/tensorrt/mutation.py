@@ -211,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--time-limit", type=float, metavar="MINUTES",
                         help="stop mutmut after this long and report what it ran (the rest as not run, exit 2)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="run nothing: score the last run's results again (after documenting equivalent mutants)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the last run's results: mutmut reruns the functions whose code changed and the "
                              "mutants not yet run, then every mutant the last run left undetected (the tests may "
@@ -221,6 +223,11 @@ def main(argv: list[str] | None = None) -> int:
 
     config = mutation_config(REPO / "pyproject.toml")
     checkout = arguments.out / "checkout"
+    if arguments.report_only:
+        if not (checkout / "mutants").is_dir():
+            parser.error(f"--report-only: there are no results in {checkout / 'mutants'}; run without it first")
+        log = arguments.out / "mutmut.log"
+        return finish(arguments, config, checkout, log.read_text(encoding="utf-8") if log.exists() else "")
     checkout.mkdir(parents=True, exist_ok=True)
     sync_checkout(checkout)
     undetected_before: set[str] = set()
@@ -244,8 +251,13 @@ def main(argv: list[str] | None = None) -> int:
           flush=True)
     log_text = mutmut(checkout, "run", "--max-children", str(arguments.max_children), *patterns,
                       log=arguments.out / "mutmut.log", deadline=deadline)
+    return finish(arguments, config, checkout, log_text)
+
+
+def finish(arguments: argparse.Namespace, config: dict, checkout: Path, log_text: str) -> int:
+    """Score the results in ``checkout``, print and write the report; the exit status."""
     statuses = parse_results(mutmut(checkout, "results", "--all", "true"))
-    if patterns:
+    if arguments.modules:
         statuses = {name: status for name, status in statuses.items() if module_of(name) in arguments.modules}
     equivalent = equivalent_mutants(config)
     wanted_diffs = {name for name, status in statuses.items() if status in UNDETECTED} | (equivalent.keys() & statuses)
