@@ -130,3 +130,29 @@ def test_config_settings_of_an_implicit_cell_attach_its_calibrator(tmp_path):
                                     "cache": str(tmp_path / "calibration.cache")}
     assert isinstance(arguments["calibrator"], standin.module.IInt8MinMaxCalibrator)
     assert arguments["int8"] is True
+
+
+@pytest.mark.parametrize("cache_only", [False, True])
+def test_config_settings_of_an_implicit_cell_with_profiles_leave_the_calibrator_to_the_harness(tmp_path, cache_only):
+    """With optimization profiles the harness attaches the calibrator after CreateConfig (Polygraphy would make its
+    last profile the calibration profile) and plans what TensorRT reads of each batch; a cache-only cell hands it
+    none."""
+    import numpy as np
+
+    from harness.worker.backends.tensorrt.build_config import config_settings
+
+    standin = ContractStandIn.for_version("10.0.1")
+    profiles = [{"x": {"min": [1, 3, 8, 8], "opt": [2, 3, 8, 8], "max": [4, 3, 8, 8]}}]
+    knobs = {"calibrator": "entropy2", "profiles": profiles, **({"cache_only": True} if cache_only else {})}
+    batches = [{"x": np.zeros((2, 3, 8, 8), np.float32)}] * 2
+    with installed_as_tensorrt(standin):
+        built = config_settings(standin.module, {"mode": "implicit-int8", "knobs": knobs}, False,
+                                tmp_path / "calibration.cache", batches)
+    arguments, record = _unpacked(built)
+    assert record["profiles"] == profiles and len(arguments["profiles"]) == 1
+    assert "calibrator" not in arguments and built.calibrator.is_polygraphy_calibrator is False
+    assert record["calibrator_attached_by"] == ("the harness, after CreateConfig (so no calibration profile is set "
+                                                "unless the cell names one)")
+    assert record["calibrator"]["batches"] == (0 if cache_only else 2)
+    assert record["calibration"]["tensorrt_reads"] == {"x": [2, 3, 8, 8]}  # profile 0's kOPT
+    assert record["calibration"]["batches_handed"] == ({} if cache_only else {"x": [2, 3, 8, 8]})
