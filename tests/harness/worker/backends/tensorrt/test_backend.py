@@ -242,3 +242,64 @@ def test_without_inspector_json_the_layers_come_from_the_verbose_log(cells, tmp_
     assert set(execution.precision) <= set(nodes)  # by the model's names: constants are no nodes
     assert execution.details["tensorrt_calls"]["engine_profiling_verbosity"] == 2
     assert execution.precision["/conv/Conv"] == "int8"
+
+
+def test_an_engine_that_cannot_be_deserialized_fails_at_the_inspect_stage(cells, tmp_path):
+    """The stand-in's runtime answers no engine (None), as TensorRT does for bytes it cannot read."""
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    standin.on("Runtime.deserialize_cuda_engine", None)
+    with installed_as_tensorrt(standin), pytest.raises(BackendFailure) as failure:
+        run(cells["explicit-qdq"], tmp_path)
+    assert failure.value.stage == "inspect"
+
+
+def test_a_failing_inference_fails_at_the_infer_stage(cells, tmp_path, monkeypatch):
+    """Test fake for Polygraphy's TrtRunner (it needs CUDA) whose inference raises as Polygraphy does."""
+    from harness.worker.backends.base import StageTracker
+    from harness.worker.backends.tensorrt.backend import TensorRTBackend
+    from harness.worker.casedata import load_arrays
+
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    stages = StageTracker()
+    with installed_as_tensorrt(standin):
+        from polygraphy.backend import trt as polygraphy_trt
+        from polygraphy.exception import PolygraphyException
+
+        class FailingTrtRunner:
+            def __init__(self, engine):
+                pass
+
+            def __enter__(self):
+                raise PolygraphyException("Input tensor: images | Received unexpected shape")
+
+            def __exit__(self, *exc_info):
+                return False
+
+        monkeypatch.setattr(polygraphy_trt, "TrtRunner", FailingTrtRunner)
+        backend = TensorRTBackend(TARGET)
+        backend.preload()
+        with pytest.raises(BackendFailure) as failure:
+            backend.run(cells["explicit-qdq"], load_arrays(cells["explicit-qdq"]), tmp_path, stages)
+    assert stages.current == "infer" and failure.value.category == "runtime-error"
+
+
+def test_an_error_logged_by_a_build_that_still_made_an_engine_is_recorded_and_a_clean_one_records_none(cells, tmp_path):
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    with installed_as_tensorrt(standin):
+        clean = run(cells["explicit-qdq"], tmp_path / "clean")
+
+    def build_logging_an_internal_error(builder, network, config):
+        (logger,) = [c.args[0] for c in standin.calls_to("Builder", "new") if c.obj is builder]
+        logger.log(standin.module.ILogger.Severity.INTERNAL_ERROR, "2: Assertion failed: a kernel was skipped")
+        return standin.make("IHostMemory")
+
+    standin.calls.clear()
+    standin.on("Builder.build_serialized_network", build_logging_an_internal_error)
+    with installed_as_tensorrt(standin):
+        noisy = run(cells["explicit-qdq"], tmp_path / "noisy")
+    assert "log_classification" not in clean.details
+    assert noisy.details["log_classification"]["category"] == "internal-assert"
+    assert "[F] [TRT] 2: Assertion failed: a kernel was skipped" in noisy.log.splitlines()  # the digest keeps [F]

@@ -87,7 +87,8 @@ def test_a_version_without_the_parser_flag_uses_the_plugin_and_refuses_the_nativ
             with pytest.raises(BackendFailure) as failure:
                 run(cell, tmp_path)
             assert failure.value.category == "unsupported-api" and failure.value.stage == "parse"
-            assert "for the knob native_instancenorm=True" in failure.value.message
+            assert failure.value.message.startswith("OnnxParserFlag.NATIVE_INSTANCENORM is not in TensorRT 8.6.1: "
+                                                    "it is needed for the knob native_instancenorm=True. ")
             return
         execution = run(cell, tmp_path)
     network = execution.details["tensorrt_calls"]["network"]
@@ -159,3 +160,31 @@ def test_layer_precisions_name_what_needs_the_missing_api_and_the_known_precisio
         set_layer_precisions(full.module, None, {"/conv/Conv": "int4", "/fc/Gemm": "fp16", "/x": "half"})
     assert str(err.value) == ("knobs.layer_precisions: precisions {'/conv/Conv': 'int4', '/x': 'half'} are not among "
                               "['bf16', 'fp16', 'fp32', 'fp8', 'int8']")
+
+
+@pytest.mark.parametrize("knob", [False, True])
+def test_a_native_instancenorm_knob_is_set_as_asked_and_the_parsers_flags_recorded(cells, tmp_path, knob):
+    """The parser reports the flags Polygraphy set through it (the stand-in keeps what was written to
+    OnnxParser.flags), and the record keeps its whole flag mask."""
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    with installed_as_tensorrt(standin):
+        execution = run(with_knobs(cells["explicit-qdq"], native_instancenorm=knob), tmp_path)
+    network = execution.details["tensorrt_calls"]["network"]
+    assert network["native_instancenorm"] == {"knob": knob, "set": knob, "observed": knob, "why": "knob"}
+    flag = 1 << int(standin.enum("OnnxParserFlag.NATIVE_INSTANCENORM"))
+    assert network["parser_flags_mask"] == (flag if knob else 0)  # what the parser holds after Polygraphy set it
+    (parsed,) = standin.calls_to("OnnxParser.parse_from_file")
+    assert parsed.args == (cells["explicit-qdq"]["model"],)
+
+
+def test_a_parser_that_ignores_the_flag_polygraphy_set_stops_the_cell(cells, tmp_path):
+    """A fake parser that reports NATIVE_INSTANCENORM off whatever was set: the cell would not test what it says."""
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    standin.on("OnnxParser.get_flag", False)
+    with installed_as_tensorrt(standin), pytest.raises(RuntimeError) as error:
+        run(with_knobs(cells["explicit-qdq"], native_instancenorm=True), tmp_path)
+    assert str(error.value) == (
+        "The ONNX parser reports NATIVE_INSTANCENORM=False after Polygraphy was asked to set it to True: this "
+        "Polygraphy/TensorRT pair does not apply parser flags as expected, so the cell would not test what it says.")
