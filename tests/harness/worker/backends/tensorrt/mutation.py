@@ -15,7 +15,8 @@ Not part of the test run or CI (the whole run takes one to two hours on two core
    ``out/mutation/report.txt`` (and ``report.json``).
 
 After adding tests, ``--resume`` keeps the last run's results (mutmut redoes the functions whose code changed),
-runs the mutants the last run left undetected again, then the ones not yet run; ``--time-limit MINUTES`` stops
+runs the mutants the last run left undetected again (not the documented equivalent ones), then the ones not yet
+run; ``--time-limit MINUTES`` stops
 mutmut and reports what it ran. Generated cases are kept between mutants (``TRT_MATRIX_TEST_CASES_CACHE``).
 
 Exit status 0 when the score reaches ``required_score`` and no entry is stale, 1 otherwise, 2 for a run that
@@ -241,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(checkout / "mutants", ignore_errors=True)
         shutil.rmtree(arguments.out / "generated-cases", ignore_errors=True)
     patterns = [f"{PACKAGE}.{module}.*" for module in arguments.modules]
-    rerun = sorted(name for name in undetected_before if not arguments.modules or module_of(name) in arguments.modules)
+    rerun = sorted(name for name in undetected_before - equivalent_mutants(config).keys()
+                   if not arguments.modules or module_of(name) in arguments.modules)
     if rerun:  # first: the tests added since are meant for these
         print(f"mutmut run: the {len(rerun)} mutants the last run left undetected, again; progress in "
               f"{arguments.out / 'mutmut-rerun.log'}", flush=True)
