@@ -15,9 +15,9 @@ Not part of the test run or CI (the whole run takes one to two hours on two core
    ``out/mutation/report.txt`` (and ``report.json``).
 
 After adding tests, ``--resume`` keeps the last run's results (mutmut redoes the functions whose code changed),
-runs the mutants the last run left undetected again (not the documented equivalent ones), then the ones not yet
-run; ``--time-limit MINUTES`` stops
-mutmut and reports what it ran. Generated cases are kept between mutants (``TRT_MATRIX_TEST_CASES_CACHE``).
+runs the mutants the last run left undetected again (not the documented equivalent ones), then the ones not yet run;
+``--time-limit MINUTES`` stops mutmut and reports what it ran; ``--report-only`` scores the last results again (after
+documenting equivalent mutants). Generated cases are kept between mutants (``TRT_MATRIX_TEST_CASES_CACHE``).
 
 Exit status 0 when the score reaches ``required_score`` and no entry is stale, 1 otherwise, 2 for a run that
 did not finish.
