@@ -32,8 +32,7 @@ class NetworkSettings:
     loader_arguments: dict[str, Any]  # for polygraphy's NetworkFromOnnxPath
     instancenorm_flag: Any  # OnnxParserFlag.NATIVE_INSTANCENORM, None where the version has no such flag
     native_instancenorm: bool | None  # what was set; None: no flag (the plugin is the parser's only path)
-    strongly_typed: bool
-    record: dict[str, Any]
+    record: dict[str, Any]  # what the cell's record says; record["strongly_typed"]["set"] decides the build's typing
 
 
 def network_settings(trt, cell: dict[str, Any]) -> NetworkSettings:
@@ -75,7 +74,7 @@ def network_settings(trt, cell: dict[str, Any]) -> NetworkSettings:
         "strongly_typed": {"knob": asked, "set": strongly_typed,
                            "why": "knob" if asked or weak_typing else "this version has only strongly typed networks"},
     }
-    return NetworkSettings(arguments, flag, native, strongly_typed, record)
+    return NetworkSettings(arguments, flag, native, record)
 
 
 def network_layers(network):

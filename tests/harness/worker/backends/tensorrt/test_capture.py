@@ -87,9 +87,12 @@ def test_a_polygraphy_that_hands_out_another_logger_is_an_environment_problem(tm
         from polygraphy.backend.trt import util
 
         monkeypatch.setattr(util, "get_trt_logger", lambda: object())
-        with pytest.raises(EnvironmentProblem, match="does not hand out the TensorRT logger"):
+        with pytest.raises(EnvironmentProblem) as problem:
             with CellCapture(standin.module, tmp_path):
                 pass
+    assert str(problem.value).startswith(
+        "This Polygraphy does not hand out the TensorRT logger kept in polygraphy.backend.trt.util.TRT_LOGGER, so "
+        "TensorRT's messages could not be captured.\nThe 'tensorrt' backend drives TensorRT through Polygraphy")
     process_logger(standin.module).file.write("ERROR", "after the failed start")
     assert (tmp_path / "tensorrt.log").read_text() == ""  # the file was closed again
 

@@ -188,3 +188,33 @@ def test_a_parser_that_ignores_the_flag_polygraphy_set_stops_the_cell(cells, tmp
     assert str(error.value) == (
         "The ONNX parser reports NATIVE_INSTANCENORM=False after Polygraphy was asked to set it to True: this "
         "Polygraphy/TensorRT pair does not apply parser flags as expected, so the cell would not test what it says.")
+
+
+@pytest.mark.parametrize(("version", "knob", "recorded"), [
+    ("10.3.0", False, {"knob": False, "set": False, "why": "knob"}),
+    ("10.3.0", True, {"knob": True, "set": True, "why": "knob"}),
+    ("11.4.0.106", False, {"knob": False, "set": True, "why": "this version has only strongly typed networks"}),
+])
+def test_the_record_says_whether_the_network_is_strongly_typed_and_why(version, knob, recorded):
+    from harness.worker.backends.tensorrt.network import network_settings
+
+    trt = ContractStandIn.for_version(version).module
+    settings = network_settings(trt, {"case": "c", "variant": "v", "mode": "explicit-qdq",
+                                      "knobs": {"strongly_typed": knob}})
+    assert settings.record["strongly_typed"] == recorded
+    assert settings.loader_arguments.get("strongly_typed", False) is recorded["set"]
+
+
+@pytest.mark.parametrize(("version", "knob", "purpose"), [
+    ("10.3.0", True, "for the knob strongly_typed=True"),
+    ("11.4.0.106", False, "because this version has only strongly typed networks (no BuilderFlag.INT8)"),
+])
+def test_a_strongly_typed_network_on_a_version_without_the_flag_is_unsupported_api_saying_why(version, knob, purpose):
+    """DERIVED surfaces: 10.3.0 and 11.4.0.106 without NetworkDefinitionCreationFlag.STRONGLY_TYPED (both have it)."""
+    from harness.worker.backends.tensorrt.network import network_settings
+
+    trt = ContractStandIn.without(version, "NetworkDefinitionCreationFlag.STRONGLY_TYPED").module
+    with pytest.raises(BackendFailure) as failure:
+        network_settings(trt, {"case": "c", "variant": "v", "mode": "explicit-qdq", "knobs": {"strongly_typed": knob}})
+    assert failure.value.message.startswith(
+        f"NetworkDefinitionCreationFlag.STRONGLY_TYPED is not in TensorRT {version}: it is needed {purpose}. ")
