@@ -3,6 +3,7 @@
 The data lives outside the repository (``../shared/reference`` from the repo root). Nothing here skips when it is
 missing: a parser test that silently ran on nothing would pass for the wrong reason.
 """
+import locale
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,12 @@ def cells(control_cases_dir):
     for cell in load_cells(control_cases_dir):
         by_mode.setdefault(cell["mode"], cell)
     return by_mode
+
+
+@pytest.fixture()
+def ascii_locale():
+    """Test fake for a machine whose locale encoding is not UTF-8: LC_CTYPE is C (ASCII) while the test runs."""
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    yield
+    locale.setlocale(locale.LC_CTYPE, before)

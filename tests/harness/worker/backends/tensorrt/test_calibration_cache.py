@@ -1,7 +1,6 @@
 """Calibration caches: TensorRT's text format, its TRT-<version code>-<algorithm> header, and every way a file can fail
 to be one. The header and line format come from caches written by TensorRT (reference log F19: TRT-100700-MinMax...;
 NVIDIA/Deep-Learning-Accelerator-SW#26: TRT-8600-EntropyCalibration2 with 'input: 3d23ac36' lines)."""
-import locale
 import struct
 
 import pytest
@@ -115,15 +114,6 @@ def test_a_tensor_name_that_cannot_be_one_line_is_refused_before_writing(tmp_pat
         write_cache(path, "10.3.0", "EntropyCalibration2", {"input": 0.03, name: 0.05})
     assert str(error.value) == f"calibration cache {path}: tensor name {name!r} cannot be written on one line"
     assert not path.exists()
-
-
-@pytest.fixture()
-def ascii_locale():
-    """Test fake for a machine whose locale encoding is not UTF-8: LC_CTYPE is C (ASCII) while the test runs."""
-    before = locale.setlocale(locale.LC_CTYPE)
-    locale.setlocale(locale.LC_CTYPE, "C")
-    yield
-    locale.setlocale(locale.LC_CTYPE, before)
 
 
 def test_a_cache_is_utf_8_whatever_the_locale(tmp_path, ascii_locale):

@@ -107,3 +107,40 @@ def test_logs_with_bytes_that_are_not_utf8_are_still_read(tmp_path):
     expected = "[E] [TRT] Could not find any implementation for node conv_\u00b5_\ufffdt\ufffd\n"
     assert capture.tensorrt_text() == expected
     assert capture.polygraphy_text() == "[E] " + expected
+
+
+def test_both_logs_are_utf_8_whatever_the_locale(tmp_path, ascii_locale):
+    """A node name outside ASCII, from TensorRT and from Polygraphy, on a machine whose locale is not UTF-8."""
+    standin = ContractStandIn.for_version("10.3.0")
+    with installed_as_tensorrt(standin):
+        from polygraphy.logger import G_LOGGER
+
+        with CellCapture(standin.module, tmp_path) as capture:
+            process_logger(standin.module).log(standin.module.ILogger.Severity.ERROR, "node conv_\u00b5 failed")
+            G_LOGGER.warning("tensor conv_\u00b5_output")
+    assert capture.tensorrt_text() == "[E] [TRT] node conv_\u00b5 failed\n"
+    assert "tensor conv_\u00b5_output" in capture.polygraphy_text()
+
+
+def test_a_log_file_before_it_is_opened_counts_messages_writes_none_and_closes_harmlessly(tmp_path):
+    log = TensorRTLogFile()
+    assert log.path is None and log.counts == {}
+    log.write("WARNING", "before any cell")
+    log.close()
+    assert log.counts == {"WARNING": 1}
+
+
+def test_a_capture_that_never_started_summarises_to_nothing(tmp_path):
+    capture = CellCapture(ContractStandIn.for_version("10.3.0").module, tmp_path)
+    assert capture.summary()["python_warnings"] == []
+
+
+@pytest.mark.parametrize("severity", ["ILogger.Severity.ERROR", "ERROR"])
+def test_a_severity_given_as_text_is_tagged_by_its_last_part(tmp_path, severity):
+    """Bindings print the enum with or without its class path; a bare name has no dot at all."""
+    standin = ContractStandIn.for_version("8.6.1")
+    logger = process_logger(standin.module)
+    logger.file.open(tmp_path / "tensorrt.log")
+    logger.log(severity, "message")
+    logger.file.close()
+    assert (tmp_path / "tensorrt.log").read_text() == "[E] [TRT] message\n"

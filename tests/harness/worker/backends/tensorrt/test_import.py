@@ -34,6 +34,7 @@ def test_preload_without_tensorrt_says_what_to_install_and_where(no_tensorrt, tr
         TensorRTBackend(trt_local).preload()
     message = str(problem.value)
     assert "TensorRT Python bindings cannot be imported" in message and sys.executable in message
+    assert f"{type(problem.value.__cause__).__name__}: {problem.value.__cause__}." in message  # the import's error
     assert "nvcr.io/nvidia/tensorrt:24.05-py3" in message and "l4t-jetpack" in message
     assert "python -m pip install tensorrt" in message and "polygraphy>=" in message
     assert "trt100-x86" in message and "python -m harness doctor" in message
@@ -42,7 +43,8 @@ def test_preload_without_tensorrt_says_what_to_install_and_where(no_tensorrt, tr
 def test_preload_without_polygraphy_says_how_to_install_it(monkeypatch, trt_local):
     with installed_as_tensorrt(ContractStandIn.for_version("10.3.0")):
         monkeypatch.setitem(sys.modules, "polygraphy", None)
-        expected = r"(?s)Polygraphy cannot be imported.*pip install 'polygraphy>=0\.49\.9'"
+        expected = (r"(?s)Polygraphy cannot be imported in this Python \(.*\): ModuleNotFoundError: .*"
+                    r"pip install 'polygraphy>=0\.49\.9'")
         with pytest.raises(EnvironmentProblem, match=expected):
             TensorRTBackend(trt_local).preload()
 
@@ -52,8 +54,11 @@ def test_preload_rejects_a_polygraphy_that_cannot_clear_native_instancenorm(monk
         from polygraphy.backend.trt import NetworkFromOnnxPath
 
         monkeypatch.setattr(NetworkFromOnnxPath, "__init__", lambda self, path, flags=None, strongly_typed=None: None)
-        with pytest.raises(EnvironmentProblem, match="no plugin_instancenorm argument"):
+        with pytest.raises(EnvironmentProblem) as problem:
             TensorRTBackend(trt_local).preload()
+    assert str(problem.value).splitlines()[0].endswith(
+        "is too old: its NetworkFromOnnxPath cannot clear the ONNX parser's NATIVE_INSTANCENORM flag (no "
+        "plugin_instancenorm argument), which every cell sets explicitly.")
 
 
 def test_preload_rejects_a_polygraphy_older_than_tensorrt_11(monkeypatch, trt_local):
