@@ -183,6 +183,6 @@ def test_find_the_depthwise_qdq_conv_of_another_case_too():
     from cases.s4_bn_mish import CONV as S4_CONV
     from cases.s4_bn_mish import BnMish
 
-    v = next(v for v in BnMish.variants if v.name == "qdq-conv-and-before-decomposed-mish")
+    v = BnMish.variant("qdq-conv-and-before-decomposed-mish")
     (match,) = DepthwiseQdq.find(BnMish.build(v).graph)
     assert match.nodes[0] == S4_CONV and match.variant == "depthwise-c32-float-qdq-per-channel"

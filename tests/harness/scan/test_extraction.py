@@ -53,7 +53,7 @@ def test_a_tensor_the_rest_of_the_model_reads_becomes_an_output(tmp_path):
     from cases.generate import export_model
     from cases.s1_conv_silu import CONV_OUTPUT, ConvSilu
 
-    variant = next(v for v in ConvSilu.variants if v.name == "conv-output-marked")
+    variant = ConvSilu.variant("conv-output-marked")
     onnx.save(export_model(ConvSilu, variant)[0], tmp_path / "marked.onnx")
     loaded, (occurrence,) = occurrences(tmp_path / "marked.onnx", "s1-conv-silu/conv-output-marked")
     model = Extractor(loaded).extract(occurrence.nodes).model

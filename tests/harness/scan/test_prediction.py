@@ -15,7 +15,7 @@ NO_RESULTS = Observations([], [], {})
 
 
 def finding(case=ConvSilu, variant="as-reported", places=1) -> Finding:
-    chosen = next(v for v in case.variants if v.name == variant)
+    chosen = case.variant(variant)
     return Finding(case, chosen, [Occurrence((f"/layer{i}/Conv",), "") for i in range(places)])
 
 
