@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+# the mutation run names there a directory where generated cases outlive the test session
+from tests.harness.worker.backends.tensorrt.mutation import CASES_CACHE_VARIABLE
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED_REFERENCE = REPO.parent / "shared" / "reference"
-# A directory where generated cases outlive the test session: the mutation run sets it, because it runs the tests
-# once per mutant and never mutates the case library (tests/harness/worker/backends/tensorrt/mutation.py).
-CASES_CACHE_VARIABLE = "TRT_MATRIX_TEST_CASES_CACHE"
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 ``[tool.mutmut] only_mutate`` lists, one at a time, and runs the TensorRT tests that reach the mutated function;
 a mutant no test fails on is a bug those tests would let through.
 
-Not part of the test run or CI (the whole run takes one to two hours on two cores). Steps:
+Not part of the test run or CI (a whole run from nothing takes two to three hours on two cores). Steps:
 
 1. a scratch copy of the repository's files in ``out/mutation/checkout`` (mutmut works in ``mutants/`` beside the
    code it copies; the copy keeps that out of the working tree), with ``shared`` pointing at the real
@@ -47,8 +47,8 @@ DETECTED = {"killed", "timeout", "caught by type check", "segfault"}  # the test
 UNDETECTED = {"survived", "no tests", "suspicious"}
 _RESULT_LINE = re.compile(r"^\s+(?P<name>\S+): (?P<status>.+)$")
 _PROGRESS = re.compile(r"(\d+/\d+\s+🎉.*?🧙 \d+)")
-# tests/conftest.py reuses the cases it generates from this directory: mutmut runs the tests once per mutant, and
-# generating the case library each time would be most of the run; the case library itself is never mutated.
+# tests/conftest.py reuses the cases it generates from the directory this names: mutmut runs the tests once per
+# mutant, and generating the case library each time would be most of the run; the case library is never mutated.
 CASES_CACHE_VARIABLE = "TRT_MATRIX_TEST_CASES_CACHE"
 
 
@@ -215,9 +215,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing: score the last run's results again (after documenting equivalent mutants)")
     parser.add_argument("--resume", action="store_true",
-                        help="keep the last run's results: mutmut reruns the functions whose code changed and the "
-                             "mutants not yet run, then every mutant the last run left undetected (the tests may "
-                             "have changed); minutes instead of hours after adding tests")
+                        help="keep the last run's results: run again every mutant the last run left undetected "
+                             "(the tests may have changed; documented equivalent ones excepted), then the mutants of "
+                             "functions whose code changed and those not yet run; minutes instead of hours after "
+                             "adding tests")
     arguments = parser.parse_args(argv)
     arguments.out = arguments.out.resolve()
     deadline = None if arguments.time_limit is None else time.monotonic() + 60 * arguments.time_limit
