@@ -174,6 +174,7 @@ class TopkHead(Case):
         Variant(
             name="no-topk",
             role="workaround",
+            varies="as-reported", inherits=False,
             description="The head without its end-to-end post-processing (Ultralytics' end2end=False): boxes and "
             "scores of all 49 anchors, (1, 49, 8), NMS left to the application.",
             params={"head": "raw"},
@@ -182,6 +183,7 @@ class TopkHead(Case):
         Variant(
             name="single-topk",
             role="sweep",
+            varies="as-reported", inherits=False,  # One TopK and one gather fewer: other ops
             description="As reported, up to the first TopK and the box gather only: output (1, 8, 5) = box, score.",
             params={"head": "single-topk"},
             knobs=Knobs(calibrator="minmax"),
@@ -189,6 +191,7 @@ class TopkHead(Case):
         Variant(
             name="calibrator-entropy2",
             role="sweep",
+            varies="as-reported", inherits=True,  # Another calibrator, same graph
             description=f"As reported, calibrated with EntropyCalibrator2 ({TENSORRT_ISSUE} saw the assertion with "
             "every calibrator).",
             params=REPORTED,

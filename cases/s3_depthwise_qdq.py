@@ -84,9 +84,14 @@ def _variant(channels: int, groups: int, weights: str, per_channel: bool) -> Var
     description = f"{channels} channels in {groups} groups, {WEIGHT_FORMS[weights]}{granularity}."
     if params == REPORTED:
         return Variant(_name(**params), "failing", f"As reported: {description}", params, claims=CLAIMS_AS_REPORTED)
+    reported = _name(**REPORTED)
     if weights == "float":
-        return Variant(_name(**params), "workaround", description, params, claims=(FLOAT_WEIGHTS_CLAIM,))
-    return Variant(_name(**params), "sweep", description, params)
+        return Variant(_name(**params), "workaround", description, params, claims=(FLOAT_WEIGHTS_CLAIM,),
+                       varies=reported)
+    # A depthwise conv with the reported weight form keeps its structure at any channel count and scale granularity;
+    # INT8-stored weights drop the weight QuantizeLinear and a grouped conv has other weight shapes: forms of their own.
+    same_form = groups == channels and weights == REPORTED["weights"]
+    return Variant(_name(**params), "sweep", description, params, varies=reported, inherits=same_form)
 
 
 def _variants() -> tuple[Variant, ...]:

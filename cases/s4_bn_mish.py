@@ -119,6 +119,7 @@ class BnMish(Case):
         Variant(
             name="qdq-before-decomposed-mish",
             role="workaround",
+            varies="decomposed-mish", inherits=False,
             description="Decomposed Mish with Q/DQ between BN and Softplus/Mul (the write-up's workaround, taken "
             "literally: the conv has no Q/DQ, so TensorRT is in explicit mode and keeps the conv in float).",
             params={"activation": "decomposed-mish", "qdq": "before-activation"},
@@ -128,6 +129,7 @@ class BnMish(Case):
         Variant(
             name="qdq-before-native-mish",
             role="workaround",
+            varies="native-mish", inherits=False,
             description="Native Mish (opset 18) with Q/DQ between BN and Mish (the write-up's workaround, literally).",
             params={"activation": "native-mish", "qdq": "before-activation"},
             claims=(WORKAROUND_CLAIM, *NATIVE_MISH_UNSUPPORTED),
@@ -137,6 +139,7 @@ class BnMish(Case):
         Variant(
             name="qdq-conv-and-before-decomposed-mish",
             role="workaround",
+            varies="decomposed-mish", inherits=False,
             description="Decomposed Mish with Q/DQ between BN and the activation, plus input and per-channel weight "
             "Q/DQ on the conv so that explicit quantization can keep the conv INT8.",
             params={"activation": "decomposed-mish", "qdq": "conv-and-before-activation"},

@@ -100,12 +100,15 @@ class QdqResnetBlock(Case):
         Variant(
             name="identity-shortcut",
             role="sweep",
+            # No residual quantizer: another Q/DQ placement
+            varies="identity-shortcut-residual-quantizer", inherits=False,
             description="stage_4.1 without the residual quantizer: the Add's identity input is float.",
             params={"downsample": False, "residual_quantizer": False},
         ),
         Variant(
             name="downsample-shortcut-residual-quantizer",
             role="sweep",
+            varies="identity-shortcut-residual-quantizer", inherits=False,  # A Conv -> BN shortcut: other ops
             description="stage_4.0: 16 -> 32 channels, stride 2, shortcut Conv1x1(stride 2) -> BN through a residual "
             "quantizer.",
             params={"downsample": True, "residual_quantizer": True},
@@ -113,6 +116,8 @@ class QdqResnetBlock(Case):
         Variant(
             name="downsample-shortcut",
             role="sweep",
+            # A Conv -> BN shortcut and no residual quantizer: other ops and Q/DQ placement
+            varies="identity-shortcut-residual-quantizer", inherits=False,
             description="stage_4.0 with the Conv1x1 -> BN shortcut and no residual quantizer.",
             params={"downsample": True, "residual_quantizer": False},
         ),

@@ -6,8 +6,9 @@ others are listed beside it:
 1. observed on the user's own layer (``--run``: the matched subgraph cut out of the model and run here);
 2. observed on the library variant the matcher named (records the user pointed ``--results`` at);
 3. claimed upstream for that variant (a ``Claim``: link and strength, never an observation);
-4. observed, then claimed, for the case's reported (failing) form, when the user's form is that form or a sweep of
-   it (a workaround form does not inherit the failing form's evidence).
+4. observed, then claimed, for the case's reported (failing) form, when the matcher could not tell the user's form,
+   or the user's form is a sweep that inherits it (``Variant.inherits``: the failing form named by ``varies`` with
+   its structure kept); a workaround or a form of its own never inherits another form's evidence.
 
 Verdicts, worst first: ``blocked`` (fails, mismatches, crashes or hangs, or is claimed to), ``fallback`` (runs, but
 expected-INT8 nodes ran in another precision), ``unavailable`` (the target cannot run it at all), ``unverified``
@@ -182,8 +183,9 @@ def _tiers(finding: Finding, target: str, observations: Observations,
         tiers.append(_Tier([observed(o, "variant") for o in observations.of(case.id, name, target)]))
         claims = [c for c in finding.variant.claims if c.target == target]
         tiers.append(_Tier([claimed(c, case.id, name, "variant") for c in claims]))
-    if finding.variant is None or finding.variant.role in ("failing", "sweep"):
-        reported = [v for v in case.variants if v.role == "failing" and v is not finding.variant]
+    if finding.variant is None or finding.variant.inherits:
+        reported = [v for v in case.variants if v.role == "failing"
+                    and (finding.variant is None or v.name == finding.variant.varies)]
         prefix = f"no evidence for your form {finding.variant.name}; " if finding.variant is not None else ""
         tiers.append(_Tier([observed(o, "reported-form") for v in reported
                             for o in observations.of(case.id, v.name, target)], prefix=prefix))
