@@ -230,7 +230,7 @@ class DwConvSwishLastNode(Case):
             if swish is None:
                 continue
             chain += swish
-            qdq = m.follow_qdq(chain[-1].outputs[0])
+            qdq = m.qdq_after(chain[-1].outputs[0])
             chain += qdq
             end = chain[-1].outputs[0]
             if m.ends_graph(graph, end):

@@ -184,7 +184,7 @@ class ConvTransposeQdq(Case):
                 continue
             axis = m.quantization_axis(weight)
             chain = [deconv]
-            qdq = m.follow_qdq(deconv.outputs[0])
+            qdq = m.qdq_after(deconv.outputs[0])
             after = m.only_consumer(qdq[-1].outputs[0] if qdq else deconv.outputs[0])
             has_bn = after is not None and after.op == "BatchNormalization"
             if has_bn:

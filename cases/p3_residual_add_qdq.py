@@ -141,14 +141,14 @@ class ResidualAddQdq(Case):
                 continue
             conv_index = 0 if sides[0] is not None else 1
             conv, identity = sides[conv_index], add.inputs[1 - conv_index]
-            identity_qdq = m.qdq_pair(identity)
-            conv_side_qdq = m.qdq_pair(add.inputs[conv_index]) is not None
-            output_qdq = bool(m.follow_qdq(add.outputs[0]))
+            identity_qdq = m.qdq_before(identity)
+            conv_side_qdq = bool(m.qdq_before(add.inputs[conv_index]))
+            output_qdq = bool(m.qdq_after(add.outputs[0]))
             if identity_qdq:
                 variant = "every-tensor-qdq" if conv_side_qdq and output_qdq else "identity-qdq"
             else:
                 variant = "qdq-after-add" if output_qdq else "identity-float"
-            nodes = (add.name, conv.name, *(n.name for n in identity_qdq or ()))
+            nodes = (add.name, conv.name, *(n.name for n in identity_qdq))
             where = "through a Q/DQ pair" if identity_qdq else "without Q/DQ"
             found.append(Match(
                 case=cls.id, nodes=nodes, variant=variant,

@@ -175,8 +175,8 @@ class ConcatRequantize(Case):
             layers = [layer for layer in layers if layer is not None]
             if len(layers) < 2:
                 continue
-            scales = [m.dequantize_scale(t) if m.qdq_pair(t) else None for t in concat.inputs]
-            requantized = bool(m.follow_qdq(concat.outputs[0]))
+            scales = [m.dequantize_scale(t) if m.qdq_before(t) else None for t in concat.inputs]
+            requantized = bool(m.qdq_after(concat.outputs[0]))
             if all(s is None for s in scales):
                 if not requantized:
                     continue

@@ -137,16 +137,16 @@ class ResizeQdq(Case):
         found = []
         for resize in m.nodes_of(graph, "Resize"):
             source = m.quantized_layer_behind(resize.inputs[0])
-            if source is None or not m.follow_qdq(resize.outputs[0]):
+            if source is None or not m.qdq_after(resize.outputs[0]):
                 continue
-            before = m.qdq_pair(resize.inputs[0])
+            before = m.qdq_before(resize.inputs[0])
             mode = m.attr(resize, "mode", "nearest")
             mode = mode.decode() if isinstance(mode, bytes) else mode
             variant = "qdq-before-resize" if before else "as-reported"
             if mode != "nearest":
                 variant = "bilinear" if not before else None
             found.append(Match(
-                case=cls.id, nodes=(resize.name, source.name, *(n.name for n in before or ())), variant=variant,
+                case=cls.id, nodes=(resize.name, source.name, *(n.name for n in before)), variant=variant,
                 note=f"{mode} Resize {resize.name} after quantized {source.name}, re-quantized after it"
                      f"{' and before it' if before else ''}: TensorRT 8.4 left such a Resize out of INT8.",
             ))

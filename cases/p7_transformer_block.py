@@ -195,7 +195,7 @@ class TransformerBlock(Case):
         for softmax in m.nodes_of(graph, "Softmax"):
             scores = m.producer(softmax.inputs[0])
             context = m.only_consumer(softmax.outputs[0])
-            qdq_after = m.follow_qdq(softmax.outputs[0])
+            qdq_after = m.qdq_after(softmax.outputs[0])
             if qdq_after:
                 context = m.only_consumer(qdq_after[-1].outputs[0])
             if not (_activation_matmul(scores) and _activation_matmul(context)):

@@ -211,8 +211,9 @@ class BnMish(Case):
                 notes.append("the reported conv was depthwise (32 groups); this one is not")
             if differences:
                 notes.append("nearest library variant differs in " + ", ".join(differences))
-            conv_nodes = [conv, *m.quantizer_nodes(conv.inputs[0]), *m.quantizer_nodes(conv.inputs[1])] if conv else []
-            nodes = [*conv_nodes[:1], *batchnorms[::-1], *act_quantizer, *mish_nodes, *conv_nodes[1:]]
+            conv_nodes = ([conv, *m.quantizer_before(conv.inputs[0]), *m.quantizer_before(conv.inputs[1])]
+                          if conv else [])
+            nodes = [*conv_nodes[:1], *batchnorms, *act_quantizer, *mish_nodes, *conv_nodes[1:]]
             found.append(Match(case=BnMish.id, nodes=tuple(n.name for n in nodes), variant=variant.name,
                                note="; ".join(notes)))
         return found
