@@ -107,7 +107,11 @@ class Knobs:
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """One graph of a case: the failing form, a workaround, a point of a sweep, or a control."""
+    """One graph of a case: the failing form, a workaround, a point of a sweep, or a control.
+
+    A workaround or sweep names the failing form it ``varies``; it ``inherits`` that form's evidence (the scan's
+    reported-form tier) only when it keeps the form's structure. A variant of another structure is a form of its own.
+    """
 
     name: str
     role: str

@@ -1,4 +1,5 @@
-"""What cases/model.py checks in the knobs that cases P11 and P13 use, and the remedy every case declares."""
+"""What cases/model.py checks in the knobs that cases P11 and P13 use, the remedy every case declares, and the links
+from a variant to the failing form it varies."""
 from __future__ import annotations
 
 import pytest
