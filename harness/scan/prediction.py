@@ -6,9 +6,8 @@ others are listed beside it:
 1. observed on the user's own layer (``--run``: the matched subgraph cut out of the model and run here);
 2. observed on the library variant the matcher named (records the user pointed ``--results`` at);
 3. claimed upstream for that variant (a ``Claim``: link and strength, never an observation);
-4. observed, then claimed, for the case's reported (failing) form, when the matcher could not tell the user's form,
-   or the user's form is a sweep that inherits it (``Variant.inherits``: the failing form named by ``varies`` with
-   its structure kept); a workaround or a form of its own never inherits another form's evidence.
+4. observed, then claimed, for the case's reported (failing) form, when the user's form is that form or a sweep of
+   it (a workaround form does not inherit the failing form's evidence).
 
 Verdicts, worst first: ``blocked`` (fails, mismatches, crashes or hangs, or is claimed to), ``fallback`` (runs, but
 expected-INT8 nodes ran in another precision), ``unavailable`` (the target cannot run it at all), ``unverified``
