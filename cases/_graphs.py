@@ -146,3 +146,13 @@ def torch_fake_quantize(graph: gs.Graph, x, quantizer: str, scale: np.ndarray, a
     return dequantize_linear(
         graph, q, *params, f"{quantizer}/DequantizeLinear", f"{quantizer}/DequantizeLinear_output_0", axis
     )
+
+
+def modelopt_int8_weight(graph: gs.Graph, name: str, shape: tuple[int, ...], fan_in: int, axis, scope: str):
+    """A ``dense_weight`` stored INT8 and read through one DequantizeLinear named as ModelOpt names a Linear's weight
+    quantizer (``<scope>/weight_quantizer/DequantizeLinear``): per channel along ``axis``, or per tensor when None."""
+    weights = dense_weight(name, shape, fan_in=fan_in)
+    scale = per_tensor_scale(weights.values) if axis is None else per_channel_scale(weights.values, axis)
+    quantizer = f"{scope}/weight_quantizer"
+    return dequantize_int8_weight(graph, weights, scale, name, f"{quantizer}/scale", f"{quantizer}/zero_point",
+                                  f"{quantizer}/DequantizeLinear", f"{quantizer}/DequantizeLinear_output_0", axis)

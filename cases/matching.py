@@ -2,6 +2,17 @@
 
 A matcher reads a graph; it never changes it. Tensors are ``gs.Variable`` / ``gs.Constant``; a tensor's producer is
 ``tensor.inputs[0]`` and its consumers are ``tensor.outputs`` (onnx-graphsurgeon's own links).
+
+One order convention for every walker: it takes the tensor (or node) it starts from first. The nodes of a chain it
+returns are in data-flow order, producer first (a Q/DQ pair is always ``[QuantizeLinear, DequantizeLinear]``), as a
+list, empty when there is none; a walker that steps over nodes to reach something returns ``(what it reached, the
+nodes stepped over in data-flow order)``. Searches of a neighbourhood (``ancestors``, ``descendants``) return nodes
+nearest the start first.
+
+The Q/DQ walkers, upstream of a tensor: ``dequantized`` (the DQ that writes it), ``quantizer_before`` (that DQ and the
+Q before it, if any), ``qdq_before`` (a whole Q -> DQ pair only), ``through_qdq`` (the tensor before such a pair);
+downstream: ``qdq_after``. Questions about the quantizer writing a tensor (``quantization_axis``, ``is_per_channel``,
+``dequantize_scale``, ``weight_constant``) take the tensor too.
 """
 from __future__ import annotations
 
@@ -52,13 +63,36 @@ def dequantized(tensor: Any) -> Any | None:
     return node if node is not None and node.op == "DequantizeLinear" else None
 
 
-def qdq_pair(tensor: Any) -> tuple[Any, Any] | None:
-    """(QuantizeLinear, DequantizeLinear) when ``tensor`` is written by DQ(Q(x)), else None."""
+def quantizer_before(tensor: Any) -> list[Any]:
+    """The quantizer nodes that write ``tensor``: ``[Q, DQ]`` for DQ(Q(x)), ``[DQ]`` for a DQ of stored INT8 values
+    (a pre-quantized weight), ``[]`` when no DequantizeLinear writes it."""
     dq = dequantized(tensor)
     if dq is None:
-        return None
+        return []
     q = producer(dq.inputs[0])
-    return (q, dq) if q is not None and q.op == "QuantizeLinear" else None
+    return [q, dq] if q is not None and q.op == "QuantizeLinear" else [dq]
+
+
+def qdq_before(tensor: Any) -> list[Any]:
+    """``[Q, DQ]`` when ``tensor`` is written by a whole DQ(Q(x)) pair (a fake quantizer), else ``[]``."""
+    nodes = quantizer_before(tensor)
+    return nodes if len(nodes) == 2 else []
+
+
+def qdq_after(tensor: Any) -> list[Any]:
+    """``[Q, DQ]`` when ``tensor`` is read only by a Q and that Q only by a DQ, else ``[]``."""
+    q = only_consumer(tensor)
+    if q is None or q.op != "QuantizeLinear":
+        return []
+    dq = only_consumer(q.outputs[0])
+    return [q, dq] if dq is not None and dq.op == "DequantizeLinear" else []
+
+
+def through_qdq(tensor: Any) -> tuple[Any, list[Any]]:
+    """The tensor a DQ(Q(x)) pair that writes ``tensor`` reads, and the pair ``[Q, DQ]``; ``(tensor, [])`` when no
+    pair writes it."""
+    pair = qdq_before(tensor)
+    return (pair[0].inputs[0], pair) if pair else (tensor, [])
 
 
 def is_quantized_weight(tensor: Any) -> bool:
@@ -80,16 +114,9 @@ def channels_of(tensor: Any, axis: int = 1) -> int | None:
 
 def weight_constant(tensor: Any) -> Any | None:
     """The constant behind a layer's weight input: itself, or through DQ(W) / DQ(Q(W)); None if not constant."""
-    if is_constant(tensor):
-        return tensor
-    dq = dequantized(tensor)
-    if dq is None:
-        return None
-    source = dq.inputs[0]
-    if is_constant(source):
-        return source
-    q = producer(source)
-    return q.inputs[0] if q is not None and q.op == "QuantizeLinear" and is_constant(q.inputs[0]) else None
+    quantizer = quantizer_before(tensor)
+    source = quantizer[0].inputs[0] if quantizer else tensor
+    return source if is_constant(source) else None
 
 
 def is_depthwise(conv: Any) -> bool:
@@ -116,15 +143,6 @@ def follow_chain(node: Any, optional_ops: tuple[str, ...]) -> list[Any]:
     return chain
 
 
-def follow_qdq(tensor: Any) -> list[Any]:
-    """[QuantizeLinear, DequantizeLinear] when ``tensor`` is read only by Q and that Q only by DQ; else []."""
-    q = only_consumer(tensor)
-    if q is None or q.op != "QuantizeLinear":
-        return []
-    dq = only_consumer(q.outputs[0])
-    return [q, dq] if dq is not None and dq.op == "DequantizeLinear" else []
-
-
 def swish_after(tensor: Any) -> list[Any] | None:
     """[Sigmoid, Mul] when ``tensor`` is read exactly by Sigmoid(x) and Mul(x, Sigmoid(x)) (SiLU as exported)."""
     readers = consumers(tensor)
@@ -139,10 +157,16 @@ def swish_after(tensor: Any) -> list[Any] | None:
 
 
 def quantization_axis(tensor: Any) -> int | None:
-    """The per-channel axis of the DequantizeLinear that writes ``tensor``; None when its scale is one value."""
+    """The per-channel axis of the DequantizeLinear that writes ``tensor``; None when its scale is one value (or no
+    DQ writes it)."""
     dq = dequantized(tensor)
     shape = getattr(dq.inputs[1], "shape", None) if dq is not None else None
-    return attr(dq, "axis", 1) if shape else None  # ONNX's default axis is 1
+    return attr(dq, "axis", 1) if shape and math.prod(shape) > 1 else None  # ONNX's default axis is 1
+
+
+def is_per_channel(tensor: Any) -> bool:
+    """``tensor`` is written by a DequantizeLinear with more than one scale value (per-axis quantization)."""
+    return quantization_axis(tensor) is not None
 
 
 PASS_THROUGH_OPS = ("BatchNormalization", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSwish")
@@ -158,9 +182,9 @@ def quantized_layer_behind(tensor: Any, layer_ops: tuple[str, ...] = ("Conv", "C
         if node.op in layer_ops:
             weight = node.inputs[1] if len(node.inputs) > 1 else None
             return node if weight is not None and is_quantized_weight(weight) else None
-        pair = qdq_pair(tensor)
-        if pair is not None:
-            tensor = pair[0].inputs[0]
+        source, pair = through_qdq(tensor)
+        if pair:
+            tensor = source
         elif node.op in PASS_THROUGH_OPS:
             tensor = node.inputs[0]
         elif node.op == "Mul" and len(node.inputs) == 2 and swish_after(node.inputs[0]) == [
@@ -178,19 +202,31 @@ def dequantize_scale(tensor: Any) -> Any | None:
     return getattr(scale, "values", None)
 
 
+def ancestors(*tensors: Any, max_nodes: int | None = None) -> list[Any]:
+    """The nodes that ``tensors`` are computed from, breadth first, nearest first; at most ``max_nodes``."""
+    return _breadth_first(tensors, lambda t: t.inputs[:1], lambda node: node.inputs, max_nodes)
+
+
+def descendants(*tensors: Any, max_nodes: int | None = None) -> list[Any]:
+    """The nodes that read ``tensors``, directly or not, breadth first, nearest first; at most ``max_nodes``."""
+    return _breadth_first(tensors, lambda t: t.outputs, lambda node: node.outputs, max_nodes)
+
+
+def _breadth_first(tensors, nodes_at, tensors_of, max_nodes: int | None) -> list[Any]:
+    found, seen, queue = [], set(), collections.deque(tensors)
+    while queue and (max_nodes is None or len(found) < max_nodes):
+        for node in nodes_at(queue.popleft()):
+            if id(node) not in seen:
+                seen.add(id(node))
+                found.append(node)
+                queue.extend(tensors_of(node))
+    return found[:max_nodes]
+
+
 def ancestor(tensor: Any, op: str, max_nodes: int = 32) -> Any | None:
-    """The nearest node of type ``op`` upstream of ``tensor``, searched breadth first over at most ``max_nodes``
-    nodes (a layer or two back, not the whole network); None when there is none that close."""
-    queue, seen = [tensor], set()
-    while queue and len(seen) < max_nodes:
-        node = producer(queue.pop(0))
-        if node is None or id(node) in seen:
-            continue
-        if node.op == op:
-            return node
-        seen.add(id(node))
-        queue.extend(node.inputs)
-    return None
+    """The nearest node of type ``op`` upstream of ``tensor`` among its ``max_nodes`` nearest (a layer or two back,
+    not the whole network); None when there is none that close."""
+    return next((node for node in ancestors(tensor, max_nodes=max_nodes) if node.op == op), None)
 
 
 def has_qdq(graph: Any) -> bool:
@@ -199,19 +235,13 @@ def has_qdq(graph: Any) -> bool:
     return any(node.op in QDQ_OPS for node in graph.nodes)
 
 
-def through_qdq(tensor: Any) -> tuple[Any, list[Any]]:
-    """The tensor a DQ(Q(x)) pair reads and the pair's nodes [Q, DQ]; ``(tensor, [])`` when there is no pair."""
-    pair = qdq_pair(tensor)
-    return (pair[0].inputs[0], list(pair)) if pair else (tensor, [])
-
-
 def producer_skipping(tensor: Any, *skipped_ops: str) -> tuple[Any | None, list[Any]]:
     """The node that writes ``tensor`` once nodes of ``skipped_ops`` (single-activation-input ones, such as
-    BatchNormalization) are walked through, and the nodes walked through, nearest first."""
+    BatchNormalization) are walked through, and the nodes walked through in data-flow order."""
     skipped = []
     node = producer(tensor)
     while node is not None and node.op in skipped_ops:
-        skipped.append(node)
+        skipped.insert(0, node)
         node = producer(node.inputs[0])
     return node, skipped
 
@@ -219,21 +249,6 @@ def producer_skipping(tensor: Any, *skipped_ops: str) -> tuple[Any | None, list[
 def is_quantized_conv(conv: Any) -> bool:
     """A Conv whose input and weight both reach it through Q/DQ: explicit quantization can run it in INT8."""
     return conv.op == "Conv" and dequantized(conv.inputs[0]) is not None and is_quantized_weight(conv.inputs[1])
-
-
-def is_per_channel(dq: Any) -> bool:
-    """A DequantizeLinear with a scale of more than one value (per-axis quantization)."""
-    shape = getattr(dq.inputs[1], "shape", None)
-    return bool(shape) and len(shape) == 1 and shape[0] > 1
-
-
-def quantizer_nodes(tensor: Any) -> list[Any]:
-    """The DQ that writes ``tensor`` and, when there is one, the Q before it: [DQ] or [DQ, Q]."""
-    dq = dequantized(tensor)
-    if dq is None:
-        return []
-    q = producer(dq.inputs[0])
-    return [dq, q] if q is not None and q.op == "QuantizeLinear" else [dq]
 
 
 def path_between(source: Any, tensor: Any, max_nodes: int = 16) -> list[Any] | None:

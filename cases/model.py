@@ -107,7 +107,11 @@ class Knobs:
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """One graph of a case: the failing form, a workaround, a point of a sweep, or a control."""
+    """One graph of a case: the failing form, a workaround, a point of a sweep, or a control.
+
+    A workaround or sweep names the failing form it ``varies``; it ``inherits`` that form's evidence (the scan's
+    reported-form tier) only when it keeps the form's structure. A variant of another structure is a form of its own.
+    """
 
     name: str
     role: str
@@ -117,6 +121,8 @@ class Variant:
     claims: tuple[Claim, ...] = ()
     mode: str | None = None  # overrides the case's build mode (e.g. a Q/DQ workaround of an implicit case)
     opset: int | None = None  # overrides the case's opset (e.g. an op that only exists from a later opset)
+    varies: str | None = None  # the failing variant of the same case this sweep or workaround varies; None: a form of its own
+    inherits: bool = False  # the varied form's evidence stands for this variant when it has none of its own (only a sweep that keeps the failing form's structure: same ops, edges and Q/DQ placement, other sizes, scales, batch)
 
     def __post_init__(self):
         if self.role not in VARIANT_ROLES:
@@ -127,6 +133,19 @@ class Variant:
             raise ValueError(f"Variant {self.name!r}: opset {self.opset!r} is not a positive int")
         if not self.name or any(c in self.name for c in "/\\ "):
             raise ValueError(f"Variant {self.name!r}: a name must be non-empty, without '/', '\\' or spaces")
+        if self.varies is not None and not (isinstance(self.varies, str) and self.varies):
+            raise ValueError(f"Variant {self.name!r}: varies {self.varies!r} must name a failing variant, or be None")
+        if not isinstance(self.inherits, bool):
+            raise ValueError(f"Variant {self.name!r}: inherits {self.inherits!r} must be True or False")
+        if self.inherits and self.varies is None:
+            raise ValueError(f"Variant {self.name!r}: inherits=True needs varies: the failing variant whose evidence "
+                             "it inherits")
+        if self.role == "failing" and self.varies is not None:
+            raise ValueError(f"Variant {self.name!r}: a failing variant is the form others vary; its varies must be "
+                             f"None, not {self.varies!r}")
+        if self.inherits and self.role != "sweep":
+            raise ValueError(f"Variant {self.name!r}: a {self.role} never inherits the failing form's evidence (only a "
+                             "sweep that keeps that form's structure does); inherits must be False")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,6 +200,11 @@ class Case:
         names = [v.name for v in cls.variants]
         if len(set(names)) != len(names):
             raise TypeError(f"Case {cls.id}: variant names repeat: {sorted(n for n in names if names.count(n) > 1)}")
+        failing = [v.name for v in cls.variants if v.role == "failing"]
+        for v in cls.variants:
+            if v.varies is not None and v.varies not in failing:
+                raise TypeError(f"Case {cls.id}, variant {v.name}: field 'varies' names {v.varies!r}, which is not a "
+                                f"failing variant of {cls.id} (its failing variants: {', '.join(failing) or 'none'})")
         if cls.id in _REGISTRY:
             raise TypeError(f"Case id {cls.id!r} is declared twice: {_REGISTRY[cls.id].__module__} and {cls.__module__}")
         _REGISTRY[cls.id] = cls

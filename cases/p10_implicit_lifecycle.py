@@ -87,6 +87,8 @@ class ImplicitLifecycle(Case):
         Variant(
             name="calibrator-minmax",
             role="sweep",
+            # Another calibrator class, same graph: every calibrator shares the lifecycle
+            varies="calibrator-entropy2", inherits=True,
             description="As the failing form, with IInt8MinMaxCalibrator: every calibrator class shares the lifecycle.",
             params={"qdq": False},
             knobs=Knobs(calibrator="minmax"),
@@ -94,6 +96,7 @@ class ImplicitLifecycle(Case):
         Variant(
             name="explicit-qdq",
             role="workaround",
+            varies="calibrator-entropy2", inherits=False,
             description="The migration: the same Conv + ReLU with Q/DQ nodes (per-tensor input, per-channel weight on "
             "axis 0, quantized conv output), built without a calibrator; strongly typed on 11.",
             params={"qdq": True},

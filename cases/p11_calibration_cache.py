@@ -76,6 +76,8 @@ class CalibrationCache(Case):
         Variant(
             name="old-cache",
             role="sweep",
+            # The cache handed over is the pattern's subject: batches beside it change what TensorRT does
+            varies="old-cache-only", inherits=False,
             description="The TRT-8600-EntropyCalibration2 cache with the calibration batches too: TensorRT may use "
             f"the cache or skip it and calibrate ({INCOMPATIBLE_SKIPPED}); the rewritten cache says which.",
             knobs=Knobs(calibration_cache=OLD_CACHE),
@@ -83,6 +85,8 @@ class CalibrationCache(Case):
         Variant(
             name="own-version-cache-only",
             role="sweep",
+            # The cache handed over is the pattern's subject: another header is another case
+            varies="old-cache-only", inherits=False,
             description="A cache whose header names the running TensorRT version and the calibrator's algorithm, no "
             "batches: the cache format itself is accepted, so a failure of old-cache-only is the version.",
             knobs=Knobs(calibration_cache=("running", "EntropyCalibration2"), cache_only=True),
@@ -90,6 +94,8 @@ class CalibrationCache(Case):
         Variant(
             name="other-algorithm-cache-only",
             role="sweep",
+            # The cache handed over is the pattern's subject: another header is another case
+            varies="old-cache-only", inherits=False,
             description="The running version's header with MinMaxCalibration for an entropy calibrator, no batches: "
             "'Calibration table does not match calibrator algorithm type'.",
             knobs=Knobs(calibration_cache=("running", "MinMaxCalibration"), cache_only=True),
@@ -97,6 +103,7 @@ class CalibrationCache(Case):
         Variant(
             name="recalibrate",
             role="workaround",
+            varies="old-cache-only", inherits=False,
             description="No cache: calibrate on the target and keep the cache it writes (its header names that "
             "version); what the harness does for every other implicit cell.",
         ),

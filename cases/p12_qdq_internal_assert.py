@@ -90,6 +90,8 @@ class QdqInternalAssert(Case):
         Variant(
             name="weight-dq-output",
             role="sweep",
+            # Another graph output on the weight path: the extra output is the pattern's subject
+            varies="weight-q-output", inherits=False,
             description="As the failing form, with the weight DequantizeLinear output (float) as the extra graph "
             "output instead: does any visible tensor on the weight path break the fusion?",
             params={"form": "conv", "extra_output": WEIGHT_DQ_OUTPUT},
@@ -97,6 +99,7 @@ class QdqInternalAssert(Case):
         Variant(
             name="no-weight-output",
             role="workaround",
+            varies="weight-q-output", inherits=False,
             description="The same Q/DQ Conv -> Q/DQ -> ReLU with only the ReLU as output: read quantized weights from the "
             "ONNX initializers (round(W / scale)) instead of from the engine.",
             params={"form": "conv", "extra_output": None},
@@ -112,6 +115,7 @@ class QdqInternalAssert(Case):
         Variant(
             name="add-relu-input-unquantized",
             role="workaround",
+            varies="add-inputs-qdq", inherits=False,
             description="As add-inputs-qdq without the Q/DQ after the ReLU, the change that built in the report.",
             params={"form": "add", "relu_qdq": False},
         ),

@@ -96,6 +96,7 @@ class DynamicBatchCalibration(Case):
         Variant(
             name="calibration-profile-set",
             role="workaround",
+            varies="no-calibration-profile", inherits=False,
             description="Two profiles, batch 1 / 1 / 8 for inference and 8 / 8 / 8 set as the calibration profile: "
             "TensorRT calibrates on whole batches of 8.",
             params=_params(),
@@ -104,6 +105,7 @@ class DynamicBatchCalibration(Case):
         Variant(
             name="opt-is-calibration-batch",
             role="sweep",
+            varies="no-calibration-profile", inherits=False,  # Another profile: the profiles are the pattern's subject
             description="One profile, batch 1 / 8 / 8, no calibration profile: profile 0 calibrates, and its kOPT is "
             "the calibration batch, so the warning is harmless.",
             params=_params(),
@@ -112,6 +114,8 @@ class DynamicBatchCalibration(Case):
         Variant(
             name="calibration-batch-1",
             role="sweep",
+            # Other profiles and calibration batches: they are the pattern's subject
+            varies="no-calibration-profile", inherits=False,
             description="Calibration batches of 1 with a 1 / 1 / 1 calibration profile next to the 1 / 4 / 8 "
             "inference profile: what many calibrators do.",
             params=_params(calibration_batch=1),

@@ -117,6 +117,7 @@ class DwConvSwishLastNode(Case):
         Variant(
             name="identity-successor",
             role="workaround",
+            varies="as-reported", inherits=False,
             description="As reported, with an Identity after the trailing DQ (the maintainer's workaround).",
             params={**REPORTED, "successor": "identity"},
             claims=(_successor_claim("Workaround suggested by a maintainer; the reporter planned to try it on the full "
@@ -125,12 +126,14 @@ class DwConvSwishLastNode(Case):
         Variant(
             name="size-32",
             role="sweep",
+            varies="as-reported", inherits=True,
             description="As reported, on a 1x144x32x32 input.",
             params={**REPORTED, "size": SWEEP_SIZE},
         ),
         Variant(
             name="pointwise-conv-successor",
             role="workaround",
+            varies="as-reported", inherits=False,
             description="size-32 followed by a Q/DQ pointwise Conv(1x1, 144 -> 144), as inside a real network.",
             params={**REPORTED, "size": SWEEP_SIZE, "successor": "pointwise-conv"},
             claims=(_successor_claim("The full EfficientDet the toy graph came from built (conv and Swish not fused, "
@@ -139,6 +142,7 @@ class DwConvSwishLastNode(Case):
         Variant(
             name="relu",
             role="sweep",
+            varies="as-reported", inherits=False,  # Another activation op: a form of its own
             description="size-32 with ReLU in place of Swish.",
             params={**REPORTED, "size": SWEEP_SIZE, "activation": "relu"},
             claims=(_reporter_table_claim("DQ > DwConv > BN > Relu > Q"),),
@@ -146,6 +150,8 @@ class DwConvSwishLastNode(Case):
         Variant(
             name="regular-conv",
             role="sweep",
+            # A regular conv (groups 1) in place of the depthwise one: a form of its own
+            varies="as-reported", inherits=False,
             description="size-32 with a regular Conv (groups 1, 144 -> 144) in place of the depthwise one.",
             params={**REPORTED, "size": SWEEP_SIZE, "groups": "regular"},
             claims=(_reporter_table_claim("DQ > Conv > BN > Swish > Q"),),
@@ -153,12 +159,14 @@ class DwConvSwishLastNode(Case):
         Variant(
             name="channels-32",
             role="sweep",
+            varies="as-reported", inherits=True,
             description="size-32 with 32 channels (a multiple of 4 and of 32).",
             params={**REPORTED, "size": SWEEP_SIZE, "channels": 32},
         ),
         Variant(
             name="batch-4",
             role="sweep",
+            varies="as-reported", inherits=True,
             description="size-32 with batch 4, the profile's optimum batch.",
             params={**REPORTED, "size": SWEEP_SIZE, "batch": 4},
         ),
@@ -222,7 +230,7 @@ class DwConvSwishLastNode(Case):
             if swish is None:
                 continue
             chain += swish
-            qdq = m.follow_qdq(chain[-1].outputs[0])
+            qdq = m.qdq_after(chain[-1].outputs[0])
             chain += qdq
             end = chain[-1].outputs[0]
             if m.ends_graph(graph, end):

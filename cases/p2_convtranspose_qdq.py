@@ -86,6 +86,7 @@ class ConvTransposeQdq(Case):
         Variant(
             name="weight-axis-0",
             role="workaround",
+            varies="as-reported", inherits=False,
             description=f"As reported, weight quantized per channel along axis 0 (64 scales), the maintainer's "
             f"workaround in {WRONG_RESULTS}.",
             params={**REPORTED, "weight_axis": 0},
@@ -93,6 +94,7 @@ class ConvTransposeQdq(Case):
         Variant(
             name="qdq-before-bn",
             role="workaround",
+            varies="as-reported", inherits=False,
             description=f"As reported, with a Q/DQ between the ConvTranspose and the BatchNorm (suggested by a "
             f"maintainer in {QDQ_BEFORE_BN}), so the deconvolution can run INT8-in INT8-out.",
             params={**REPORTED, "qdq_before_bn": True},
@@ -100,6 +102,7 @@ class ConvTransposeQdq(Case):
         Variant(
             name="bn-folded",
             role="workaround",
+            varies="as-reported", inherits=False,
             description=f"As reported, with the BatchNorm folded into the ConvTranspose weights and bias by hand "
             f"({NO_BN_FUSION}): Q/DQ -> ConvTranspose -> ReLU -> Q/DQ, the form {ACTIVATION_NOT_MERGED} reports as "
             "not merged.",
@@ -108,12 +111,15 @@ class ConvTransposeQdq(Case):
         Variant(
             name="weight-per-tensor",
             role="sweep",
+            # One weight scale leaves no axis to disagree on, the pattern's subject
+            varies="as-reported", inherits=False,
             description="As reported, weight quantized with one scale: no axis to disagree on.",
             params={**REPORTED, "weight_axis": None},
         ),
         Variant(
             name="cin-eq-cout-axis-1",
             role="sweep",
+            varies="as-reported", inherits=True,  # Other channel counts, the same ops, Q/DQ and weight axis
             description="As reported with 64 -> 64 channels: both axes have 64 scales, so a wrong axis passes the "
             "parser and only the output shows it.",
             params={**REPORTED, "out_channels": 64},
@@ -121,12 +127,15 @@ class ConvTransposeQdq(Case):
         Variant(
             name="cin-eq-cout-axis-0",
             role="sweep",
+            varies="as-reported", inherits=False,  # The workaround's weight axis at other channel counts
             description="64 -> 64 channels, weight quantized along axis 0.",
             params={**REPORTED, "out_channels": 64, "weight_axis": 0},
         ),
         Variant(
             name="depthwise",
             role="sweep",
+            # A grouped ConvTranspose with another weight shape: a form of its own
+            varies="as-reported", inherits=False,
             description="A depthwise ConvTranspose (64 -> 64, groups 64, weight (64, 1, 2, 2) quantized along axis 0, "
             "one scale per group).",
             params={**REPORTED, "out_channels": 64, "groups": 64, "weight_axis": 0},
@@ -175,7 +184,7 @@ class ConvTransposeQdq(Case):
                 continue
             axis = m.quantization_axis(weight)
             chain = [deconv]
-            qdq = m.follow_qdq(deconv.outputs[0])
+            qdq = m.qdq_after(deconv.outputs[0])
             after = m.only_consumer(qdq[-1].outputs[0] if qdq else deconv.outputs[0])
             has_bn = after is not None and after.op == "BatchNormalization"
             if has_bn:

@@ -66,6 +66,7 @@ class ResidualAddQdq(Case):
         Variant(
             name="identity-qdq",
             role="workaround",
+            varies="identity-float", inherits=False,
             description=f"As identity-float, with a Q/DQ pair (the residual quantizer) on the identity branch, as a "
             f"maintainer recommends in {ADD_FP32}.",
             params={**REPORTED, "identity_qdq": True},
@@ -73,6 +74,7 @@ class ResidualAddQdq(Case):
         Variant(
             name="qdq-after-add",
             role="workaround",
+            varies="identity-float", inherits=False,
             description=f"As identity-float, with a Q/DQ after the Add (asked about by a maintainer in "
             f"{QDQ_AFTER_ADD}).",
             params={**REPORTED, "add_output_qdq": True},
@@ -80,6 +82,7 @@ class ResidualAddQdq(Case):
         Variant(
             name="every-tensor-qdq",
             role="sweep",
+            varies="identity-float", inherits=False,  # Another Q/DQ placement
             description="Q/DQ on the conv output, the identity and the Add output: the placement ONNX Runtime's "
             "quantizer writes, which the TensorFlow quantization toolkit's docs call suboptimal for TensorRT fusion.",
             params={**REPORTED, "identity_qdq": True, "conv_output_qdq": True, "add_output_qdq": True},
@@ -87,12 +90,14 @@ class ResidualAddQdq(Case):
         Variant(
             name="channels-64",
             role="sweep",
+            varies="identity-float", inherits=True,
             description="identity-float with 64 channels.",
             params={**REPORTED, "channels": 64},
         ),
         Variant(
             name="channels-64-identity-qdq",
             role="sweep",
+            varies="identity-float", inherits=False,  # The identity-qdq workaround at 64 channels
             description="identity-qdq with 64 channels.",
             params={**REPORTED, "channels": 64, "identity_qdq": True},
         ),
@@ -136,14 +141,14 @@ class ResidualAddQdq(Case):
                 continue
             conv_index = 0 if sides[0] is not None else 1
             conv, identity = sides[conv_index], add.inputs[1 - conv_index]
-            identity_qdq = m.qdq_pair(identity)
-            conv_side_qdq = m.qdq_pair(add.inputs[conv_index]) is not None
-            output_qdq = bool(m.follow_qdq(add.outputs[0]))
+            identity_qdq = m.qdq_before(identity)
+            conv_side_qdq = bool(m.qdq_before(add.inputs[conv_index]))
+            output_qdq = bool(m.qdq_after(add.outputs[0]))
             if identity_qdq:
                 variant = "every-tensor-qdq" if conv_side_qdq and output_qdq else "identity-qdq"
             else:
                 variant = "qdq-after-add" if output_qdq else "identity-float"
-            nodes = (add.name, conv.name, *(n.name for n in identity_qdq or ()))
+            nodes = (add.name, conv.name, *(n.name for n in identity_qdq))
             where = "through a Q/DQ pair" if identity_qdq else "without Q/DQ"
             found.append(Match(
                 case=cls.id, nodes=nodes, variant=variant,

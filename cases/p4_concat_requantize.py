@@ -74,6 +74,7 @@ class ConcatRequantize(Case):
         Variant(
             name="inputs-qdq-equal-scales",
             role="sweep",
+            varies="requantized-after", inherits=False,  # Another Q/DQ placement
             description="As requantized-after, each Concat input also through a Q/DQ with the scale of the Q/DQ after "
             "the Concat, so the Concat can be an INT8 copy.",
             params={**REPORTED, "input_qdq": "equal"},
@@ -81,6 +82,7 @@ class ConcatRequantize(Case):
         Variant(
             name="inputs-qdq-unequal-scales",
             role="sweep",
+            varies="requantized-after", inherits=False,  # Another Q/DQ placement
             description=f"As inputs-qdq-equal-scales, the input scales {UNEQUAL} times the scale after the Concat: the "
             "Concat must re-quantize.",
             params={**REPORTED, "input_qdq": "unequal"},
@@ -88,6 +90,7 @@ class ConcatRequantize(Case):
         Variant(
             name="inputs-qdq-no-requant",
             role="sweep",
+            varies="requantized-after", inherits=False,  # Another Q/DQ placement
             description="Equal-scale Q/DQ on every Concat input and none after it: the fusing conv reads dequantized "
             "values through the Concat.",
             params={**REPORTED, "input_qdq": "equal", "output_qdq": False},
@@ -95,6 +98,7 @@ class ConcatRequantize(Case):
         Variant(
             name="conv-branches-only",
             role="sweep",
+            varies="requantized-after", inherits=False,  # A Conv in place of the ConvTranspose: another op
             description="As requantized-after with the ConvTranspose branch replaced by a third conv on a 16x16 input: "
             "tells #2597's ConvTranspose apart from the Concat.",
             params={**REPORTED, "branch_up": "conv"},
@@ -102,6 +106,7 @@ class ConcatRequantize(Case):
         Variant(
             name="implicit-baseline",
             role="sweep",
+            varies="requantized-after", inherits=False,  # No Q/DQ at all, implicit INT8: another build mode
             description="The same float graph without any Q/DQ, implicit INT8 with a calibrator: the plan #4366 "
             "compares explicit quantization against (a plain-copy Concat).",
             params={**REPORTED, "output_qdq": False},
@@ -170,8 +175,8 @@ class ConcatRequantize(Case):
             layers = [layer for layer in layers if layer is not None]
             if len(layers) < 2:
                 continue
-            scales = [m.dequantize_scale(t) if m.qdq_pair(t) else None for t in concat.inputs]
-            requantized = bool(m.follow_qdq(concat.outputs[0]))
+            scales = [m.dequantize_scale(t) if m.qdq_before(t) else None for t in concat.inputs]
+            requantized = bool(m.qdq_after(concat.outputs[0]))
             if all(s is None for s in scales):
                 if not requantized:
                     continue

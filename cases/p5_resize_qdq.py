@@ -68,6 +68,7 @@ class ResizeQdq(Case):
         Variant(
             name="qdq-before-resize",
             role="workaround",
+            varies="as-reported", inherits=False,
             description=f"As reported, with a Q/DQ between the first conv and the Resize (tried in "
             f"{UPSAMPLE_INPUT_QDQ}).",
             params={**REPORTED, "qdq_before_resize": True},
@@ -75,6 +76,7 @@ class ResizeQdq(Case):
         Variant(
             name="implicit-best",
             role="workaround",
+            varies="as-reported", inherits=False,
             description="The same float graph without any Q/DQ, implicit INT8 with a calibrator and FP16 allowed "
             "(trtexec --best): the build in which the #2976 reporter saw the Resize run INT8.",
             params=REPORTED,
@@ -84,18 +86,22 @@ class ResizeQdq(Case):
         Variant(
             name="bilinear",
             role="sweep",
+            # Another interpolation mode: whether TensorRT runs a Resize in INT8 depends on it
+            varies="as-reported", inherits=False,
             description="As reported, with a linear (bilinear) Resize, half_pixel coordinates.",
             params={**REPORTED, "mode": "linear"},
         ),
         Variant(
             name="channels-64",
             role="sweep",
+            varies="as-reported", inherits=True,
             description="As reported, with 64 channels.",
             params={**REPORTED, "channels": 64},
         ),
         Variant(
             name="channels-64-qdq-before-resize",
             role="sweep",
+            varies="as-reported", inherits=False,  # The qdq-before-resize workaround at 64 channels
             description="qdq-before-resize with 64 channels.",
             params={**REPORTED, "channels": 64, "qdq_before_resize": True},
         ),
@@ -131,16 +137,16 @@ class ResizeQdq(Case):
         found = []
         for resize in m.nodes_of(graph, "Resize"):
             source = m.quantized_layer_behind(resize.inputs[0])
-            if source is None or not m.follow_qdq(resize.outputs[0]):
+            if source is None or not m.qdq_after(resize.outputs[0]):
                 continue
-            before = m.qdq_pair(resize.inputs[0])
+            before = m.qdq_before(resize.inputs[0])
             mode = m.attr(resize, "mode", "nearest")
             mode = mode.decode() if isinstance(mode, bytes) else mode
             variant = "qdq-before-resize" if before else "as-reported"
             if mode != "nearest":
                 variant = "bilinear" if not before else None
             found.append(Match(
-                case=cls.id, nodes=(resize.name, source.name, *(n.name for n in before or ())), variant=variant,
+                case=cls.id, nodes=(resize.name, source.name, *(n.name for n in before)), variant=variant,
                 note=f"{mode} Resize {resize.name} after quantized {source.name}, re-quantized after it"
                      f"{' and before it' if before else ''}: TensorRT 8.4 left such a Resize out of INT8.",
             ))

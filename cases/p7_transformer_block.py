@@ -106,6 +106,7 @@ class TransformerBlock(Case):
         Variant(
             name="explicit-qdq",
             role="workaround",
+            varies="implicit-ln17", inherits=False,
             description=f"Q/DQ on every MatMul input and INT8 weights (per output channel), the placement a "
             f"maintainer points to in {BERT_NO_CALIBRATION} (ModelOpt).",
             params={"norm": "native", "qdq": True, "batch": 1},
@@ -114,6 +115,8 @@ class TransformerBlock(Case):
         Variant(
             name="explicit-qdq-strongly-typed",
             role="sweep",
+            # The explicit-qdq workaround built strongly typed: Q/DQ everywhere, another mode
+            varies="implicit-ln17", inherits=False,
             description="explicit-qdq built as a strongly typed network (TensorRT 10's recommended way to build Q/DQ "
             "networks; no such flag before 9.x).",
             params={"norm": "native", "qdq": True, "batch": 1},
@@ -123,6 +126,7 @@ class TransformerBlock(Case):
         Variant(
             name="implicit-decomposed-ln",
             role="workaround",
+            varies="implicit-ln17", inherits=False,
             description=f"implicit-ln17 exported below opset 17 (opset 13): LayerNorm as ReduceMean/Sub/Pow/ReduceMean/"
             f"Add/Sqrt/Div/Mul/Add, what built on 8.5.2.2 in {RTDETR_OPSET_16}.",
             params={"norm": "decomposed", "qdq": False, "batch": 1},
@@ -131,6 +135,8 @@ class TransformerBlock(Case):
         Variant(
             name="implicit-ln17-fp16",
             role="sweep",
+            # FP16 allowed beside INT8 is a build setting that may be the way out
+            varies="implicit-ln17", inherits=False,
             description="implicit-ln17 with FP16 allowed too (trtexec --best, as the threads build).",
             params={"norm": "native", "qdq": False, "batch": 1},
             knobs=Knobs(fp16=True),
@@ -138,6 +144,7 @@ class TransformerBlock(Case):
         Variant(
             name="implicit-ln17-minmax",
             role="sweep",
+            varies="implicit-ln17", inherits=True,  # Another calibrator, same graph
             description="implicit-ln17 calibrated with MinMax instead of entropy.",
             params={"norm": "native", "qdq": False, "batch": 1},
             knobs=Knobs(calibrator="minmax"),
@@ -145,6 +152,7 @@ class TransformerBlock(Case):
         Variant(
             name="implicit-ln17-batch-4",
             role="sweep",
+            varies="implicit-ln17", inherits=True,
             description="implicit-ln17 on a batch of 4 sequences.",
             params={"norm": "native", "qdq": False, "batch": 4},
         ),
@@ -187,7 +195,7 @@ class TransformerBlock(Case):
         for softmax in m.nodes_of(graph, "Softmax"):
             scores = m.producer(softmax.inputs[0])
             context = m.only_consumer(softmax.outputs[0])
-            qdq_after = m.follow_qdq(softmax.outputs[0])
+            qdq_after = m.qdq_after(softmax.outputs[0])
             if qdq_after:
                 context = m.only_consumer(qdq_after[-1].outputs[0])
             if not (_activation_matmul(scores) and _activation_matmul(context)):

@@ -130,6 +130,7 @@ class AttentionMyelin(Case):
         Variant(
             name="qdq-matmuls",
             role="workaround",
+            varies="as-reported", inherits=False,
             description="As reported, quantized explicitly: per-tensor Q/DQ on both inputs of every MatMul (the only "
             f"INT8 Myelin takes, per {MYELIN_QDQ_ONLY}).",
             params={**REPORTED, "qdq": True},
@@ -138,6 +139,7 @@ class AttentionMyelin(Case):
         Variant(
             name="layernorm-decomposed",
             role="sweep",
+            varies="as-reported", inherits=False,  # LayerNorm as nine ops: other ops
             description="As reported, with LayerNorm as the nine ops torch.onnx exports before opset 17 (ReduceMean, "
             "Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add), opset 13: the form TensorRT must pattern-match.",
             params={**REPORTED, "layernorm": "decomposed"},
@@ -146,12 +148,14 @@ class AttentionMyelin(Case):
         Variant(
             name="no-layernorm",
             role="sweep",
+            varies="as-reported", inherits=False,  # The attention core without the LayerNorm: other ops
             description="As reported, without the LayerNorm: does the attention core alone become a ForeignNode?",
             params={**REPORTED, "layernorm": None},
         ),
         Variant(
             name="int8-fp16",
             role="sweep",
+            varies="as-reported", inherits=False,  # FP16 allowed beside INT8 is a build setting that may be the way out
             description=f"As reported, with FP16 enabled next to INT8: {MYELIN_INT8_FAIL} built with --fp16 alone; "
             "does an FP16 implementation of the region let the INT8 build through?",
             params=REPORTED,

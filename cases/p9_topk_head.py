@@ -35,6 +35,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
+from cases import matching as m
 from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
 
 ULTRALYTICS_ISSUE = "https://github.com/ultralytics/ultralytics/issues/23841"
@@ -174,6 +175,7 @@ class TopkHead(Case):
         Variant(
             name="no-topk",
             role="workaround",
+            varies="as-reported", inherits=False,
             description="The head without its end-to-end post-processing (Ultralytics' end2end=False): boxes and "
             "scores of all 49 anchors, (1, 49, 8), NMS left to the application.",
             params={"head": "raw"},
@@ -182,6 +184,7 @@ class TopkHead(Case):
         Variant(
             name="single-topk",
             role="sweep",
+            varies="as-reported", inherits=False,  # One TopK and one gather fewer: other ops
             description="As reported, up to the first TopK and the box gather only: output (1, 8, 5) = box, score.",
             params={"head": "single-topk"},
             knobs=Knobs(calibrator="minmax"),
@@ -189,6 +192,7 @@ class TopkHead(Case):
         Variant(
             name="calibrator-entropy2",
             role="sweep",
+            varies="as-reported", inherits=True,  # Another calibrator, same graph
             description=f"As reported, calibrated with EntropyCalibrator2 ({TENSORRT_ISSUE} saw the assertion with "
             "every calibrator).",
             params=REPORTED,
@@ -258,14 +262,14 @@ class TopkHead(Case):
     def find(cls, graph: Any) -> list[Match]:
         """Every TopK fed by a conv (a detection head ranking anchors), with the TopKs downstream of it."""
         matches = []
-        for topk in (n for n in graph.nodes if n.op == "TopK"):
-            upstream = _ancestors(topk)
+        for topk in m.nodes_of(graph, "TopK"):
+            upstream = m.ancestors(*topk.inputs)
             if any(n.op == "TopK" for n in upstream):
                 continue  # part of the match of the TopK before it
             convs = [n for n in upstream if n.op == "Conv"]
             if not convs:
                 continue
-            later = [n for n in _descendants(topk) if n.op == "TopK"]
+            later = [n for n in m.descendants(*topk.outputs) if n.op == "TopK"]
             matches.append(Match(
                 case=cls.id,
                 nodes=(topk.name, *(n.name for n in later), convs[0].name),
@@ -274,28 +278,3 @@ class TopkHead(Case):
                       "checkSanity.cpp::checkLinks while calibrating such heads on Jetson (fixed in 10.7)"),
             ))
         return matches
-
-
-def _ancestors(node) -> list:
-    """The nodes ``node`` depends on, nearest first."""
-    found, frontier, seen = [], [node], {id(node)}
-    while frontier:
-        for tensor in frontier.pop(0).inputs:
-            for producer in tensor.inputs:
-                if id(producer) not in seen:
-                    seen.add(id(producer))
-                    found.append(producer)
-                    frontier.append(producer)
-    return found
-
-
-def _descendants(node) -> list:
-    found, frontier, seen = [], [node], {id(node)}
-    while frontier:
-        for tensor in frontier.pop(0).outputs:
-            for consumer in tensor.outputs:
-                if id(consumer) not in seen:
-                    seen.add(id(consumer))
-                    found.append(consumer)
-                    frontier.append(consumer)
-    return found

@@ -107,6 +107,7 @@ class ConvSilu(Case):
         Variant(
             name="conv-output-marked",
             role="workaround",
+            varies="as-reported", inherits=False,
             description=f"As reported, with {CONV_OUTPUT} also a graph output (and marked by the backend).",
             params={**REPORTED, "extra_output": CONV_OUTPUT},
             knobs=Knobs(extra_outputs=(CONV_OUTPUT,)),
@@ -115,6 +116,7 @@ class ConvSilu(Case):
         Variant(
             name="sigmoid-output-marked",
             role="workaround",
+            varies="as-reported", inherits=False,
             description=f"As reported, with {SIGMOID_OUTPUT} also a graph output (and marked by the backend).",
             params={**REPORTED, "extra_output": SIGMOID_OUTPUT},
             knobs=Knobs(extra_outputs=(SIGMOID_OUTPUT,)),
@@ -123,24 +125,28 @@ class ConvSilu(Case):
         Variant(
             name="channels-32",
             role="sweep",
+            varies="as-reported", inherits=True,
             description="As reported, with 32 output channels.",
             params={**REPORTED, "out_channels": 32},
         ),
         Variant(
             name="channels-64",
             role="sweep",
+            varies="as-reported", inherits=True,
             description="As reported, with 64 output channels.",
             params={**REPORTED, "out_channels": 64},
         ),
         Variant(
             name="size-64",
             role="sweep",
+            varies="as-reported", inherits=True,
             description="As reported, on a 1x3x64x64 image.",
             params={**REPORTED, "size": 64},
         ),
         Variant(
             name="calibrator-minmax",
             role="sweep",
+            varies="as-reported", inherits=True,  # Another calibrator, same graph
             description=f"As reported, calibrated with MinMax instead of entropy (a sibling report, {MINMAX_REPORT}, "
             "built with MinMax).",
             params=REPORTED,

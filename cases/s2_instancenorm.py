@@ -78,6 +78,8 @@ class InstanceNorm(Case):
         Variant(
             name="plugin-instancenorm",
             role="sweep",
+            # The parser's InstanceNormalization plugin: another implementation of the layer
+            varies="as-reported", inherits=False,
             description="As reported, with the parser's InstanceNormalization plugin (NATIVE_INSTANCENORM off).",
             params=REPORTED,
             knobs=Knobs(native_instancenorm=False),
@@ -85,6 +87,7 @@ class InstanceNorm(Case):
         Variant(
             name="no-int64-reshape",
             role="sweep",
+            varies="as-reported", inherits=False,  # Without the Reshape: other ops
             description="As reported, without the Reshape and so without any INT64 initializer.",
             params={**REPORTED, "int64_reshape": False},
             knobs=Knobs(native_instancenorm=True),
@@ -92,6 +95,7 @@ class InstanceNorm(Case):
         Variant(
             name="inputs-2",
             role="sweep",
+            varies="as-reported", inherits=False,  # Two branches fewer: other ops and edges
             description="As reported, with 2 inputs and branches.",
             params={**REPORTED, "inputs": 2},
             knobs=Knobs(native_instancenorm=True),
@@ -99,6 +103,7 @@ class InstanceNorm(Case):
         Variant(
             name="inputs-1",
             role="sweep",
+            varies="as-reported", inherits=False,  # A single branch and no Add: other ops and edges
             description="As reported, with a single input and branch (no Add).",
             params={**REPORTED, "inputs": 1},
             knobs=Knobs(native_instancenorm=True),

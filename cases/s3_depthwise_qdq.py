@@ -84,9 +84,14 @@ def _variant(channels: int, groups: int, weights: str, per_channel: bool) -> Var
     description = f"{channels} channels in {groups} groups, {WEIGHT_FORMS[weights]}{granularity}."
     if params == REPORTED:
         return Variant(_name(**params), "failing", f"As reported: {description}", params, claims=CLAIMS_AS_REPORTED)
+    reported = _name(**REPORTED)
     if weights == "float":
-        return Variant(_name(**params), "workaround", description, params, claims=(FLOAT_WEIGHTS_CLAIM,))
-    return Variant(_name(**params), "sweep", description, params)
+        return Variant(_name(**params), "workaround", description, params, claims=(FLOAT_WEIGHTS_CLAIM,),
+                       varies=reported)
+    # A depthwise conv with the reported weight form keeps its structure at any channel count and scale granularity;
+    # INT8-stored weights drop the weight QuantizeLinear and a grouped conv has other weight shapes: forms of their own.
+    same_form = groups == channels and weights == REPORTED["weights"]
+    return Variant(_name(**params), "sweep", description, params, varies=reported, inherits=same_form)
 
 
 def _variants() -> tuple[Variant, ...]:
@@ -164,10 +169,9 @@ class DepthwiseQdq(Case):
             form = _weight_form(conv.inputs[1], weight)
             if form is None:
                 continue
-            weight_dq = m.dequantized(conv.inputs[1])
             params = {
                 "weights": form,
-                "per_channel": bool(weight_dq is not None and m.is_per_channel(weight_dq)),
+                "per_channel": m.is_per_channel(conv.inputs[1]),
                 "channels": weight.shape[0] if getattr(weight, "shape", None) else None,
                 "groups": groups,
             }
@@ -176,7 +180,7 @@ class DepthwiseQdq(Case):
             note = f"{kind} conv, {params['channels']} channels in {groups} groups, {WEIGHT_FORMS[form]}"
             if differences:
                 note += "; nearest library variant differs in " + ", ".join(differences)
-            nodes = [conv, *m.quantizer_nodes(conv.inputs[0]), *m.quantizer_nodes(conv.inputs[1])]
+            nodes = [conv, *m.quantizer_before(conv.inputs[0]), *m.quantizer_before(conv.inputs[1])]
             found.append(Match(case=DepthwiseQdq.id, nodes=tuple(n.name for n in nodes), variant=variant.name,
                                note=note))
         return found
@@ -188,6 +192,6 @@ def _weight_form(weight_input, weight) -> str | None:
         return None
     if weight is weight_input:
         return "float"
-    if m.qdq_pair(weight_input) is not None:
+    if m.qdq_before(weight_input):
         return "float-qdq"
     return "int8-dq"

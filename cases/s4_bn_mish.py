@@ -119,6 +119,7 @@ class BnMish(Case):
         Variant(
             name="qdq-before-decomposed-mish",
             role="workaround",
+            varies="decomposed-mish", inherits=False,
             description="Decomposed Mish with Q/DQ between BN and Softplus/Mul (the write-up's workaround, taken "
             "literally: the conv has no Q/DQ, so TensorRT is in explicit mode and keeps the conv in float).",
             params={"activation": "decomposed-mish", "qdq": "before-activation"},
@@ -128,6 +129,7 @@ class BnMish(Case):
         Variant(
             name="qdq-before-native-mish",
             role="workaround",
+            varies="native-mish", inherits=False,
             description="Native Mish (opset 18) with Q/DQ between BN and Mish (the write-up's workaround, literally).",
             params={"activation": "native-mish", "qdq": "before-activation"},
             claims=(WORKAROUND_CLAIM, *NATIVE_MISH_UNSUPPORTED),
@@ -137,6 +139,7 @@ class BnMish(Case):
         Variant(
             name="qdq-conv-and-before-decomposed-mish",
             role="workaround",
+            varies="decomposed-mish", inherits=False,
             description="Decomposed Mish with Q/DQ between BN and the activation, plus input and per-channel weight "
             "Q/DQ on the conv so that explicit quantization can keep the conv INT8.",
             params={"activation": "decomposed-mish", "qdq": "conv-and-before-activation"},
@@ -208,8 +211,9 @@ class BnMish(Case):
                 notes.append("the reported conv was depthwise (32 groups); this one is not")
             if differences:
                 notes.append("nearest library variant differs in " + ", ".join(differences))
-            conv_nodes = [conv, *m.quantizer_nodes(conv.inputs[0]), *m.quantizer_nodes(conv.inputs[1])] if conv else []
-            nodes = [*conv_nodes[:1], *batchnorms[::-1], *act_quantizer, *mish_nodes, *conv_nodes[1:]]
+            conv_nodes = ([conv, *m.quantizer_before(conv.inputs[0]), *m.quantizer_before(conv.inputs[1])]
+                          if conv else [])
+            nodes = [*conv_nodes[:1], *batchnorms, *act_quantizer, *mish_nodes, *conv_nodes[1:]]
             found.append(Match(case=BnMish.id, nodes=tuple(n.name for n in nodes), variant=variant.name,
                                note="; ".join(notes)))
         return found

@@ -100,12 +100,15 @@ class QdqResnetBlock(Case):
         Variant(
             name="identity-shortcut",
             role="sweep",
+            # No residual quantizer: another Q/DQ placement
+            varies="identity-shortcut-residual-quantizer", inherits=False,
             description="stage_4.1 without the residual quantizer: the Add's identity input is float.",
             params={"downsample": False, "residual_quantizer": False},
         ),
         Variant(
             name="downsample-shortcut-residual-quantizer",
             role="sweep",
+            varies="identity-shortcut-residual-quantizer", inherits=False,  # A Conv -> BN shortcut: other ops
             description="stage_4.0: 16 -> 32 channels, stride 2, shortcut Conv1x1(stride 2) -> BN through a residual "
             "quantizer.",
             params={"downsample": True, "residual_quantizer": True},
@@ -113,6 +116,8 @@ class QdqResnetBlock(Case):
         Variant(
             name="downsample-shortcut",
             role="sweep",
+            # A Conv -> BN shortcut and no residual quantizer: other ops and Q/DQ placement
+            varies="identity-shortcut-residual-quantizer", inherits=False,
             description="stage_4.0 with the Conv1x1 -> BN shortcut and no residual quantizer.",
             params={"downsample": True, "residual_quantizer": False},
         ),
@@ -185,8 +190,8 @@ def _residual_block(add):
         if downsample is not None:
             ds_conv, ds_batchnorms = downsample
             block_input = m.through_qdq(ds_conv.inputs[0])[0]
-            shortcut_nodes = [*residual_quantizer, *ds_batchnorms, ds_conv, *m.quantizer_nodes(ds_conv.inputs[0]),
-                              *m.quantizer_nodes(ds_conv.inputs[1])]
+            shortcut_nodes = [*residual_quantizer, *ds_batchnorms, ds_conv, *m.quantizer_before(ds_conv.inputs[0]),
+                              *m.quantizer_before(ds_conv.inputs[1])]
         else:
             block_input, shortcut_nodes = shortcut, list(residual_quantizer)
         path = m.path_between(block_input, conv.inputs[0], BLOCK_REACH)
@@ -201,8 +206,8 @@ def _match(graph, add, conv, batchnorms, path, shortcut_nodes, downsample: bool,
     variant, _ = m.nearest_variant(QdqResnetBlock.variants, params, required=tuple(params))
     relu = m.only_consumer(add.outputs[0])
     after = [relu] if relu is not None and relu.op == "Relu" else []
-    main_branch = [*path, conv, *batchnorms[::-1]]
-    weight_quantizers = [q for n in main_branch if n.op == "Conv" for q in m.quantizer_nodes(n.inputs[1])]
+    main_branch = [*path, conv, *batchnorms]
+    weight_quantizers = [q for n in main_branch if n.op == "Conv" for q in m.quantizer_before(n.inputs[1])]
     nodes = [add, *main_branch, *weight_quantizers, *shortcut_nodes, *after]
     names = tuple(dict.fromkeys(n.name for n in nodes))
     shortcut = "a down-sampling Q/DQ conv" if downsample else "the block input"

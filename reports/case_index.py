@@ -34,6 +34,8 @@ class VariantRow:
     claims: tuple[dict[str, Any], ...] = ()
     backend_notes: Mapping[str, str] = dataclasses.field(default_factory=dict)  # backend -> what its cells show
     remedy: str | None = None  # the case's "what to do", when the library says
+    varies: str | None = None  # the failing variant this variant varies; None: a form of its own
+    inherits: bool = False  # the varied form's evidence stands for this variant when it has none of its own
 
     @property
     def key(self) -> tuple[str, str]:
@@ -83,10 +85,16 @@ def rows_from_index(index: Any, where: str) -> list[VariantRow]:
                                                           for f in ("target", "outcome", "source", "strength")):
                     raise CaseIndexError(f"{vat}.claims[{k}]: a claim needs the strings 'target', 'outcome', "
                                          "'source' and 'strength'")
+            # An index written before variants carried links has neither key: no link, nothing inherited.
+            varies = _field(vat, variant, "varies", (str, type(None)), None)
+            inherits = _field(vat, variant, "inherits", bool, False)
+            if inherits and varies is None:
+                raise CaseIndexError(f"{vat}: field 'inherits' is true but field 'varies' names no failing variant")
             rows.append(VariantRow(case=case_id, variant=_field(vat, variant, "name", str),
                                    role=_field(vat, variant, "role", str),
                                    description=_field(vat, variant, "description", str, ""),
-                                   mode=_field(vat, variant, "mode", str), claims=tuple(claims), **shared))
+                                   mode=_field(vat, variant, "mode", str), claims=tuple(claims), varies=varies,
+                                   inherits=inherits, **shared))
     return rows
 
 

@@ -182,8 +182,9 @@ def _tiers(finding: Finding, target: str, observations: Observations,
         tiers.append(_Tier([observed(o, "variant") for o in observations.of(case.id, name, target)]))
         claims = [c for c in finding.variant.claims if c.target == target]
         tiers.append(_Tier([claimed(c, case.id, name, "variant") for c in claims]))
-    if finding.variant is None or finding.variant.role in ("failing", "sweep"):
-        reported = [v for v in case.variants if v.role == "failing" and v is not finding.variant]
+    if finding.variant is None or finding.variant.inherits:
+        reported = [v for v in case.variants if v.role == "failing"
+                    and (finding.variant is None or v.name == finding.variant.varies)]
         prefix = f"no evidence for your form {finding.variant.name}; " if finding.variant is not None else ""
         tiers.append(_Tier([observed(o, "reported-form") for v in reported
                             for o in observations.of(case.id, v.name, target)], prefix=prefix))

@@ -185,3 +185,63 @@ def test_a_matcher_finds_its_cases_failing_form_and_nothing_in_a_plain_fp32_conv
         assert [m.nodes for m in case.find(fp32_conv_relu_graph)] == [()]
     else:
         assert case.find(fp32_conv_relu_graph) == []
+
+
+# ---- variant links: which form a variant varies, and whether that form's evidence stands for it --------------------
+
+
+def structure(case, variant) -> tuple:
+    """A variant's graph as structure only: each node's op and where each of its inputs comes from (a graph input by
+    position, a constant, or an output slot of an earlier node), and where the graph outputs come from. Sizes, scale
+    values and attributes are not in it; ops, edges and Q/DQ placement are."""
+    graph = export(case, variant).graph
+    sources = {value.name: ("input", k) for k, value in enumerate(graph.input)}
+    sources.update({init.name: ("constant",) for init in graph.initializer})
+    nodes = []
+    for index, node in enumerate(graph.node):
+        nodes.append((node.op_type, tuple(sources[name] if name else ("none",) for name in node.input)))
+        sources.update({name: ("node", index, slot) for slot, name in enumerate(node.output)})
+    return tuple(nodes), tuple(sources[value.name] for value in graph.output)
+
+
+def failing_form(case, variant):
+    return case.variant(variant.varies)
+
+
+INHERITING = [(case, v) for case, v in PAIRS if v.inherits]
+
+
+def test_the_library_has_inheriting_sweeps_and_forms_of_their_own():
+    assert len(INHERITING) >= 10
+    assert any(v.varies and not v.inherits for _, v in PAIRS if v.role == "sweep")
+
+
+@pytest.mark.parametrize("pair", INHERITING, ids=pair_id)
+def test_a_sweep_that_inherits_builds_the_structure_of_the_form_it_varies(pair):
+    """Its evidence may stand in for the failing form's only when the graphs differ in sizes, scales or batch."""
+    case, variant = pair
+    reported = failing_form(case, variant)
+    assert variant.role == "sweep" and reported.role == "failing"
+    assert case.mode_of(variant) == case.mode_of(reported)
+    assert structure(case, variant) == structure(case, reported)
+
+
+@pytest.mark.parametrize(("case_id", "name", "reported"), [
+    ("p6-linear-int8", "linear-weight-only", "linear-per-channel-axis-1"),  # a Q/DQ fewer
+    ("p6-linear-int8", "gemm-per-channel", "linear-per-channel-axis-1"),  # another op
+    ("p1-dwconv-swish-last-node", "relu", "as-reported"),  # another activation
+    ("s3-depthwise-qdq", "depthwise-c32-int8-dq-per-channel", "depthwise-c32-float-qdq-per-channel"),  # no weight Q
+    ("p3-residual-add-qdq", "every-tensor-qdq", "identity-float"),  # other Q/DQ placement
+])
+def test_the_structure_check_tells_a_form_of_its_own_from_the_form_it_varies(case_id, name, reported):
+    case = cases.get_case(case_id)
+    variant = case.variant(name)
+    assert variant.varies == reported and not variant.inherits
+    assert structure(case, variant) != structure(case, case.variant(reported))
+
+
+def test_no_variant_inherits_across_the_two_p6_forms():
+    linear, act = cases.get_case("p6-linear-int8"), cases.get_case("p6-matmul-int8")
+    assert {v.varies for v in act.variants} == {None, "act-x-act-as-reported"}
+    assert {v.varies for v in linear.variants} == {None, "linear-per-channel-axis-1"}
+    assert linear.pattern == act.pattern == "P6" and not any(v.claims for v in linear.variants)

@@ -55,12 +55,12 @@ def test_follow_chain_takes_optional_ops_in_order_when_they_are_the_only_reader(
     assert [n.name for n in m.follow_chain(named(graph, "bn"), ("Sigmoid",))] == ["bn"]
 
 
-def test_swish_after_and_follow_qdq():
+def test_swish_after_and_qdq_after():
     graph = conv_net()
     bn_out = named(graph, "bn").outputs[0]
     assert [n.name for n in m.swish_after(bn_out)] == ["sigmoid", "mul"]
-    assert [n.op for n in m.follow_qdq(named(graph, "mul").outputs[0])] == ["QuantizeLinear", "DequantizeLinear"]
-    assert m.follow_qdq(bn_out) == []
+    assert [n.op for n in m.qdq_after(named(graph, "mul").outputs[0])] == ["QuantizeLinear", "DequantizeLinear"]
+    assert m.qdq_after(bn_out) == []
     assert m.swish_after(named(graph, "conv").outputs[0]) is None
     no_silu = conv_net(silu=False)
     assert m.swish_after(named(no_silu, "bn").outputs[0]) is None
@@ -91,6 +91,17 @@ def test_ancestor_finds_the_nearest_node_of_a_type_upstream_within_its_budget():
     assert m.ancestor(graph.outputs[0], "Conv").name == "conv"
     assert m.ancestor(graph.outputs[0], "LayerNormalization") is None
     assert m.ancestor(graph.outputs[0], "Conv", max_nodes=2) is None
+
+
+def test_ancestors_and_descendants_are_breadth_first_nearest_first():
+    graph = conv_net(silu=False)
+    conv = named(graph, "conv")
+    assert [n.name for n in m.ancestors(*conv.inputs)] == [
+        "in_q/DequantizeLinear", "w_q/DequantizeLinear", "in_q/QuantizeLinear", "w_q/QuantizeLinear"]
+    assert [n.name for n in m.descendants(*conv.outputs)] == ["bn", "out_q/QuantizeLinear", "out_q/DequantizeLinear"]
+    assert [n.name for n in m.ancestors(graph.outputs[0], max_nodes=2)] == ["out_q/DequantizeLinear",
+                                                                            "out_q/QuantizeLinear"]
+    assert m.ancestors(graph.inputs[0]) == [] and m.descendants(graph.outputs[0]) == []
 
 
 def qdq_conv_graph(weights: str = "float-qdq", group: int = 1, channels: int = 8, per_channel: bool = True):
@@ -170,9 +181,9 @@ def test_quantized_weight_forms_lead_back_to_their_constant(weights):
     assert m.is_quantized_weight(conv.inputs[1]) and m.is_quantized_conv(conv)
     constant = m.weight_constant(conv.inputs[1])
     assert constant.name == ("w" if weights == "float-qdq" else "w_int8")
-    assert [n.op for n in m.quantizer_nodes(conv.inputs[1])] == (
-        ["DequantizeLinear", "QuantizeLinear"] if weights == "float-qdq" else ["DequantizeLinear"])
-    assert (m.qdq_pair(conv.inputs[1]) is not None) == (weights == "float-qdq")
+    assert [n.op for n in m.quantizer_before(conv.inputs[1])] == (
+        ["QuantizeLinear", "DequantizeLinear"] if weights == "float-qdq" else ["DequantizeLinear"])
+    assert bool(m.qdq_before(conv.inputs[1])) == (weights == "float-qdq")
 
 
 def test_a_float_weight_is_its_own_constant_and_not_quantized():
@@ -180,7 +191,7 @@ def test_a_float_weight_is_its_own_constant_and_not_quantized():
     conv = ops["Conv"]
     assert m.weight_constant(conv.inputs[1]) is conv.inputs[1]
     assert not m.is_quantized_weight(conv.inputs[1]) and not m.is_quantized_conv(conv)
-    assert m.quantizer_nodes(conv.inputs[1]) == []
+    assert m.quantizer_before(conv.inputs[1]) == [] and m.qdq_before(conv.inputs[1]) == []
     assert m.dequantized(conv.inputs[0]).name == "/in_q/DequantizeLinear"
 
 
@@ -198,10 +209,22 @@ def test_through_qdq_returns_the_tensor_before_the_pair():
     assert m.through_qdq(graph.inputs[0]) == (graph.inputs[0], [])
 
 
+def test_the_qdq_walkers_share_one_order_producer_first():
+    """A pair is [Q, DQ] whichever side it is walked from; the tensor reached comes first, the nodes after it."""
+    graph, ops = qdq_conv_graph()
+    q, dq = (n for n in graph.nodes if n.name.startswith("/in_q/"))
+    x, conv_input = graph.inputs[0], ops["Conv"].inputs[0]
+    assert m.qdq_after(x) == m.qdq_before(conv_input) == m.quantizer_before(conv_input) == [q, dq]
+    assert m.through_qdq(conv_input) == (x, [q, dq])
+    assert m.path_between(x, conv_input) == [q, dq]
+
+
 def test_per_channel_and_per_tensor_scales():
     for per_channel in (True, False):
         _, ops = qdq_conv_graph(per_channel=per_channel)
-        assert m.is_per_channel(m.dequantized(ops["Conv"].inputs[1])) is per_channel
+        assert m.is_per_channel(ops["Conv"].inputs[1]) is per_channel
+        assert (m.quantization_axis(ops["Conv"].inputs[1]) == 0) is per_channel
+    assert not m.is_per_channel(ops["Conv"].inputs[0])  # the activation quantizer: one scale
 
 
 @pytest.mark.parametrize("group, channels, depthwise", [(8, 8, True), (4, 8, False), (1, 8, False)])
@@ -227,6 +250,8 @@ def test_producer_skipping_walks_through_the_named_ops():
     node, skipped = m.producer_skipping(ops["Relu"].inputs[0], "BatchNormalization")
     assert node is ops["Conv"] and skipped == [ops["BatchNormalization"]]
     assert m.producer_skipping(ops["Relu"].inputs[0]) == (ops["BatchNormalization"], [])
+    node, skipped = m.producer_skipping(ops["Relu"].outputs[0], "BatchNormalization", "Relu")
+    assert node is ops["Conv"] and skipped == [ops["BatchNormalization"], ops["Relu"]]  # data-flow order
 
 
 def test_path_between_lists_the_nodes_from_the_source_on():

@@ -98,6 +98,14 @@ class Net:
         y = self.node("MatMul", scope, [x, w])
         return self.node("Add", scope, [y, g.bias(f"{param}.bias", fan_out)])
 
+    def gemm(self, x, scope: str, param: str, fan_in: int, fan_out: int) -> gs.Variable:
+        """Gemm(x, W (out, in), bias, transB=1): torch.onnx's Linear on a 2-D input; W quantized per output channel."""
+        x = self.quantize(x, f"{scope}/_input_quantizer")
+        values = g.rng_for(param).normal(0, 1 / np.sqrt(fan_in), size=(fan_out, fan_in))
+        w = self.weight(f"{param}.weight", values, scope, 0)
+        return self.node("Gemm", scope, [x, w, g.bias(f"{param}.bias", fan_out)],
+                         {"alpha": 1.0, "beta": 1.0, "transB": 1})
+
     def model(self) -> onnx.ModelProto:
         """The exported model, shape-inferred and checked (strict), as an exporter would hand it to a user."""
         model = gs.export_onnx(self.graph.cleanup().toposort(), do_type_check=False)

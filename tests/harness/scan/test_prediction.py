@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import pytest
 
+from cases.model import Variant
+from cases.p1_dwconv_swish_last_node import DwConvSwishLastNode
 from cases.s1_conv_silu import ConvSilu
 from cases.s3_depthwise_qdq import DepthwiseQdq
+from cases.s4_bn_mish import BnMish
 from harness.matrix import load_matrix
 from harness.scan.matching import Finding, Occurrence
 from harness.scan.observations import Observation, Observations
@@ -110,6 +113,33 @@ def test_a_sweep_form_falls_back_on_the_reported_form_a_workaround_does_not():
     workaround = finding(variant="conv-output-marked")
     assert predict(workaround, TARGETS["trt86-orin"], NO_RESULTS).verdict == "likely"  # its own claim
     assert predict(workaround, TARGETS["trt100-x86"], NO_RESULTS).verdict == "unverified"  # not the failing form's
+
+
+def test_a_sweep_that_changes_the_structure_inherits_nothing_from_the_reported_form():
+    relu = DwConvSwishLastNode.variant("relu")  # another activation: a form of its own
+    assert not relu.inherits and not any(c.target == "trt86-orin" for c in relu.claims)
+    reported = [c.target for c in DwConvSwishLastNode.variant("as-reported").claims]
+    assert "trt86-orin" in reported
+    verdict = predict(finding(DwConvSwishLastNode, "relu"), TARGETS["trt86-orin"], NO_RESULTS)
+    assert (verdict.verdict, verdict.evidence) == ("unverified", [])
+    results = observed(observation(DwConvSwishLastNode.id, "as-reported", "ort-cpu", "fail", "runtime-error"))
+    assert predict(finding(DwConvSwishLastNode, "relu"), TARGETS["ort-cpu"], results).verdict == "unverified"
+
+
+def test_an_inheriting_sweep_takes_the_evidence_of_the_form_it_varies_only():
+    """S4 has two failing forms; a sweep of one of them never reads the other's claims."""
+    sweep = Variant("decomposed-mish-wide", "sweep", "decomposed-mish, other sizes", varies="decomposed-mish",
+                    inherits=True)
+    native = {c.target for c in BnMish.variant("native-mish").claims}
+    decomposed = {c.target for c in BnMish.variant("decomposed-mish").claims}
+    assert native - decomposed  # targets where only the other failing form has a claim
+    place = [Occurrence(("/layer/Mish",), "")]
+    for target in TARGETS.values():
+        if not target.available:
+            continue
+        verdict = predict(Finding(BnMish, sweep, place), target, NO_RESULTS)
+        assert {e.variant for e in verdict.evidence} <= {"decomposed-mish"}, target.id
+        assert bool(verdict.evidence) == (target.id in decomposed), target.id
 
 
 def test_an_unavailable_target_says_why():

@@ -1,0 +1,30 @@
+"""`python -m harness scan` of torchvision's ResNet-18 quantized by ONNX Runtime's static quantizer: its classifier
+``/fc/Gemm`` (a weight Gemm) is P6's weight form, and no evidence of the MatMul of two activations reaches it."""
+from __future__ import annotations
+
+import json
+
+from tests.harness.commands.test_main import harness
+from tests.models.fixtures import p6_results, resnet18_qdq  # noqa: F401
+from tests.models.resnet18 import CLASSIFIER
+
+
+def fc_findings(scan: dict) -> list[dict]:
+    return [f for f in scan["findings"] if any(CLASSIFIER in o["nodes"] for o in f["occurrences"])]
+
+
+def test_the_classifier_gemm_takes_evidence_from_the_weight_gemm_form_only(resnet18_qdq, p6_results, tmp_path):
+    result = harness("scan", str(resnet18_qdq), "--results", str(p6_results), "--out", str(tmp_path))
+    assert result.returncode in (0, 1), result.stderr
+    scan = json.loads((tmp_path / "scan.json").read_text())
+    (finding,) = fc_findings(scan)
+    assert (finding["case"], finding["variant"]) == ("p6-linear-int8", "gemm-per-channel")
+    evidence = [e for verdict in finding["verdicts"].values() for e in verdict["evidence"]]
+    evidence += [e for verdict in finding["verdicts"].values() for w in verdict["workarounds"] for e in w["evidence"]]
+    assert {(e["case"], e["variant"]) for e in evidence} == {("p6-linear-int8", "gemm-per-channel")}
+    assert {e["kind"] for e in evidence} == {"observed"}  # the cell ran on ort-cpu; no claim exists for the form
+    assert finding["verdicts"]["ort-cpu"]["evidence"][0]["scope"] == "variant"
+    # The act x act claim of #4322 (fallback on trt86-orin) says nothing about a weight Gemm.
+    orin = finding["verdicts"]["trt86-orin"]
+    assert (orin["verdict"], orin["evidence"]) == ("unverified", [])
+    assert "act-x-act" not in json.dumps(finding) and "4322" not in json.dumps(finding)
