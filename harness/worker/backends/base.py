@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,27 @@ class BackendFailure(Exception):
         super().__init__(message)
         self.category, self.message, self.node = category, message, node
         self.log, self.warnings, self.details = log, warnings or {}, details or {}
+
+
+HARNESS_DIR = Path(__file__).resolve().parents[2]  # the harness package
+
+
+def raised_by_package(err: BaseException, package: str, called: object = None) -> bool:
+    """Whether ``err`` was raised by ``package`` (the backend library) rather than by the harness.
+
+    The innermost frame of the traceback that lies in either decides: frames of other libraries in between (numpy,
+    onnx, called by the backend or by us) do not. A traceback with no such frame below the catching one means
+    ``called`` itself raised (a compiled function): its module decides.
+    """
+    spec = importlib.util.find_spec(package)
+    roots = [Path(p).resolve() for p in (spec.submodule_search_locations or []) if p] if spec else []
+    for frame in reversed(traceback.extract_tb(err.__traceback__)[1:]):
+        path = Path(frame.filename).resolve()
+        if any(root in path.parents for root in roots):
+            return True
+        if HARNESS_DIR in path.parents:
+            return False
+    return (getattr(called, "__module__", None) or "").split(".")[0] == package
 
 
 class CellUnavailable(Exception):

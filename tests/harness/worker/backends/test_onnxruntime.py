@@ -7,7 +7,7 @@ import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
-from harness.worker.backends.onnxruntime import kernel_precision, precision_from_optimized
+from harness.worker.backends.ort_kernels import map_kernels
 from harness.worker.casedata import load_cells
 from harness.worker.job import run_job
 
@@ -66,22 +66,39 @@ def test_a_failing_session_is_a_classified_fail_at_the_build_stage(cases_copy, t
     assert "com.example.missing:Conv" in record["failure"]["message"]
 
 
-def test_a_node_fused_away_takes_the_precision_of_the_kernel_that_absorbed_it():
-    x = gs.Variable("x", np.float32, (1, 4))
-    y = gs.Variable("y", np.float32, (1, 4))
-    z = gs.Variable("z", np.float32, (1, 4))
-    original = gs.export_onnx(gs.Graph(nodes=[gs.Node("Abs", "first", inputs=[x], outputs=[y]),
-                                              gs.Node("Relu", "second", inputs=[y], outputs=[z])],
-                                       inputs=[x], outputs=[z]))
-    optimized = gs.export_onnx(gs.Graph(nodes=[gs.Node("QLinearAbs", "first", inputs=[x], outputs=[z])],
-                                        inputs=[x], outputs=[z]))
-    precision, fused_into = precision_from_optimized(original, optimized)
-    assert precision == {"first": "int8", "second": "int8"}
-    assert fused_into == {"second": "first"}
+def graph(nodes, inputs, outputs):
+    return gs.export_onnx(gs.Graph(nodes=nodes, inputs=inputs, outputs=outputs))
 
 
-def test_kernel_names_map_to_precisions():
-    assert kernel_precision("QLinearConv") == "int8"
-    assert kernel_precision("ConvInteger") == "int8"
-    assert kernel_precision("Conv") == "fp32"
-    assert kernel_precision("FusedConv") == "fp32"
+def test_a_node_fused_away_takes_the_precision_of_the_kernel_that_absorbed_it_read_from_what_that_kernel_reads():
+    x, y, z, q = (gs.Variable(n, np.float32, (1, 4)) for n in "xyzq")
+    original = graph([gs.Node("MatMul", "fc", inputs=[x, x], outputs=[y]), gs.Node("Relu", "act", inputs=[y], outputs=[z])],
+                     [x], [z])
+    # ORT names a fusion after the node it heads; the name says nothing about precision, the input types do
+    optimized = graph([gs.Node("QuantizeLinear", "q", inputs=[x], outputs=[q]),
+                       gs.Node("FusedMatMul", "fc/Fusion", inputs=[q, q], outputs=[z])], [x], [z])
+    for read, precision in (("tensor(int8)", "int8"), ("tensor(float)", "fp32")):
+        ran = map_kernels(original, optimized, {"x": "tensor(float)", "q": read, "z": "tensor(float)"})
+        assert ran.precision == {"fc": precision, "act": precision}
+        assert ran.kernels == {"fc": ["fc/Fusion"], "act": ["fc/Fusion"]}
+
+
+def test_a_node_orts_merged_with_an_identical_one_is_unknown_not_the_precision_of_its_neighbour():
+    x, a, b, c, d, out = (gs.Variable(n, np.float32, (1, 4)) for n in ("x", "a", "b", "c", "d", "out"))
+    original = graph([gs.Node("Abs", "abs_1", inputs=[x], outputs=[a]), gs.Node("Abs", "abs_2", inputs=[x], outputs=[b]),
+                      gs.Node("Relu", "use_1", inputs=[a], outputs=[c]), gs.Node("Relu", "use_2", inputs=[b], outputs=[d]),
+                      gs.Node("Add", "sum", inputs=[c, d], outputs=[out])], [x], [out])
+    optimized = graph([gs.Node("Abs", "abs_1", inputs=[x], outputs=[a]), gs.Node("Relu", "use_1", inputs=[a], outputs=[c]),
+                       gs.Node("Relu", "use_2", inputs=[a], outputs=[d]), gs.Node("Add", "sum", inputs=[c, d], outputs=[out])],
+                      [x], [out])
+    ran = map_kernels(original, optimized, {t: "tensor(float)" for t in ("x", "a", "c", "d", "out")})
+    assert ran.precision["abs_2"] == "unknown" and ran.kernels["abs_2"] == []
+    assert "removed" in ran.unknown_because["abs_2"]
+    assert ran.precision["use_2"] == "fp32" and ran.kernels["use_2"] == ["use_2"]
+
+
+def test_a_tensor_orts_types_do_not_cover_makes_the_node_that_reads_it_unknown():
+    x, y = gs.Variable("x", np.float32, (1, 4)), gs.Variable("y", np.float32, (1, 4))
+    model = graph([gs.Node("Relu", "act", inputs=[x], outputs=[y])], [x], [y])
+    ran = map_kernels(model, model, {"y": "tensor(float)"})
+    assert ran.precision == {"act": "unknown"} and "no type for x" in ran.unknown_because["act"]
