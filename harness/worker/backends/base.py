@@ -24,8 +24,9 @@ class BackendFailure(Exception):
 HARNESS_DIR = Path(__file__).resolve().parents[2]  # the harness package
 
 
-def raised_by_package(err: BaseException, package: str, called: object = None) -> bool:
-    """Whether ``err`` was raised by ``package`` (the backend library) rather than by the harness.
+def raised_in_package(err: BaseException, package: str, called: object = None) -> str | None:
+    """Where in ``package`` (the backend library) ``err`` was raised, as "file:line in function" relative to the
+    package's parent, or None when the harness raised it.
 
     The innermost frame of the traceback that lies in either decides: frames of other libraries in between (numpy,
     onnx, called by the backend or by us) do not. A traceback with no such frame below the catching one means
@@ -35,11 +36,13 @@ def raised_by_package(err: BaseException, package: str, called: object = None) -
     roots = [Path(p).resolve() for p in (spec.submodule_search_locations or []) if p] if spec else []
     for frame in reversed(traceback.extract_tb(err.__traceback__)[1:]):
         path = Path(frame.filename).resolve()
-        if any(root in path.parents for root in roots):
-            return True
+        root = next((root for root in roots if root in path.parents), None)
+        if root is not None:
+            return f"{path.relative_to(root.parent)}:{frame.lineno} in {frame.name}"
         if HARNESS_DIR in path.parents:
-            return False
-    return (getattr(called, "__module__", None) or "").split(".")[0] == package
+            return None
+    module = getattr(called, "__module__", None) or ""
+    return f"{module}.{getattr(called, '__qualname__', '?')}" if module.split(".")[0] == package else None
 
 
 class CellUnavailable(Exception):

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.worker.backends.base import (Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker,
-                                          raised_by_package)
+                                          raised_in_package)
 from harness.worker.backends.ort_kernels import map_kernels, tensor_types
 from harness.worker.shapes import Cell
 
@@ -124,7 +124,8 @@ class OnnxRuntimeBackend(Backend):
         try:
             return fn(*args)
         except Exception as err:
-            if not raised_by_package(err, "onnxruntime", fn):
+            raised_in = raised_in_package(err, "onnxruntime", fn)
+            if raised_in is None:
                 raise
             status = type(err).__name__
             message = f"{status}: {err}"
@@ -135,5 +136,5 @@ class OnnxRuntimeBackend(Backend):
                 category = "parser"
             else:
                 category = "runtime-error"
-            raise BackendFailure(category, message, node.group(1) if node else None,
-                                 log=traceback.format_exc()) from err
+            raise BackendFailure(category, message, node.group(1) if node else None, log=traceback.format_exc(),
+                                 details={"raised_in": raised_in}) from err

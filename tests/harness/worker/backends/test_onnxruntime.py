@@ -10,6 +10,8 @@ import onnx_graphsurgeon as gs
 from harness.worker.backends.ort_kernels import map_kernels
 from harness.worker.casedata import load_cells
 from harness.worker.job import run_job
+from tests.conftest import read_records
+from tests.harness.commands.test_main import harness
 
 
 def run_control(cases_dir, tmp_path, session_config):
@@ -47,23 +49,71 @@ def test_without_the_int8_session_option_x86_ort_leaves_the_s1_conv_in_fp32(tmp_
     assert by_option["1"]["precision"]["/model.0/conv/Conv"] == "int8"
 
 
-def test_a_failing_session_is_a_classified_fail_at_the_build_stage(cases_copy, tmp_path):
+def index_entry(cases_dir, cell):
+    """The cell's variant entry in index.json, and a function that writes the edited index back."""
+    index = json.loads((cases_dir / "index.json").read_text())
+    variant = next(v for c in index["cases"] if c["id"] == cell["case"] for v in c["variants"]
+                   if v["name"] == cell["variant"])
+    return variant, lambda: (cases_dir / "index.json").write_text(json.dumps(index))
+
+
+def rehashed(cases_dir, cell, field):
+    """Make index.json describe the edited ``field`` file of ``cell`` (so it runs rather than being refused)."""
+    variant, save = index_entry(cases_dir, cell)
+    variant[f"{field}_sha256"] = hashlib.sha256(Path(cell[field]).read_bytes()).hexdigest()
+    save()
+
+
+def run_command(cases_dir, tmp_path):
+    result = harness("run", "--target", "ort-cpu", "--cases", str(cases_dir), "--results", str(tmp_path / "r.jsonl"),
+                     env={"TRT_MATRIX_WORK_DIR": str(tmp_path / "work")}, check=False)
+    return result, {(r["case"], r["variant"]): r for r in read_records(tmp_path / "r.jsonl")}
+
+
+def test_a_failing_session_is_a_classified_fail_at_the_build_stage_with_orts_traceback(cases_copy, tmp_path):
     cell = next(c for c in load_cells(cases_copy) if c["mode"] == "explicit-qdq")
     model = onnx.load(cell["model"])
     conv = next(n for n in model.graph.node if n.op_type == "Conv")
     conv.domain = "com.example.missing"  # an op no execution provider implements
     model.opset_import.append(onnx.helper.make_opsetid("com.example.missing", 1))
     onnx.save(model, cell["model"])
-    index = json.loads((cases_copy / "index.json").read_text())  # the edited model is the one the index describes
-    variant = next(v for c in index["cases"] if c["id"] == cell["case"] for v in c["variants"]
-                   if v["name"] == cell["variant"])
-    variant["model_sha256"] = hashlib.sha256(Path(cell["model"]).read_bytes()).hexdigest()
-    (cases_copy / "index.json").write_text(json.dumps(index))
+    rehashed(cases_copy, cell, "model")
     records = run_control(cases_copy, tmp_path, {"session.qdqisint8allowed": "1"})
     record = records[(cell["case"], cell["variant"])]
     assert record["outcome"] == "fail" and record["stage"] == "build"
     assert record["failure"]["category"] == "parser"  # an unknown op, as TensorRT's parser failures are classified
     assert "com.example.missing:Conv" in record["failure"]["message"]
+    assert "Traceback" in record["log"] and "onnxruntime_inference_collection.py" in record["log"]
+    assert record["details"]["raised_in"].startswith("onnxruntime/capi/onnxruntime_inference_collection.py:")
+
+
+def test_a_failure_inside_orts_quantizer_is_a_fail_whose_record_shows_orts_code_raised_it(cases_copy, tmp_path):
+    cell = next(c for c in load_cells(cases_copy) if c["mode"] == "implicit-int8")
+    arrays = dict(np.load(cell["data"]))
+    for key in [k for k in arrays if k.startswith("calib/")]:  # batches the model cannot take: ORT's calibrator fails
+        arrays[key] = arrays[key][:, :3]
+    np.savez(cell["data"], **arrays)
+    rehashed(cases_copy, cell, "data")
+    result, records = run_command(cases_copy, tmp_path)
+    record = records[(cell["case"], cell["variant"])]
+    assert result.returncode == 0, result.stderr  # a result about the case, not a broken run
+    assert (record["outcome"], record["stage"], record["failure"]["category"]) == ("fail", "build", "runtime-error")
+    assert "Traceback" in record["log"] and "onnxruntime/quantization/" in record["log"]
+    assert record["details"]["raised_in"].startswith("onnxruntime/")
+
+
+def test_a_bug_in_harness_code_around_ort_is_an_infra_error_with_its_traceback_and_exit_status_3(cases_copy, tmp_path):
+    cell = next(c for c in load_cells(cases_copy) if c["mode"] == "implicit-int8")
+    variant, save = index_entry(cases_copy, cell)
+    variant["knobs"]["calibrator"] = "percentile"  # a calibrator the ORT backend has no mapping for: our KeyError
+    save()
+    result, records = run_command(cases_copy, tmp_path)
+    record = records[(cell["case"], cell["variant"])]
+    assert result.returncode == 3
+    assert (record["outcome"], record["failure"]["category"]) == ("infra-error", "harness")
+    assert record["failure"]["message"] == "KeyError: 'percentile'" and record["agrees"] is None
+    assert "harness/worker/backends/onnxruntime.py" in record["log"] and "KeyError" in record["log"]
+    assert "infra-error (harness): KeyError: 'percentile'" in result.stdout
 
 
 def graph(nodes, inputs, outputs):
