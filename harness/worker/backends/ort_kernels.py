@@ -9,8 +9,9 @@ levels) and saves the result (``SessionOptions.optimized_model_filepath``). Both
   tensor that is not an anchor (nor an initializer nor a graph input), nodes that produce the same anchor, and a
   node and a kernel of the same name form one region: the ONNX nodes of a region ran in its kernels. Inside a
   region an ONNX node ran in the kernel of its own name, else in kernels named ``<its name>/...`` (ORT's fusion
-  names), else in the kernel of a neighbouring node it was fused with, else in all of the region's compute kernels
-  when they agree on a precision.
+  names). A node without one was fused away: when its region still reads every tensor it read (else ORT merged it
+  with an identical node elsewhere), it ran in the kernel of a neighbouring node of its region, else in the
+  region's unnamed kernels that no node claims (a function op inlined) when they agree on a precision.
 * Precision. A kernel's precision is read from the element types of the tensors it reads at run time (not its
   initializers), as ORT itself infers them: any 8-bit integer input makes it INT8; otherwise its float inputs give
   its precision (the widest when they differ); a kernel that reads neither is ``unknown``. A kernel reading float
@@ -166,9 +167,8 @@ def map_kernels(original: Any, optimized: Any, types: dict[str, str]) -> KernelM
     ran_in = {i: named_after(i) for i, n in enumerate(nodes) if n.op_type not in BOUNDARY_OPS}
     claimed = {j for chosen in ran_in.values() for j in chosen}
     live = anchors | {i.name for i in optimized.graph.input}  # tensors of the given model that ORT still has
-    read_in_region: dict[Any, set[str]] = {}
-    for j, k in enumerate(kernels):
-        read_in_region.setdefault(regions.find(("k", j)), set()).update(k.input)
+    reads = {side: _region_reads(regions, side, graph, live)
+             for side, graph in (("o", original.graph), ("k", optimized.graph))}
     neighbours = _neighbours(nodes)
     result = KernelMap({}, {}, {})
     for i, node in enumerate(nodes):
@@ -176,10 +176,10 @@ def map_kernels(original: Any, optimized: Any, types: dict[str, str]) -> KernelM
             continue
         region = regions.find(("o", i))
         chosen, how = ran_in[i], None
-        # Fused away, it ran in its region, which must still read what it read (else it was merged with an
-        # identical node elsewhere): in the kernel of a neighbour it was fused with, else in unnamed kernels nobody
-        # else claims (a function op inlined) when they agree on a precision.
-        absorbed = set(node.input) & live <= read_in_region.get(region, set())
+        # Fused away, it ran in its region, whose kernels must read from outside it what its nodes read (else
+        # ORT merged a node of it with an identical node elsewhere): in the kernel of a neighbour it was fused
+        # with, else in unnamed kernels nobody else claims (a function op inlined) when they agree on a precision.
+        absorbed = reads["o"].get(region, set()) == reads["k"].get(region, set())
         if not chosen and absorbed:
             chosen = sorted({j for other in neighbours[i] if regions.find(("o", other)) == region
                              for j in ran_in.get(other, [])})
@@ -204,6 +204,17 @@ def map_kernels(original: Any, optimized: Any, types: dict[str, str]) -> KernelM
             result.unknown_because[node.name] = "; ".join(
                 kernel_precisions[j][1] or labels[j] for j in chosen if kernel_precisions[j][0] == "unknown")
     return result
+
+
+def _region_reads(regions: _Regions, side: str, graph: Any, live: set[str]) -> dict[Any, set[str]]:
+    """Per region: the tensors both graphs still have that its nodes on ``side`` read from outside the region."""
+    made_in: dict[Any, set[str]] = {}
+    read_by: dict[Any, set[str]] = {}
+    for index, node in enumerate(graph.node):
+        region = regions.find((side, index))
+        made_in.setdefault(region, set()).update(node.output)
+        read_by.setdefault(region, set()).update(name for name in node.input if name in live)
+    return {region: read - made_in[region] for region, read in read_by.items()}
 
 
 def _neighbours(nodes: list[Any]) -> list[set[int]]:

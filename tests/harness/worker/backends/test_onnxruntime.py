@@ -147,6 +147,28 @@ def test_a_node_orts_merged_with_an_identical_one_is_unknown_not_the_precision_o
     assert ran.precision["use_2"] == "fp32" and ran.kernels["use_2"] == ["use_2"]
 
 
+def test_nodes_merged_with_identical_ones_are_unknown_even_when_their_consumer_survives_under_its_name():
+    """ORT's common-subexpression elimination (seen in P9): abs_2 -> neg_2 duplicate abs_1 -> neg_1 and vanish; the
+    Gather that read neg_2 now reads neg_1's output. Nothing of the pair ran next to the Gather."""
+    x, a, b, c1, c2, e, f, out = (gs.Variable(n, np.float32, (1, 4)) for n in ("x", "a", "b", "c1", "c2", "e", "f", "out"))
+    data = gs.Variable("data", np.int8, (1, 4))
+    gathered = gs.Variable("gathered", np.int8, (1, 4))
+    shared = [gs.Node("Abs", "abs_1", inputs=[x], outputs=[a]), gs.Node("Neg", "neg_1", inputs=[a], outputs=[c1]),
+              gs.Node("Relu", "use_1", inputs=[c1], outputs=[e])]
+    tail = [gs.Node("Cast", "cast", inputs=[gathered], outputs=[f]), gs.Node("Add", "sum", inputs=[e, f], outputs=[out])]
+    original = graph([*shared, gs.Node("Abs", "abs_2", inputs=[x], outputs=[b]),
+                      gs.Node("Neg", "neg_2", inputs=[b], outputs=[c2]),
+                      gs.Node("Gather", "gather", inputs=[data, c2], outputs=[gathered]), *tail], [x, data], [out])
+    optimized = graph([*shared, gs.Node("Gather", "gather", inputs=[data, c1], outputs=[gathered]), *tail],
+                      [x, data], [out])
+    types = {t: "tensor(float)" for t in ("x", "a", "c1", "e", "f", "out")}
+    types.update(data="tensor(int8)", gathered="tensor(int8)")
+    ran = map_kernels(original, optimized, types)
+    for merged in ("abs_2", "neg_2"):  # not the INT8 Gather next to them
+        assert (ran.precision[merged], ran.kernels[merged]) == ("unknown", []), merged
+    assert ran.precision["gather"] == "int8" and ran.kernels["gather"] == ["gather"]
+
+
 def test_a_tensor_orts_types_do_not_cover_makes_the_node_that_reads_it_unknown():
     x, y = gs.Variable("x", np.float32, (1, 4)), gs.Variable("y", np.float32, (1, 4))
     model = graph([gs.Node("Relu", "act", inputs=[x], outputs=[y])], [x], [y])
