@@ -174,3 +174,31 @@ def test_a_tensor_orts_types_do_not_cover_makes_the_node_that_reads_it_unknown()
     model = graph([gs.Node("Relu", "act", inputs=[x], outputs=[y])], [x], [y])
     ran = map_kernels(model, model, {"y": "tensor(float)"})
     assert ran.precision == {"act": "unknown"} and "no type for x" in ran.unknown_because["act"]
+
+
+def test_nchwc_kernels_orts_highest_level_puts_in_are_mapped_back_with_the_precision_they_read(tmp_path):
+    """At ORT_ENABLE_ALL (not the level the backend uses) ORT runs a float Conv -> Relu -> Conv as NCHWc kernels
+    named after tensors, between ReorderInput and ReorderOutput: each node maps to that region, in float."""
+    import onnxruntime
+
+    from harness.worker.backends.ort_kernels import tensor_types
+
+    x, c, r, y = gs.Variable("x", np.float32, (1, 16, 16, 16)), *(gs.Variable(n, np.float32) for n in "cry")
+    weights = [gs.Constant(f"w{i}", np.full((32, cin, 3, 3), 0.01, np.float32)) for i, cin in ((1, 16), (2, 32))]
+    model = graph([gs.Node("Conv", "conv1", inputs=[x, weights[0]], outputs=[c], attrs={"pads": [1, 1, 1, 1]}),
+                   gs.Node("Relu", "relu", inputs=[c], outputs=[r]),
+                   gs.Node("Conv", "conv2", inputs=[r, weights[1]], outputs=[y], attrs={"pads": [1, 1, 1, 1]})], [x], [y])
+    model.opset_import[0].version = 13
+    onnx.save(model, tmp_path / "model.onnx")
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    options.log_severity_level = 3
+    onnxruntime.InferenceSession(str(tmp_path / "model.onnx"), options, providers=["CPUExecutionProvider"])
+    optimized = onnx.load(tmp_path / "optimized.onnx")
+    ops = {n.op_type for n in optimized.graph.node if n.domain == "com.microsoft.nchwc"}
+    assert {"ReorderInput", "ReorderOutput", "Conv"} <= ops  # what this test is about happened
+    ran = map_kernels(model, optimized, tensor_types(optimized))
+    assert ran.precision == {"conv1": "fp32", "relu": "fp32", "conv2": "fp32"} and ran.unknown_because == {}
+    nchwc = {n.name for n in optimized.graph.node}
+    assert all(ran.kernels[node] and set(ran.kernels[node]) <= nchwc for node in ("conv1", "relu", "conv2"))
