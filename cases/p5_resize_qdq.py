@@ -52,9 +52,9 @@ class ResizeQdq(Case):
     backend_notes = {
         "onnxruntime": (
             "ONNX Runtime runs a Resize between DequantizeLinear and QuantizeLinear directly on INT8 data by removing "
-            "the pair, but the node keeps the op type Resize, which this harness reads as float: a Resize listed as "
-            "fallback on ONNX Runtime may have run on INT8 data. Its convs are INT8 only when a QuantizeLinear directly "
-            "follows them. Nothing here says whether TensorRT keeps the Resize INT8."
+            "the pair; the Resize keeps its op type and is read as INT8 from the INT8 tensor it reads. Its convs are "
+            "INT8 only when a QuantizeLinear directly follows them. Nothing here says whether TensorRT keeps the "
+            "Resize INT8."
         ),
     }
     variants = (

@@ -53,10 +53,11 @@ class LinearInt8(Case):
     backend_notes = {
         "onnxruntime": (
             "ONNX Runtime's CPU EP runs a MatMul INT8 when both of its inputs come through DequantizeLinear; a float "
-            "input keeps it in float. It fuses a MatMul and the bias Add into a float Gemm renamed "
-            "'<MatMul>/MatMulAddFusion', which this harness cannot map back to the MatMul (listed as unverified), "
-            "and replaces a weight-only DQ + MatMul with its own MatMulNBits kernel. Whether INT8 is faster than FP16 "
-            "(#4242) is a TensorRT timing question these cells do not answer."
+            "input keeps it in float. It fuses a MatMul and its bias Add into a Gemm named '<MatMul>/MatMulAddFusion' "
+            "(mapped back to the MatMul); with no QuantizeLinear after it that Gemm reads the DequantizeLinear outputs "
+            "and runs in float, so the linear variants are fallbacks on ONNX Runtime. A weight-only DQ + MatMul "
+            "becomes MatMulNBits, which reads float activations (8-bit weights): float as well. Whether INT8 is "
+            "faster than FP16 (#4242) is a TensorRT timing question these cells do not answer."
         ),
     }
     variants = (

@@ -165,9 +165,11 @@ class AttentionMyelin(Case):
     backend_notes = {
         "onnxruntime": (
             "ONNX Runtime has no Myelin and no ForeignNode: quantize_static gives every MatMul of the block INT8 inputs "
-            "and runs them as integer kernels, while LayerNormalization and Softmax stay float. The cell shows ONNX "
-            "Runtime's own INT8 coverage of an attention block, not whether TensorRT fuses it into a region without "
-            "INT8."
+            "and runs them as integer kernels, while LayerNormalization and Softmax stay float. In the explicit "
+            "qdq-matmuls graph it fuses the output projection and its bias into a Gemm "
+            "('/attn/proj/MatMul/MatMulAddFusion') that, with no QuantizeLinear after it, reads the DequantizeLinear "
+            "outputs and runs in float. The cells show ONNX Runtime's own INT8 coverage of an attention block, not "
+            "whether TensorRT fuses it into a region without INT8."
         ),
     }
     remedy = (

@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from harness.worker.errors import InputError
+
 DEFAULT_MATRIX = Path(__file__).resolve().parent.parent / "matrix.yaml"
 RUNNERS = ("local", "docker")
 PLATFORMS = ("any", "x86_64", "orin")
@@ -38,7 +40,7 @@ _FORMS = {  # key: (pattern, what it looks like)
 HOST_KEYS = {"title": str, "labels": list, "targets": list}
 
 
-class MatrixError(ValueError):
+class MatrixError(InputError):
     """matrix.yaml is not usable; the message names the file, the key and what is allowed."""
 
 

@@ -11,11 +11,13 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from harness.worker.errors import InputError
+
 INDEX_FORMAT = "trt-matrix/cases/1"
 INDEX_FILE = "index.json"
 
 
-class CaseIndexError(ValueError):
+class CaseIndexError(InputError):
     """An index.json the report cannot use; the message names the file and the field."""
 
 

@@ -6,7 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from harness.commands.options import EXIT_BROKEN, EXIT_OK, EXIT_USAGE
+from harness.commands.options import EXIT_BROKEN, EXIT_OK, EXIT_USAGE, CommandError
 from harness.matrix import Target, load_matrix
 from harness.orchestration.docker.wheelhouse import DEFAULT_WHEELHOUSE
 
@@ -34,7 +34,7 @@ def _chosen(args, wanted: list[str] | None) -> list[Target]:
     targets = _docker_targets(args)
     unknown = [tid for tid in wanted or [] if tid not in targets]
     if unknown:
-        raise ValueError(f"not a docker target of {args.matrix}: {', '.join(unknown)}; docker targets: "
+        raise CommandError(f"not a docker target of {args.matrix}: {', '.join(unknown)}; docker targets: "
                          f"{', '.join(targets)}")
     if wanted:
         return [targets[tid] for tid in wanted]
@@ -49,7 +49,7 @@ def _of_host_kind(args) -> list[str] | None:
 
     hosts = load_hosts(args.matrix)
     if args.host_kind not in hosts:
-        raise ValueError(f"host kind {args.host_kind!r} is not in the hosts section of {args.matrix}; known: "
+        raise CommandError(f"host kind {args.host_kind!r} is not in the hosts section of {args.matrix}; known: "
                          f"{', '.join(hosts) or '(none)'}")
     docker = _docker_targets(args)
     return [t for t in hosts[args.host_kind].targets if t in docker and docker[t].available]

@@ -47,7 +47,10 @@ def cmd_layers(args) -> int:
 
     input_file(args.file, "engine inspector JSON or a verbose TensorRT log")
     onnx_names = _onnx_names(args.onnx) if args.onnx is not None else None
-    read = read_layers_file(args.file, onnx_names)
+    try:
+        read = read_layers_file(args.file, onnx_names)
+    except ValueError as err:  # the reader's word for a file that is not engine JSON or a log: the user's input
+        raise CommandError(str(err)) from None
     print(f"{args.file}: {read.summary()}", file=sys.stderr)
     if onnx_names is not None:
         mapped = sum(bool(layer.onnx_nodes) for layer in read.layers)

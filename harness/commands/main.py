@@ -14,8 +14,9 @@ from harness.commands.nightly import add_nightly_commands
 from harness.commands.options import EXIT_BROKEN, EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, CommandError
 from harness.commands.run import add_run_commands
 from harness.commands.scan import add_scan_commands
-from harness.matrix import DEFAULT_MATRIX, MatrixError, default_target, load_matrix
+from harness.matrix import DEFAULT_MATRIX, default_target, load_matrix
 from harness.store.results_file import RecordError
+from harness.worker.errors import InputError
 
 DESCRIPTION = """\
 Which TensorRT version and platform builds your INT8 model? trt-matrix generates minimal reproducer ONNX graphs of
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     except RecordError as err:  # a damaged line of a results file the tool wrote
         print(f"error: {err}", file=sys.stderr)
         return EXIT_BROKEN
-    except (MatrixError, ValueError, FileNotFoundError) as err:
+    except (InputError, FileNotFoundError) as err:  # the user's input, named; a plain ValueError is a bug (below)
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # e.g. `python -m harness list | head`

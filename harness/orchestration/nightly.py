@@ -37,6 +37,7 @@ from harness.store.run_dirs import (
 )
 from harness.worker import record as rec
 from harness.worker.casedata import CasesDirError, damaged_input, load_cells
+from harness.worker.errors import InputError
 from harness.worker.shapes import Cell, variant_key
 
 CASES_CACHE = ".cases"  # below the runs directory: generated case libraries by library hash
@@ -44,7 +45,7 @@ CASES_KEPT = 5
 LOCK = ".lock"
 
 
-class NightlyError(ValueError):
+class NightlyError(InputError):
     """The nightly cannot start; the message says why and what to do."""
 
 

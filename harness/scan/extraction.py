@@ -16,12 +16,13 @@ import onnx_graphsurgeon as gs
 from onnx import external_data_helper, numpy_helper
 
 from harness.scan.loading import LoadedModel
+from harness.worker.errors import InputError
 
 CONSTANT_REACH = 8  # how many constant-only nodes deep the feeding weight computations are followed
 FLOAT_DTYPES = (np.float32, np.float16, np.float64)
 
 
-class ExtractionError(ValueError):
+class ExtractionError(InputError):
     """The subgraph cannot be cut into a runnable model; the message says why."""
 
 

@@ -21,6 +21,8 @@ import onnx_graphsurgeon as gs
 from google.protobuf.message import DecodeError
 from onnx import external_data_helper
 
+from harness.worker.errors import InputError
+
 DEFAULT_DOMAINS = ("", "ai.onnx")
 # Top-level fields of onnx.ModelProto (onnx/onnx.proto): number -> (name, protobuf wire type).
 _MODEL_FIELDS = {
@@ -30,7 +32,7 @@ _MODEL_FIELDS = {
 }
 
 
-class ModelInputError(ValueError):
+class ModelInputError(InputError):
     """The model cannot be scanned; the message is one line naming the file and the problem."""
 
 

@@ -9,11 +9,12 @@ from typing import Any, Iterable
 from harness.store.merge import read_result_set
 from harness.store.results_file import record_host
 from harness.store.run_dirs import RunDirError
+from harness.worker.errors import InputError
 
 Cell = tuple[str, str, str]  # (case, variant, target)
 
 
-class ObservationsError(ValueError):
+class ObservationsError(InputError):
     """A --results path that cannot be read at all; the message names it."""
 
 

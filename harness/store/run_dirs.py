@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from harness.store.results_file import UNKNOWN_HOST, BadLine, read_results_file, record_host
+from harness.worker.errors import InputError
 from harness.worker.record import Record
 
 RUN_FORMAT = "trt-matrix/run/1"
@@ -33,7 +34,7 @@ STATUSES = ("running", "finished")
 _UNSAFE = re.compile(r"[^A-Za-z0-9.\-]+")
 
 
-class RunDirError(ValueError):
+class RunDirError(InputError):
     """A path that is not a usable run directory; the message names the path and what is missing."""
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.worker.errors import InputError
 from harness.worker.shapes import Cell
 
 INDEX_FORMAT = "trt-matrix/cases/1"
@@ -20,7 +21,7 @@ _VARIANT_FIELDS = {
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
-class CasesDirError(ValueError):
+class CasesDirError(InputError):
     """A cases directory that cannot be used; the message names the file and the field."""
 
 

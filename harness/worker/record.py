@@ -52,6 +52,11 @@ INFRA_CATEGORIES = ("harness", "environment")  # the failure categories of an in
 LOST_CELL_OUTCOMES = ("crash", "timeout")  # a cell whose process ended without handing back a record
 
 
+class RecordInvariantError(Exception):
+    """A record builder was called against its contract (an outcome, stage or category outside the vocabulary): a bug
+    in the harness, never a user's bad input."""
+
+
 class Failure(TypedDict):
     category: str  # one of FAILURE_CATEGORIES
     message: str
@@ -127,7 +132,7 @@ def agreement(expectation: Optional[Claim], outcome: str, failure: Optional[Fail
 
 def failure(category: str, message: str, node: Optional[str] = None) -> Failure:
     if category not in FAILURE_CATEGORIES:
-        raise ValueError(f"failure category {category!r} is not one of {FAILURE_CATEGORIES}")
+        raise RecordInvariantError(f"failure category {category!r} is not one of {FAILURE_CATEGORIES}")
     return {"category": category, "message": message, "node": node}
 
 
@@ -155,9 +160,9 @@ def build(
     Every builder below goes through here; call a builder when one fits the way the cell ended.
     """
     if outcome not in OUTCOMES:
-        raise ValueError(f"outcome {outcome!r} is not one of {OUTCOMES}")
+        raise RecordInvariantError(f"outcome {outcome!r} is not one of {OUTCOMES}")
     if stage not in STAGES:
-        raise ValueError(f"stage {stage!r} is not one of {STAGES}")
+        raise RecordInvariantError(f"stage {stage!r} is not one of {STAGES}")
     expectation = claim_for(cell.get("claims", []), target["id"])
     return {
         "schema": SCHEMA_ID,
@@ -192,15 +197,24 @@ def ran(cell: Cell, target: JobTarget, environment: Dict[str, Any], *, metrics: 
         warnings: Optional[Dict[str, int]] = None, log: Optional[str] = None,
         details: Optional[Dict[str, Any]] = None) -> Record:
     """A cell that ran to the end: ``mismatch`` when its output is outside the tolerance, else ``fallback`` when an
-    expected-INT8 node ran in another precision, else ``pass``. A node whose precision the backend could not read
-    is listed as unverified in the details, never as a fallback."""
+    expected-INT8 node ran in another precision, else ``pass`` when every expected-INT8 node was seen running INT8.
+
+    A node whose precision the backend could not read is unverified (listed in the details), never a fallback and
+    never part of a pass: a cell that would pass but for unverified nodes has no verdict, and ends ``infra-error``
+    (category "harness": the harness could not see what the backend ran), its metrics and precisions kept."""
     observed = {node: precision.get(node, "unknown") for node in cell["expected_int8"]}
     fallback = [node for node, p in observed.items() if p not in ("int8", "unknown")]
     unverified = [node for node, p in observed.items() if p == "unknown"]
     outcome = "mismatch" if not metrics["within_tolerance"] else ("fallback" if fallback else "pass")
+    problem = None
+    if outcome == "pass" and unverified:
+        outcome = "infra-error"
+        problem = failure("harness", f"The cell ran within tolerance, but the precision of expected-INT8 node(s) "
+                          f"{', '.join(unverified)} could not be established from what {target['backend']} ran: "
+                          "no verdict (see details.unverified_int8).")
     return build(cell, target, outcome=outcome, stage="compare", environment=environment, started_at=started_at,
-                 duration_s=duration_s, backend_time_s=backend_time_s, precision=precision, fallback_nodes=fallback,
-                 metrics=metrics, warnings=warnings, log=log,
+                 duration_s=duration_s, backend_time_s=backend_time_s, failure=problem, precision=precision,
+                 fallback_nodes=fallback, metrics=metrics, warnings=warnings, log=log,
                  details={**(details or {}), "unverified_int8": unverified})
 
 
@@ -229,7 +243,7 @@ def infra_error(cell: Cell, target: JobTarget, environment: Dict[str, Any], cate
     """A cell the harness (``category`` "harness") or its environment ("environment") failed: says nothing about
     the pattern."""
     if category not in INFRA_CATEGORIES:
-        raise ValueError(f"infra-error category {category!r} is not one of {INFRA_CATEGORIES}")
+        raise RecordInvariantError(f"infra-error category {category!r} is not one of {INFRA_CATEGORIES}")
     return build(cell, target, outcome="infra-error", stage=stage, environment=environment, started_at=started_at,
                  duration_s=duration_s, backend_time_s=backend_time_s, failure=failure(category, message), log=log,
                  details=details, env_mismatch=env_mismatch)
@@ -240,7 +254,7 @@ def ended_without_result(cell: Cell, target: JobTarget, environment: Dict[str, A
     """A cell whose process crashed (``kind`` "crash") or was killed at its timeout ("timeout") at ``stage``;
     ``detail`` says how it ended, e.g. "was killed by signal 11 (SIGSEGV)"."""
     if kind not in LOST_CELL_OUTCOMES:
-        raise ValueError(f"a cell without a result ends in one of {LOST_CELL_OUTCOMES}, not {kind!r}")
+        raise RecordInvariantError(f"a cell without a result ends in one of {LOST_CELL_OUTCOMES}, not {kind!r}")
     return build(cell, target, outcome=kind, stage=stage, environment=environment, duration_s=duration_s,
                  failure=failure(kind, f"The cell's process {detail}."), log=log)
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from harness.matrix import Target
+from harness.worker.errors import InputError
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_WHEELHOUSE = REPO_ROOT / "wheelhouse"
@@ -46,7 +47,7 @@ TENSORRT_REQUIREMENTS = {
 }
 
 
-class WheelhouseError(ValueError):
+class WheelhouseError(InputError):
     """A wheelhouse cannot be prepared for a target; the message says what is missing and how to fix it."""
 
 

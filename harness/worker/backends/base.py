@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,30 @@ class BackendFailure(Exception):
         super().__init__(message)
         self.category, self.message, self.node = category, message, node
         self.log, self.warnings, self.details = log, warnings or {}, details or {}
+
+
+HARNESS_DIR = Path(__file__).resolve().parents[2]  # the harness package
+
+
+def raised_in_package(err: BaseException, package: str, called: object = None) -> str | None:
+    """Where in ``package`` (the backend library) ``err`` was raised, as "file:line in function" relative to the
+    package's parent, or None when the harness raised it.
+
+    The innermost frame of the traceback that lies in either decides: frames of other libraries in between (numpy,
+    onnx, called by the backend or by us) do not. A traceback with no such frame below the catching one means
+    ``called`` itself raised (a compiled function): its module decides.
+    """
+    spec = importlib.util.find_spec(package)
+    roots = [Path(p).resolve() for p in (spec.submodule_search_locations or []) if p] if spec else []
+    for frame in reversed(traceback.extract_tb(err.__traceback__)[1:]):
+        path = Path(frame.filename).resolve()
+        root = next((root for root in roots if root in path.parents), None)
+        if root is not None:
+            return f"{path.relative_to(root.parent)}:{frame.lineno} in {frame.name}"
+        if HARNESS_DIR in path.parents:
+            return None
+    module = getattr(called, "__module__", None) or ""
+    return f"{module}.{getattr(called, '__qualname__', '?')}" if module.split(".")[0] == package else None
 
 
 class CellUnavailable(Exception):

@@ -2,12 +2,15 @@
 
 Explicit Q/DQ cases run as given. Implicit-INT8 cases are quantized first with
 ``onnxruntime.quantization.quantize_static`` from the case's calibration batches, symmetric signed INT8 like
-TensorRT's. Per-node precision is read from what ORT actually executes: the optimized model it saves. QLinear* and
-*Integer kernels compute in INT8; a float op left between DequantizeLinear and QuantizeLinear is a fallback.
+TensorRT's. Per-node precision is read from what ORT actually executes: the optimized model it saves, each node
+mapped to the kernels that ran it and judged by the types those kernels read (:mod:`.ort_kernels`).
 
 On x86, ORT fuses signed-INT8 Q/DQ groups only when the session option ``session.qdqisint8allowed`` is "1" (key
 from onnxruntime_session_options_config_keys.h); a target sets its session options in matrix.yaml
 (``session_config``), and the record keeps them.
+
+Only ORT's own errors are results about the case (``fail``, with ORT's traceback as the record's log); an exception
+raised by harness code, even inside a call into ORT (the calibration reader), goes up as a harness bug.
 """
 from __future__ import annotations
 
@@ -15,59 +18,19 @@ import contextlib
 import io
 import logging
 import re
+import traceback
 from pathlib import Path
 from typing import Any
 
-from harness.worker.backends.base import Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker
+from harness.worker.backends.base import (Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker,
+                                          raised_in_package)
+from harness.worker.backends.ort_kernels import map_kernels, tensor_types
 from harness.worker.shapes import Cell
 
 CALIBRATION_METHODS = {"entropy2": "Entropy", "minmax": "MinMax"}  # TensorRT calibrator -> ORT CalibrationMethod
 QUANTIZE_OPTIONS = {"ActivationSymmetric": True, "WeightSymmetric": True}
-BOUNDARY_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"}
-INT8_OPS = {"QGemm", "QAttention", "QOrderedMatMul", "DynamicQuantizeMatMul", "MatMulIntegerToFloat"}
 _NODE_IN_MESSAGE = re.compile(r"node with name '([^']+)'")
 _UNSUPPORTED_OP = re.compile(r"is not a registered function/op|opset", re.IGNORECASE)  # ORT's words at model load
-
-
-def kernel_precision(op_type: str) -> str:
-    """Compute precision of an op as it appears in ORT's optimized model."""
-    if op_type.startswith("QLinear") or op_type.endswith("Integer") or op_type in INT8_OPS:
-        return "int8"
-    return "fp32"
-
-
-def precision_from_optimized(original, optimized) -> tuple[dict[str, str], dict[str, str]]:
-    """Per original node: the precision of the kernel ORT runs for it, and which node absorbed a fused one.
-
-    A node that survives optimization keeps its name in ORT's fusions, so it maps by name. A node that vanished
-    (e.g. a Relu folded into the QLinearConv before it) takes the precision of the nearest surviving ancestor.
-    """
-    kernels = {n.name: n.op_type for n in optimized.graph.node}
-    producer = {out: n for n in original.graph.node for out in n.output}
-    precision, fused_into = {}, {}
-
-    def resolve(node, seen=()):
-        if node.name in kernels:
-            return node.name
-        for tensor in node.input:
-            parent = producer.get(tensor)
-            if parent is not None and parent.name not in seen and parent.op_type not in BOUNDARY_OPS:
-                found = resolve(parent, seen + (node.name,))
-                if found:
-                    return found
-        return None
-
-    for node in original.graph.node:
-        if node.op_type in BOUNDARY_OPS:
-            continue
-        survivor = resolve(node)
-        if survivor is None:
-            precision[node.name] = "unknown"
-            continue
-        if survivor != node.name:
-            fused_into[node.name] = survivor
-        precision[node.name] = kernel_precision(kernels[survivor])
-    return precision, fused_into
 
 
 class OnnxRuntimeBackend(Backend):
@@ -129,7 +92,6 @@ class OnnxRuntimeBackend(Backend):
 
         stages.enter("parse")
         model_path = Path(cell["model"])
-        original = self._call(onnx.load, model_path)
         details: dict[str, Any] = {"ort_settings": {"session_config": self.session_config, "threads": 1}}
         stages.enter("build")
         if cell["mode"] == "implicit-int8":
@@ -143,22 +105,28 @@ class OnnxRuntimeBackend(Backend):
         optimized_path = workdir / "optimized.onnx"
         session = self._call(self._session, model_path, optimized_path)
         stages.enter("inspect")
-        precision, fused_into = precision_from_optimized(original, onnx.load(optimized_path))
-        details["fused_into"] = fused_into
+        optimized = onnx.load(optimized_path)
+        ran = map_kernels(onnx.load(model_path), optimized, tensor_types(optimized))
+        details["ort_kernels"] = ran.kernels
+        details["precision_unknown"] = ran.unknown_because
         details["knobs_not_applicable"] = [
             k for k, v in cell["knobs"].items() if k not in ("calibrator", "extra_outputs") and v not in (None, False, {}, [])
         ]
         stages.enter("infer")
         names = [o.name for o in session.get_outputs()]
         values = self._call(session.run, names, arrays["inputs"])
-        return Execution(outputs=dict(zip(names, values)), precision=precision, details=details)
+        return Execution(outputs=dict(zip(names, values)), precision=ran.precision, details=details)
 
     @staticmethod
     def _call(fn, *args):
-        """Call into ONNX Runtime; its errors are results about the case, classified by ORT's status."""
+        """Call into ONNX Runtime: an error ORT raised is a result about the case, classified by ORT's status and
+        kept with its traceback; an error raised by harness code on the way goes up unchanged (a harness bug)."""
         try:
             return fn(*args)
         except Exception as err:
+            raised_in = raised_in_package(err, "onnxruntime", fn)
+            if raised_in is None:
+                raise
             status = type(err).__name__
             message = f"{status}: {err}"
             node = _NODE_IN_MESSAGE.search(str(err))
@@ -168,4 +136,5 @@ class OnnxRuntimeBackend(Backend):
                 category = "parser"
             else:
                 category = "runtime-error"
-            raise BackendFailure(category, message, node.group(1) if node else None) from err
+            raise BackendFailure(category, message, node.group(1) if node else None, log=traceback.format_exc(),
+                                 details={"raised_in": raised_in}) from err

@@ -196,3 +196,30 @@ def test_several_targets_run_in_one_command_into_one_results_file(control_cases_
     for record in read_records(results):
         by_target.setdefault(record["target"], set()).add(record["outcome"])
     assert by_target == {"ort-cpu": {"pass"}, "trt102-orin": {"unavailable"}}
+
+
+def harness_with_a_bug(exception: str, *args):
+    """The real command line with a bug put into the harness first: ``load_matrix`` raises ``exception``."""
+    code = (f"import sys, harness.matrix as m, harness.worker.record as rec\n"
+            f"def broken(*args, **kwargs):\n    raise {exception}\n"
+            f"m.load_matrix = broken\n"
+            f"from harness.commands.main import main\nsys.exit(main({list(args)!r}))\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("TRT_MATRIX_TRACEBACK", None)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+
+
+@pytest.mark.parametrize("exception", ['ValueError("a harness bug")', 'rec.RecordInvariantError("a harness bug")'])
+def test_a_bug_that_raises_a_value_error_or_breaks_a_record_invariant_is_an_internal_error_never_usage(exception):
+    result = harness_with_a_bug(exception, "list")
+    assert result.returncode == 3, result.stderr
+    assert "internal error of the harness" in result.stderr and "a harness bug" in result.stderr
+    assert "TRT_MATRIX_TRACEBACK=1" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_bad_input_is_still_usage_naming_the_input(tmp_path):
+    result = harness("containers", "build", "ort-cpu", check=False)  # a target, but not one that runs in docker
+    assert result.returncode == 2 and "not a docker target" in result.stderr and "ort1.15-cpu" in result.stderr
+    (tmp_path / "index.json").write_text("{}")
+    result = harness("run", "--cases", str(tmp_path), "--results", str(tmp_path / "r.jsonl"), check=False)
+    assert result.returncode == 2 and str(tmp_path / "index.json") in result.stderr

@@ -64,14 +64,24 @@ def test_the_outcome_groups_are_made_of_outcomes_and_compared_ones_split_the_voc
 @pytest.mark.parametrize("precision, within, outcome, fallback, unverified", [
     ({"/conv/Conv": "int8", "/act/Mul": "int8"}, True, "pass", [], []),
     ({"/conv/Conv": "int8", "/act/Mul": "fp32"}, True, "fallback", ["/act/Mul"], []),
-    ({"/conv/Conv": "int8"}, True, "pass", [], ["/act/Mul"]),  # a node the backend could not read is not a fallback
+    ({"/conv/Conv": "fp32"}, True, "fallback", ["/conv/Conv"], ["/act/Mul"]),  # one seen in float is enough
     ({"/conv/Conv": "fp16", "/act/Mul": "int8"}, False, "mismatch", ["/conv/Conv"], []),
+    ({"/conv/Conv": "int8", "/act/Mul": "unknown"}, False, "mismatch", [], ["/act/Mul"]),
 ])
 def test_a_cell_that_ran_ends_by_its_output_and_its_precisions(precision, within, outcome, fallback, unverified):
     record = rec.ran(cell(), TARGET, ENVIRONMENT, metrics=metrics(within), precision=precision, **timing())
     validate_record(record)
     assert (record["outcome"], record["stage"]) == (outcome, "compare") and outcome in rec.RAN_OUTCOMES
     assert record["fallback_nodes"] == fallback and record["details"]["unverified_int8"] == unverified
+
+
+@pytest.mark.parametrize("precision", [{"/conv/Conv": "int8"}, {"/conv/Conv": "int8", "/act/Mul": "unknown"}])
+def test_a_cell_whose_expected_int8_node_is_unverified_never_passes(precision):
+    record = rec.ran(cell(), TARGET, ENVIRONMENT, metrics=metrics(True), precision=precision, **timing())
+    validate_record(record)
+    assert (record["outcome"], record["failure"]["category"]) == ("infra-error", "harness")
+    assert "/act/Mul" in record["failure"]["message"] and record["details"]["unverified_int8"] == ["/act/Mul"]
+    assert record["fallback_nodes"] == [] and record["precision"] == precision and record["metrics"]["within_tolerance"]
 
 
 def test_every_builder_gives_a_record_the_store_accepts():
@@ -105,8 +115,9 @@ def test_every_builder_gives_a_record_the_store_accepts():
     (lambda: rec.build(cell(), TARGET, outcome="pass", stage="", environment=ENVIRONMENT, duration_s=0), "stage ''"),
 ])
 def test_a_builder_refuses_words_outside_the_vocabulary(build, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(rec.RecordInvariantError, match=message) as raised:
         build()
+    assert not isinstance(raised.value, ValueError)  # the command line reports it as a bug, never as usage
 
 
 def test_the_claim_for_the_target_is_looked_up_and_judged_once_when_the_record_is_built():
