@@ -117,6 +117,8 @@ class Variant:
     claims: tuple[Claim, ...] = ()
     mode: str | None = None  # overrides the case's build mode (e.g. a Q/DQ workaround of an implicit case)
     opset: int | None = None  # overrides the case's opset (e.g. an op that only exists from a later opset)
+    varies: str | None = None  # the failing variant this sweep or workaround varies
+    inherits: bool = False  # only for sweeps that keep the failing structure
 
     def __post_init__(self):
         if self.role not in VARIANT_ROLES:
