@@ -10,7 +10,12 @@ import dataclasses
 import re
 from typing import Any, ClassVar, Iterable
 
-BUILD_MODES = ("implicit-int8", "explicit-qdq")
+# implicit-int8: a float graph and a calibrator; explicit-qdq: Q/DQ nodes in the graph; float: a float graph without
+# Q/DQ and without a calibrator, whose precision is asked for only through builder flags (knobs fp16/fp8/fp4) or the
+# graph's own types (an FP16 graph, strongly typed).
+BUILD_MODES = ("implicit-int8", "explicit-qdq", "float")
+# The precisions a case can ask an expected node to run in (Built.expected_precision).
+REQUESTED_PRECISIONS = ("int8", "fp8", "fp4", "fp16", "bf16")
 CALIBRATORS = ("entropy2", "minmax")
 VARIANT_ROLES = ("failing", "workaround", "sweep", "control")
 CLAIM_STRENGTHS = ("issue-thread", "write-up-only", "documentation")
@@ -29,8 +34,14 @@ class Claim:
     strength: str
     category: str | None = None
     note: str = ""
+    # The GPU architecture the report ran on, as a compute capability ("8.7" for Orin, "11.0" for Thor, "10.0+" for
+    # every Blackwell), where the outcome depends on it (P14, P16); None where the report does not tie it to one.
+    architecture: str | None = None
 
     def __post_init__(self):
+        if self.architecture is not None and not re.fullmatch(r"\d+\.\d+\+?", self.architecture):
+            raise ValueError(f"Claim for {self.target!r}: architecture {self.architecture!r} is not a compute "
+                             "capability such as '8.7' or '10.0+'")
         if self.outcome not in CLAIM_OUTCOMES:
             raise ValueError(f"Claim for {self.target!r}: outcome {self.outcome!r} is not one of {CLAIM_OUTCOMES}")
         if self.strength not in CLAIM_STRENGTHS:
@@ -58,6 +69,8 @@ class Knobs:
     precision_constraints: str | None = None  # None, "prefer" or "obey"
     layer_precisions: tuple[tuple[str, str], ...] = ()  # (ONNX node name, precision)
     fp16: bool = False
+    fp8: bool = False  # BuilderFlag.FP8 (weakly typed networks, TensorRT 10.x)
+    fp4: bool = False  # BuilderFlag.FP4 (weakly typed networks, TensorRT 10.8+)
     strongly_typed: bool = False
     # Optimization profiles, in order: each a tuple of (input name, min shape, opt shape, max shape) per dynamic input.
     profiles: tuple[tuple[tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...], ...] = ()
@@ -143,10 +156,25 @@ class Match:
 
 @dataclasses.dataclass(frozen=True)
 class Built:
-    """What a case's ``build`` returns: the onnx_graphsurgeon.Graph and the ONNX nodes that must run in INT8."""
+    """What a case's ``build`` returns: the onnx_graphsurgeon.Graph, the ONNX nodes that must run in INT8, and the
+    nodes asked for another precision (``{node: "fp8"}``; an FP8 Q/DQ conv, an FP16 graph, a builder flag)."""
 
     graph: Any
-    expected_int8: tuple[str, ...]
+    expected_int8: tuple[str, ...] = ()
+    expected_precision: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        wrong = {node: p for node, p in self.expected_precision.items() if p not in REQUESTED_PRECISIONS}
+        if wrong:
+            raise ValueError(f"Built: expected_precision {wrong} names precisions outside {REQUESTED_PRECISIONS}")
+        both = sorted(set(self.expected_int8) & {n for n, p in self.expected_precision.items() if p != "int8"})
+        if both:
+            raise ValueError(f"Built: nodes {both} are in expected_int8 and asked for another precision")
+
+    @property
+    def requested(self) -> dict[str, str]:
+        """Every expected node and the precision it is asked for, INT8 ones included, in build order."""
+        return {**dict.fromkeys(self.expected_int8, "int8"), **self.expected_precision}
 
 
 _REGISTRY: dict[str, type["Case"]] = {}
