@@ -171,3 +171,27 @@ def torch_fake_quantize(graph: gs.Graph, x, quantizer: str, scale: np.ndarray, a
     return dequantize_linear(
         graph, q, *params, f"{quantizer}/DequantizeLinear", f"{quantizer}/DequantizeLinear_output_0", axis
     )
+
+
+def modelopt_fake_quantize(graph: gs.Graph, x, tensor: str, scale: np.ndarray, axis=None, precision: str = "int8",
+                           scale_dtype=np.float32) -> gs.Variable:
+    """A QuantizeLinear -> DequantizeLinear pair as ModelOpt's ONNX quantization writes it for the tensor ``tensor``:
+    nodes ``<tensor>_QuantizeLinear`` / ``<tensor>_DequantizeLinear``, outputs ``..._Output``, initializers
+    ``<tensor>_scale`` / ``<tensor>_zero_point`` (as in the logs of https://github.com/NVIDIA/Model-Optimizer/issues/118:
+    ``/maxpool/MaxPool_output_0_QuantizeLinear``)."""
+    params = quantizer_params(f"{tensor}_scale", f"{tensor}_zero_point", scale, precision, scale_dtype)
+    q = quantize_linear(graph, x, *params, f"{tensor}_QuantizeLinear", f"{tensor}_QuantizeLinear_Output", axis)
+    return dequantize_linear(graph, q, *params, f"{tensor}_DequantizeLinear", f"{tensor}_DequantizeLinear_Output",
+                             axis)
+
+
+def quantized_conv(graph: gs.Graph, x, scope: str, weight_name: str, channels_in: int, channels: int,
+                   precision: str, kernel: int = 3, stride: int = 1) -> gs.Variable:
+    """A conv (pad kernel // 2) with a per-tensor input quantizer and a per-channel weight quantizer of ``precision``
+    ("int8" or "fp8"), ModelOpt's ``input_quantizer``/``weight_quantizer`` under the torch.onnx scope ``scope``."""
+    unit = UNIT_ACTIVATION_SCALE_FP8 if precision == "fp8" else UNIT_ACTIVATION_SCALE
+    weight = conv_weight(weight_name, (channels, channels_in, kernel, kernel))
+    x = torch_fake_quantize(graph, x, f"{scope}/input_quantizer", unit, precision=precision)
+    weight = torch_fake_quantize(graph, weight, f"{scope}/weight_quantizer",
+                                 per_channel_scale(weight.values, precision=precision), axis=0, precision=precision)
+    return torch_node(graph, "Conv", scope, [x, weight], conv_attrs(kernel, stride=stride, pad=kernel // 2))

@@ -19,7 +19,7 @@ REQUESTED_PRECISIONS = ("int8", "fp8", "fp4", "fp16", "bf16")
 CALIBRATORS = ("entropy2", "minmax")
 VARIANT_ROLES = ("failing", "workaround", "sweep", "control")
 CLAIM_STRENGTHS = ("issue-thread", "write-up-only", "documentation")
-CLAIM_OUTCOMES = ("pass", "fail", "fallback", "unsupported")
+CLAIM_OUTCOMES = ("pass", "fail", "fallback", "mismatch", "unsupported")  # mismatch: built, output wrong (P19)
 # Header algorithm names of TensorRT calibration caches ("TRT-8601-EntropyCalibration2"), as seen in real caches.
 CACHE_ALGORITHMS = ("EntropyCalibration2", "MinMaxCalibration")
 
@@ -71,6 +71,8 @@ class Knobs:
     fp16: bool = False
     fp8: bool = False  # BuilderFlag.FP8 (weakly typed networks, TensorRT 10.x)
     fp4: bool = False  # BuilderFlag.FP4 (weakly typed networks, TensorRT 10.8+)
+    dla_core: int | None = None  # run on this DLA core (Jetson AGX Orin has 0 and 1); None: the GPU
+    gpu_fallback: bool = False  # BuilderFlag.GPU_FALLBACK: layers DLA cannot run go to the GPU (DLA cells only)
     strongly_typed: bool = False
     # Optimization profiles, in order: each a tuple of (input name, min shape, opt shape, max shape) per dynamic input.
     profiles: tuple[tuple[tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...], ...] = ()
@@ -84,6 +86,10 @@ class Knobs:
     def __post_init__(self):
         if self.calibrator not in CALIBRATORS:
             raise ValueError(f"Knobs: calibrator {self.calibrator!r} is not one of {CALIBRATORS}")
+        if self.gpu_fallback and self.dla_core is None:
+            raise ValueError("Knobs: gpu_fallback only means something for a DLA build: set dla_core")
+        if self.dla_core is not None and self.dla_core not in (0, 1):
+            raise ValueError(f"Knobs: dla_core {self.dla_core!r} is not 0 or 1 (the DLA cores of a Jetson AGX Orin)")
         if self.precision_constraints not in (None, "prefer", "obey"):
             raise ValueError(f"Knobs: precision_constraints {self.precision_constraints!r} is not None, 'prefer' or 'obey'")
         for index, profile in enumerate(self.profiles):
