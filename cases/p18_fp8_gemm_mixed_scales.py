@@ -17,7 +17,10 @@ Upstream:
 
 Graph (ours, a Linear of a decoder MLP): X (1, 16 tokens, 64) -> FP8 Q/DQ per token (static scales along axis 1, one
 per token; the checkpoint's are dynamic) -> MatMul with DQ(FP8 W (64, 96), per channel along axis 1) -> output, opset
-19, strongly typed (the only kind on TensorRT 11). Names ``/model/layers.0/mlp/up_proj/...``.
+19, strongly typed (the only kind on TensorRT 11). Names ``/model/layers.0/mlp/up_proj/...``. No INT8 sweep of the
+same scale layout: ONNX Runtime's CPU EP cannot run an INT8 MatMul with per-token activation zero points
+(MatMulIntegerToFloat: "Per-Channel is not supported yet", measured on 1.32.0), so such a cell would fail for want of an
+ONNX Runtime kernel, not for the pattern; P6 holds the INT8 Linear forms.
 """
 from __future__ import annotations
 
@@ -119,15 +122,6 @@ class Fp8GemmMixedScales(Case):
             knobs=Knobs(strongly_typed=True),
             varies="as-reported",
         ),
-        Variant(
-            name="int8",
-            role="sweep",
-            description="The reported scale layout in INT8: per-token activation, per-channel weight.",
-            params={**REPORTED, "precision": "int8"},
-            knobs=Knobs(strongly_typed=True),
-            varies="as-reported",
-            inherits=True,
-        ),
     )
 
     @staticmethod
@@ -156,8 +150,6 @@ class Fp8GemmMixedScales(Case):
                                      axis=1 if per_channel else None, precision=precision)
         y = g.torch_node(graph, "MatMul", SCOPE, [x, w])
         g.mark_output(graph, y, (1, TOKENS, OUT_FEATURES))
-        if precision == "int8":
-            return Built(graph, expected_int8=(MATMUL,))
         return Built(graph, expected_precision={MATMUL: precision})
 
     @classmethod
