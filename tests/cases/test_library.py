@@ -112,12 +112,13 @@ def test_building_twice_gives_identical_bytes(pair):
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
-def test_node_names_are_unique_and_expected_int8_nodes_exist(pair):
+def test_node_names_are_unique_and_expected_nodes_exist(pair):
+    """Every variant asks some nodes for a precision (INT8, FP8, FP16 ...), and they are nodes of its graph."""
     case, variant = pair
     built = case.build(variant)
     names = [node.name for node in built.graph.nodes]
     assert all(names) and len(names) == len(set(names))
-    assert built.expected_int8 and set(built.expected_int8) <= set(names)
+    assert built.requested and set(built.requested) <= set(names)
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
