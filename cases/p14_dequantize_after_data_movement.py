@@ -37,6 +37,7 @@ CHANNELS, SIZE, KEPT = 32, 32, 16
 CONV = "/head/conv/Conv"
 DQ = "/stem/Slice_output_0_DequantizeLinear"
 MOVES = ("reshape", "transpose", "slice")
+DATA_MOVEMENT_OPS = ("Reshape", "Transpose", "Slice", "Squeeze", "Unsqueeze", "Flatten")  # what find walks back over
 REPORTED = {"moves": MOVES, "scale_dtype": "float16", "dq_first": False}
 
 _ORIN_NOTE = ("TensorRT 10.16.2.10 on L4T R39.2, Jetson AGX Orin (SM 8.7), trtexec --stronglyTyped on a ModelOpt 0.44 "
@@ -102,7 +103,6 @@ class DequantizeAfterDataMovement(Case):
             params={**REPORTED, "scale_dtype": "float32"},
             knobs=Knobs(strongly_typed=True),
             varies="as-reported",
-            inherits=True,
         ),
         *(Variant(
             name=f"{move}-only",
@@ -111,7 +111,6 @@ class DequantizeAfterDataMovement(Case):
             params={**REPORTED, "moves": (move,)},
             knobs=Knobs(strongly_typed=True),
             varies="as-reported",
-            inherits=True,
         ) for move in MOVES),
         Variant(
             name="dq-first",
@@ -129,7 +128,6 @@ class DequantizeAfterDataMovement(Case):
             "strongly typed.",
             params=REPORTED,
             varies="as-reported",
-            inherits=True,
         ),
     )
 
@@ -188,9 +186,6 @@ class DequantizeAfterDataMovement(Case):
                      "the DequantizeLinear's types for this form (strongly typed) while Thor built it.",
             ))
         return found
-
-
-DATA_MOVEMENT_OPS = ("Reshape", "Transpose", "Slice", "Squeeze", "Unsqueeze", "Flatten")
 
 
 def _move(graph: gs.Graph, x, moves: tuple[str, ...]) -> tuple[gs.Variable, tuple[int, int, int]]:

@@ -119,7 +119,6 @@ class MixedInt8Fp8WeaklyTyped(Case):
             params={"precisions": ("fp8", "int8")},
             knobs=Knobs(fp8=True),
             varies="as-reported",
-            inherits=True,
         ),
     )
 

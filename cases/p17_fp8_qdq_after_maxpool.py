@@ -155,7 +155,7 @@ class Fp8QdqAfterMaxPool(Case):
         """An FP8 QuantizeLinear that reads a MaxPool's output, or an FP8 DequantizeLinear a MaxPool reads."""
         found = []
         for pool in m.nodes_of(graph, "MaxPool"):
-            after = m.follow_qdq(pool.outputs[0])
+            after = _qdq_reading(pool.outputs[0])
             if after and m.quantized_precision(after[1]) == "fp8":
                 found.append(Match(
                     case=cls.id, nodes=(after[0].name, pool.name, after[1].name), variant="as-reported",
@@ -164,7 +164,7 @@ class Fp8QdqAfterMaxPool(Case):
                          "and the FP8 engine ran slower than FP16.",
                 ))
                 continue
-            before = m.qdq_pair(pool.inputs[0])
+            _, before = m.through_qdq(pool.inputs[0])
             if before and m.quantized_precision(before[1]) == "fp8":
                 found.append(Match(
                     case=cls.id, nodes=(pool.name, *(n.name for n in before)), variant="qdq-before-maxpool",
@@ -172,6 +172,13 @@ class Fp8QdqAfterMaxPool(Case):
                          "ModelOpt placement that failed to type on TensorRT 10.7.",
                 ))
         return found
+
+
+def _qdq_reading(tensor) -> list:
+    """[Q, DQ] when ``tensor`` is read only by a QuantizeLinear and that only by a DequantizeLinear, else []."""
+    q = m.only_consumer(tensor)
+    dq = m.only_consumer(q.outputs[0]) if q is not None and q.op == "QuantizeLinear" else None
+    return [q, dq] if dq is not None and dq.op == "DequantizeLinear" else []
 
 
 def _conv(graph: gs.Graph, x, source: str | None, name: str, weight: str, channels_in: int, kernel: int, stride: int,

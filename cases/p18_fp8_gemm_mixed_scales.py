@@ -163,7 +163,7 @@ class Fp8GemmMixedScales(Case):
                 continue
             if m.quantized_precision(a) != "fp8" or m.quantized_precision(b) != "fp8":
                 continue
-            per_token, per_channel = m.is_per_channel(a), m.is_per_channel(b)
+            per_token, per_channel = (m.quantization_axis(t) is not None for t in node.inputs[:2])
             if not (per_token or per_channel):
                 continue
             variant = {(True, True): "as-reported", (False, True): "per-channel-weight-only",

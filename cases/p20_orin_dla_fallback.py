@@ -94,7 +94,6 @@ class OrinDlaFallback(Case):
             params=REPORTED,
             knobs=Knobs(dla_core=0),
             varies="as-reported",
-            inherits=True,
         ),
         Variant(
             name="gpu-only",
@@ -102,7 +101,6 @@ class OrinDlaFallback(Case):
             description="As reported on the GPU (DLA off).",
             params=REPORTED,
             varies="as-reported",
-            inherits=True,
         ),
         Variant(
             name="nearest-resize",

@@ -631,3 +631,28 @@ def test_a_rejected_cache_at_error_severity_is_a_calibration_failure():
     result = classify_log("[E] [TRT] Calibration table does not match calibrator algorithm type")
     assert result.category == "calibration"
     assert result.warnings["calibration-cache-rejected"] == 1
+
+
+def test_a_build_without_implementation_after_untyped_qdq_skips_names_the_skip_reason():
+    """TensorRT#4832: every tactic was skipped for an untyped dequantize and the build failed. The log below puts that
+    skip line (the 10.7 form of Model-Optimizer#118, with a dequantize) before the 10.x end of such a build, a
+    ForeignNode without implementation: the known failure is P14's, not P8's ForeignNode."""
+    skip = ("[E] Error[9]: Error Code: 9: Skipping tactic 0x0000000000000000 due to exception [type.cpp:186: infer_type] "
+            "Could not infer output types for operation: 291: dequantize: Dequantized input0-(f32[1,16,512,512]) | "
+            "input0 reshape out_transpose_out reshape out slice_U28 out-(i8[]) No matching rules found for input "
+            "operand types")
+    end = "[E] Error[10]: Error Code: 10: Could not find any implementation for node {ForeignNode[/stem/Reshape.../head/conv/Conv]}."
+    result = classify_log(f"{skip}\n{skip}\n{end}")
+    assert result.category == "no-implementation" and result.message.startswith("Could not find any implementation")
+    assert (result.known_failure.id, result.known_failure.pattern) == ("dequantize-type-not-inferred", "P14")
+    assert result.warnings["qdq-type-not-inferred"] == 2 and result.warnings["tactic-skipped"] == 2
+    assert classify_log(end).known_failure.id == "foreign-node-no-implementation"  # without the skips: P8's
+    assert classify_log(skip).category is None  # a skipped tactic alone is no failure
+
+
+def test_untyped_quantize_skips_do_not_rename_another_failure():
+    skip = ("[E] Error[9]: Error Code: 9: Skipping tactic 0x0000000000000000 due to exception [type.cpp:infer_type:145] "
+            "Could not infer output types for operation:    40: quantize: /maxpool/MaxPool_output_0_QuantizeLinear_Output'")
+    oom = "[E] [TRT] Requested amount of GPU memory (4362077693 bytes) could not be allocated."
+    result = classify_log(f"{skip}\n{oom}")
+    assert (result.category, result.known_failure) == ("out-of-memory", None)
