@@ -50,3 +50,20 @@ def test_find_the_convs_with_outlier_channels_in_a_float_network_only(user_graph
     assert len(found) == 1 + BLOCKS and {m.variant for m in found} == {"as-reported"}
     assert P19.find(user_graph(P19, variant("v1-style"))) == []
     assert P19.find(fp32_conv_relu_graph) == []
+
+
+def test_on_ort_cpu_the_wide_range_build_is_a_mismatch_and_the_v1_style_one_passes(generated_cases, tmp_path):
+    """The cell builds and runs INT8 in both; only the comparison with the FP32 reference tells them apart. A cell
+    whose output is outside the tolerance is mismatch, never pass, whatever precision its nodes ran in."""
+    from harness.worker.job import run_job
+
+    records = {}
+    target = {"id": "ort-cpu", "backend": "onnxruntime", "session_config": {"session.qdqisint8allowed": "1"}}
+    run_job({"target": target, "cases_dir": str(generated_cases("p19", [P19])), "cells": None, "jobs": 1,
+             "timeout_s": 120, "work_dir": str(tmp_path)}, lambda r: records.__setitem__(r["variant"], r))
+    wide, v1 = records["as-reported"], records["v1-style"]
+    assert wide["outcome"] == "mismatch" and not wide["metrics"]["within_tolerance"]
+    assert wide["metrics"]["cosine"] < P19.tolerance.min_cosine
+    assert wide["precision"][STEM] == "int8" and wide["fallback_nodes"] == []  # INT8 as asked: a precision "pass"
+    assert v1["outcome"] == "pass" and v1["metrics"]["cosine"] > 0.999
+    assert records["minmax-calibrator"]["outcome"] == "mismatch"
