@@ -5,7 +5,7 @@ Upstream:
 
 * https://github.com/NVIDIA/TensorRT/issues/4590 (open): TensorRT 10.13.3.9, CUDA 13.0, Jetson Thor (SM 11.0), Python
   API, an ONNX GPT-2 without Q/DQ. ``BuilderFlag.FP8`` / ``BuilderFlag.FP4`` are accepted and the engine is FP32
-  (larger file, ``DataType.FLOAT`` outputs, FP32 weights); no error or warning. No maintainer answer in the thread.
+  (larger file, ``DataType.FLOAT`` outputs, FP32 weights); no error or warning. The report gives no workaround.
   FP8 and FP4 in TensorRT come from explicit quantization (failure-patterns.md, P15's fix): the workaround variant
   puts FP8 Q/DQ on the convs.
 * https://github.com/roboflow/rf-detr/issues/1453 and https://github.com/roboflow/rf-detr/pull/1454: TensorRT 11 has

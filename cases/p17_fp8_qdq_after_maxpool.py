@@ -12,8 +12,9 @@ Upstream:
 * https://github.com/NVIDIA/Model-Optimizer/issues/439 (open): a ModelOpt FP8 ONNX fails to build with ``trtexec
   --fp16 --fp8`` and again with ``--stronglyTyped`` (as #118 had suggested); the error text is in screenshots, the
   TensorRT version is not given; slower than FP16 too.
-* https://github.com/NVIDIA/Model-Optimizer/issues/16: a ModelOpt maintainer: for Conv in FP8 start from the newest
-  TensorRT; before export, convert the Conv quantizers to INT8 (the int8 workaround variant).
+* https://github.com/NVIDIA/Model-Optimizer/issues/16: a ModelOpt developer: for Conv in FP8 start from the newest
+  TensorRT, and before export convert the quantizers to INT8 (8 bits, amax scaled by 127/448); the int8 variant is
+  that graph with INT8 Q/DQ.
 
 Graph: the ResNet stem as #118 names it: input (1, 3, 64, 64) -> FP8 Q/DQ -> Conv 7x7 stride 2, 3 -> 64 (FP8
 weight, per channel) -> Relu -> MaxPool 3x3 stride 2 -> FP8 Q/DQ (``/maxpool/MaxPool_output_0_QuantizeLinear``) ->
@@ -76,7 +77,7 @@ class Fp8QdqAfterMaxPool(Case):
         ),
     }
     remedy = (
-        "No fix was posted for the FP8 form (#439 is open). For CNN convs a ModelOpt maintainer advises INT8 "
+        "No fix was posted for the FP8 form (#439 is open). For CNN convs a ModelOpt developer advises INT8 "
         "quantizers (the int8 variant) and the newest TensorRT; otherwise leave the MaxPool output unquantized or "
         "quantize before the MaxPool, and compare the engine's speed with FP16."
     )
@@ -119,7 +120,7 @@ class Fp8QdqAfterMaxPool(Case):
             name="int8",
             role="workaround",
             description="The same graph with INT8 Q/DQ everywhere (weakly typed, FP16 allowed): a ModelOpt "
-            "maintainer's advice for convs in #16.",
+            "developer's advice for convs in #16.",
             params={**REPORTED, "precision": "int8"},
             knobs=Knobs(fp16=True),
             varies="as-reported",

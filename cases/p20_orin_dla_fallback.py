@@ -1,7 +1,7 @@
 """P20: an INT8 network on Orin's DLA with one layer DLA cannot run: with GPU fallback that layer leaves the DLA (and
 the network is split); without it the build fails; and some TensorRT builds for Orin have no DLA at all.
 
-Upstream (documentation, not an issue thread):
+Upstream (documentation, not an issue thread; the facts as failure-patterns.md reads these pages):
 
 * https://docs.nvidia.com/deeplearning/tensorrt/11.3.0/api/migration/tensorrt-10x-to-11x-jetson.html: the Jetson
   migration guide of TensorRT 11.3: DLA support is missing from TensorRT 10.8 to 11.4.0 and from the 10.16 Orin

@@ -23,6 +23,10 @@ def test_declaration_and_claims():
     assert (blackwell.outcome, blackwell.architecture) == ("fail", "10.0+")
     (ampere,) = CLAIMS_ON_PENDING_TARGETS["fp8-only"]
     assert (ampere.target, ampere.category, ampere.architecture) == ("trt103-x86", "unsupported-op", "8.6")
+    (orin,) = variant("fp8-only").claims  # the one claim on a target matrix.yaml has today
+    assert (orin.target, orin.outcome, orin.category, orin.architecture) == ("trt103-orin", "fail", "unsupported-op",
+                                                                             "8.7")
+    assert all(not v.claims for v in P16.variants if v.name != "fp8-only")
 
 
 @pytest.mark.parametrize("v", P16.variants, ids=lambda v: v.name)
