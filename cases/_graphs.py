@@ -177,8 +177,8 @@ def modelopt_fake_quantize(graph: gs.Graph, x, tensor: str, scale: np.ndarray, a
                            scale_dtype=np.float32) -> gs.Variable:
     """A QuantizeLinear -> DequantizeLinear pair as ModelOpt's ONNX quantization writes it for the tensor ``tensor``:
     nodes ``<tensor>_QuantizeLinear`` / ``<tensor>_DequantizeLinear``, outputs ``..._Output``, initializers
-    ``<tensor>_scale`` / ``<tensor>_zero_point`` (as in the logs of https://github.com/NVIDIA/Model-Optimizer/issues/118:
-    ``/maxpool/MaxPool_output_0_QuantizeLinear``)."""
+    ``<tensor>_scale`` / ``<tensor>_zero_point`` (as in the logs of
+    https://github.com/NVIDIA/Model-Optimizer/issues/118: ``/maxpool/MaxPool_output_0_QuantizeLinear``)."""
     params = quantizer_params(f"{tensor}_scale", f"{tensor}_zero_point", scale, precision, scale_dtype)
     q = quantize_linear(graph, x, *params, f"{tensor}_QuantizeLinear", f"{tensor}_QuantizeLinear_Output", axis)
     return dequantize_linear(graph, q, *params, f"{tensor}_DequantizeLinear", f"{tensor}_DequantizeLinear_Output",

@@ -41,8 +41,8 @@ FLOAT = 1  # onnx.TensorProto.FLOAT
 
 _THOR = ("TensorRT 10.13.3.9, CUDA 13.0, Jetson Thor (SM 11.0), Python API on a model without Q/DQ: {flag} accepted, "
          "the engine was FP32 (DataType.FLOAT outputs, FP32 weights, larger file); no error, no warning.")
-_RFDETR_FLAG = ("RF-DETR build_engine(fp16=True) on TensorRT 11.2.1.2 (NVIDIA L4, SM 8.9) and 11.3.0.99: TensorRT 11 has "
-                "no BuilderFlag.FP16, RF-DETR built an FP32 engine with one warning (0.00 % Half layers).")
+_RFDETR_FLAG = ("RF-DETR build_engine(fp16=True) on TensorRT 11.2.1.2 (NVIDIA L4, SM 8.9) and 11.3.0.99: TensorRT 11 "
+                "has no BuilderFlag.FP16, RF-DETR built an FP32 engine with one warning (0.00 % Half layers).")
 _RFDETR_CAST = ("RF-DETR's fix on TensorRT 11.3.0.99 (RTX 3060): the ONNX graph cast to FP16 before the build, FP32 "
                 "inputs and outputs kept, builds an FP16 engine (59.82 MB against 111.75 MB FP32).")
 # Claims on targets that matrix.yaml does not have yet (branch i21-matrix adds the 2026 targets; ids not final): the
@@ -88,9 +88,9 @@ class PrecisionFlagWithoutQdq(Case):
         ),
     }
     remedy = (
-        "Ask for FP8/FP4 through Q/DQ nodes (ModelOpt ONNX PTQ) and build strongly typed; a builder flag alone leaves a "
-        "graph without Q/DQ in FP32. On TensorRT 11, cast the graph to FP16 (keeping FP32 inputs and outputs) instead "
-        "of asking for FP16. Check the engine's layer precisions (inspector) after every build."
+        "Ask for FP8/FP4 through Q/DQ nodes (ModelOpt ONNX PTQ) and build strongly typed; a builder flag alone leaves "
+        "a graph without Q/DQ in FP32. On TensorRT 11, cast the graph to FP16 (keeping FP32 inputs and outputs) "
+        "instead of asking for FP16. Check the engine's layer precisions (inspector) after every build."
     )
     variants = (
         Variant(
@@ -130,8 +130,8 @@ class PrecisionFlagWithoutQdq(Case):
         Variant(
             name="fp16-graph",
             role="workaround",
-            description="The graph cast to FP16 (weights FP16, a Cast after the FP32 input and before the FP32 output), "
-            "strongly typed: RF-DETR's fix for TensorRT 11.",
+            description="The graph cast to FP16 (weights FP16, a Cast after the FP32 input and before the FP32 "
+            "output), strongly typed: RF-DETR's fix for TensorRT 11.",
             params={"form": "fp16-graph", "asked": "fp16"},
             knobs=Knobs(strongly_typed=True),
             varies="fp16-flag-trt11",

@@ -9,11 +9,9 @@ from cases.p14_dequantize_after_data_movement import DequantizeAfterDataMovement
 
 Q_, DQ_ = "QuantizeLinear", "DequantizeLinear"
 variant = P14.variant
-MOVED = {
-    "as-reported": ["Reshape", "Transpose", "Reshape", "Slice"], "scale-fp32": ["Reshape", "Transpose", "Reshape", "Slice"],
-    "reshape-only": ["Reshape"], "transpose-only": ["Transpose"], "slice-only": ["Slice"],
-    "weakly-typed": ["Reshape", "Transpose", "Reshape", "Slice"],
-}
+REPORTED_MOVES = ["Reshape", "Transpose", "Reshape", "Slice"]
+MOVED = {"as-reported": REPORTED_MOVES, "scale-fp32": REPORTED_MOVES, "weakly-typed": REPORTED_MOVES,
+         "reshape-only": ["Reshape"], "transpose-only": ["Transpose"], "slice-only": ["Slice"]}
 
 
 def nodes(v):

@@ -533,8 +533,8 @@ LOCATION_FIRST_FORMS = {
 def known_failure_lines(failure_id: str):
     """(form name, line) for every surface form, with and without the source location, of one known message."""
     location, body = KNOWN_MESSAGES[failure_id]
-    code = {"foreign-node-no-implementation": "10", "dequantize-type-not-inferred": "9", "quantize-type-not-inferred": "9",
-            "fp8-needs-fp8-hardware": "9"}.get(failure_id, "2")
+    code = {"foreign-node-no-implementation": "10", "dequantize-type-not-inferred": "9",
+            "quantize-type-not-inferred": "9", "fp8-needs-fp8-hardware": "9"}.get(failure_id, "2")
     for with_location in (True, False):
         text = f"{location}{body}" if with_location else body
         for form, template in {**ERROR_FORMS, **LOCATION_FIRST_FORMS}.items():
@@ -637,11 +637,12 @@ def test_a_build_without_implementation_after_untyped_qdq_skips_names_the_skip_r
     """TensorRT#4832: every tactic was skipped for an untyped dequantize and the build failed. The log below puts that
     skip line (the 10.7 form of Model-Optimizer#118, with a dequantize) before the 10.x end of such a build, a
     ForeignNode without implementation: the known failure is P14's, not P8's ForeignNode."""
-    skip = ("[E] Error[9]: Error Code: 9: Skipping tactic 0x0000000000000000 due to exception [type.cpp:186: infer_type] "
-            "Could not infer output types for operation: 291: dequantize: Dequantized input0-(f32[1,16,512,512]) | "
-            "input0 reshape out_transpose_out reshape out slice_U28 out-(i8[]) No matching rules found for input "
-            "operand types")
-    end = "[E] Error[10]: Error Code: 10: Could not find any implementation for node {ForeignNode[/stem/Reshape.../head/conv/Conv]}."
+    skip = ("[E] Error[9]: Error Code: 9: Skipping tactic 0x0000000000000000 due to exception "
+            "[type.cpp:186: infer_type] Could not infer output types for operation: 291: dequantize: Dequantized "
+            "input0-(f32[1,16,512,512]) | input0 reshape out_transpose_out reshape out slice_U28 out-(i8[]) No "
+            "matching rules found for input operand types")
+    end = ("[E] Error[10]: Error Code: 10: Could not find any implementation for node "
+           "{ForeignNode[/stem/Reshape.../head/conv/Conv]}.")
     result = classify_log(f"{skip}\n{skip}\n{end}")
     assert result.category == "no-implementation" and result.message.startswith("Could not find any implementation")
     assert (result.known_failure.id, result.known_failure.pattern) == ("dequantize-type-not-inferred", "P14")
@@ -651,8 +652,9 @@ def test_a_build_without_implementation_after_untyped_qdq_skips_names_the_skip_r
 
 
 def test_untyped_quantize_skips_do_not_rename_another_failure():
-    skip = ("[E] Error[9]: Error Code: 9: Skipping tactic 0x0000000000000000 due to exception [type.cpp:infer_type:145] "
-            "Could not infer output types for operation:    40: quantize: /maxpool/MaxPool_output_0_QuantizeLinear_Output'")
+    skip = ("[E] Error[9]: Error Code: 9: Skipping tactic 0x0000000000000000 due to exception "
+            "[type.cpp:infer_type:145] Could not infer output types for operation:    40: quantize: "
+            "/maxpool/MaxPool_output_0_QuantizeLinear_Output'")
     oom = "[E] [TRT] Requested amount of GPU memory (4362077693 bytes) could not be allocated."
     result = classify_log(f"{skip}\n{oom}")
     assert (result.category, result.known_failure) == ("out-of-memory", None)
