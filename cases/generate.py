@@ -20,16 +20,23 @@ import onnx.reference
 import onnx.version_converter
 import onnx_graphsurgeon as gs
 
-from cases.model import Case, Variant, all_cases
+from cases.model import Built, Case, Variant, all_cases
 
 INDEX_FORMAT = "trt-matrix/cases/1"
-IR_VERSION_FOR_OPSET = {13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9}  # oldest IR that carries the opset
+IR_VERSION_FOR_OPSET = {13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9, 20: 9, 21: 10}  # oldest IR that carries the opset
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 REFERENCE_OPSET = 21  # QuantizeLinear/DequantizeLinear-21: same INT8 per-tensor and per-axis semantics as 13
 
 
 def export_model(case: type[Case], variant: Variant) -> tuple[onnx.ModelProto, tuple[str, ...]]:
     """Build ``variant``, export it to ONNX and check it; return the model and its expected-INT8 nodes."""
+    model, built = export_built(case, variant)
+    return model, tuple(built.expected_int8)
+
+
+def export_built(case: type[Case], variant: Variant) -> tuple[onnx.ModelProto, Built]:
+    """Build ``variant``, export it to ONNX and check it; return the model and what ``build`` returned (the
+    expected nodes and the precision each is asked for)."""
     built = case.build(variant)
     opset = case.opset_of(variant)
     model = gs.export_onnx(built.graph.cleanup().toposort(), do_type_check=True)
@@ -45,13 +52,13 @@ def export_model(case: type[Case], variant: Variant) -> tuple[onnx.ModelProto, t
     except Exception as err:
         raise ValueError(f"Case {case.id}, variant {variant.name}: the exported model fails onnx.checker: {err}") from err
     node_names = {n.name for n in model.graph.node}
-    missing = [n for n in built.expected_int8 if n not in node_names]
+    missing = [n for n in built.requested if n not in node_names]
     if missing:
         raise ValueError(
-            f"Case {case.id}, variant {variant.name}: expected_int8 names nodes the graph does not have: {missing}. "
-            f"Graph nodes: {sorted(node_names)}"
+            f"Case {case.id}, variant {variant.name}: expected_int8/expected_precision name nodes the graph does not "
+            f"have: {missing}. Graph nodes: {sorted(node_names)}"
         )
-    return model, tuple(built.expected_int8)
+    return model, built
 
 
 def seed_of(case_id: str, variant_name: str) -> int:
@@ -152,8 +159,12 @@ def _value_info(values) -> dict[str, dict]:
 
 
 def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, expected_int8, model_bytes: bytes,
-                  data_bytes: bytes) -> dict:
-    """The index.json entry of one variant: everything a worker needs besides the .onnx and .npz files."""
+                  data_bytes: bytes, expected_precision: dict[str, str] | None = None) -> dict:
+    """The index.json entry of one variant: everything a worker needs besides the .onnx and .npz files.
+
+    ``expected_precision`` maps every expected node to the precision it is asked for (INT8 nodes included); without
+    it, the ``expected_int8`` nodes are asked for INT8 and nothing else is.
+    """
     initializers = {i.name for i in model.graph.initializer}
     return {
         "name": variant.name,
@@ -167,6 +178,8 @@ def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, ex
         "knobs": variant.knobs.to_dict(),
         "claims": [claim.__dict__ | {} for claim in variant.claims],
         "expected_int8": list(expected_int8),
+        "expected_precision": dict(expected_precision if expected_precision is not None
+                                   else dict.fromkeys(expected_int8, "int8")),
         "tolerance": case.tolerance.__dict__ | {},
         "model": f"{case.id}/{variant.name}.onnx",
         "data": f"{case.id}/{variant.name}.npz",
@@ -196,13 +209,13 @@ def generate(
                  "backend_notes": dict(case.backend_notes), "remedy": case.remedy, "variants": []}
         (out_dir / case.id).mkdir(exist_ok=True)
         for variant in case.variants:
-            model, expected_int8 = export_model(case, variant)
+            model, built = export_built(case, variant)
             model_bytes = model.SerializeToString(deterministic=True)
             (out_dir / case.id / f"{variant.name}.onnx").write_bytes(model_bytes)
             data_path = out_dir / case.id / f"{variant.name}.npz"
             write_npz(data_path, make_data(case, variant, model))
-            entry["variants"].append(variant_entry(case, variant, model, expected_int8, model_bytes,
-                                                   data_path.read_bytes()))
+            entry["variants"].append(variant_entry(case, variant, model, built.expected_int8, model_bytes,
+                                                   data_path.read_bytes(), built.requested))
             progress(f"{case.id}/{variant.name}")
         index["cases"].append(entry)
     (out_dir / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")

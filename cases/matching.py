@@ -308,3 +308,28 @@ def _distance(mine: Any, theirs: Any) -> float:
         return 0.0
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in (mine, theirs))
     return abs(math.log2(mine / theirs)) if numbers else 1.0
+
+
+FP8_ONNX_TYPE = 17  # onnx.TensorProto.FLOAT8E4M3FN: onnx-graphsurgeon keeps the ONNX type of a dtype NumPy lacks
+
+
+def quantized_precision(dq: Any) -> str | None:
+    """The precision a DequantizeLinear reads: "int8", "fp8" (E4M3) or None when its input type is unknown or another.
+
+    Read from the type of the quantized input or, when shape inference left that unknown, of the zero point.
+    """
+    for tensor in (dq.inputs[0], dq.inputs[2] if len(dq.inputs) > 2 else None):
+        dtype = getattr(tensor, "dtype", None)
+        if dtype is None:
+            continue
+        if dtype == FP8_ONNX_TYPE or str(dtype) == "float8_e4m3fn":
+            return "fp8"
+        if str(dtype) == "int8":
+            return "int8"
+    return None
+
+
+def scale_dtype(dq: Any) -> str | None:
+    """The type of a Q or DQ node's scale ("float32", "float16"), or None when unknown."""
+    dtype = getattr(dq.inputs[1], "dtype", None)
+    return None if dtype is None else str(dtype)

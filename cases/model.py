@@ -10,11 +10,16 @@ import dataclasses
 import re
 from typing import Any, ClassVar, Iterable
 
-BUILD_MODES = ("implicit-int8", "explicit-qdq")
+# implicit-int8: a float graph and a calibrator; explicit-qdq: Q/DQ nodes in the graph; float: a float graph without
+# Q/DQ and without a calibrator, whose precision is asked for only through builder flags (knobs fp16/fp8/fp4) or the
+# graph's own types (an FP16 graph, strongly typed).
+BUILD_MODES = ("implicit-int8", "explicit-qdq", "float")
+# The precisions a case can ask an expected node to run in (Built.expected_precision).
+REQUESTED_PRECISIONS = ("int8", "fp8", "fp4", "fp16", "bf16")
 CALIBRATORS = ("entropy2", "minmax")
 VARIANT_ROLES = ("failing", "workaround", "sweep", "control")
 CLAIM_STRENGTHS = ("issue-thread", "write-up-only", "documentation")
-CLAIM_OUTCOMES = ("pass", "fail", "fallback", "unsupported")
+CLAIM_OUTCOMES = ("pass", "fail", "fallback", "mismatch", "unsupported")  # mismatch: built, output wrong (P19)
 # Header algorithm names of TensorRT calibration caches ("TRT-8601-EntropyCalibration2"), as seen in real caches.
 CACHE_ALGORITHMS = ("EntropyCalibration2", "MinMaxCalibration")
 
@@ -29,8 +34,14 @@ class Claim:
     strength: str
     category: str | None = None
     note: str = ""
+    # The GPU architecture the report ran on, as a compute capability ("8.7" for Orin, "11.0" for Thor, "10.0+" for
+    # every Blackwell), where the outcome depends on it (P14, P16); None where the report does not tie it to one.
+    architecture: str | None = None
 
     def __post_init__(self):
+        if self.architecture is not None and not re.fullmatch(r"\d+\.\d+\+?", self.architecture):
+            raise ValueError(f"Claim for {self.target!r}: architecture {self.architecture!r} is not a compute "
+                             "capability such as '8.7' or '10.0+'")
         if self.outcome not in CLAIM_OUTCOMES:
             raise ValueError(f"Claim for {self.target!r}: outcome {self.outcome!r} is not one of {CLAIM_OUTCOMES}")
         if self.strength not in CLAIM_STRENGTHS:
@@ -58,6 +69,10 @@ class Knobs:
     precision_constraints: str | None = None  # None, "prefer" or "obey"
     layer_precisions: tuple[tuple[str, str], ...] = ()  # (ONNX node name, precision)
     fp16: bool = False
+    fp8: bool = False  # BuilderFlag.FP8 (weakly typed networks, TensorRT 10.x)
+    fp4: bool = False  # BuilderFlag.FP4 (weakly typed networks, TensorRT 10.8+)
+    dla_core: int | None = None  # run on this DLA core (Jetson AGX Orin has 0 and 1); None: the GPU
+    gpu_fallback: bool = False  # BuilderFlag.GPU_FALLBACK: layers DLA cannot run go to the GPU (DLA cells only)
     strongly_typed: bool = False
     # Optimization profiles, in order: each a tuple of (input name, min shape, opt shape, max shape) per dynamic input.
     profiles: tuple[tuple[tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...], ...] = ()
@@ -71,6 +86,10 @@ class Knobs:
     def __post_init__(self):
         if self.calibrator not in CALIBRATORS:
             raise ValueError(f"Knobs: calibrator {self.calibrator!r} is not one of {CALIBRATORS}")
+        if self.gpu_fallback and self.dla_core is None:
+            raise ValueError("Knobs: gpu_fallback only means something for a DLA build: set dla_core")
+        if self.dla_core is not None and self.dla_core not in (0, 1):
+            raise ValueError(f"Knobs: dla_core {self.dla_core!r} is not 0 or 1 (the DLA cores of a Jetson AGX Orin)")
         if self.precision_constraints not in (None, "prefer", "obey"):
             raise ValueError(f"Knobs: precision_constraints {self.precision_constraints!r} is not None, 'prefer' or 'obey'")
         for index, profile in enumerate(self.profiles):
@@ -160,10 +179,26 @@ class Match:
 
 @dataclasses.dataclass(frozen=True)
 class Built:
-    """What a case's ``build`` returns: the onnx_graphsurgeon.Graph and the ONNX nodes that must run in INT8."""
+    """What a case's ``build`` returns: the onnx_graphsurgeon.Graph, the ONNX nodes that must run in INT8, and the
+    nodes asked for another precision (``{node: "fp8"}``; an FP8 Q/DQ conv, an FP16 graph, a builder flag)."""
 
     graph: Any
-    expected_int8: tuple[str, ...]
+    expected_int8: tuple[str, ...] = ()
+    expected_precision: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        wrong = {node: p for node, p in self.expected_precision.items() if p not in REQUESTED_PRECISIONS[1:]}
+        if wrong:
+            raise ValueError(f"Built: expected_precision {wrong} must name precisions of {REQUESTED_PRECISIONS[1:]} "
+                             "(INT8 nodes go in expected_int8, which records compare today)")
+        both = sorted(set(self.expected_int8) & set(self.expected_precision))
+        if both:
+            raise ValueError(f"Built: nodes {both} are in expected_int8 and asked for another precision")
+
+    @property
+    def requested(self) -> dict[str, str]:
+        """Every expected node and the precision it is asked for, INT8 ones included, in build order."""
+        return {**dict.fromkeys(self.expected_int8, "int8"), **self.expected_precision}
 
 
 _REGISTRY: dict[str, type["Case"]] = {}

@@ -28,7 +28,7 @@ FailureCategory = Literal[
     "unavailable",
 ]
 Precision = Literal["int8", "fp16", "fp32", "bf16", "fp8", "unknown"]
-Mode = Literal["implicit-int8", "explicit-qdq"]
+Mode = Literal["implicit-int8", "explicit-qdq", "float"]
 
 OUTCOMES = get_args(Outcome)
 STAGES = get_args(Stage)

@@ -73,3 +73,35 @@ def test_a_dynamic_input_without_a_size_is_an_error_naming_it():
     with pytest.raises(ValueError, match=r"zz-dynamic-probe, variant unsized: input 'x' has a dynamic dimension; "
                                          r"give its size in params\['input_shapes'\]\['x'\]"):
         make_data(_Dynamic, unsized, export_model(_Dynamic, unsized)[0])
+
+
+def test_the_index_says_which_precision_each_expected_node_is_asked_for(tmp_path):
+    """FP8 and FP16 requests are written next to INT8 ones; expected_int8 keeps listing the INT8 nodes only."""
+    from cases.p16_mixed_int8_fp8_weakly_typed import CONVS, MixedInt8Fp8WeaklyTyped
+    from cases.p5_resize_qdq import ResizeQdq
+
+    index = generate(tmp_path, [MixedInt8Fp8WeaklyTyped, ResizeQdq])
+    mixed = {v["name"]: v for v in index["cases"][0]["variants"]}
+    assert mixed["as-reported"]["expected_precision"] == {CONVS[0]: "int8", CONVS[1]: "fp8"}
+    assert mixed["as-reported"]["expected_int8"] == [CONVS[0]]
+    assert mixed["fp8-only"]["expected_int8"] == []
+    resize = index["cases"][1]["variants"][0]
+    assert resize["expected_precision"] == dict.fromkeys(resize["expected_int8"], "int8")
+
+
+def test_fp8_and_fp16_scaled_variants_get_reference_outputs_of_their_own_quantization(tmp_path):
+    """The reference evaluator runs FP8 E4M3 Q/DQ (opset 19) and FP16-scaled DQ: the reference of an FP8 variant
+    differs from the same graph's FP32 output by FP8 rounding, not by nothing and not by garbage."""
+    import onnx
+
+    from cases.p15_precision_flag_without_qdq import PrecisionFlagWithoutQdq as P15
+
+    model, _ = export_model(P15, P15.variant("explicit-fp8-qdq"))
+    assert {i.data_type for i in model.graph.initializer} >= {onnx.TensorProto.FLOAT8E4M3FN}
+    variant = P15.variant("explicit-fp8-qdq")  # the same variant twice: the same seed, the same inputs
+    fp8 = make_data(P15, variant, model)
+    fp32 = make_data(P15, variant, export_model(P15, P15.variant("as-reported"))[0])
+    np.testing.assert_array_equal(fp8["input/input"], fp32["input/input"])
+    (fp8_out,), (fp32_out,) = ([v for k, v in d.items() if k.startswith("reference/")] for d in (fp8, fp32))
+    cosine = float(np.dot(fp8_out.ravel(), fp32_out.ravel()) / np.linalg.norm(fp8_out) / np.linalg.norm(fp32_out))
+    assert 0 < np.abs(fp8_out - fp32_out).max() < 0.5 and cosine > 0.99

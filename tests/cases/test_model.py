@@ -83,3 +83,37 @@ def test_a_case_whose_variant_varies_no_failing_form_of_its_own_is_refused(varie
             variants = (Variant("as-reported", "failing", "d"), Variant("other-sweep", "sweep", "d"),
                         Variant("sweep", "sweep", "d", varies=varies))
     assert "zz-links" not in {case.id for case in all_cases()}
+
+
+def test_built_asks_each_expected_node_for_one_precision():
+    from cases.model import Built
+
+    built = Built("graph", expected_int8=("conv1",), expected_precision={"conv2": "fp8", "fc": "fp16"})
+    assert built.requested == {"conv1": "int8", "conv2": "fp8", "fc": "fp16"}
+    assert Built("graph", expected_int8=("conv1",)).requested == {"conv1": "int8"}
+    with pytest.raises(ValueError, match="in expected_int8 and asked for another precision"):
+        Built("graph", expected_int8=("conv1",), expected_precision={"conv1": "fp8"})
+    for wrong in ("int8", "fp64"):  # INT8 requests belong in expected_int8, which the records compare
+        with pytest.raises(ValueError, match="must name precisions of"):
+            Built("graph", expected_precision={"conv1": wrong})
+
+
+@pytest.mark.parametrize("architecture, valid", [("8.7", True), ("11.0", True), ("10.0+", True), ("sm87", False),
+                                                 ("Orin", False), ("8", False)])
+def test_a_claims_architecture_is_a_compute_capability(architecture, valid):
+    from cases.model import Claim
+
+    make = lambda: Claim("t", "fail", "https://example.org/1", "issue-thread", architecture=architecture)  # noqa: E731
+    if valid:
+        assert make().architecture == architecture
+    else:
+        with pytest.raises(ValueError, match="is not a compute capability"):
+            make()
+
+
+def test_dla_knobs_name_a_core_of_orin_and_fallback_only_with_one():
+    assert Knobs(dla_core=1, gpu_fallback=True).to_dict()["dla_core"] == 1
+    with pytest.raises(ValueError, match="not 0 or 1"):
+        Knobs(dla_core=2)
+    with pytest.raises(ValueError, match="only means something for a DLA build"):
+        Knobs(gpu_fallback=True)

@@ -39,10 +39,12 @@ Priority rule for the primary failure (``LogClassification.category``):
 
 Known upstream failures (``LogClassification.known_failure``): when the primary failure's message is one that an
 upstream report names (``KNOWN_FAILURES``: the checkLinks assertion of TensorRT 10.3's calibration, the Q/DQ fusion
-assertions,
-a Myelin ForeignNode without implementation), the classification names it, with the failure pattern and the report.
-It keys on the message body, so every surface form and release (with or without the ``file.cpp::function::line``
-location) gives the same known failure.
+assertions, a Myelin ForeignNode without implementation, Myelin's untyped Q/DQ of the 2025-2026 reports, FP8 on a GPU
+without FP8, the FP4 blockwise rejection, TensorRT 11's missing calibrator classes), the classification names it,
+with the failure pattern and the report. It keys on the message body, so every surface form and release (with or
+without the ``file.cpp::function::line`` location) gives the same known failure. One exception to "the primary
+failure's message": when a build ends with no implementation for a node (or a ForeignNode) after tactics were skipped
+because Myelin could not type a Q or DQ (``_SKIP_REASONS``), the known failure is that reason, the first one skipped.
 """
 from __future__ import annotations
 
@@ -60,6 +62,7 @@ WARNING_KINDS = (
     "implicit-quantization-deprecated",
     "calibration-profile-default",
     "calibration-cache-rejected",
+    "qdq-type-not-inferred",
 )
 _FAILURE_SEVERITIES = (None, "error", "internal-error")
 
@@ -123,6 +126,10 @@ _WARNING_PATTERNS = {
     # A calibration cache TensorRT will not use (its header names another calibrator algorithm). Wording of TensorRT
     # 10.x logs quoted in public build notes; no first-party thread with it was found.
     "calibration-cache-rejected": re.compile(r"Calibration table does not match calibrator algorithm type", re.I),
+    # Myelin could not type a Q or DQ (FP8 after a MaxPool, INT8 moved before an FP16-scaled DQ): counted on every
+    # line, also the "Skipping tactic" ones, which are never the failure (a build can end with an engine, slower:
+    # https://github.com/NVIDIA/Model-Optimizer/issues/118).
+    "qdq-type-not-inferred": re.compile(r"Could not infer output types for operation:\s*\d+:\s*(?:de)?quantize:"),
 }
 
 _CONSEQUENCE = re.compile(
@@ -261,7 +268,32 @@ KNOWN_FAILURES = (
     KnownFailure("qdq-quantized-constant-placement", "P12", "internal-assert",
               re.compile(r"Quantized constant is only allowed before DQ"),
               "https://github.com/NVIDIA/TensorRT/issues/3919"),
+    # 2025-2026 (failure-patterns.md P14-P20): Myelin's type inference of a DequantizeLinear reading moved INT8 data
+    # with an FP16 scale (SM 8.7 only), of an FP8 QuantizeLinear after a MaxPool; FP8 on a GPU without FP8; FP4
+    # blockwise add_quantize; TensorRT 11's Python module without the calibrator classes.
+    KnownFailure("dequantize-type-not-inferred", "P14", "no-implementation",
+              re.compile(r"Could not infer output types for operation:\s*\d+:\s*dequantize:"),
+              "https://github.com/NVIDIA/TensorRT/issues/4832"),
+    KnownFailure("quantize-type-not-inferred", "P17", "no-implementation",
+              re.compile(r"Could not infer output types for operation:\s*\d+:\s*quantize:"),
+              "https://github.com/NVIDIA/Model-Optimizer/issues/118"),
+    KnownFailure("fp8-needs-fp8-hardware", "P16", "unsupported-op",
+              re.compile(r"Networks with FP8 (?:Q/DQ layers|precision) require hardware with FP8 support"),
+              "https://github.com/NVIDIA/Model-Optimizer/issues/70"),
+    KnownFailure("fp4-blockwise-quantize-rejected", "P18", "unsupported-op",
+              re.compile(r"Blockwise quantization requires output type to be int8 or fp8e4m3"),
+              "https://github.com/NVIDIA/TensorRT-Model-Connect/pull/1326"),
+    KnownFailure("calibrator-class-removed", "P10", "unsupported-api",
+              re.compile(r"module 'tensorrt' has no attribute 'IInt8\w*Calibrator\w*'"),
+              "https://github.com/ultralytics/ultralytics/issues/24729"),
 )
+
+
+# Known failures that TensorRT also prints as the reason of a skipped tactic ("Skipping tactic 0x... due to exception
+# [type.cpp:infer_type:145] Could not infer output types ..."). Such a line is never the failure (rule 1), but when the
+# build then ends without an implementation for a node (a Myelin ForeignNode), that reason is what the log reports:
+# https://github.com/NVIDIA/TensorRT/issues/4832 ("Every tactic is skipped with: ... infer_type ...", build failed).
+_SKIP_REASONS = ("dequantize-type-not-inferred", "quantize-type-not-inferred")
 
 
 @dataclass(frozen=True)
@@ -324,11 +356,15 @@ def classify_log(text: str) -> LogClassification:
     """The primary failure category of a TensorRT build log and its warning counts (rules: module docstring)."""
     warnings = dict.fromkeys(WARNING_KINDS, 0)
     evidence: list[_Evidence] = []
+    skipped_for: KnownFailure | None = None  # the first known failure a skipped tactic names
     for raw_line in text.splitlines():
         line = parse_log_line(raw_line)
         for kind, pattern in _WARNING_PATTERNS.items():
             if pattern.search(line.body):
                 warnings[kind] += 1
+        if _TACTIC_SKIP.search(line.body) and skipped_for is None:
+            skipped_for = next((known for known in KNOWN_FAILURES if known.id in _SKIP_REASONS
+                                and known.message.search(line.body)), None)
         if line.severity not in _FAILURE_SEVERITIES or _TACTIC_SKIP.search(line.body):
             continue
         found = _failure_evidence(line)
@@ -341,6 +377,9 @@ def classify_log(text: str) -> LogClassification:
     node = _node_without_implementation(primary.body) if category == "no-implementation" else None
     known_failure = next((known for known in KNOWN_FAILURES
                           if category == known.category and known.message.search(primary.body)), None)
+    if skipped_for is not None and category == "no-implementation" and (
+            known_failure is None or known_failure.id == "foreign-node-no-implementation"):
+        known_failure = skipped_for  # no implementation was left because every tactic was skipped for this reason
     return LogClassification(category=category, node=node, message=primary.body, warnings=warnings,
                              known_failure=known_failure)
 

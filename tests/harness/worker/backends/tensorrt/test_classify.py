@@ -495,6 +495,31 @@ KNOWN_MESSAGES = {
         "Could not find any implementation for node {ForeignNode[/transformer/attention_4/Slice_4_output_0[Constant]..."
         "/transformer/Reshape_6]}.",
     ),
+    "dequantize-type-not-inferred": (  # TensorRT#4832 (10.16.2.10, Orin), the part of the operand text it shows
+        "",
+        "Error Code 9: [type.cpp:186: infer_type] Could not infer output types for operation: 291: dequantize: "
+        "Dequantized input0-(f32[1,16,512,512]) | input0 reshape out_transpose_out reshape out slice_U28 out-(i8[]) "
+        "No matching rules found for input operand types",
+    ),
+    "quantize-type-not-inferred": (  # Model-Optimizer#118 (10.7), as an error rather than a skipped tactic
+        "",
+        "[type.cpp:infer_type:145] Could not infer output types for operation:    40: quantize: "
+        "/maxpool/MaxPool_output_0_QuantizeLinear_Output'-(fp8[7,64,192,256][]so[], mem_prop=0) No matching rules "
+        "found for input operand types",
+    ),
+    "fp8-needs-fp8-hardware": (  # Model-Optimizer#70 (10.3.0.26, RTX A6000)
+        "",
+        "IBuilder::buildSerializedNetwork: Error Code 9: API Usage Error (Networks with FP8 Q/DQ layers require "
+        "hardware with FP8 support.)",
+    ),
+    "fp4-blockwise-quantize-rejected": (  # TensorRT-Model-Connect#1326 (11.1.0.106, 11.3.0.99): shape.cpp:3350
+        "",
+        "Blockwise quantization requires output type to be int8 or fp8e4m3",
+    ),
+    "calibrator-class-removed": (  # ultralytics#24729 (11.0.0.114)
+        "",
+        "AttributeError: module 'tensorrt' has no attribute 'IInt8Calibrator'",
+    ),
 }
 # Forms a 10.x Python or DeepStream log prints Error Code 2 messages in: the location right after the tag, no number
 # (ultralytics#23841: "[TRT] [E] [checkSanity.cpp::checkLinks::218] Error Code 2: ...", DeepStream-Yolo#675:
@@ -508,7 +533,8 @@ LOCATION_FIRST_FORMS = {
 def known_failure_lines(failure_id: str):
     """(form name, line) for every surface form, with and without the source location, of one known message."""
     location, body = KNOWN_MESSAGES[failure_id]
-    code = "10" if failure_id == "foreign-node-no-implementation" else "2"
+    code = {"foreign-node-no-implementation": "10", "dequantize-type-not-inferred": "9",
+            "quantize-type-not-inferred": "9", "fp8-needs-fp8-hardware": "9"}.get(failure_id, "2")
     for with_location in (True, False):
         text = f"{location}{body}" if with_location else body
         for form, template in {**ERROR_FORMS, **LOCATION_FIRST_FORMS}.items():
@@ -605,3 +631,30 @@ def test_a_rejected_cache_at_error_severity_is_a_calibration_failure():
     result = classify_log("[E] [TRT] Calibration table does not match calibrator algorithm type")
     assert result.category == "calibration"
     assert result.warnings["calibration-cache-rejected"] == 1
+
+
+def test_a_build_without_implementation_after_untyped_qdq_skips_names_the_skip_reason():
+    """TensorRT#4832: every tactic was skipped for an untyped dequantize and the build failed. The log below puts that
+    skip line (the 10.7 form of Model-Optimizer#118, with a dequantize) before the 10.x end of such a build, a
+    ForeignNode without implementation: the known failure is P14's, not P8's ForeignNode."""
+    skip = ("[E] Error[9]: Error Code: 9: Skipping tactic 0x0000000000000000 due to exception "
+            "[type.cpp:186: infer_type] Could not infer output types for operation: 291: dequantize: Dequantized "
+            "input0-(f32[1,16,512,512]) | input0 reshape out_transpose_out reshape out slice_U28 out-(i8[]) No "
+            "matching rules found for input operand types")
+    end = ("[E] Error[10]: Error Code: 10: Could not find any implementation for node "
+           "{ForeignNode[/stem/Reshape.../head/conv/Conv]}.")
+    result = classify_log(f"{skip}\n{skip}\n{end}")
+    assert result.category == "no-implementation" and result.message.startswith("Could not find any implementation")
+    assert (result.known_failure.id, result.known_failure.pattern) == ("dequantize-type-not-inferred", "P14")
+    assert result.warnings["qdq-type-not-inferred"] == 2 and result.warnings["tactic-skipped"] == 2
+    assert classify_log(end).known_failure.id == "foreign-node-no-implementation"  # without the skips: P8's
+    assert classify_log(skip).category is None  # a skipped tactic alone is no failure
+
+
+def test_untyped_quantize_skips_do_not_rename_another_failure():
+    skip = ("[E] Error[9]: Error Code: 9: Skipping tactic 0x0000000000000000 due to exception "
+            "[type.cpp:infer_type:145] Could not infer output types for operation:    40: quantize: "
+            "/maxpool/MaxPool_output_0_QuantizeLinear_Output'")
+    oom = "[E] [TRT] Requested amount of GPU memory (4362077693 bytes) could not be allocated."
+    result = classify_log(f"{skip}\n{oom}")
+    assert (result.category, result.known_failure) == ("out-of-memory", None)

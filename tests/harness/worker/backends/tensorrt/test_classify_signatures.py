@@ -31,6 +31,12 @@ SOURCES = {
     "ultralytics#23841": "https://github.com/ultralytics/ultralytics/issues/23841",
     "DeepStream-Yolo#603": "https://github.com/marcoslucianops/DeepStream-Yolo/issues/603",
     "TensorRT-YOLO#95": "https://github.com/laugh12321/TensorRT-YOLO/issues/95",
+    "TensorRT#4832": "https://github.com/NVIDIA/TensorRT/issues/4832",
+    "Model-Optimizer#118": "https://github.com/NVIDIA/Model-Optimizer/issues/118",
+    "Model-Optimizer#70": "https://github.com/NVIDIA/Model-Optimizer/issues/70",
+    "TensorRT-LLM#1428": "https://github.com/NVIDIA/TensorRT-LLM/issues/1428",
+    "TensorRT-Model-Connect#1326": "https://github.com/NVIDIA/TensorRT-Model-Connect/pull/1326",
+    "ultralytics#24729": "https://github.com/ultralytics/ultralytics/issues/24729",
     "TRT 10 build notes": "TensorRT 10.x trtexec output quoted in public build notes; no first-party thread found",
     "reference": "../shared/reference/trt-logs (labels.json has each excerpt's link)",
     "api-names": "error names of the CUDA runtime, cuDNN and cuBLAS APIs (cudaError_t, cudnnStatus_t, cublasStatus_t)",
@@ -116,6 +122,28 @@ FAILURE_LINES = [
     ("no-implementation", "[E] Error[10]: Error Code: 10: Could not find any implementation for node "
                           "{ForeignNode[/transformer/attention_4/Slice_4_output_0[Constant].../transformer/Reshape_6]}.",
      "reference"),
+    # The 2025-2026 reports (failure-patterns.md P14-P20). #4832 quotes its line with the middle elided ("..."); the
+    # operand text here is the part it shows. Model-Optimizer#70's and TensorRT-LLM#1428's lines are the two wordings
+    # of the FP8 hardware check (10.3 and the TensorRT of TRT-LLM 0.9).
+    ("no-implementation", "[E] Error[9]: Error Code 9: [type.cpp:186: infer_type] Could not infer output types for "
+                          "operation: 291: dequantize: Dequantized input0-(f32[1,16,512,512]) | input0 reshape "
+                          "out_transpose_out reshape out slice_U28 out-(i8[]), MyelinPW(42188) - Input Dequantization 0 "
+                          "scale weightsHalf-0.35498H:(f16[]) No matching rules found for input operand types",
+     "TensorRT#4832"),
+    ("no-implementation", "[E] Error[9]: Error Code: 9: [type.cpp:infer_type:145] Could not infer output types for "
+                          "operation:    40: quantize: /maxpool/MaxPool_output_0_QuantizeLinear_Output'-(fp8[7,64,192,"
+                          "256][]so[], mem_prop=0) | /maxpool/MaxPool_output_0'-(f32[7,64,192,256][]so[3,2,1,0]p[0,0,0,"
+                          "0], mem_prop=0), No matching rules found for input operand types", "Model-Optimizer#118"),
+    ("unsupported-op", "[09/11/2024-21:49:27] [E] Error[9]: IBuilder::buildSerializedNetwork: Error Code 9: API Usage "
+                       "Error (Networks with FP8 Q/DQ layers require hardware with FP8 support.)", "Model-Optimizer#70"),
+    ("unsupported-op", "[04/09/2024-16:26:41] [TRT] [E] 9: [standardEngineBuilder.cpp::buildEngine::2266] Error Code 9: "
+                       "Internal Error (Networks with FP8 precision require hardware with FP8 support.)",
+     "TensorRT-LLM#1428"),
+    ("unsupported-op", "[E] [TRT] [shape.cpp:3350] Blockwise quantization requires output type to be int8 or fp8e4m3",
+     "TensorRT-Model-Connect#1326"),
+    ("unsupported-api", "AttributeError: module 'tensorrt' has no attribute 'IInt8Calibrator'", "ultralytics#24729"),
+    ("unsupported-api", "ERROR \u274c TensorRT: export failure 5.5s: module 'tensorrt' has no attribute "
+                        "'IInt8Calibrator'", "ultralytics#24729"),
     ("crash", "Segmentation fault (core dumped)", "runtime"),
     ("crash", "Aborted (core dumped)", "runtime"),
     ("crash", "Fatal Python error: Segmentation fault", "runtime"),
@@ -158,6 +186,10 @@ WARNING_LINES = [
      "DeepStream-Yolo#603"),
     ("calibration-cache-rejected", "[W] [TRT] Calibration table does not match calibrator algorithm type",
      "TRT 10 build notes"),
+    ("qdq-type-not-inferred", "[12/17/2024-08:28:27] [E] Error[9]: Error Code: 9: Skipping tactic 0x0000000000000000 "
+                              "due to exception [type.cpp:infer_type:145] Could not infer output types for operation:"
+                              "    40: quantize: /maxpool/MaxPool_output_0_QuantizeLinear_Output'-(fp8[7,64,192,256]"
+                              "[]so[], mem_prop=0)", "Model-Optimizer#118"),
 ]
 
 
