@@ -495,7 +495,22 @@ KNOWN_MESSAGES = {
         "Could not find any implementation for node {ForeignNode[/transformer/attention_4/Slice_4_output_0[Constant]..."
         "/transformer/Reshape_6]}.",
     ),
+    "conv-silu-no-implementation": (  # TensorRT#3640 (8.6.2, JetPack 6.0)
+        "[optimizer.cpp::computeCosts::3869] ",
+        "Error Code 10: Internal Error (Could not find any implementation for node /model.0/conv/Conv + "
+        "PWN(PWN(/model.0/act/Sigmoid), /model.0/act/Mul).)",
+    ),
+    "qdq-conv-swish-no-implementation": (  # TensorRT#3385 (8.5.2, Orin), the reference excerpt F01
+        "[optimizer.cpp::computeCosts::3728] ",
+        "Error Code 10: Internal Error (Could not find any implementation for node w + node_of_dqconv.dwconv + "
+        "PWN(node_of_swish.sigmoid, node_of_swish.mul).)",
+    ),
+    "cuda-runtime-operation-not-supported": (  # TensorRT#3980 (10.0.1), the reference excerpt F25
+        "[defaultAllocator.cpp::deallocateAsync::64] ", "Error Code 1: Cuda Runtime (operation not supported)",
+    ),
 }
+ERROR_CODES = {"foreign-node-no-implementation": "10", "conv-silu-no-implementation": "10",
+               "qdq-conv-swish-no-implementation": "10", "cuda-runtime-operation-not-supported": "1"}
 # Forms a 10.x Python or DeepStream log prints Error Code 2 messages in: the location right after the tag, no number
 # (ultralytics#23841: "[TRT] [E] [checkSanity.cpp::checkLinks::218] Error Code 2: ...", DeepStream-Yolo#675:
 # "ERROR: [TRT]: [checkSanity.cpp::checkLinks::218] Error Code 2: ...").
@@ -508,7 +523,7 @@ LOCATION_FIRST_FORMS = {
 def known_failure_lines(failure_id: str):
     """(form name, line) for every surface form, with and without the source location, of one known message."""
     location, body = KNOWN_MESSAGES[failure_id]
-    code = "10" if failure_id == "foreign-node-no-implementation" else "2"
+    code = ERROR_CODES.get(failure_id, "2")
     for with_location in (True, False):
         text = f"{location}{body}" if with_location else body
         for form, template in {**ERROR_FORMS, **LOCATION_FIRST_FORMS}.items():
@@ -551,14 +566,16 @@ def test_checklinks_wins_over_the_failed_build_tail_and_counts_no_warning():
 
 
 def test_reference_excerpts_are_the_known_failures_their_sources_report(reference_dir, labels):
-    """F08 (#3972) and F29 (#2606) are ForeignNode failures; F11 (#2664) the pointwise out-scales assertion."""
+    """F08 (#3972) and F29 (#2606) are ForeignNode failures; F11 (#2664) the pointwise out-scales assertion; F01
+    (#3385) P1's Q/DQ conv + Swish, F04 (a sibling of #3640) S1's Conv + SiLU, F25 (#3980) S5's Cuda Runtime error."""
     named = {}
     for path in sorted((reference_dir / "trt-logs").glob("*.log")):
         known = classify_log(path.read_text(encoding="utf-8")).known_failure
         if known is not None:
             named[path.stem] = known.id
     assert named == {"F08": "foreign-node-no-implementation", "F29": "foreign-node-no-implementation",
-                     "F11": "qdq-pointwise-out-scales"}
+                     "F11": "qdq-pointwise-out-scales", "F01": "qdq-conv-swish-no-implementation",
+                     "F04": "conv-silu-no-implementation", "F25": "cuda-runtime-operation-not-supported"}
     assert labels["F08"]["source"] == ["https://github.com/NVIDIA/TensorRT/issues/3972"]
 
 
