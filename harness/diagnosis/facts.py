@@ -30,6 +30,8 @@ _COMPUTE_CAPABILITY = re.compile(r"Compute Capability: (?P<major>\d+)\.(?P<minor
 _JETSON_BY_CAPABILITY = {"8.7": "Jetson AGX Orin (sm_87)", "11.0": "Jetson Thor (sm_110)", "7.2": "Jetson Xavier (sm_72)"}
 _JETSON_WORDS = re.compile(r"\b(?:Jetson|Orin|Thor|Xavier|L4T|tegra|JetPack)\b", re.IGNORECASE)
 _WINDOWS = re.compile(r"trtexec\.exe|\b[A-Z]:\\")
+_MISSING_SCALE = re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor (?P<tensor>.+?)"
+                            r"(?:, expect fall back|,? ?$)", re.MULTILINE)
 
 
 def log_facts(item: Identified) -> dict[str, Any]:
@@ -49,6 +51,7 @@ def log_facts(item: Identified) -> dict[str, Any]:
         **gpu_facts(text),
         "failure": classification.to_dict(),
         "warnings": {kind: count for kind, count in classification.warnings.items() if count},
+        "missing_scale_tensors": list(dict.fromkeys(m.group("tensor") for m in _MISSING_SCALE.finditer(text))),
         "known_forms": [{"id": known.id, "pattern": known.pattern, "kind": known.kind, "lines": count,
                          "source": known.source, "note": known.note}
                         for known, count in classify.known_forms(text, classification)],
