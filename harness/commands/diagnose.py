@@ -107,7 +107,7 @@ def cmd_layers(args) -> int:
 
 def cmd_diagnose(args) -> int:
     from harness.diagnosis.diagnose import DiagnoseOptions, diagnose_files
-    from harness.diagnosis.render import diagnosis_text
+    from harness.diagnosis.render import diagnosis_data, diagnosis_text
     from harness.matrix import load_matrix
     from harness.scan.loading import ModelInputError
     from harness.scan.observations import ObservationsError
@@ -131,7 +131,7 @@ def cmd_diagnose(args) -> int:
     except (ModelInputError, ObservationsError) as err:
         raise CommandError(str(err)) from None
     status = EXIT_BY_OUTCOME[diagnosis.outcome]
-    data = {**diagnosis.to_dict(), "exit_code": status}
+    data = diagnosis_data(diagnosis, status)
     if diagnosis.scan is not None:
         from harness.scan.writing import write_results
 

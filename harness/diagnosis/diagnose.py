@@ -17,6 +17,7 @@ from harness.diagnosis.library import (
     pattern_evidence,
     removed_flags,
     signature_matches,
+    targets_of_build,
 )
 from harness.matrix import Target
 from harness.scan.observations import read_observations
@@ -125,6 +126,8 @@ def _diagnose(item: Identified, identified: list[Identified], context: Context, 
     tensors: list[str] = []
     if item.kind == "tensorrt-log":
         result.facts = fact_reading.log_facts(item)
+        result.facts["targets_of_this_build"] = targets_of_build(result.facts["tensorrt_version"],
+                                                                 result.facts["platform"], context.matrix)
         node = result.facts["failure"]["node"]
         layer_names = [node] if node else []
         if result.facts["layers"]:

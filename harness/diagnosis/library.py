@@ -81,6 +81,18 @@ def pattern_evidence(pattern: str, context: Context) -> list[dict[str, Any]]:
     return evidence
 
 
+def targets_of_build(version: str | None, platform: str | None, matrix: Iterable[Target]) -> list[str]:
+    """The TensorRT targets of the matrix with the major.minor version a file names (and its platform, when named):
+    where the library's evidence speaks of the user's own build."""
+    if not version:
+        return []
+    platforms = {"orin"} if platform and "Orin" in platform else {"x86_64"} if platform and "discrete" in platform \
+        else None
+    return [t.id for t in matrix if t.backend == "tensorrt" and t.version
+            and version_tuple(t.version)[:2] == version_tuple(version)[:2]
+            and (platforms is None or t.platform in platforms)]
+
+
 def cases_of(pattern: str) -> list[type[Case]]:
     return [case for case in all_cases() if case.pattern == pattern]
 

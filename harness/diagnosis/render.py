@@ -23,6 +23,14 @@ def diagnosis_text(diagnosis: Diagnosis) -> str:
     return "\n\n".join(paragraphs)
 
 
+def diagnosis_data(diagnosis: Diagnosis, exit_code: int) -> dict[str, Any]:
+    """The diagnosis as JSON-ready data, each file with its paragraph (``text``), and the command's exit status."""
+    data = {**diagnosis.to_dict(), "exit_code": exit_code}
+    for entry, f in zip(data["files"], diagnosis.files):
+        entry["text"] = " ".join(file_sentences(f))
+    return data
+
+
 def file_sentences(f: FileDiagnosis) -> list[str]:
     if f.status == "no-kind":
         return [f"{f.path}: of no kind this command reads ({f.problem})."]
@@ -35,6 +43,8 @@ def file_sentences(f: FileDiagnosis) -> list[str]:
 def _log(f: FileDiagnosis) -> list[str]:
     facts = f.facts
     sentences = [_version(facts), _gpu(facts)]
+    if facts["targets_of_this_build"]:
+        sentences.append(f"Targets of this build in the matrix: {', '.join(facts['targets_of_this_build'])}.")
     failure = facts["failure"]
     if failure["category"] is None:
         sentences.append("No failure in its text (that alone does not prove the build succeeded).")
