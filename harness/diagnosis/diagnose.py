@@ -56,6 +56,7 @@ class FileDiagnosis:
     patterns: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     caches: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     removed_flags: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    names_checked: bool = False  # a model was scanned and this file names layers or tensors to look up in it
     model_nodes: list[str] = dataclasses.field(default_factory=list)
     joined: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     applies: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # chosen target -> known failures there
@@ -153,27 +154,28 @@ def _diagnose(item: Identified, identified: list[Identified], context: Context, 
 
         result.facts = model_summary(item.content)
     if names is not None and (layer_names or tensors):
+        result.names_checked = True
         result.model_nodes = model_nodes(layer_names, names) + [names.producers[t] for t in tensors
                                                                 if t in names.producers]
         result.joined = joined_findings(scanned.findings, scanned.verdicts, set(result.model_nodes))
     if scanned is not None and item.kind == "onnx-model" and item.path == scanned.loaded.path:
         result.joined = joined_findings(scanned.findings, scanned.verdicts)
-    result.patterns = _patterns(result.facts, result.joined, context)
+    result.patterns = _patterns(result.facts, result.joined if result.names_checked else None, context)
     result.applies = _applies(result, context)
     return result
 
 
-def _patterns(facts: dict[str, Any], joined: list[dict[str, Any]], context: Context) -> list[dict[str, Any]]:
+def _patterns(facts: dict[str, Any], joined: list[dict[str, Any]] | None, context: Context) -> list[dict[str, Any]]:
     """Each pattern the facts name (strongest signature first), with its cases' evidence and whether the model
-    confirms it (None: no model was joined)."""
+    confirms it (``joined``: the findings holding the nodes the file names; None: no model to look them up in)."""
     patterns: dict[str, dict[str, Any]] = {}
-    joined_patterns = {j["pattern"] for j in joined}
+    joined_patterns = {j["pattern"] for j in joined or ()}
     for match in signature_matches(facts):
         entry = patterns.setdefault(match["pattern"], {"pattern": match["pattern"], "signatures": [],
                                                        "cases": pattern_evidence(match["pattern"], context)})
         entry["signatures"].append(match)
     for entry in patterns.values():
-        entry["confirmed_by_model"] = (entry["pattern"] in joined_patterns) if joined else None
+        entry["confirmed_by_model"] = None if joined is None else entry["pattern"] in joined_patterns
         entry["decisive"] = entry["confirmed_by_model"] is True or any(
             s["strength"] == "known-failure" for s in entry["signatures"])
     return list(patterns.values())

@@ -34,6 +34,7 @@ _CACHE_START = re.compile(r"^TRT-")
 _JSON_START = re.compile(r'^\s*(?:\{|\[\s*[{"\]])')  # "[10/14/2023-15:37:16] [E] ..." is a log line
 _ENGINE_JSON_KEYS = re.compile(r'^\s*(?:\{\s*"(?:Layers|Bindings|Name|I/O Tensors)"|\[\s*[{"])')
 _BUILD_METADATA_KEYS = ("model_options", "build_options")
+_BUILD_METADATA_START = re.compile(r'^\s*\{\s*"(?:model_options|build_options)"')
 # One invocation: an optional "$ " prompt and VAR=value prefixes, then trtexec or polygraphy (a path, .exe, or
 # `python -m polygraphy`).
 _COMMAND = re.compile(r"^\s*(?:\$\s+)?(?:\w+=\S*\s+)*(?:\S*[/\\])?(?:(?P<trtexec>trtexec)(?:\.exe)?"
@@ -119,6 +120,11 @@ def _json(path: Path, text: str) -> Identified:
         data = None
     if isinstance(data, dict) and all(key in data for key in _BUILD_METADATA_KEYS):
         return Identified(path, "engine-build-metadata", READ, text=text, content=data)
+    if _BUILD_METADATA_START.match(text):
+        missing = [key for key in _BUILD_METADATA_KEYS if not isinstance(data, dict) or key not in data]
+        why = "it is not readable JSON (cut short?)" if data is None else f"it has no {' and no '.join(missing)}"
+        return Identified(path, "engine-build-metadata", DAMAGED, f"it starts as engine build metadata, but {why}",
+                          text=text)
     try:
         read = layers.read_layers_file(path)
     except ValueError as err:

@@ -14,7 +14,8 @@ SHOWN = 3  # layers, nodes, targets named before "and N more"
 
 def diagnosis_text(diagnosis: Diagnosis) -> str:
     """One wrapped paragraph per file, then the model's line and the problems, if any."""
-    paragraphs = [textwrap.fill(" ".join(file_sentences(f)), WIDTH, subsequent_indent="  ") for f in diagnosis.files]
+    paragraphs = [textwrap.fill(" ".join(file_sentences(f)), WIDTH, subsequent_indent="  ", break_on_hyphens=False,
+                                break_long_words=False) for f in diagnosis.files]
     if diagnosis.model is not None:
         model = diagnosis.model
         paragraphs.append(f"model: {model['path']} ({model['nodes']} nodes) scanned on {', '.join(diagnosis.targets)}; "
@@ -105,7 +106,7 @@ def _library(f: FileDiagnosis) -> list[str]:
         if pattern["confirmed_by_model"] is True:
             text += "; the model confirms it"
         elif pattern["confirmed_by_model"] is False:
-            text += "; the model does not confirm it (no finding of this pattern holds the nodes named)"
+            text += "; the model does not confirm it (no finding of this pattern holds the nodes this file names)"
         elif not pattern["decisive"]:
             text += f"; not decided without the model: {signature['note']}"
         sentences.append(text + ".")
@@ -113,6 +114,8 @@ def _library(f: FileDiagnosis) -> list[str]:
             sentences.append(_case(case))
     if f.model_nodes:
         sentences.append(f"In the model: {_names(f.model_nodes)}.")
+    elif f.names_checked:
+        sentences.append("The model has none of the nodes this file names: is it the model of this build?")
     for joined in f.joined:
         verdicts = ", ".join(f"{tid} {v['verdict']}" for tid, v in joined["targets"].items())
         more = f" and {joined['places'] - 1} more place(s)" if joined["places"] > 1 else ""
