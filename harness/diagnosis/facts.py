@@ -30,6 +30,9 @@ _COMPUTE_CAPABILITY = re.compile(r"Compute Capability: (?P<major>\d+)\.(?P<minor
 _JETSON_BY_CAPABILITY = {"8.7": "Jetson AGX Orin (sm_87)", "11.0": "Jetson Thor (sm_110)", "7.2": "Jetson Xavier (sm_72)"}
 _JETSON_WORDS = re.compile(r"\b(?:Jetson|Orin|Thor|Xavier|L4T|tegra|JetPack)\b", re.IGNORECASE)
 _WINDOWS = re.compile(r"trtexec\.exe|\b[A-Z]:\\")
+# A verbose build's fusion lines ("ConvEltwiseSumFusion: Fusing A with B"): the layers the failure may be inside.
+_FUSION = re.compile(r"\b(?P<fusion>\w+Fusion): Fusing (?P<first>.+?) with (?P<second>.+?)\s*$", re.MULTILINE)
+_FUSIONS_KEPT = 50
 _MISSING_SCALE = re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor (?P<tensor>.+?)"
                             r"(?:, expect fall back|,? ?$)", re.MULTILINE)
 
@@ -51,6 +54,8 @@ def log_facts(item: Identified) -> dict[str, Any]:
         **gpu_facts(text),
         "failure": classification.to_dict(),
         "warnings": {kind: count for kind, count in classification.warnings.items() if count},
+        "fusions": [{"fusion": m.group("fusion"), "layers": [m.group("first"), m.group("second")]}
+                    for m in _FUSION.finditer(text)][:_FUSIONS_KEPT],
         "missing_scale_tensors": list(dict.fromkeys(m.group("tensor") for m in _MISSING_SCALE.finditer(text))),
         "known_forms": [{"id": known.id, "pattern": known.pattern, "kind": known.kind, "lines": count,
                          "source": known.source, "note": known.note}

@@ -57,6 +57,10 @@ def _log(f: FileDiagnosis) -> list[str]:
         sentences.append("Warnings: " + ", ".join(f"{kind} x{count}" for kind, count in facts["warnings"].items()) + ".")
     for command in facts["commands"]:
         sentences.append(_command(command))
+    if facts["fusions"]:
+        last = facts["fusions"][-1]
+        sentences.append(f"{len(facts['fusions'])} fusion line(s); the last: {last['fusion']} of "
+                         f"\"{last['layers'][0]}\" with \"{last['layers'][1]}\".")
     for cache in facts["calibration_caches"]:
         sentences.append(f"It names the calibration cache {cache['header']} (TensorRT {cache['tensorrt_version']}, "
                          f"{cache['algorithm']}).")
