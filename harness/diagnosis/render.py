@@ -131,9 +131,13 @@ def _library(f: FileDiagnosis) -> list[str]:
         sentences.append(f"Cache {cache['header']}{whose} on each target: {decisions}.")
         for decision in dict.fromkeys(c["decision"] for c in cache["targets"].values()):
             sentences.append(f"{decision}: {CACHE_DECISIONS[decision]}.")
+    targets_per_flag: dict[tuple[str, str], list[str]] = {}
     for flag in f.removed_flags:
-        sentences.append(f"{flag['tool']} {flag['flag']} is removed in TensorRT {flag['removed_in']} ({flag['target']}): "
-                         f"use {flag['instead']} [{flag['source']}].")
+        targets_per_flag.setdefault((flag["tool"], flag["flag"]), []).append(flag["target"])
+    for (tool, name), targets in targets_per_flag.items():
+        flag = next(entry for entry in f.removed_flags if (entry["tool"], entry["flag"]) == (tool, name))
+        sentences.append(f"{tool} {name} is removed in TensorRT {flag['removed_in']} ({', '.join(targets)}): use "
+                         f"{flag['instead']} [{flag['source']}].")
     return sentences
 
 
