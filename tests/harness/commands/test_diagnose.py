@@ -44,7 +44,7 @@ def test_classify_keeps_an_internal_error_apart_from_a_plain_runtime_error(tmp_p
     assert json.loads(harness("classify", str(log)).stdout)["category"] == "runtime-error"
 
 
-@pytest.mark.parametrize("command", ["classify", "layers"])
+@pytest.mark.parametrize("command", ["classify", "layers", "diagnose"])
 def test_a_directory_or_a_missing_file_is_one_error_line(tmp_path, command):
     assert_one_error_line(harness(command, str(tmp_path), check=False), tmp_path, "is a directory")
     assert_one_error_line(harness(command, str(tmp_path / "nope"), check=False), tmp_path / "nope", "no such file")

@@ -80,6 +80,7 @@ class RemovedCommandFlag:
     removed_in: str  # the first TensorRT version without it, "MAJOR.MINOR"
     instead: str  # what to use from that version on
     source: str
+    needs: str | None = None  # the TensorRT API the flag sets (Polygraphy), gone from the version it was removed in
 
 
 _TRTEXEC_10 = "https://docs.nvidia.com/deeplearning/tensorrt/11.4.1/api/migration/tensorrt-8x-to-10x-trtexec.html"
@@ -103,12 +104,13 @@ REMOVED_COMMAND_FLAGS = (
     RemovedCommandFlag("trtexec", "--best", "11.0", _STRONGLY_TYPED, _TRTEXEC_11),
     RemovedCommandFlag("trtexec", "--calib", "11.0", "explicit Q/DQ scales in the graph (no calibration cache)",
                        _TRTEXEC_11),
-    RemovedCommandFlag("polygraphy", "--int8", "11.0", _STRONGLY_TYPED, _TENSORRT_11),
-    RemovedCommandFlag("polygraphy", "--fp16", "11.0", _STRONGLY_TYPED, _TENSORRT_11),
-    RemovedCommandFlag("polygraphy", "--bf16", "11.0", _STRONGLY_TYPED, _TENSORRT_11),
-    RemovedCommandFlag("polygraphy", "--fp8", "11.0", _STRONGLY_TYPED, _TENSORRT_11),
+    RemovedCommandFlag("polygraphy", "--int8", "11.0", _STRONGLY_TYPED, _TENSORRT_11, "BuilderFlag.INT8"),
+    RemovedCommandFlag("polygraphy", "--fp16", "11.0", _STRONGLY_TYPED, _TENSORRT_11, "BuilderFlag.FP16"),
+    RemovedCommandFlag("polygraphy", "--bf16", "11.0", _STRONGLY_TYPED, _TENSORRT_11, "BuilderFlag.BF16"),
+    RemovedCommandFlag("polygraphy", "--fp8", "11.0", _STRONGLY_TYPED, _TENSORRT_11, "BuilderFlag.FP8"),
     RemovedCommandFlag("polygraphy", "--calibration-cache", "11.0",
-                       "explicit Q/DQ scales in the graph (no calibration cache)", _TENSORRT_11),
+                       "explicit Q/DQ scales in the graph (no calibration cache)", _TENSORRT_11,
+                       "IBuilderConfig.int8_calibrator"),
 )
 
 _MISSING = object()

@@ -11,10 +11,12 @@ import pytest
 from harness.worker.backends.tensorrt.classify import (
     ROOT_CAUSE_CATEGORIES,
     KNOWN_FAILURES,
+    KNOWN_FORMS,
     UNRECOGNIZED_FAILURE,
     WARNING_KINDS,
     LogLine,
     classify_log,
+    known_forms,
     not_a_log,
     parse_log_line,
     version_from_log,
@@ -622,3 +624,43 @@ def test_a_rejected_cache_at_error_severity_is_a_calibration_failure():
     result = classify_log("[E] [TRT] Calibration table does not match calibrator algorithm type")
     assert result.category == "calibration"
     assert result.warnings["calibration-cache-rejected"] == 1
+
+
+# ---- known forms: a pattern's shape, which the model must confirm --------------------------------------------------
+
+
+FORM_LINES = [
+    ("[E] Error[10]: Could not find any implementation for node weights + node_of_weights_quantized + node_of_output.",
+     "qdq-weights-layer-no-implementation"),
+    ("[TRT] [W] Missing scale and zero-point for tensor /model.23/TopK_output_1, expect fall back to non-int8 "
+     "implementation for any layer consuming or producing given tensor", "topk-output-missing-scale"),
+    ("[TRT] [W] Missing scale and zero-point for tensor encoder.layer.2.attention.output.LayerNorm.bias_output, expect "
+     "fall back to non-int8 implementation for any layer consuming or producing given tensor",
+     "layernorm-missing-scale"),
+    ("[TensorRT] WARNING: Missing dynamic range for tensor (Unnamed Layer* 12) [Shuffle]_output, expect fall back to "
+     "non-int8 implementation for any layer consuming or producing given tensor",
+     "unnamed-constant-shuffle-missing-scale"),
+]
+
+
+@pytest.mark.parametrize(("text", "form_id"), FORM_LINES, ids=[form_id for _, form_id in FORM_LINES])
+def test_a_known_form_names_its_pattern_and_counts_its_lines(text, form_id):
+    (known, count), = known_forms(text + "\n" + text)
+    assert (known.id, count) == (form_id, 1 if known.kind == "no-implementation" else 2)
+    assert known.source.startswith("https://github.com/") and known.note
+
+
+@pytest.mark.parametrize("text", [
+    # an activation fused after the conv: not the weights-quantizer-consumer form
+    "[E] Error[10]: Could not find any implementation for node conv1.weight + QuantizeLinear_7 + Conv_9 + PWN(Relu_10).",
+    # the form's words at warning severity are no failure
+    "[W] Could not find any implementation for node weights + node_of_weights_quantized + node_of_output.",
+    # a TopK tensor named in another message: only a TopK output without scales counts
+    "[I] [TRT] Layer /model.23/TopK_output_1 runs in INT8",
+])
+def test_no_known_form_in_other_lines(text):
+    assert known_forms(text) == []
+
+
+def test_every_known_form_has_a_line_above():
+    assert sorted(form_id for _, form_id in FORM_LINES) == sorted(known.id for known in KNOWN_FORMS)
