@@ -186,8 +186,10 @@ def _applies(result: FileDiagnosis, context: Context) -> dict[str, list[str]]:
     applies: dict[str, list[str]] = {}
     for target in context.targets:
         reasons = []
+        joined_here = {j["pattern"] for j in result.joined
+                       if j["targets"].get(target.id, {}).get("verdict") in APPLYING_VERDICTS}
         for pattern in result.patterns:
-            if not pattern["decisive"]:
+            if not pattern["decisive"] or pattern["pattern"] in joined_here:  # the model's own finding says more
                 continue
             for case in pattern["cases"]:
                 verdict = case["targets"][target.id]["verdict"]

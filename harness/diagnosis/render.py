@@ -131,6 +131,9 @@ def _library(f: FileDiagnosis) -> list[str]:
         sentences.append(f"Cache {cache['header']}{whose} on each target: {decisions}.")
         for decision in dict.fromkeys(c["decision"] for c in cache["targets"].values()):
             sentences.append(f"{decision}: {CACHE_DECISIONS[decision]}.")
+        for tid, check in cache["targets"].items():
+            if check.get("evidence") and check["evidence"]["verdict"] != "unverified":
+                sentences.append(f"P11 on {tid}: {check['evidence']['reason']}.")
     targets_per_flag: dict[tuple[str, str], list[str]] = {}
     for flag in f.removed_flags:
         targets_per_flag.setdefault((flag["tool"], flag["flag"]), []).append(flag["target"])
@@ -145,7 +148,7 @@ def _case(case: dict[str, Any]) -> str:
     text = f"Case {case['case']} ({case['title']})"
     text += f": fixed (passes, observed or claimed) on {_names(case['fixed_on'])}" if case["fixed_on"] else \
         ": no target known to pass"
-    text += f"; fails on {_names(case['fails_on'])}" if case["fails_on"] else ""
+    text += f"; fails or falls back on {_names(case['fails_on'])}" if case["fails_on"] else ""
     chosen = [(tid, v) for tid, v in case["targets"].items() if v["chosen"] and v["verdict"] in ("blocked", "fallback")]
     for tid, verdict in chosen:
         text += f"; {tid}: {verdict['reason']}"
