@@ -41,11 +41,10 @@ claims with their link), where it is fixed, and the workarounds known to pass.
 
 Output: one paragraph per file, or --json. With a model, OUT/scan.json and OUT/scan.html gain a Diagnosis section.
 
-Exit status: {EXIT_OK} every file identified and explained, {EXIT_REGRESSION} a known failure applies to a chosen
-target (a known failure's pattern, or a form the model confirms, blocked or falling back there; a cache to rebuild
-or not supported; a removed flag), {EXIT_USAGE} a file is of no kind this command reads (or bad arguments),
-{EXIT_BROKEN} a file is damaged (or a --results file is); {EXIT_BROKEN} wins over {EXIT_USAGE}, {EXIT_USAGE} over
-{EXIT_REGRESSION}.
+Exit status: {EXIT_OK} every file identified and explained; {EXIT_REGRESSION} a known failure applies to a chosen target
+(a known failure's pattern, or a form the model confirms, blocked or falling back there; a cache to rebuild or not
+supported; a removed flag); {EXIT_USAGE} a file is of no kind this command reads (or bad arguments); {EXIT_BROKEN} a file is
+damaged (or a --results file is). {EXIT_BROKEN} wins over {EXIT_USAGE}, {EXIT_USAGE} over {EXIT_REGRESSION}.
 
   python -m harness diagnose build.log
   python -m harness diagnose build.log layers.json calib.cache --targets trt86-orin trt103-orin --results out/results.jsonl
