@@ -251,3 +251,30 @@ def _matrix_with_tensorrt_11(tmp_path):
     path = tmp_path / "matrix.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def test_engine_layers_and_tensors_without_scales_are_joined_to_the_model_too(tmp_path, backbone_model):
+    """Engine JSON (hand-written in the inspector's format: no TensorRT here) whose stem layer ran in fp32 while the
+    next conv ran in int8, and a warning naming the stem's output tensor: both lead to the scan's S1 finding."""
+    stem = "/backbone/stem/conv/Conv + PWN(PWN(/backbone/stem/act/Sigmoid), /backbone/stem/act/Mul)"
+    layers = {"Layers": [
+        {"Name": stem, "LayerType": "CaskConvolution", "Weights": {"Type": "Float", "Count": 864},
+         "Inputs": [{"Name": "input", "Format/Datatype": "Row major linear FP32"}],
+         "Outputs": [{"Name": "/backbone/stem/act/Mul_output_0", "Format/Datatype": "Row major linear FP32"}]},
+        {"Name": "/backbone/layer1/layer1.0/conv1/Conv", "LayerType": "CaskConvolution",
+         "Weights": {"Type": "Int8", "Count": 9216},
+         "Inputs": [{"Name": "/backbone/stem/act/Mul_output_0", "Format/Datatype": "Row major linear Int8"}],
+         "Outputs": [{"Name": "x", "Format/Datatype": "Row major linear Int8"}]}]}
+    engine = write(tmp_path, json.dumps(layers).encode(), "engine.txt")
+    log = write(tmp_path, b"[11/20/2026-10:00:05] [W] [TRT] Missing scale and zero-point for tensor "
+                          b"/backbone/stem/act/Mul_output_0, expect fall back to non-int8 implementation for any layer "
+                          b"consuming or producing given tensor\n", "warn.txt")
+    data = diagnose_json(engine, log, "--model", backbone_model, "--targets", "trt86-orin", "--out", tmp_path / "o",
+                         status=1)
+    engine_file, log_file = data["files"]
+    assert [layer["name"] for layer in engine_file["facts"]["left_requested_precision"]] == [stem]
+    assert log_file["model_nodes"] == ["/backbone/stem/act/Mul"]
+    for f in (engine_file, log_file):
+        assert [(j["finding"], j["targets"]["trt86-orin"]["verdict"]) for j in f["joined"]] == [
+            ("s1-conv-silu/size-64", "blocked")]
+        assert f["applies"] == {"trt86-orin": ["S1 (s1-conv-silu/size-64 at /backbone/stem/conv/Conv): blocked"]}
