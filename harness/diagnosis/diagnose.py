@@ -133,8 +133,8 @@ def _diagnose(item: Identified, identified: list[Identified], context: Context, 
         layer_names = [node] if node else []
         if result.facts["layers"]:
             layer_names += [layer["name"] for layer in result.facts["layers"]["left_requested_precision"]]
-        result.caches = [{"header": cache.header, "written_by_this_build": True, "targets": cache_checks(cache, context)}
-                         for cache in headers_in_text(item.text or "")]
+        result.caches = [{"header": cache.header, "written_by_this_build": True,
+                          "targets": cache_checks(cache, context)} for cache in headers_in_text(item.text or "")]
         tensors = result.facts["missing_scale_tensors"]
         result.removed_flags = removed_flags(result.facts["commands"], context.targets)
     elif item.kind == "engine-layers":
@@ -155,8 +155,8 @@ def _diagnose(item: Identified, identified: list[Identified], context: Context, 
         result.facts = model_summary(item.content)
     if names is not None and (layer_names or tensors):
         result.names_checked = True
-        result.model_nodes = model_nodes(layer_names, names) + [names.producers[t] for t in tensors
-                                                                if t in names.producers]
+        producers = [names.producers[tensor] for tensor in tensors if tensor in names.producers]
+        result.model_nodes = list(dict.fromkeys(model_nodes(layer_names, names) + producers))
         result.joined = joined_findings(scanned.findings, scanned.verdicts, set(result.model_nodes))
     if scanned is not None and item.kind == "onnx-model" and item.path == scanned.loaded.path:
         result.joined = joined_findings(scanned.findings, scanned.verdicts)

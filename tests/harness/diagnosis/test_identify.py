@@ -51,3 +51,11 @@ def test_a_polygraphy_command_is_a_command_line(tmp_path):
                                      b"-o model.engine\n"))
     assert (found.kind, found.content) == ("command-line", ["python3 -m polygraphy convert model.onnx --int8 "
                                                             "--calibration-cache c.cache -o model.engine"])
+
+
+def test_a_log_quoted_in_an_issue_comment_is_still_a_log_and_a_quoted_layer_list_still_layers(tmp_path, reference):
+    quoted = lambda name: "".join(f"> {line}\n" for line in (reference / "trt-logs" / name).read_text().splitlines())
+    log = identify(write(tmp_path, quoted("F04.log").encode(), "comment.md"))
+    assert (log.kind, log.status) == ("tensorrt-log", READ)
+    layer_list = identify(write(tmp_path, quoted("F36.log").encode(), "comment.md"))
+    assert (layer_list.kind, len(layer_list.content.layers)) == ("engine-layers", 4)
