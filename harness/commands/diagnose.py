@@ -41,13 +41,15 @@ claims with their link), where it is fixed, and the workarounds known to pass.
 
 Output: one paragraph per file, or --json. With a model, OUT/scan.json and OUT/scan.html gain a Diagnosis section.
 
-Exit status: {EXIT_OK} every file identified and explained; {EXIT_REGRESSION} a known failure applies to a chosen target
-(a known failure's pattern, or a form the model confirms, blocked or falling back there; a cache to rebuild or not
-supported; a removed flag); {EXIT_USAGE} a file is of no kind this command reads (or bad arguments); {EXIT_BROKEN} a file is
-damaged (or a --results file is). {EXIT_BROKEN} wins over {EXIT_USAGE}, {EXIT_USAGE} over {EXIT_REGRESSION}.
+Exit status: {EXIT_OK} every file identified and explained; {EXIT_REGRESSION} a known failure applies to a chosen
+target (a known failure's pattern, or a form the model confirms, blocked or falling back there; a cache to rebuild or
+not supported; a removed flag); {EXIT_USAGE} a file is of no kind this command reads (or bad arguments);
+{EXIT_BROKEN} a file is damaged (or a --results file is).
+{EXIT_BROKEN} wins over {EXIT_USAGE}, {EXIT_USAGE} over {EXIT_REGRESSION}.
 
   python -m harness diagnose build.log
-  python -m harness diagnose build.log layers.json calib.cache --targets trt86-orin trt103-orin --results out/results.jsonl
+  python -m harness diagnose build.log layers.json calib.cache --targets trt86-orin trt103-orin \\
+      --results out/results.jsonl
   python -m harness diagnose build.log --model model.onnx --out out/diagnose/model --json
 """
 
@@ -175,8 +177,8 @@ def add_diagnose_commands(commands) -> None:
     p.add_argument("files", type=Path, nargs="+", metavar="FILE", help="files to diagnose, of any kind above")
     p.add_argument("--model", type=Path, metavar="MODEL.onnx", help="the ONNX model the files come from: scanned, and "
                    "its findings joined to the nodes the files name")
-    p.add_argument("--targets", nargs="+", metavar="ID", help="the chosen targets: where a known failure makes the exit "
-                   "status 1 (default: every target of the matrix)")
+    p.add_argument("--targets", nargs="+", metavar="ID", help="the chosen targets: where a known failure makes the "
+                   "exit status 1 (default: every target of the matrix)")
     p.add_argument("--results", nargs="+", type=Path, metavar="PATH", action="extend",
                    help="observed records: results files (.jsonl), run directories, merged directories or a history "
                    "store")

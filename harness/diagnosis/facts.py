@@ -23,11 +23,13 @@ _PRECISION_WORDS = {"INT8": "int8", "FP8": "fp8", "FP16": "fp16", "BF16": "bf16"
 # trtexec prints its command after "&&&& RUNNING|PASSED|FAILED TensorRT.trtexec [TensorRT v8502] # ".
 _TRTEXEC_RUN_LINE = re.compile(r"&&&& \w+ TensorRT\.trtexec \[TensorRT v\d+\] # (?P<command>.+)$", re.MULTILINE)
 _PRECISION_LINE = re.compile(r"\bPrecision: (?P<precisions>[A-Z0-9+]+)\s*$", re.MULTILINE)
-_SELECTED_DEVICE = re.compile(r"Selected Device: (?P<gpu>[^\r\n]+?)\s*$|Device \d+: \"(?P<quoted>[^\"]+)\"", re.MULTILINE)
+_SELECTED_DEVICE = re.compile(r"Selected Device: (?P<gpu>[^\r\n]+?)\s*$|Device \d+: \"(?P<quoted>[^\"]+)\"",
+                              re.MULTILINE)
 _COMPUTE_CAPABILITY = re.compile(r"Compute Capability: (?P<major>\d+)\.(?P<minor>\d+)|\bsm_?(?P<sm>\d{2,3})\b",
                                  re.IGNORECASE)
 # Compute capabilities of the Jetson modules (platforms.md: Orin sm_87; platforms-2026.md: Thor sm_110).
-_JETSON_BY_CAPABILITY = {"8.7": "Jetson AGX Orin (sm_87)", "11.0": "Jetson Thor (sm_110)", "7.2": "Jetson Xavier (sm_72)"}
+_JETSON_BY_CAPABILITY = {"8.7": "Jetson AGX Orin (sm_87)", "11.0": "Jetson Thor (sm_110)",
+                         "7.2": "Jetson Xavier (sm_72)"}
 _JETSON_WORDS = re.compile(r"\b(?:Jetson|Orin|Thor|Xavier|L4T|tegra|JetPack)\b", re.IGNORECASE)
 _WINDOWS = re.compile(r"trtexec\.exe|\b[A-Z]:\\")
 # A verbose build's fusion lines ("ConvEltwiseSumFusion: Fusing A with B"): the layers the failure may be inside.
@@ -174,7 +176,8 @@ def _narrowest(precisions: str) -> str | None:
 
 
 def _inspector_version(text: str) -> str | None:
-    """Which TensorRT wrote inspector JSON, as far as its fields tell (10.0 added Metadata; 11 split Format/Datatype)."""
+    """Which TensorRT wrote inspector JSON, as far as its fields tell (10.0 added Metadata, 11 split
+    Format/Datatype)."""
     if '"DataType"' in text and '"Format/Datatype"' not in text:
         return "TensorRT 11 or later (tensors carry DataType, not Format/Datatype)"
     if '"Metadata"' in text:

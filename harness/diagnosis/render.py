@@ -54,7 +54,8 @@ def _log(f: FileDiagnosis) -> list[str]:
     else:
         sentences.append(f"The build failed: {failure['category']} (\"{_short(failure['message'], 160)}\").")
     if facts["warnings"]:
-        sentences.append("Warnings: " + ", ".join(f"{kind} x{count}" for kind, count in facts["warnings"].items()) + ".")
+        counts = ", ".join(f"{kind} x{count}" for kind, count in facts["warnings"].items())
+        sentences.append(f"Warnings: {counts}.")
     for command in facts["commands"]:
         sentences.append(_command(command))
     if facts["fusions"]:

@@ -94,7 +94,7 @@ def test_layers_warns_when_the_onnx_model_maps_fewer_layers_than_their_names(ref
 # ---- diagnose ----------------------------------------------------------------------------------------------------
 
 S1_LOG = """\
-&&&& RUNNING TensorRT.trtexec [TensorRT v8602] # /usr/src/tensorrt/bin/trtexec --onnx=backbone.onnx --int8 --saveEngine=b.plan
+&&&& RUNNING TensorRT.trtexec [TensorRT v8602] # trtexec --onnx=backbone.onnx --int8 --saveEngine=b.plan
 [11/20/2026-10:00:01] [I] Selected Device: Orin
 [11/20/2026-10:00:01] [I] Compute Capability: 8.7
 [11/20/2026-10:00:09] [E] Error[10]: [optimizer.cpp::computeCosts::3869] Error Code 10: Internal Error (Could not find \

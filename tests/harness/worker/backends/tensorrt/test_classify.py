@@ -652,7 +652,8 @@ def test_a_known_form_names_its_pattern_and_counts_its_lines(text, form_id):
 
 @pytest.mark.parametrize("text", [
     # an activation fused after the conv: not the weights-quantizer-consumer form
-    "[E] Error[10]: Could not find any implementation for node conv1.weight + QuantizeLinear_7 + Conv_9 + PWN(Relu_10).",
+    "[E] Error[10]: Could not find any implementation for node conv1.weight + QuantizeLinear_7 + Conv_9 + "
+    "PWN(Relu_10).",
     # the form's words at warning severity are no failure
     "[W] Could not find any implementation for node weights + node_of_weights_quantized + node_of_output.",
     # a TopK tensor named in another message: only a TopK output without scales counts
