@@ -33,6 +33,8 @@ def diagnosis_data(diagnosis: Diagnosis, exit_code: int) -> dict[str, Any]:
 
 
 def file_sentences(f: FileDiagnosis) -> list[str]:
+    if f.status == "no-kind" and f.kind:  # e.g. a model whose opset the installed onnx does not know
+        return [f"{f.path}: {f.kind_text} that cannot be read here ({f.problem})."]
     if f.status == "no-kind":
         return [f"{f.path}: of no kind this command reads ({f.problem})."]
     head = f"{f.path}: {f.kind_text}"

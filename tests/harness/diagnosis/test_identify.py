@@ -59,3 +59,14 @@ def test_a_log_quoted_in_an_issue_comment_is_still_a_log_and_a_quoted_layer_list
     assert (log.kind, log.status) == ("tensorrt-log", READ)
     layer_list = identify(write(tmp_path, quoted("F36.log").encode(), "comment.md"))
     assert (layer_list.kind, len(layer_list.content.layers)) == ("engine-layers", 4)
+
+
+def test_a_model_this_onnx_cannot_read_is_an_onnx_model_of_no_readable_kind_not_damaged(tmp_path, backbone_model):
+    import onnx
+
+    model = onnx.load(backbone_model)
+    model.opset_import[0].version = 99
+    path = tmp_path / "future.bin"
+    onnx.save(model, path)
+    found = identify(path)
+    assert (found.kind, found.status) == ("onnx-model", NO_KIND) and "opset 99" in found.problem
