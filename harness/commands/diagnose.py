@@ -1,11 +1,57 @@
-"""``python -m harness doctor | classify | layers``: what this environment can run, and what TensorRT output says."""
+"""``python -m harness doctor | classify | layers | diagnose``: what this environment can run, what TensorRT output
+says, and what the case library knows about a user's files."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
-from harness.commands.options import EXIT_OK, EXIT_USAGE, CommandError, input_file
+from harness.commands.options import (
+    EXIT_BROKEN,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    EXIT_USAGE,
+    CommandError,
+    input_file,
+    output_directory,
+)
+
+EXIT_BY_OUTCOME = {"explained": EXIT_OK, "applies": EXIT_REGRESSION, "no-kind": EXIT_USAGE, "damaged": EXIT_BROKEN}
+DIAGNOSE_DESCRIPTION = f"""\
+For each FILE, say what it is (told from its content, not its name), the facts it states, and what the case library
+knows about them:
+
+  TensorRT build log    any logger form (trtexec, Python trt.Logger, DeepStream, custom): TensorRT version, GPU,
+                        compute capability and platform where printed, the failure (category, node), the INT8
+                        warnings, the trtexec command, a calibration cache header it names, its layer lines
+  engine layers         inspector JSON (--exportLayerInfo, IEngineInspector; cut-short excerpts too) or a layer list
+                        pasted from a verbose log: the precision each layer ran in, and those that left the requested
+                        precision (from TREx's NAME.build.metadata.json beside it, else the narrowest seen)
+  build metadata        TREx's NAME.build.metadata.json: the model and the precision asked for
+  calibration cache     TRT-<version>-<algorithm> header: reuse, rebuild, or not supported (11.x) per target (P11)
+  command line          trtexec or Polygraphy: the flags a chosen target's TensorRT removed (10.0, 11.0)
+  ONNX model            its summary and, scanned, the library's patterns in it
+
+A failure message an upstream report prints names its pattern (a known failure); a form (a failing node's or
+warnings' shape that other models share too) names a pattern the model must confirm: with --model (or one ONNX model
+among the FILEs), the model is scanned (as `scan` does) and its findings are joined to the nodes the files name.
+Per pattern: the verdict of the case's reported form on every target (observed records from --results, upstream
+claims with their link), where it is fixed, and the workarounds known to pass.
+
+Output: one paragraph per file, or --json. With a model, OUT/scan.json and OUT/scan.html gain a Diagnosis section.
+
+Exit status: {EXIT_OK} every file identified and explained; {EXIT_REGRESSION} a known failure applies to a chosen
+target (a known failure's pattern, or a form the model confirms, blocked or falling back there; a cache to rebuild or
+not supported; a removed flag); {EXIT_USAGE} a file is of no kind this command reads (or bad arguments);
+{EXIT_BROKEN} a file is damaged (or a --results file is).
+{EXIT_BROKEN} wins over {EXIT_USAGE}, {EXIT_USAGE} over {EXIT_REGRESSION}.
+
+  python -m harness diagnose build.log
+  python -m harness diagnose build.log layers.json calib.cache --targets trt86-orin trt103-orin \\
+      --results out/results.jsonl
+  python -m harness diagnose build.log --model model.onnx --out out/diagnose/model --json
+"""
 
 
 def cmd_doctor(args) -> int:
@@ -63,6 +109,47 @@ def cmd_layers(args) -> int:
     return EXIT_OK
 
 
+def cmd_diagnose(args) -> int:
+    from harness.diagnosis.diagnose import DiagnoseOptions, diagnose_files
+    from harness.diagnosis.render import diagnosis_data, diagnosis_text
+    from harness.matrix import load_matrix
+    from harness.scan.loading import ModelInputError
+    from harness.scan.observations import ObservationsError
+
+    matrix = load_matrix(args.matrix)
+    unknown = [t for t in args.targets or [] if t not in matrix]
+    if unknown:
+        raise CommandError(f"target(s) {unknown} not in {args.matrix}; known: {', '.join(matrix)}")
+    for path in args.files:
+        input_file(path, "a file to diagnose (a TensorRT log, engine layers, a calibration cache, a command line, "
+                   "an ONNX model)")
+    if args.model is not None:
+        input_file(args.model, "the ONNX model the files come from")
+    out_dir = output_directory(args.out or Path("out/diagnose") / (args.model or args.files[0]).stem, "--out")
+    options = DiagnoseOptions(targets=[matrix[t] for t in args.targets or matrix], matrix=list(matrix.values()),
+                              results=args.results or [], model=args.model, out_dir=out_dir)
+    try:
+        import cases  # noqa: F401  (registers the case library: the patterns and evidence matched against)
+
+        diagnosis = diagnose_files(args.files, options)
+    except (ModelInputError, ObservationsError) as err:
+        raise CommandError(str(err)) from None
+    status = EXIT_BY_OUTCOME[diagnosis.outcome]
+    data = diagnosis_data(diagnosis, status)
+    if diagnosis.scan is not None:
+        from harness.scan.writing import write_results
+
+        data["scan_results"] = [str(out_dir / name) for name in ("scan.json", "scan.html")]
+        write_results({**diagnosis.scan.to_dict(), "diagnosis": data}, out_dir)
+    if args.json:
+        print(json.dumps(data, indent=1))
+    else:
+        print(diagnosis_text(diagnosis))
+        if diagnosis.scan is not None:
+            print(f"\nresults: {', '.join(data['scan_results'])}")
+    return status
+
+
 def add_diagnose_commands(commands) -> None:
     p = commands.add_parser("doctor", help="what this environment can run",
                             description="Print which backends import here, their versions, GPU/driver facts, and "
@@ -87,3 +174,18 @@ def add_diagnose_commands(commands) -> None:
     p.add_argument("file", type=Path)
     p.add_argument("--onnx", type=Path, help="the ONNX model the engine was built from")
     p.set_defaults(func=cmd_layers)
+
+    p = commands.add_parser("diagnose", help="what a log, engine JSON, cache, command or model is, and what is known",
+                            description=DIAGNOSE_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("files", type=Path, nargs="+", metavar="FILE", help="files to diagnose, of any kind above")
+    p.add_argument("--model", type=Path, metavar="MODEL.onnx", help="the ONNX model the files come from: scanned, and "
+                   "its findings joined to the nodes the files name")
+    p.add_argument("--targets", nargs="+", metavar="ID", help="the chosen targets: where a known failure makes the "
+                   "exit status 1 (default: every target of the matrix)")
+    p.add_argument("--results", nargs="+", type=Path, metavar="PATH", action="extend",
+                   help="observed records: results files (.jsonl), run directories, merged directories or a history "
+                   "store")
+    p.add_argument("--json", action="store_true", help="print the diagnosis as JSON instead of text")
+    p.add_argument("--out", type=Path, metavar="DIR", help="with a model: where scan.json and scan.html go (default: "
+                   "out/diagnose/<model name>)")
+    p.set_defaults(func=cmd_diagnose)

@@ -36,6 +36,10 @@ Nightly, on each host, then on the host that publishes (see `python -m harness n
 
 Your own model: will it build in INT8 on each target, and why (see `python -m harness scan --help`):
   python -m harness scan my_model.onnx --results out/results.jsonl --run
+
+A failed build: what its log, engine JSON, calibration cache or command says, and what is known of it (see
+`python -m harness diagnose --help`):
+  python -m harness diagnose build.log layers.json --model my_model.onnx --results out/results.jsonl
 """
 
 

@@ -1,11 +1,14 @@
-"""`classify` and `layers` through the real command: one error line naming the file and the problem, never a
-traceback, and warnings where the output would otherwise mislead."""
+"""`classify`, `layers` and `diagnose` through the real command: one error line naming the file and the problem, never
+a traceback, warnings where the output would otherwise mislead, and diagnose's exit status for each outcome."""
 import json
 
 import pytest
 
 from tests.harness.commands.test_main import harness
+from tests.harness.diagnosis.conftest import NO_KIND, write
+from tests.harness.diagnosis.conftest import backbone_model, damaged, kinds, reference  # noqa: F401 (fixtures)
 from tests.harness.worker.backends.tensorrt.conftest import existing_reference_dir
+from tests.models.fixtures import library_results  # noqa: F401 (fixture)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +44,7 @@ def test_classify_keeps_an_internal_error_apart_from_a_plain_runtime_error(tmp_p
     assert json.loads(harness("classify", str(log)).stdout)["category"] == "runtime-error"
 
 
-@pytest.mark.parametrize("command", ["classify", "layers"])
+@pytest.mark.parametrize("command", ["classify", "layers", "diagnose"])
 def test_a_directory_or_a_missing_file_is_one_error_line(tmp_path, command):
     assert_one_error_line(harness(command, str(tmp_path), check=False), tmp_path, "is a directory")
     assert_one_error_line(harness(command, str(tmp_path / "nope"), check=False), tmp_path / "nope", "no such file")
@@ -86,3 +89,192 @@ def test_layers_warns_when_the_onnx_model_maps_fewer_layers_than_their_names(ref
     assert alone > 0 and all(not layer["onnx_nodes"] for layer in json.loads(result.stdout))
     assert (f"warning: {engine}: with --onnx {unrelated}, 0 of 37 layer(s) map to a node of that model, fewer than "
             f"the {alone} the layer names give alone") in result.stderr
+
+
+# ---- diagnose ----------------------------------------------------------------------------------------------------
+
+S1_LOG = """\
+&&&& RUNNING TensorRT.trtexec [TensorRT v8602] # trtexec --onnx=backbone.onnx --int8 --saveEngine=b.plan
+[11/20/2026-10:00:01] [I] Selected Device: Orin
+[11/20/2026-10:00:01] [I] Compute Capability: 8.7
+[11/20/2026-10:00:09] [E] Error[10]: [optimizer.cpp::computeCosts::3869] Error Code 10: Internal Error (Could not find \
+any implementation for node /backbone/stem/conv/Conv + PWN(PWN(/backbone/stem/act/Sigmoid), /backbone/stem/act/Mul).)
+"""
+
+
+def diagnose(*args, check=False):
+    result = harness("diagnose", *map(str, args), check=check)
+    assert "Traceback" not in result.stderr
+    return result
+
+
+def diagnose_json(*args, status):
+    result = diagnose(*args, "--json")
+    assert result.returncode == status, result.stdout + result.stderr
+    data = json.loads(result.stdout)
+    assert data["exit_code"] == status
+    return data
+
+
+def test_diagnose_reads_every_kind_and_says_what_each_is(tmp_path, kinds):
+    paths = [write(tmp_path, content, f"file-{i}") for i, content in enumerate(kinds.values())]
+    data = diagnose_json(*paths, "--targets", "trt86-orin", "--out", tmp_path / "out", status=1)
+    assert [f["kind"] for f in data["files"]] == list(kinds) and {f["status"] for f in data["files"]} == {"read"}
+    log, engine, metadata, cache, command, model = data["files"]
+    assert log["applies"] == {"trt86-orin": ["P1 (p1-dwconv-swish-last-node): blocked"]}
+    assert engine["facts"]["requested_precision"] == "int8" and metadata["facts"]["requested_precision"] == "int8"
+    assert cache["caches"][0]["targets"]["trt86-orin"]["decision"] == "rebuild"  # 8.6.1's cache on 8.6.2
+    assert command["facts"]["commands"][0]["flags"] == ["--onnx", "--int8", "--workspace", "--saveEngine"]
+    assert data["model"]["path"] == str(paths[-1]) and "s1-conv-silu/size-64" in data["model"]["findings"]
+    assert any(j["pattern"] == "S1" and j["targets"]["trt86-orin"]["verdict"] == "blocked" for j in model["joined"])
+
+
+def test_a_damaged_file_of_any_kind_is_exit_3_and_named(tmp_path, damaged):
+    paths = [write(tmp_path, content, f"file-{i}") for i, content in enumerate(damaged.values())]
+    data = diagnose_json(*paths, "--targets", "trt86-orin", status=3)
+    assert [(f["kind"], f["status"]) for f in data["files"]] == [(kind, "damaged") for kind in damaged]
+    assert all(f["problem"] for f in data["files"])
+    assert data["files"][0]["facts"]["failure"]["category"] == "no-implementation"  # what remains of the log is read
+    text = diagnose(paths[2]).stdout
+    assert f"{paths[2]}: engine build metadata" in text and "DAMAGED: it starts as engine build metadata" in text
+
+
+def test_a_file_of_no_kind_is_exit_2_and_damage_wins(tmp_path, damaged):
+    paths = [write(tmp_path, content, name) for name, content in NO_KIND.items()]
+    data = diagnose_json(*paths, status=2)
+    assert all(f["kind"] is None and f["status"] == "no-kind" and f["problem"] for f in data["files"])
+    assert "of no kind this command reads (it is empty)" in diagnose(paths[0]).stdout
+    diagnose_json(paths[1], write(tmp_path, damaged["calibration-cache"], "cache"), status=3)
+
+
+def test_a_known_failure_applies_where_the_library_knows_it_fails_not_where_it_is_fixed(reference):
+    log = reference / "trt-logs" / "F04.log"
+    failing = diagnose(log, "--targets", "trt86-orin")
+    assert failing.returncode == 1 and "A known failure applies to trt86-orin (S1 (s1-conv-silu): blocked)" in \
+        failing.stdout.replace("\n  ", " ")
+    fixed = diagnose(log, "--targets", "trt100-x86")
+    text = fixed.stdout.replace("\n  ", " ")
+    assert fixed.returncode == 0 and "No known failure applies to the chosen targets." in text
+    assert "fixed (passes, observed or claimed) on trt92-x86, trt100-x86, trt100-orin" in text
+    assert "workaround there: conv-output-marked (likely, claimed upstream)" in failing.stdout.replace("\n  ", " ")
+
+
+def test_observed_records_are_evidence_beside_the_claims(reference, library_results):
+    data = diagnose_json(reference / "trt-logs" / "F04.log", "--targets", "ort-cpu", "--results", library_results,
+                         status=0)
+    (case,) = data["files"][0]["patterns"][0]["cases"]
+    assert case["targets"]["ort-cpu"]["basis"] == "observed" and "ort-cpu" in case["fixed_on"]
+    assert str(library_results) in case["targets"]["ort-cpu"]["reason"]
+
+
+def test_a_damaged_results_file_is_exit_3(reference, tmp_path):
+    results = write(tmp_path, b"this is no record\n", "results.jsonl")
+    data = diagnose_json(reference / "trt-logs" / "F04.log", "--targets", "trt100-x86", "--results", results, status=3)
+    assert data["problems"] and "results.jsonl" in data["problems"][0]
+
+
+def test_with_the_model_the_log_node_is_joined_to_the_scan_finding_and_the_page_shows_it(tmp_path, backbone_model):
+    log = write(tmp_path, S1_LOG.encode(), "build.txt")
+    out = tmp_path / "out"
+    data = diagnose_json(log, "--model", backbone_model, "--targets", "trt86-orin", "trt100-orin", "--out", out,
+                         status=1)
+    (f,) = data["files"]
+    assert f["facts"]["gpu"] == "Orin" and f["facts"]["platform"] == "Jetson AGX Orin (sm_87)"
+    assert f["facts"]["targets_of_this_build"] == ["trt86-orin"]
+    assert f["model_nodes"] == ["/backbone/stem/conv/Conv", "/backbone/stem/act/Sigmoid", "/backbone/stem/act/Mul"]
+    (joined,) = f["joined"]
+    assert (joined["finding"], joined["anchor"]) == ("s1-conv-silu/size-64", "/backbone/stem/conv/Conv")
+    assert {t: v["verdict"] for t, v in joined["targets"].items()} == {"trt86-orin": "blocked", "trt100-orin": "likely"}
+    assert f["patterns"][0]["confirmed_by_model"] is True
+    page = (out / "scan.html").read_text()
+    assert 'id="diagnosis"' in page and f'data-file="{log}"' in page and "the model confirms it" in page
+    assert json.loads((out / "scan.json").read_text())["diagnosis"]["files"][0]["joined"] == f["joined"]
+
+
+def test_a_form_is_decided_by_the_model(tmp_path, reference, backbone_model):
+    """F03's node has S3's form: the S3 reproducer graph (onnx-graphsurgeon names, as in the report) confirms it, the
+    backbone, which has none of its nodes, does not."""
+    import onnx
+    import onnx_graphsurgeon as gs
+
+    import cases
+    case = cases.model.get_case("s3-depthwise-qdq")
+    variant = case.variant("depthwise-c32-float-qdq-per-channel")
+    s3_model = tmp_path / "s3.onnx"
+    onnx.save(gs.export_onnx(case.build(variant).graph), s3_model)
+    log = reference / "trt-logs" / "F03.log"
+    confirmed = diagnose_json(log, "--model", s3_model, "--targets", "trt86-x86", "--out", tmp_path / "a", status=1)
+    assert confirmed["files"][0]["patterns"][0]["confirmed_by_model"] is True
+    assert confirmed["files"][0]["model_nodes"] == ["node_of_weights_quantized", "node_of_output"]
+    other = diagnose(log, "--model", backbone_model, "--targets", "trt86-x86", "--out", tmp_path / "b")
+    text = other.stdout.replace("\n  ", " ")
+    assert other.returncode == 0 and "the model does not confirm it" in text
+    assert "The model has none of the nodes this file names" in text
+
+
+def test_a_calibration_cache_is_reused_rebuilt_or_unsupported_per_target(tmp_path, kinds):
+    matrix = _matrix_with_tensorrt_11(tmp_path)
+    cache = write(tmp_path, kinds["calibration-cache"], "calib.bin")
+    result = harness("--matrix", str(matrix), "diagnose", str(cache), "--json", "--targets", "trt86-x86",
+                     "trt103-orin", "trt114-x86", "ort-cpu", check=False)
+    data = json.loads(result.stdout)
+    targets = data["files"][0]["caches"][0]["targets"]
+    assert {t: c["decision"] for t, c in targets.items()} == {
+        "trt86-x86": "reuse", "trt103-orin": "rebuild", "trt114-x86": "not-supported", "ort-cpu": "not-applicable"}
+    assert targets["trt103-orin"]["evidence"]["verdict"] == "blocked"  # P11's claim: a 10.3.0 build given only a cache
+    assert result.returncode == 1 and set(data["files"][0]["applies"]) == {"trt103-orin", "trt114-x86"}
+    assert diagnose(cache, "--targets", "trt86-x86").returncode == 0
+
+
+def test_a_command_uses_flags_the_targets_removed(tmp_path):
+    matrix = _matrix_with_tensorrt_11(tmp_path)
+    command = write(tmp_path, b"trtexec --onnx=model.onnx --int8 --workspace=1024 --saveEngine=m.plan\n", "run.sh")
+    result = harness("--matrix", str(matrix), "diagnose", str(command), "--targets", "trt86-x86", "trt102-x86",
+                     "trt114-x86", check=False)
+    text = result.stdout.replace("\n  ", " ")
+    assert result.returncode == 1
+    assert "trtexec --workspace is removed in TensorRT 10.0 (trt102-x86, trt114-x86): use --memPoolSize" in text
+    assert "trtexec --int8 is removed in TensorRT 11.0 (trt114-x86)" in text
+    assert "trt86-x86" not in text.split("A known failure applies to", 1)[1]
+
+
+def _matrix_with_tensorrt_11(tmp_path):
+    """matrix.yaml with a TensorRT 11.4 x86 target (the matrix of this branch has none yet)."""
+    import yaml
+
+    from tests.conftest import REPO
+
+    data = yaml.safe_load((REPO / "matrix.yaml").read_text())
+    data["targets"]["trt114-x86"] = {**data["targets"]["trt102-x86"], "title": "TensorRT 11.4.0 (test)",
+                                     "version": "11.4.0"}
+    data["hosts"]["x86-gpu"]["targets"].append("trt114-x86")
+    path = tmp_path / "matrix.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def test_engine_layers_and_tensors_without_scales_are_joined_to_the_model_too(tmp_path, backbone_model):
+    """Engine JSON (hand-written in the inspector's format: no TensorRT here) whose stem layer ran in fp32 while the
+    next conv ran in int8, and a warning naming the stem's output tensor: both lead to the scan's S1 finding."""
+    stem = "/backbone/stem/conv/Conv + PWN(PWN(/backbone/stem/act/Sigmoid), /backbone/stem/act/Mul)"
+    layers = {"Layers": [
+        {"Name": stem, "LayerType": "CaskConvolution", "Weights": {"Type": "Float", "Count": 864},
+         "Inputs": [{"Name": "input", "Format/Datatype": "Row major linear FP32"}],
+         "Outputs": [{"Name": "/backbone/stem/act/Mul_output_0", "Format/Datatype": "Row major linear FP32"}]},
+        {"Name": "/backbone/layer1/layer1.0/conv1/Conv", "LayerType": "CaskConvolution",
+         "Weights": {"Type": "Int8", "Count": 9216},
+         "Inputs": [{"Name": "/backbone/stem/act/Mul_output_0", "Format/Datatype": "Row major linear Int8"}],
+         "Outputs": [{"Name": "x", "Format/Datatype": "Row major linear Int8"}]}]}
+    engine = write(tmp_path, json.dumps(layers).encode(), "engine.txt")
+    log = write(tmp_path, b"[11/20/2026-10:00:05] [W] [TRT] Missing scale and zero-point for tensor "
+                          b"/backbone/stem/act/Mul_output_0, expect fall back to non-int8 implementation for any layer "
+                          b"consuming or producing given tensor\n", "warn.txt")
+    data = diagnose_json(engine, log, "--model", backbone_model, "--targets", "trt86-orin", "--out", tmp_path / "o",
+                         status=1)
+    engine_file, log_file = data["files"]
+    assert [layer["name"] for layer in engine_file["facts"]["left_requested_precision"]] == [stem]
+    assert log_file["model_nodes"] == ["/backbone/stem/act/Mul"]
+    for f in (engine_file, log_file):
+        assert [(j["finding"], j["targets"]["trt86-orin"]["verdict"]) for j in f["joined"]] == [
+            ("s1-conv-silu/size-64", "blocked")]
+        assert f["applies"] == {"trt86-orin": ["S1 (s1-conv-silu/size-64 at /backbone/stem/conv/Conv): blocked"]}

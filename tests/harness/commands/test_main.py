@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import REPO, read_records
 
 COMMANDS = ["generate", "list", "run", "report", "doctor", "classify", "layers", "containers", "nightly", "merge",
-            "history", "diff", "scan"]
+            "history", "diff", "scan", "diagnose"]
 
 
 def harness(*args, check=True, timeout=240, **kwargs):

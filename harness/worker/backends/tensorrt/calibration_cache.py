@@ -32,6 +32,7 @@ INT8_MAX = 127
 
 _HEADER = re.compile(r"^TRT-(?P<code>[^-\s]+)-(?P<algorithm>\S+)$")
 _ENTRY = re.compile(r"^(?P<name>.+): (?P<bits>[0-9a-fA-F]{8})$")
+_HEADER_MENTION = re.compile(r"\bTRT-(?P<code>\d{4,6})-(?P<algorithm>[A-Za-z]\w*Calibration\w*)")
 
 
 class CalibrationCacheError(ValueError):
@@ -108,6 +109,18 @@ def version_from_code(code: str) -> str | None:
     if len(code) == 6 and 10 <= int(code[:2]) <= NEWEST_MAJOR:
         return f"{int(code[:2])}.{int(code[2:4])}.{int(code[4:])}"
     return None
+
+
+def headers_in_text(text: str) -> list[CalibrationCache]:
+    """The cache headers a text such as a build log names ("Writing Calibration Cache for calibrator:
+    TRT-100700-MinMaxCalibration"), as caches without scales, in order; a header of no version code is left out."""
+    found = []
+    for mention in _HEADER_MENTION.finditer(text):
+        version = version_from_code(mention.group("code"))
+        if version is not None:
+            found.append(CalibrationCache("(named in the text)", version, mention.group("code"),
+                                          mention.group("algorithm"), {}))
+    return found
 
 
 def scale_of_range(amax: float) -> float:

@@ -39,12 +39,18 @@ Priority rule for the primary failure (``LogClassification.category``):
 
 Known upstream failures (``LogClassification.known_failure``): when the primary failure's message is one that an
 upstream report names (``KNOWN_FAILURES``: the checkLinks assertion of TensorRT 10.3's calibration, the Q/DQ fusion
-assertions, a Myelin ForeignNode without implementation, Myelin's untyped Q/DQ of the 2025-2026 reports, FP8 on a GPU
-without FP8, the FP4 blockwise rejection, TensorRT 11's missing calibrator classes), the classification names it,
-with the failure pattern and the report. It keys on the message body, so every surface form and release (with or
-without the ``file.cpp::function::line`` location) gives the same known failure. One exception to "the primary
-failure's message": when a build ends with no implementation for a node (or a ForeignNode) after tactics were skipped
-because Myelin could not type a Q or DQ (``_SKIP_REASONS``), the known failure is that reason, the first one skipped.
+assertions, a Myelin ForeignNode without implementation, S1's fused Conv + SiLU and P1's fused Q/DQ Conv + Swish
+without implementation, S5's Cuda Runtime "operation not supported", Myelin's untyped Q/DQ of the 2025-2026 reports,
+FP8 on a GPU without FP8, the FP4 blockwise rejection, TensorRT 11's missing calibrator classes), the classification
+names it, with the failure pattern and the report. It keys on the message body, so every surface form and release
+(with or without the ``file.cpp::function::line`` location) gives the same known failure. One exception to "the
+primary failure's message": when a build ends with no implementation for a node (or a ForeignNode) after tactics were
+skipped because Myelin could not type a Q or DQ (``_SKIP_REASONS``), the known failure is that reason, the first one
+skipped.
+
+Known forms (``KNOWN_FORMS``, :func:`known_forms`) are weaker: the failing node's name or warning lines have the form a
+pattern gives (a Q/DQ weights layer without implementation, TopK or LayerNorm tensors without scales), but other models
+can show the same form; each names its pattern, report and what it cannot tell apart.
 """
 from __future__ import annotations
 
@@ -286,6 +292,60 @@ KNOWN_FAILURES = (
     KnownFailure("calibrator-class-removed", "P10", "unsupported-api",
               re.compile(r"module 'tensorrt' has no attribute 'IInt8\w*Calibrator\w*'"),
               "https://github.com/ultralytics/ultralytics/issues/24729"),
+    # Implicit INT8: TensorRT fuses Conv + SiLU as "Conv + PWN(PWN(Sigmoid), Mul)" and finds no INT8 tactic for it.
+    KnownFailure("conv-silu-no-implementation", "S1", "no-implementation",
+              re.compile(r"could not find any implementation for node .*\+ PWN\(PWN\([^()]*Sigmoid\), [^()]*Mul\)",
+                         re.IGNORECASE),
+              "https://github.com/NVIDIA/TensorRT/issues/3640"),
+    # Q/DQ: the weights, the Conv and the Swish fused into one layer ("W + Conv + PWN(Sigmoid, Mul)"), as the last node.
+    KnownFailure("qdq-conv-swish-no-implementation", "P1", "no-implementation",
+              re.compile(r"could not find any implementation for node [^+()]+ \+ [^+()]+ \+ "
+                         r"PWN\([^()]*sigmoid, [^()]*mul\)", re.IGNORECASE),
+              "https://github.com/NVIDIA/TensorRT/issues/3385"),
+    # A Q/DQ ResNet block whose stream-ordered deallocation failed (10.0.1 with driver 470; the driver is suspected).
+    KnownFailure("cuda-runtime-operation-not-supported", "S5", "cuda-runtime",
+              re.compile(r"Cuda Runtime \(operation not supported\)"),
+              "https://github.com/NVIDIA/TensorRT/issues/3980"),
+)
+
+
+@dataclass(frozen=True)
+class KnownForm:
+    """A form that a failure pattern gives a log, weaker than a known failure's message: the failing node's name
+    (``kind`` a failure category, ``form`` matched against ``LogClassification.node``) or warning lines (``kind`` a
+    warning kind, ``form`` matched against each line's body). Other models can take the same form: ``note`` says
+    what it does not tell apart."""
+
+    id: str
+    pattern: str  # the failure-patterns.md id
+    kind: str
+    form: re.Pattern
+    source: str
+    note: str
+
+
+KNOWN_FORMS = (
+    KnownForm("qdq-weights-layer-no-implementation", "S3", "no-implementation",
+              re.compile(r"^[^\s+()]+ \+ [^\s+()]*quantiz[^\s+()]* \+ [^\s+()]+$", re.IGNORECASE),
+              "https://github.com/NVIDIA/TensorRT/issues/4060",
+              "a layer made of weights, their QuantizeLinear and one consumer, nothing fused after it, has no "
+              "implementation: S3's form when the consumer is a depthwise Conv; other Q/DQ convolutions fail in this "
+              "form too (https://github.com/NVIDIA/TensorRT/issues/1768), so the model decides (--model)"),
+    KnownForm("topk-output-missing-scale", "P9", "missing-scale",
+              re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor \S*TopK", re.IGNORECASE),
+              "https://github.com/ultralytics/ultralytics/pull/24368",
+              "TopK outputs without INT8 scales: the YOLO head of P9, whose TopK runs in float on 10.x"),
+    KnownForm("layernorm-missing-scale", "P7", "missing-scale",
+              re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor \S*LayerNorm",
+                         re.IGNORECASE),
+              "https://github.com/NVIDIA/TensorRT/issues/4058",
+              "LayerNorm tensors without INT8 scales: a transformer block under implicit INT8 stays in float (P7)"),
+    KnownForm("unnamed-constant-shuffle-missing-scale", "S2", "missing-scale",
+              re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor "
+                         r"\(Unnamed Layer\* \d+\) \[(?:Constant|Shuffle)\]_output"),
+              "https://github.com/NVIDIA/TensorRT/issues/3659",
+              "TensorRT's own Constant and Shuffle layers without INT8 scales, as S2 reports: those tensors stay in "
+              "float; any model whose parser added such layers shows it"),
 )
 
 
@@ -382,6 +442,21 @@ def classify_log(text: str) -> LogClassification:
         known_failure = skipped_for  # no implementation was left because every tactic was skipped for this reason
     return LogClassification(category=category, node=node, message=primary.body, warnings=warnings,
                              known_failure=known_failure)
+
+
+def known_forms(text: str, classification: LogClassification | None = None) -> list[tuple[KnownForm, int]]:
+    """The known forms ``text`` shows, each with how many lines show it (the failing node counts as one line)."""
+    classification = classification or classify_log(text)
+    counts = dict.fromkeys(KNOWN_FORMS, 0)
+    bodies = None
+    for known in KNOWN_FORMS:
+        if known.kind in WARNING_KINDS:
+            if bodies is None:
+                bodies = [parse_log_line(line).body for line in text.splitlines()]
+            counts[known] = sum(bool(known.form.search(body)) for body in bodies)
+        elif known.kind == classification.category and classification.node:
+            counts[known] = int(bool(known.form.search(classification.node)))
+    return [(known, count) for known, count in counts.items() if count]
 
 
 def not_a_log(text: str) -> str | None:

@@ -10,6 +10,7 @@ from harness.worker.backends.tensorrt.calibration_cache import (
     CalibrationCacheError,
     after_build,
     check_cache,
+    headers_in_text,
     parse_cache,
     read_cache,
     scale_of_range,
@@ -257,3 +258,12 @@ def test_after_build_records_the_file_and_what_it_holds(tmp_path):
         "state": "unreadable", "file": str(path),
         "reason": f"calibration cache {path}: not a TensorRT calibration cache: its first line 'TRT-1003' is no "
                   "TRT-<version code>-<algorithm> header"}
+
+
+def test_a_header_named_in_a_log_gives_its_version_and_algorithm(reference_dir):
+    """F19 (ultralytics PR #24368): "Writing Calibration Cache for calibrator: TRT-100700-MinMaxCalibration"."""
+    (cache,) = headers_in_text((reference_dir / "trt-logs" / "F19.log").read_text(encoding="utf-8"))
+    assert (cache.version, cache.algorithm, cache.header, dict(cache.scales)) == (
+        "10.7.0", "MinMaxCalibration", "TRT-100700-MinMaxCalibration", {})
+    assert headers_in_text("TRT-1234567-EntropyCalibration2 and TRT-8601-EntropyCalibration2") == [
+        read for read in headers_in_text("TRT-8601-EntropyCalibration2")]  # a code of no version is left out

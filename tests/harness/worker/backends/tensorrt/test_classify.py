@@ -11,10 +11,12 @@ import pytest
 from harness.worker.backends.tensorrt.classify import (
     ROOT_CAUSE_CATEGORIES,
     KNOWN_FAILURES,
+    KNOWN_FORMS,
     UNRECOGNIZED_FAILURE,
     WARNING_KINDS,
     LogLine,
     classify_log,
+    known_forms,
     not_a_log,
     parse_log_line,
     version_from_log,
@@ -520,7 +522,23 @@ KNOWN_MESSAGES = {
         "",
         "AttributeError: module 'tensorrt' has no attribute 'IInt8Calibrator'",
     ),
+    "conv-silu-no-implementation": (  # TensorRT#3640 (8.6.2, JetPack 6.0)
+        "[optimizer.cpp::computeCosts::3869] ",
+        "Error Code 10: Internal Error (Could not find any implementation for node /model.0/conv/Conv + "
+        "PWN(PWN(/model.0/act/Sigmoid), /model.0/act/Mul).)",
+    ),
+    "qdq-conv-swish-no-implementation": (  # TensorRT#3385 (8.5.2, Orin), the reference excerpt F01
+        "[optimizer.cpp::computeCosts::3728] ",
+        "Error Code 10: Internal Error (Could not find any implementation for node w + node_of_dqconv.dwconv + "
+        "PWN(node_of_swish.sigmoid, node_of_swish.mul).)",
+    ),
+    "cuda-runtime-operation-not-supported": (  # TensorRT#3980 (10.0.1), the reference excerpt F25
+        "[defaultAllocator.cpp::deallocateAsync::64] ", "Error Code 1: Cuda Runtime (operation not supported)",
+    ),
 }
+ERROR_CODES = {"foreign-node-no-implementation": "10", "conv-silu-no-implementation": "10",
+               "qdq-conv-swish-no-implementation": "10", "cuda-runtime-operation-not-supported": "1",
+               "dequantize-type-not-inferred": "9", "quantize-type-not-inferred": "9", "fp8-needs-fp8-hardware": "9"}
 # Forms a 10.x Python or DeepStream log prints Error Code 2 messages in: the location right after the tag, no number
 # (ultralytics#23841: "[TRT] [E] [checkSanity.cpp::checkLinks::218] Error Code 2: ...", DeepStream-Yolo#675:
 # "ERROR: [TRT]: [checkSanity.cpp::checkLinks::218] Error Code 2: ...").
@@ -533,8 +551,7 @@ LOCATION_FIRST_FORMS = {
 def known_failure_lines(failure_id: str):
     """(form name, line) for every surface form, with and without the source location, of one known message."""
     location, body = KNOWN_MESSAGES[failure_id]
-    code = {"foreign-node-no-implementation": "10", "dequantize-type-not-inferred": "9",
-            "quantize-type-not-inferred": "9", "fp8-needs-fp8-hardware": "9"}.get(failure_id, "2")
+    code = ERROR_CODES.get(failure_id, "2")
     for with_location in (True, False):
         text = f"{location}{body}" if with_location else body
         for form, template in {**ERROR_FORMS, **LOCATION_FIRST_FORMS}.items():
@@ -577,14 +594,16 @@ def test_checklinks_wins_over_the_failed_build_tail_and_counts_no_warning():
 
 
 def test_reference_excerpts_are_the_known_failures_their_sources_report(reference_dir, labels):
-    """F08 (#3972) and F29 (#2606) are ForeignNode failures; F11 (#2664) the pointwise out-scales assertion."""
+    """F08 (#3972) and F29 (#2606) are ForeignNode failures; F11 (#2664) the pointwise out-scales assertion; F01
+    (#3385) P1's Q/DQ conv + Swish, F04 (a sibling of #3640) S1's Conv + SiLU, F25 (#3980) S5's Cuda Runtime error."""
     named = {}
     for path in sorted((reference_dir / "trt-logs").glob("*.log")):
         known = classify_log(path.read_text(encoding="utf-8")).known_failure
         if known is not None:
             named[path.stem] = known.id
     assert named == {"F08": "foreign-node-no-implementation", "F29": "foreign-node-no-implementation",
-                     "F11": "qdq-pointwise-out-scales"}
+                     "F11": "qdq-pointwise-out-scales", "F01": "qdq-conv-swish-no-implementation",
+                     "F04": "conv-silu-no-implementation", "F25": "cuda-runtime-operation-not-supported"}
     assert labels["F08"]["source"] == ["https://github.com/NVIDIA/TensorRT/issues/3972"]
 
 
@@ -658,3 +677,44 @@ def test_untyped_quantize_skips_do_not_rename_another_failure():
     oom = "[E] [TRT] Requested amount of GPU memory (4362077693 bytes) could not be allocated."
     result = classify_log(f"{skip}\n{oom}")
     assert (result.category, result.known_failure) == ("out-of-memory", None)
+
+
+# ---- known forms: a pattern's shape, which the model must confirm --------------------------------------------------
+
+
+FORM_LINES = [
+    ("[E] Error[10]: Could not find any implementation for node weights + node_of_weights_quantized + node_of_output.",
+     "qdq-weights-layer-no-implementation"),
+    ("[TRT] [W] Missing scale and zero-point for tensor /model.23/TopK_output_1, expect fall back to non-int8 "
+     "implementation for any layer consuming or producing given tensor", "topk-output-missing-scale"),
+    ("[TRT] [W] Missing scale and zero-point for tensor encoder.layer.2.attention.output.LayerNorm.bias_output, expect "
+     "fall back to non-int8 implementation for any layer consuming or producing given tensor",
+     "layernorm-missing-scale"),
+    ("[TensorRT] WARNING: Missing dynamic range for tensor (Unnamed Layer* 12) [Shuffle]_output, expect fall back to "
+     "non-int8 implementation for any layer consuming or producing given tensor",
+     "unnamed-constant-shuffle-missing-scale"),
+]
+
+
+@pytest.mark.parametrize(("text", "form_id"), FORM_LINES, ids=[form_id for _, form_id in FORM_LINES])
+def test_a_known_form_names_its_pattern_and_counts_its_lines(text, form_id):
+    (known, count), = known_forms(text + "\n" + text)
+    assert (known.id, count) == (form_id, 1 if known.kind == "no-implementation" else 2)
+    assert known.source.startswith("https://github.com/") and known.note
+
+
+@pytest.mark.parametrize("text", [
+    # an activation fused after the conv: not the weights-quantizer-consumer form
+    "[E] Error[10]: Could not find any implementation for node conv1.weight + QuantizeLinear_7 + Conv_9 + "
+    "PWN(Relu_10).",
+    # the form's words at warning severity are no failure
+    "[W] Could not find any implementation for node weights + node_of_weights_quantized + node_of_output.",
+    # a TopK tensor named in another message: only a TopK output without scales counts
+    "[I] [TRT] Layer /model.23/TopK_output_1 runs in INT8",
+])
+def test_no_known_form_in_other_lines(text):
+    assert known_forms(text) == []
+
+
+def test_every_known_form_has_a_line_above():
+    assert sorted(form_id for _, form_id in FORM_LINES) == sorted(known.id for known in KNOWN_FORMS)

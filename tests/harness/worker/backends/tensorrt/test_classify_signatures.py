@@ -27,6 +27,7 @@ SOURCES = {
     "TensorRT#3220": "https://github.com/NVIDIA/TensorRT/issues/3220",
     "TensorRT#3919": "https://github.com/NVIDIA/TensorRT/issues/3919",
     "TensorRT#4053": "https://github.com/NVIDIA/TensorRT/issues/4053",
+    "TensorRT#3640": "https://github.com/NVIDIA/TensorRT/issues/3640",
     "TensorRT python bindings": "https://github.com/NVIDIA/TensorRT/blob/main/python/src/infer/pyCore.cpp",
     "ultralytics#23841": "https://github.com/ultralytics/ultralytics/issues/23841",
     "DeepStream-Yolo#603": "https://github.com/marcoslucianops/DeepStream-Yolo/issues/603",
@@ -144,6 +145,14 @@ FAILURE_LINES = [
     ("unsupported-api", "AttributeError: module 'tensorrt' has no attribute 'IInt8Calibrator'", "ultralytics#24729"),
     ("unsupported-api", "ERROR \u274c TensorRT: export failure 5.5s: module 'tensorrt' has no attribute "
                         "'IInt8Calibrator'", "ultralytics#24729"),
+    ("no-implementation", "[TRT] [E] 10: [optimizer.cpp::computeCosts::3869] Error Code 10: Internal Error (Could not "
+                          "find any implementation for node /model.0/conv/Conv + PWN(PWN(/model.0/act/Sigmoid), "
+                          "/model.0/act/Mul).)", "TensorRT#3640"),
+    ("no-implementation", "[E] Error[10]: [optimizer.cpp::computeCosts::3728] Error Code 10: Internal Error (Could not "
+                          "find any implementation for node w + node_of_dqconv.dwconv + PWN(node_of_swish.sigmoid, "
+                          "node_of_swish.mul).)", "reference"),
+    ("cuda-runtime", "[E] Error[1]: [defaultAllocator.cpp::deallocateAsync::64] Error Code 1: Cuda Runtime (operation "
+                     "not supported)", "reference"),
     ("crash", "Segmentation fault (core dumped)", "runtime"),
     ("crash", "Aborted (core dumped)", "runtime"),
     ("crash", "Fatal Python error: Segmentation fault", "runtime"),

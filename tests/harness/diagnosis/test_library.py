@@ -1,0 +1,37 @@
+"""The library side of a diagnosis: every signature's pattern is a case of the library that cites the signature's
+report, a build's version finds its targets, and a command's flags are removed from the version the table says."""
+import pytest
+
+import cases  # noqa: F401  (registers the library)
+from cases.model import all_cases
+from harness.diagnosis.library import removed_flags, targets_of_build
+from harness.matrix import load_matrix
+from harness.worker.backends.tensorrt.classify import KNOWN_FAILURES, KNOWN_FORMS
+
+MATRIX = list(load_matrix().values())
+
+
+@pytest.mark.parametrize("signature", KNOWN_FAILURES + KNOWN_FORMS, ids=lambda s: s.id)
+def test_every_signature_names_a_case_of_the_library_that_cites_its_report(signature):
+    """Otherwise a diagnosis would name a pattern with no evidence to give."""
+    assert any(case.pattern == signature.pattern and signature.source in case.links for case in all_cases()), signature
+
+
+@pytest.mark.parametrize(("version", "platform", "targets"), [
+    ("8.6.2", "Jetson AGX Orin (sm_87)", ["trt86-orin"]),
+    ("8.6.1", None, ["trt86-x86", "trt86-orin"]),  # no platform stated: both
+    ("8.6.1", "a discrete GPU (sm_80: x86_64 or an SBSA server)", ["trt86-x86"]),
+    ("10.7.0", None, []),
+    (None, "Jetson AGX Orin (sm_87)", []),
+])
+def test_a_build_finds_the_targets_of_its_version_and_platform(version, platform, targets):
+    assert targets_of_build(version, platform, MATRIX) == targets
+
+
+def test_a_flag_is_removed_from_the_version_the_table_says_on_tensorrt_targets_only():
+    command = {"tool": "trtexec", "flags": ["--onnx", "--explicitBatch", "--int8"]}
+    found = {(f["flag"], f["target"]) for f in removed_flags([command], MATRIX)}
+    tensorrt_10 = {t.id for t in MATRIX if t.backend == "tensorrt" and t.version and t.version.startswith("10.")}
+    assert found == {("--explicitBatch", target) for target in tensorrt_10}  # 8.x and 9.2 keep it; ort has no flags
+    polygraphy = {"tool": "polygraphy", "flags": ["--workspace"]}  # a trtexec flag under another tool's name
+    assert removed_flags([polygraphy], MATRIX) == []
