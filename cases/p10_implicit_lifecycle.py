@@ -13,6 +13,8 @@ Upstream facts:
 * https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/tensorrt-10x-to-11x.html: TensorRT 11 removed
   weak typing and with it the calibrators and ``BuilderFlag.INT8``; the recorded binding API of 11.4.0.106 has none of
   them (harness.worker.trt.quantization_lifecycle checks that against every recorded version).
+* https://github.com/ultralytics/ultralytics/issues/24729: an INT8 export with TensorRT 11.0.0.114 stops at
+  ``AttributeError: module 'tensorrt' has no attribute 'IInt8Calibrator'``: what a calibrator build meets on 11.x.
 
 Graph: the plainest thing a calibrator quantizes, Conv 3x3 + ReLU (torch.onnx names), and its migration: the same
 graph with Q/DQ nodes, which every version builds (strongly typed on 11).
@@ -31,6 +33,7 @@ DEPRECATION_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4095"
 DYNAMIC_RANGE_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4292"
 BINDING_SOURCE = "https://github.com/NVIDIA/TensorRT/blob/main/python/src/infer/pyCore.cpp"
 MIGRATION_GUIDE = "https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/tensorrt-10x-to-11x.html"
+CALIBRATOR_REMOVED_ISSUE = "https://github.com/ultralytics/ultralytics/issues/24729"
 
 CHANNELS_IN, CHANNELS_OUT, SIZE = 16, 32, 16
 CONV = "/conv/Conv"
@@ -55,7 +58,7 @@ class ImplicitLifecycle(Case):
     id = "p10-implicit-lifecycle"
     title = "A calibrator build through implicit quantization's lifecycle: supported, deprecated (10.1), removed (11.0)"
     pattern = "P10"
-    links = (DEPRECATION_ISSUE, DYNAMIC_RANGE_ISSUE, BINDING_SOURCE, MIGRATION_GUIDE)
+    links = (DEPRECATION_ISSUE, DYNAMIC_RANGE_ISSUE, BINDING_SOURCE, MIGRATION_GUIDE, CALIBRATOR_REMOVED_ISSUE)
     mode = "implicit-int8"
     opset = 17
     tolerance = Tolerance(
