@@ -158,6 +158,8 @@ def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, ex
     return {
         "name": variant.name,
         "role": variant.role,
+        "varies": variant.varies,
+        "inherits": variant.inherits,
         "description": variant.description,
         "mode": case.mode_of(variant),
         "opset": case.opset_of(variant),

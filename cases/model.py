@@ -117,10 +117,22 @@ class Variant:
     claims: tuple[Claim, ...] = ()
     mode: str | None = None  # overrides the case's build mode (e.g. a Q/DQ workaround of an implicit case)
     opset: int | None = None  # overrides the case's opset (e.g. an op that only exists from a later opset)
+    # The failing variant of the same case this sweep or workaround varies; None: a form of its own.
+    varies: str | None = None
+    # The varied form's evidence stands for this variant when it has none of its own (only a sweep that keeps the
+    # failing form's structure).
+    inherits: bool = False
 
     def __post_init__(self):
         if self.role not in VARIANT_ROLES:
             raise ValueError(f"Variant {self.name!r}: role {self.role!r} is not one of {VARIANT_ROLES}")
+        if self.inherits and self.varies is None:
+            raise ValueError(f"Variant {self.name!r}: inherits=True needs varies (the failing variant it varies)")
+        if self.role == "failing" and self.varies is not None:
+            raise ValueError(f"Variant {self.name!r}: a failing variant is the reported form; it varies nothing "
+                             f"(varies={self.varies!r})")
+        if self.role == "workaround" and self.inherits:
+            raise ValueError(f"Variant {self.name!r}: a workaround never inherits the failing form's evidence")
         if self.mode is not None and self.mode not in BUILD_MODES:
             raise ValueError(f"Variant {self.name!r}: mode {self.mode!r} is not one of {BUILD_MODES}")
         if self.opset is not None and (not isinstance(self.opset, int) or self.opset < 1):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from cases import all_cases
-from cases.model import Case, Knobs
+from cases.model import Case, Knobs, Variant
 
 SHAPE = (1, 3, 8, 8)
 
@@ -51,3 +51,20 @@ def test_a_variant_is_found_by_name_and_a_wrong_name_lists_the_cases_variants():
     assert QdqConvRelu.variant(first.name) is first
     with pytest.raises(KeyError, match=f"Case {QdqConvRelu.id} has no variant 'nope'. Its variants: {first.name}"):
         QdqConvRelu.variant("nope")
+
+
+@pytest.mark.parametrize("fields, message", [
+    (dict(role="sweep", inherits=True), "inherits=True needs varies"),
+    (dict(role="failing", varies="as-reported"), "a failing variant is the reported form"),
+    (dict(role="workaround", varies="as-reported", inherits=True), "a workaround never inherits"),
+])
+def test_a_variant_link_that_cannot_be_is_refused(fields, message):
+    with pytest.raises(ValueError, match=message):
+        Variant(name="v", description="", **fields)
+
+
+def test_a_sweep_that_keeps_the_structure_links_the_form_it_varies():
+    sweep = Variant(name="batch-4", role="sweep", description="", varies="as-reported", inherits=True)
+    assert (sweep.varies, sweep.inherits) == ("as-reported", True)
+    assert (Variant(name="own", role="sweep", description="").varies, Variant(name="own", role="sweep",
+                                                                             description="").inherits) == (None, False)
