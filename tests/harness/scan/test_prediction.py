@@ -1,6 +1,8 @@
 """Verdicts per target from tiers of evidence: the user's layer, the library variant, its claims, the reported form."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from cases.s1_conv_silu import ConvSilu
@@ -102,11 +104,23 @@ def test_layers_checked_in_part_decide_only_when_one_fails():
     assert verdict.reason.endswith("(1 of 3 occurrences checked on their own layer)")
 
 
-def test_a_sweep_form_falls_back_on_the_reported_form_a_workaround_does_not():
-    sweep = predict(finding(variant="channels-32"), TARGETS["trt86-orin"], NO_RESULTS)
+def linked(variant: str, varies: str | None, inherits: bool) -> Finding:
+    """A finding of S1 in the form of ``variant``, linked to the failing form as given (whatever the library says)."""
+    chosen = dataclasses.replace(ConvSilu.variant(variant), varies=varies, inherits=inherits)
+    return Finding(ConvSilu, chosen, [Occurrence(("/layer0/Conv",), "")])
+
+
+def test_only_a_sweep_that_inherits_falls_back_on_the_form_it_varies():
+    sweep = predict(linked("channels-32", "as-reported", True), TARGETS["trt86-orin"], NO_RESULTS)
     assert (sweep.verdict, sweep.basis) == ("blocked", "claimed")
     assert sweep.reason == ("no evidence for your form channels-32; claimed upstream (issue thread), not observed "
                             "here: fail (no-implementation) for the reported form s1-conv-silu/as-reported")
+    failed = observed(observation("s1-conv-silu", "as-reported", "trt86-x86", "fail", "no-implementation"))
+    own_structure = linked("channels-32", "as-reported", False)
+    assert predict(own_structure, TARGETS["trt86-orin"], NO_RESULTS).verdict == "unverified"
+    assert predict(own_structure, TARGETS["trt86-x86"], failed).verdict == "unverified"
+    assert predict(linked("channels-32", None, False), TARGETS["trt86-x86"], failed).verdict == "unverified"
+    assert predict(linked("channels-32", "as-reported", True), TARGETS["trt86-x86"], failed).verdict == "blocked"
     workaround = finding(variant="conv-output-marked")
     assert predict(workaround, TARGETS["trt86-orin"], NO_RESULTS).verdict == "likely"  # its own claim
     assert predict(workaround, TARGETS["trt100-x86"], NO_RESULTS).verdict == "unverified"  # not the failing form's
