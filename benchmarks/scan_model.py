@@ -125,7 +125,7 @@ def main() -> int:
     import cases  # noqa: F401  (registers the library)
     from harness.matrix import load_matrix
     from harness.scan.scanner import ScanOptions, scan
-    from harness.scan.writing import write_results
+    from harness.commands.scan import write_results
 
     results = library_results(out)
     targets = list(load_matrix().values())

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from harness.commands.options import (
     EXIT_BROKEN,
@@ -20,6 +22,7 @@ from harness.matrix import default_target, load_matrix
 
 EXIT_FAILS = EXIT_REGRESSION  # the gate fails: some chosen target is predicted or observed to fail (see --fail-on)
 SHOWN_NODES = 3
+JSON_NAME, HTML_NAME = "scan.json", "scan.html"
 
 DESCRIPTION = f"""\
 Find every known INT8 failure pattern of the case library in MODEL (each case's matcher, reported with your own
@@ -57,7 +60,6 @@ def cmd_scan(args) -> int:
     from harness.scan.loading import ModelInputError
     from harness.scan.observations import ObservationsError
     from harness.scan.scanner import ScanOptions, scan
-    from harness.scan.writing import write_results
 
     matrix = load_matrix(args.matrix)
     unknown = [t for t in (args.targets or []) + (args.run_on or []) if t not in matrix]
@@ -91,6 +93,18 @@ def cmd_scan(args) -> int:
         print("some evidence was damaged or the harness broke (warnings above, infra-error cells in the run): the "
               "verdicts rest on what could be read", file=sys.stderr)
     return result.exit_code
+
+
+def write_results(data: dict[str, Any], out_dir: Path | str) -> tuple[Path, Path]:
+    """Write a scan (``ScanResult.to_dict()``) to ``out_dir/scan.json`` (everything the page shows, for CI and other
+    tools) and ``out_dir/scan.html``; return their paths."""
+    from reports.scan_page import render_scan_page
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / JSON_NAME
+    json_path.write_text(json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n")
+    return json_path, render_scan_page(data, out_dir / HTML_NAME)
 
 
 def _print_result(data: dict) -> None:
