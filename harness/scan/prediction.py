@@ -123,7 +123,9 @@ class WorkaroundCheck:
 
     @property
     def verdict(self) -> str:
-        return _decide(self.evidence)[0] if self.evidence else j.UNVERIFIED
+        """As for a finding: what was observed of the workaround decides, its claims only when nothing was."""
+        observed = [e for e in self.evidence if e.kind == "observed"]
+        return _decide(observed or self.evidence)[0] if self.evidence else j.UNVERIFIED
 
     def to_dict(self) -> dict[str, Any]:
         knobs = {k: v for k, v in self.variant.knobs.to_dict().items() if v != Knobs().to_dict()[k]}
