@@ -143,8 +143,9 @@ def outcome_text(record: dict[str, Any]) -> str:
     outcome, failure = record["outcome"], record.get("failure") or {}
     if j.answer(outcome) == j.FALLS_BACK:
         return f"fallback: {nodes_text(record['fallback_nodes'])}"
-    if outcome == "mismatch" and record.get("metrics") and record["metrics"].get("cosine") is not None:
-        return f"mismatch: cosine {record['metrics']['cosine']:.4f}"
+    metrics = record.get("metrics") or {}
+    if metrics.get("within_tolerance") is False and metrics.get("cosine") is not None:
+        return f"{outcome}: cosine {metrics['cosine']:.4f}"
     if failure:
         node = f" at {failure['node']}" if failure.get("node") else ""
         return f"{outcome}: {failure['category']}{node}"

@@ -264,7 +264,7 @@ class HistoryStore:
             self.db.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
                 (target, run.host, key, run.id, case, variant, r["outcome"],
                  (r.get("failure") or {}).get("category"), (r.get("failure") or {}).get("node"),
-                 (r.get("failure") or {}).get("message") if r["outcome"] != "pass" else None,
+                 (r.get("failure") or {}).get("message"),
                  json.dumps(r["fallback_nodes"]) if r["fallback_nodes"] else None, len(r["fallback_nodes"]),
                  (r.get("provenance") or {}).get("carried_over_from"))
                 for (case, variant), r in cells.items()])
