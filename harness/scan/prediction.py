@@ -184,26 +184,27 @@ class _Tier:
 
 def _tiers(finding: Finding, target: str, observations: Observations,
            layers: Sequence[list[Observation]] | None) -> list[_Tier]:
+    """The finding's tiers of evidence on ``target``, in judgement.TIERS order (those that apply to it)."""
     case = finding.case
-    tiers = []
+    tiers: dict[tuple[str, str], _Tier] = {}
     if layers is not None:
         layer_evidence = [observed(o, "your-layer") for occurrence in layers for o in occurrence]
         covered = all(any(j.answer(o.record["outcome"]) is not None for o in occurrence) for occurrence in layers)
         checked = sum(bool(occurrence) for occurrence in layers)
         suffix = "" if covered else f" ({checked} of {len(layers)} occurrences checked on their own layer)"
-        tiers.append(_Tier(layer_evidence, suffix=suffix, covered=covered))
+        tiers["your-layer", "observed"] = _Tier(layer_evidence, suffix=suffix, covered=covered)
     if finding.variant is not None:
         name = finding.variant.name
-        tiers.append(_Tier([observed(o, "variant") for o in observations.of(case.id, name, target)]))
-        tiers.append(_Tier(claims_on(case, name, target, "variant")))
+        tiers["variant", "observed"] = _Tier([observed(o, "variant") for o in observations.of(case.id, name, target)])
+        tiers["variant", "claimed"] = _Tier(claims_on(case, name, target, "variant"))
     reported = _reported_forms(finding)
     if reported:
         prefix = f"no evidence for your form {finding.variant.name}; " if finding.variant is not None else ""
-        tiers.append(_Tier([observed(o, "reported-form") for name in reported
-                            for o in observations.of(case.id, name, target)], prefix=prefix))
-        tiers.append(_Tier([e for name in reported for e in claims_on(case, name, target, "reported-form")],
-                           prefix=prefix))
-    return tiers
+        tiers["reported-form", "observed"] = _Tier([observed(o, "reported-form") for name in reported
+                                                    for o in observations.of(case.id, name, target)], prefix=prefix)
+        tiers["reported-form", "claimed"] = _Tier(
+            [e for name in reported for e in claims_on(case, name, target, "reported-form")], prefix=prefix)
+    return [tiers[key] for key in j.TIERS if key in tiers]
 
 
 def _reported_forms(finding: Finding) -> list[str]:
@@ -254,12 +255,16 @@ def _workarounds(finding: Finding, target: str, observations: Observations, verd
 
 
 def _applies(workaround: Variant, finding: Finding) -> bool:
-    """Whether ``workaround`` is a workaround of the finding's form: of the failing form it varies, the form the
-    finding's variant varies or is, or any failing form when the user's form is not named (a workaround that names
-    no form it varies applies to every form of the case)."""
-    if workaround.varies is None or finding.variant is None:
+    """Whether ``workaround`` is a workaround of the finding's form: every workaround when the user's form is not
+    named; else one that varies the finding's form or the form the finding's variant varies. A workaround that
+    names no form it varies applies to the case's reported forms, their workarounds and their variations, never to
+    a form of its own (a sweep that varies nothing)."""
+    variant = finding.variant
+    if variant is None:
         return True
-    return workaround.varies in (finding.variant.name, finding.variant.varies)
+    if workaround.varies is None:
+        return variant.role in ("failing", "workaround") or variant.varies is not None
+    return workaround.varies in (variant.name, variant.varies)
 
 
 def _workaround_rank(verdict: str) -> int:

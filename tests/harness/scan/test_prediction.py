@@ -120,6 +120,11 @@ def test_only_a_sweep_that_inherits_falls_back_on_the_form_it_varies():
     assert predict(own_structure, TARGETS["trt86-orin"], NO_RESULTS).verdict == "unverified"
     assert predict(own_structure, TARGETS["trt86-x86"], failed).verdict == "unverified"
     assert predict(linked("channels-32", None, False), TARGETS["trt86-x86"], failed).verdict == "unverified"
+    # the failing form's workarounds are claimed to pass on trt86-orin: listed for a variation of the failing form,
+    # never for a form of its own
+    varied = predict(own_structure, TARGETS["trt86-orin"], NO_RESULTS)
+    assert [w.variant.name for w in varied.workarounds] == ["conv-output-marked", "sigmoid-output-marked"]
+    assert predict(linked("channels-32", None, False), TARGETS["trt86-orin"], NO_RESULTS).workarounds == []
     assert predict(linked("channels-32", "as-reported", True), TARGETS["trt86-x86"], failed).verdict == "blocked"
     workaround = finding(variant="conv-output-marked")
     assert predict(workaround, TARGETS["trt86-orin"], NO_RESULTS).verdict == "likely"  # its own claim
@@ -175,3 +180,23 @@ def test_when_nothing_is_known_only_workarounds_known_to_pass_are_listed():
     verdict = predict(finding(), TARGETS["trt86-x86"], passed)
     assert verdict.verdict == "unverified"
     assert [(w.variant.name, w.verdict) for w in verdict.workarounds] == [("sigmoid-output-marked", "likely")]
+
+
+def test_evidence_never_crosses_to_a_form_that_does_not_inherit_it():
+    """Whatever the library links: a form found as a variant that does not inherit gets no evidence of the reported
+    form on any target, and no workaround of another form (e.g. a weight Gemm never gets the act x act MatMul's
+    claim, nor its Q/DQ-on-both-inputs workaround)."""
+    import cases
+
+    for case in cases.all_cases():
+        for variant in case.variants:
+            if variant.inherits:
+                continue
+            found = Finding(case, variant, [Occurrence(("/n",), "")])
+            for target in TARGETS.values():
+                verdict = predict(found, target, NO_RESULTS)
+                assert all(e.scope == "variant" for e in verdict.evidence), (case.id, variant.name, target.id)
+                if variant.role == "sweep" and variant.varies is None:  # a form of its own
+                    assert verdict.workarounds == [], (case.id, variant.name, target.id)
+                assert all(check.variant.varies in (None, variant.name, variant.varies)
+                           for check in verdict.workarounds), (case.id, variant.name, target.id)
