@@ -13,7 +13,8 @@ import jinja2
 from markupsafe import Markup
 
 from harness.store.judgement import (
-    MEANINGS, PLANNING_LABELS, PLANNING_MEANINGS, PLANNING_SYMBOLS, PLANNING_VERDICTS, STRENGTH_LABELS, strength_label,
+    ATTENTION, EVIDENCE_OUTCOMES, MEANINGS, PLANNING_LABELS, PLANNING_MEANINGS, PLANNING_SYMBOLS, PLANNING_VERDICTS,
+    STRENGTH_LABELS, strength_label,
 )
 from harness.store.merge import find_conflicts
 from harness.store.results_file import read_results, record_host, variant_on_target
@@ -78,7 +79,7 @@ def template_environment() -> jinja2.Environment:
     env.filters.update(cosine=cosine_text, sqnr=sqnr_text, web_link=web_link,
                        truncate_version=major_minor, short_number=short_number,
                        strength=strength_label)
-    env.globals.update(OUTCOMES=OUTCOMES, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS,
+    env.globals.update(OUTCOMES=OUTCOMES, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS, MEANINGS=MEANINGS, ATTENTION=ATTENTION,
                        OUTCOME_MEANINGS=OUTCOME_MEANINGS, OBSERVED=OBSERVED, CLAIMED=CLAIMED,
                        TARGET_UNAVAILABLE=TARGET_UNAVAILABLE, VERDICT_KINDS=PLANNING_VERDICTS,
                        VERDICT_LABELS=PLANNING_LABELS, VERDICT_MEANINGS=PLANNING_MEANINGS,
@@ -116,7 +117,7 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
         hosts_by_cell.setdefault(variant_on_target(record), set()).add(record_host(record))
     hosts = set().union(*hosts_by_cell.values())
     document = panels.document() | {"meanings": OUTCOME_MEANINGS, "symbols": OUTCOME_SYMBOLS,
-                                    "strengths": STRENGTH_LABELS, "trend": trend_href}
+                                    "strengths": STRENGTH_LABELS, "evidence": EVIDENCE_OUTCOMES, "trend": trend_href}
     html = template_environment().get_template(TEMPLATE).render(
         columns=columns, groups=groups, summary=target_summary(grid), notes=list(notes), skipped=list(skipped),
         incomplete=list(incomplete),

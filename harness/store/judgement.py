@@ -77,6 +77,9 @@ RETRIED_OUTCOMES = tuple(o for o, m in MEANINGS.items() if m.retried)
 BROKEN_OUTCOMES = tuple(o for o, m in MEANINGS.items() if m.broken)
 WORST_FIRST = tuple(sorted(OUTCOMES, key=lambda o: (
     MEANINGS[o].severity is None, -(MEANINGS[o].severity or 0), OUTCOMES.index(o))))  # no-evidence outcomes last
+# How much a cell with each outcome calls for attention when a page sorts rows worst first: failures, then a
+# fallback, then a broken harness, then nothing (a pass, a cell that cannot exist).
+ATTENTION = {o: m.severity + 1 if m.severity else 1 if m.broken else 0 for o, m in MEANINGS.items()}
 
 
 def meaning(outcome: str) -> Meaning:
