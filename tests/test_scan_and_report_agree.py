@@ -36,6 +36,7 @@ FAILURES = {"fail": ("no-implementation", "no implementation of the fused node",
             "unavailable": ("unavailable", "the API does not exist in this version", None)}
 # TensorRT target -> (outcome of the failing forms, of the workarounds, of the sweeps); None: no record.
 SCENARIOS = {
+    "trt-local": (None, "pass", None),  # works with workaround, the failing form not run
     "trt86-x86": ("fail", "pass", "fallback"),  # works with workaround
     "trt92-x86": ("pass", "fail", "mismatch"),  # works as reported, sweeps worse
     "trt100-x86": ("fallback", "fallback", "pass"),  # precision fallback
@@ -155,6 +156,9 @@ def test_the_scan_of_each_form_agrees_with_the_planning_view_on_every_target(sca
             if worst not in j.SCAN_VERDICTS_OF_PLANNING[cell.kind]:
                 disagreements.append(f"{where}; scan of the failing form {worst}: "
                                      + "; ".join(f"{n}: {v.reason}" for n, v in scan.items()))
+            basis = {j.CLAIMED: {"claimed"}, j.NOT_RUN: {None}}.get(cell.kind)
+            if basis and {v.basis for v in scan.values()} != basis:
+                disagreements.append(f"{where}; the scan rests on {[v.basis for v in scan.values()]}, not {basis}")
             # Form by form: what the planning view read of each variant is what the scan says of it.
             workarounds = scan_verdicts(found, observations, case_id, [e.variant for e in by_role["workaround"]],
                                         target.id)

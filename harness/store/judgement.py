@@ -220,7 +220,9 @@ PLANNING_MEANINGS = {
 # the same target. Both read the same records and the same claims.
 SCAN_VERDICTS_OF_PLANNING = {
     WORKS_AS_REPORTED: (LIKELY,),  # observed pass
-    WORKAROUND: (BLOCKED, FALLBACK),  # the form's own failure; the scan lists the workaround as likely
+    # the form's own failure, or (unverified) the form not run and nothing claimed of it; either way the scan lists
+    # the workaround as likely (a form claimed upstream to pass is likely, and the scan lists no workaround then)
+    WORKAROUND: (BLOCKED, FALLBACK, UNVERIFIED),
     PRECISION_FALLBACK: (FALLBACK, BLOCKED),  # blocked: the form fails, and its best workaround falls back
     FAILS_AS_REPORTED: (BLOCKED,),
     CLAIMED: (BLOCKED, FALLBACK, LIKELY),  # what the claim answers, with the basis "claimed"
