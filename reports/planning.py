@@ -2,7 +2,9 @@
 
 A pattern's verdict on a target reads the variants of its cases: the failing form as reported (the controls, for
 the control pattern), then its workarounds. Only records of this project decide *works*, *fails* or *fallback*;
-an upstream claim alone gives *claimed upstream only*, never an observed verdict.
+an upstream claim alone gives *claimed upstream only*, never an observed verdict. What each outcome and claim
+answers, the verdict words and their labels are :mod:`harness.store.judgement`'s, as are the scan's (with the mapping
+between the two).
 """
 from __future__ import annotations
 
@@ -243,14 +245,15 @@ def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verd
             kinds = sorted({o.outcome for o in worse_sweeps}, key=j.WORST_FIRST.index)
             sweep_text = f"{len(worse_sweeps)} of {len(sweeps)} sweep points worse ({', '.join(kinds)})"
         common["sweeps"] = sweep_text
-        if worst.answer == j.WORKS:
+        as_reported = j.PLANNING_VERDICT_OF_ANSWER[worst.answer]  # what the failing form's own record says
+        if as_reported == WORKS:
             partial = "" if len(seen) == len(primary) else f" ({len(seen)} of {len(primary)} forms run)"
             return Verdict(WORKS, VERDICT_LABELS[WORKS] + partial, partial.strip(" ()"), **common)
         if working:
             names = ", ".join(o.row.variant for o in working)
             return Verdict(WORKAROUND, f"works with workaround {names}; as reported {outcome_text(worst.worst)}",
                            names, workaround=working[0].row.variant, **common)
-        if worst.answer == j.FALLS_BACK:
+        if as_reported == FALLBACK:
             nodes = tuple(worst.worst["fallback_nodes"])
             return Verdict(FALLBACK, f"precision fallback: {nodes_text(nodes)}", nodes_text(nodes), nodes=nodes,
                            **common)
