@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from harness.store.judgement import ClaimsError, claim_for, variant_claims
+from harness.store.judgement import ClaimsError, variant_claims
+from harness.worker.record import claim_for
 
 INDEX_FORMAT = "trt-matrix/cases/1"
 INDEX_FILE = "index.json"

@@ -153,10 +153,6 @@ def index_claims(index: Mapping[str, Any], where: str) -> dict[tuple[str, str], 
     return found
 
 
-def claim_for(claims: tuple[dict[str, Any], ...], target: str) -> dict[str, Any] | None:
-    return next((c for c in claims if c["target"] == target), None)
-
-
 # The scan's evidence tiers, closest to the user's layer first (harness.scan.prediction): the first tier with
 # evidence decides. Each is (scope, kind): what the evidence is about and whether it was observed or claimed.
 SCOPE_LABELS = {"your-layer": "your layer", "variant": "the library variant", "reported-form": "the reported form"}
