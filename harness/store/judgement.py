@@ -54,6 +54,7 @@ class Meaning:
 
 _M = Meaning
 MEANINGS: dict[str, Meaning] = {m.outcome: m for m in (
+    # outcome, answer, severity, ran, compared, retried, broken, symbol, text
     _M("pass", WORKS, 0, True, True, False, False, "✓", "ran within tolerance, every expected-INT8 node in INT8"),
     _M("fallback", FALLS_BACK, 1, True, True, False, False, "↓",
        "within tolerance, but expected-INT8 nodes ran wider"),
