@@ -125,7 +125,7 @@ def main() -> int:
     import cases  # noqa: F401  (registers the library)
     from harness.matrix import load_matrix
     from harness.scan.scanner import ScanOptions, scan
-    from harness.scan.writing import write_results
+    from harness.commands.scan import scan_data, write_results
 
     results = library_results(out)
     targets = list(load_matrix().values())
@@ -144,7 +144,7 @@ def main() -> int:
             started, cpu = time.perf_counter(), time.process_time()
             result = scan(path, ScanOptions(targets=targets, results=[results], out_dir=out / path.stem))
             written = time.perf_counter()
-            write_results(result.to_dict(), out / path.stem)
+            write_results(scan_data(result), out / path.stem)
             timings = {**result.timings, "write": time.perf_counter() - written}
             total, cpu = time.perf_counter() - started, time.process_time() - cpu
             matches = sum(len(f.occurrences) for f in result.findings)

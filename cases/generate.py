@@ -158,14 +158,14 @@ def _value_info(values) -> dict[str, dict]:
     }
 
 
-def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, expected_int8, model_bytes: bytes,
-                  data_bytes: bytes, expected_precision: dict[str, str] | None = None) -> dict:
-    """The index.json entry of one variant: everything a worker needs besides the .onnx and .npz files.
+def case_entry(case: type[Case]) -> dict:
+    """The index.json entry of a case, without its variants."""
+    return {"id": case.id, "title": case.title, "pattern": case.pattern, "links": list(case.links),
+            "backend_notes": dict(case.backend_notes), "remedy": case.remedy, "variants": []}
 
-    ``expected_precision`` maps every expected node to the precision it is asked for (INT8 nodes included); without
-    it, the ``expected_int8`` nodes are asked for INT8 and nothing else is.
-    """
-    initializers = {i.name for i in model.graph.initializer}
+
+def declared_entry(case: type[Case], variant: Variant) -> dict:
+    """The part of a variant's index.json entry its declaration gives (the rest describes its files)."""
     return {
         "name": variant.name,
         "role": variant.role,
@@ -177,6 +177,27 @@ def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, ex
         "params": variant.params,
         "knobs": variant.knobs.to_dict(),
         "claims": [claim.__dict__ | {} for claim in variant.claims],
+    }
+
+
+def declared_index(cases: Iterable[type[Case]] | None = None) -> dict:
+    """The index.json of ``cases`` (default: the library) as far as their declarations give it, built in memory
+    without writing a file: what a reader of a written index reads of the cases, variants and claims."""
+    return {"format": INDEX_FORMAT, "cases": [
+        case_entry(case) | {"variants": [declared_entry(case, variant) for variant in case.variants]}
+        for case in (cases if cases is not None else all_cases())]}
+
+
+def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, expected_int8, model_bytes: bytes,
+                  data_bytes: bytes, expected_precision: dict[str, str] | None = None) -> dict:
+    """The index.json entry of one variant: everything a worker needs besides the .onnx and .npz files.
+
+    ``expected_precision`` maps every expected node to the precision it is asked for (INT8 nodes included); without
+    it, the ``expected_int8`` nodes are asked for INT8 and nothing else is.
+    """
+    initializers = {i.name for i in model.graph.initializer}
+    return {
+        **declared_entry(case, variant),
         "expected_int8": list(expected_int8),
         "expected_precision": dict(expected_precision if expected_precision is not None
                                    else dict.fromkeys(expected_int8, "int8")),
@@ -205,8 +226,7 @@ def generate(
         "cases": [],
     }
     for case in cases if cases is not None else all_cases():
-        entry = {"id": case.id, "title": case.title, "pattern": case.pattern, "links": list(case.links),
-                 "backend_notes": dict(case.backend_notes), "remedy": case.remedy, "variants": []}
+        entry = case_entry(case)
         (out_dir / case.id).mkdir(exist_ok=True)
         for variant in case.variants:
             model, built = export_built(case, variant)

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.worker.errors import InputError
+from harness.store.judgement import ClaimsError, variant_claims
+from harness.worker.record import claim_for
 
 INDEX_FORMAT = "trt-matrix/cases/1"
 INDEX_FILE = "index.json"
@@ -44,7 +46,7 @@ class VariantRow:
         return self.case, self.variant
 
     def claim_for(self, target_id: str) -> dict[str, Any] | None:
-        return next((c for c in self.claims if c["target"] == target_id), None)
+        return claim_for(self.claims, target_id)
 
     def note_for(self, backend: str) -> str | None:
         return self.backend_notes.get(backend)
@@ -81,12 +83,10 @@ def rows_from_index(index: Any, where: str) -> list[VariantRow]:
             vat = f"{at}.variants[{j}]"
             if not isinstance(variant, dict):
                 raise CaseIndexError(f"{vat}: a variant must be an object")
-            claims = _field(vat, variant, "claims", list, [])
-            for k, claim in enumerate(claims):
-                if not isinstance(claim, dict) or not all(isinstance(claim.get(f), str)
-                                                          for f in ("target", "outcome", "source", "strength")):
-                    raise CaseIndexError(f"{vat}.claims[{k}]: a claim needs the strings 'target', 'outcome', "
-                                         "'source' and 'strength'")
+            try:
+                claims = variant_claims(variant, vat)
+            except ClaimsError as err:
+                raise CaseIndexError(str(err)) from None
             # An index written before variants carried links has neither key: no link, nothing inherited.
             varies = _field(vat, variant, "varies", (str, type(None)), None)
             inherits = _field(vat, variant, "inherits", bool, False)
@@ -95,7 +95,7 @@ def rows_from_index(index: Any, where: str) -> list[VariantRow]:
             rows.append(VariantRow(case=case_id, variant=_field(vat, variant, "name", str),
                                    role=_field(vat, variant, "role", str),
                                    description=_field(vat, variant, "description", str, ""),
-                                   mode=_field(vat, variant, "mode", str), claims=tuple(claims), varies=varies,
+                                   mode=_field(vat, variant, "mode", str), claims=claims, varies=varies,
                                    inherits=inherits, **shared))
     return rows
 

@@ -12,19 +12,16 @@ from typing import Any, Iterable, Mapping, Sequence
 import jinja2
 from markupsafe import Markup
 
+from harness.store.judgement import (
+    ATTENTION, EVIDENCE_OUTCOMES, MEANINGS, PLANNING_LABELS, PLANNING_MEANINGS, PLANNING_SYMBOLS, PLANNING_VERDICTS,
+    STRENGTH_LABELS, strength_label,
+)
 from harness.store.merge import find_conflicts
 from harness.store.results_file import read_results, record_host, variant_on_target
 from harness.worker.record import OUTCOMES
 from reports.case_index import VariantRow, read_index
 from reports.panels import PanelData, packed
-from reports.planning import (
-    STRENGTH_LABELS,
-    VERDICT_KINDS,
-    VERDICT_LABELS,
-    VERDICT_MEANINGS,
-    build_plan,
-    pattern_sort_key,
-)
+from reports.planning import build_plan, pattern_sort_key
 from reports.tables import (
     BACKEND_LABELS, CLAIMED, OBSERVED, TARGET_UNAVAILABLE, Cell, Column, cell_grid, host_text, matrix_columns,
     matrix_rows, target_summary,
@@ -32,22 +29,8 @@ from reports.tables import (
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "report.html.j2"
-OUTCOME_SYMBOLS = {
-    "pass": "✓", "fallback": "↓", "mismatch": "≠", "fail": "✗",
-    "unavailable": "⊘", "timeout": "◷", "crash": "‼", "infra-error": "⚠",
-}
-OUTCOME_MEANINGS = {
-    "pass": "ran within tolerance, every expected-INT8 node in INT8",
-    "fallback": "within tolerance, but expected-INT8 nodes ran wider",
-    "mismatch": "ran, output outside the tolerance vs FP32",
-    "fail": "the backend refused the model (parse/build/run error)",
-    "unavailable": "cannot exist on this target (e.g. API missing)",
-    "timeout": "killed at the harness's time limit",
-    "crash": "the cell's process died (signal, abort)",
-    "infra-error": "harness/environment failed: says nothing of the pattern",
-}
-VERDICT_SYMBOLS = {"works": "✓", "workaround": "W", "fallback": "↓", "fails": "✗", "claimed": "?",
-                   "not-run": "–", "cannot-exist": "⊘"}
+OUTCOME_SYMBOLS = {outcome: m.symbol for outcome, m in MEANINGS.items()}
+OUTCOME_MEANINGS = {outcome: m.text for outcome, m in MEANINGS.items()}
 # How a variant's role reads: labels in neutral ink, so "the failing form" never looks like a "fail" outcome.
 ROLE_LABELS = {"failing": "failing form, as reported", "workaround": "workaround", "sweep": "sweep point",
                "control": "control"}
@@ -95,12 +78,12 @@ def template_environment() -> jinja2.Environment:
     )
     env.filters.update(cosine=cosine_text, sqnr=sqnr_text, web_link=web_link,
                        truncate_version=major_minor, short_number=short_number,
-                       strength=lambda s: STRENGTH_LABELS.get(s, s))
-    env.globals.update(OUTCOMES=OUTCOMES, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS,
+                       strength=strength_label)
+    env.globals.update(OUTCOMES=OUTCOMES, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS, MEANINGS=MEANINGS, ATTENTION=ATTENTION,
                        OUTCOME_MEANINGS=OUTCOME_MEANINGS, OBSERVED=OBSERVED, CLAIMED=CLAIMED,
-                       TARGET_UNAVAILABLE=TARGET_UNAVAILABLE, VERDICT_KINDS=VERDICT_KINDS,
-                       VERDICT_LABELS=VERDICT_LABELS, VERDICT_MEANINGS=VERDICT_MEANINGS,
-                       VERDICT_SYMBOLS=VERDICT_SYMBOLS, BACKEND_LABELS=BACKEND_LABELS, ROLE_LABELS=ROLE_LABELS,
+                       TARGET_UNAVAILABLE=TARGET_UNAVAILABLE, VERDICT_KINDS=PLANNING_VERDICTS,
+                       VERDICT_LABELS=PLANNING_LABELS, VERDICT_MEANINGS=PLANNING_MEANINGS,
+                       VERDICT_SYMBOLS=PLANNING_SYMBOLS, BACKEND_LABELS=BACKEND_LABELS, ROLE_LABELS=ROLE_LABELS,
                        SHORT_ROLES=SHORT_ROLES)
     return env
 
@@ -134,7 +117,7 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
         hosts_by_cell.setdefault(variant_on_target(record), set()).add(record_host(record))
     hosts = set().union(*hosts_by_cell.values())
     document = panels.document() | {"meanings": OUTCOME_MEANINGS, "symbols": OUTCOME_SYMBOLS,
-                                    "strengths": STRENGTH_LABELS, "trend": trend_href}
+                                    "strengths": STRENGTH_LABELS, "evidence": EVIDENCE_OUTCOMES, "trend": trend_href}
     html = template_environment().get_template(TEMPLATE).render(
         columns=columns, groups=groups, summary=target_summary(grid), notes=list(notes), skipped=list(skipped),
         incomplete=list(incomplete),

@@ -2,37 +2,30 @@
 
 A pattern's verdict on a target reads the variants of its cases: the failing form as reported (the controls, for
 the control pattern), then its workarounds. Only records of this project decide *works*, *fails* or *fallback*;
-an upstream claim alone gives *claimed upstream only*, never an observed verdict.
+an upstream claim alone gives *claimed upstream only*, never an observed verdict. What each outcome and claim
+answers, the verdict words and their labels are :mod:`harness.store.judgement`'s, as are the scan's (with the mapping
+between the two).
 """
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Iterable, Sequence
 
-from reports.case_index import VariantRow
+from harness.store import judgement as j
+from harness.store.judgement import (
+    CANNOT_EXIST_HERE as CANNOT_EXIST,
+    CLAIMED,
+    FAILS_AS_REPORTED as FAILS,
+    NOT_RUN,
+    PLANNING_LABELS as VERDICT_LABELS,
+    PRECISION_FALLBACK as FALLBACK,
+    WORKAROUND,
+    WORKS_AS_REPORTED as WORKS,
+)
 from harness.store.run_dirs import record_host
+from reports.case_index import VariantRow
 from reports.tables import Column, host_text, platform_group, target_sort_key
 
-# Verdicts, best first. Each is one word in data attributes, and a phrase on the page.
-WORKS, WORKAROUND, FALLBACK, FAILS, CLAIMED, NOT_RUN, CANNOT_EXIST = (
-    "works", "workaround", "fallback", "fails", "claimed", "not-run", "cannot-exist")
-VERDICT_KINDS = (WORKS, WORKAROUND, FALLBACK, FAILS, CLAIMED, NOT_RUN, CANNOT_EXIST)
-VERDICT_LABELS = {
-    WORKS: "works as reported", WORKAROUND: "works with workaround", FALLBACK: "precision fallback",
-    FAILS: "fails", CLAIMED: "claimed upstream only", NOT_RUN: "not run", CANNOT_EXIST: "cannot exist",
-}
-VERDICT_MEANINGS = {
-    WORKS: "the failing form as upstream reported it ran within tolerance with every expected-INT8 node in INT8",
-    WORKAROUND: "the failing form does not work here, the named workaround variant does",
-    FALLBACK: "it runs within tolerance, but the named expected-INT8 nodes ran in a wider precision",
-    FAILS: "the backend refused it, crashed, timed out or its output is outside tolerance (category and node)",
-    CLAIMED: "not run here: only what an upstream issue or write-up reported (never an observation)",
-    NOT_RUN: "no record and no upstream claim (or only infra-errors: the harness failed, not the pattern)",
-    CANNOT_EXIST: "the target, or this pattern's API on it, does not exist",
-}
-STRENGTH_LABELS = {"issue-thread": "issue thread", "write-up-only": "write-up only", "documentation": "documentation"}
-# How bad an observed outcome is for a deployment, worst last.
-_SEVERITY = {"pass": 0, "fallback": 1, "mismatch": 2, "timeout": 3, "crash": 3, "fail": 3}
 PATTERN_ORDER_PREFIXES = ("S", "P")
 
 
@@ -150,10 +143,11 @@ def _records_by_cell(records: Iterable[dict[str, Any]]) -> dict[tuple[str, str, 
 def outcome_text(record: dict[str, Any]) -> str:
     """An observed outcome with what names it: the failure category and node, the fallback nodes, the cosine."""
     outcome, failure = record["outcome"], record.get("failure") or {}
-    if outcome == "fallback":
+    if j.answer(outcome) == j.FALLS_BACK:
         return f"fallback: {nodes_text(record['fallback_nodes'])}"
-    if outcome == "mismatch" and record.get("metrics") and record["metrics"].get("cosine") is not None:
-        return f"mismatch: cosine {record['metrics']['cosine']:.4f}"
+    metrics = record.get("metrics") or {}
+    if metrics.get("within_tolerance") is False and metrics.get("cosine") is not None:
+        return f"{outcome}: cosine {metrics['cosine']:.4f}"
     if failure:
         node = f" at {failure['node']}" if failure.get("node") else ""
         return f"{outcome}: {failure['category']}{node}"
@@ -170,7 +164,7 @@ def nodes_text(nodes: Sequence[str]) -> str:
 def claim_text(claim: dict[str, Any]) -> str:
     """'fail (no-implementation), issue thread': what upstream claimed, and how strongly."""
     category = f" ({claim['category']})" if claim.get("category") else ""
-    return f"{claim['outcome']}{category}, {STRENGTH_LABELS.get(claim['strength'], claim['strength'])}"
+    return f"{claim['outcome']}{category}, {j.strength_label(claim['strength'])}"
 
 
 class _Observed:
@@ -178,11 +172,12 @@ class _Observed:
 
     def __init__(self, row: VariantRow, target: PlanTarget, records: list[dict[str, Any]]):
         self.row = row
-        speaking = [r for r in records if r["outcome"] in _SEVERITY]
-        self.worst = max(speaking, key=lambda r: _SEVERITY[r["outcome"]], default=None)
+        speaking = [r for r in records if j.meaning(r["outcome"]).evidence]
+        self.worst = max(speaking, key=lambda r: j.severity(r["outcome"]), default=None)
         self.conflict = len({r["outcome"] for r in speaking}) > 1
-        self.unavailable = next((r for r in records if r["outcome"] == "unavailable"), None) if not speaking else None
-        self.infra = not speaking and any(r["outcome"] in ("infra-error",) for r in records)
+        self.unavailable = None if speaking else next(
+            (r for r in records if j.answer(r["outcome"]) == j.CANNOT_EXIST), None)
+        self.infra = not speaking and any(j.answer(r["outcome"]) is None for r in records)
         self.claim = row.claim_for(target.id)
         columns = target.columns if len(target.columns) == 1 else tuple(dict.fromkeys(
             f"{target.id} @ {host_text(record_host(r))}" for r in records))
@@ -194,7 +189,12 @@ class _Observed:
 
     @property
     def severity(self) -> int | None:
-        return _SEVERITY[self.outcome] if self.worst else None
+        return j.severity(self.outcome) if self.worst else None
+
+    @property
+    def answer(self) -> str | None:
+        """What its worst observation says about deploying the pattern (None: nothing observed)."""
+        return j.answer(self.outcome) if self.worst else None
 
     def evidence(self) -> Evidence:
         if self.worst:
@@ -217,7 +217,7 @@ def _counts(observed: Iterable[_Observed]) -> str:
     for o in observed:
         kind = o.outcome or ("unavailable" if o.unavailable else "infra-error" if o.infra else "not run")
         counts[kind] = counts.get(kind, 0) + 1
-    order = ["fail", "crash", "timeout", "mismatch", "fallback", "pass", "unavailable", "infra-error", "not run"]
+    order = [*j.WORST_FIRST, "not run"]
     parts = [f"{counts[k]} {k}" for k in sorted(counts, key=order.index)]
     return f"sweep points: {', '.join(parts)}" if parts else ""
 
@@ -236,27 +236,28 @@ def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verd
     if not target.available:
         return Verdict(CANNOT_EXIST, f"cannot exist: {target.reason or 'the target is unavailable'}", **common)
     seen = [o for o in primary if o.worst]
-    working = [o for o in workarounds if o.outcome == "pass"]
+    working = [o for o in workarounds if o.answer == j.WORKS]
     sweep_text = None
     if seen:
         worst = max(seen, key=lambda o: o.severity)
         worse_sweeps = [o for o in sweeps if o.severity > worst.severity]
         if worse_sweeps:
-            kinds = sorted({o.outcome for o in worse_sweeps}, key=lambda k: -_SEVERITY[k])
+            kinds = sorted({o.outcome for o in worse_sweeps}, key=j.WORST_FIRST.index)
             sweep_text = f"{len(worse_sweeps)} of {len(sweeps)} sweep points worse ({', '.join(kinds)})"
         common["sweeps"] = sweep_text
-        if worst.outcome == "pass":
+        as_reported = j.PLANNING_VERDICT_OF_ANSWER[worst.answer]  # what the failing form's own record says
+        if as_reported == WORKS:
             partial = "" if len(seen) == len(primary) else f" ({len(seen)} of {len(primary)} forms run)"
             return Verdict(WORKS, VERDICT_LABELS[WORKS] + partial, partial.strip(" ()"), **common)
         if working:
             names = ", ".join(o.row.variant for o in working)
             return Verdict(WORKAROUND, f"works with workaround {names}; as reported {outcome_text(worst.worst)}",
                            names, workaround=working[0].row.variant, **common)
-        if worst.outcome == "fallback":
+        if as_reported == FALLBACK:
             nodes = tuple(worst.worst["fallback_nodes"])
             return Verdict(FALLBACK, f"precision fallback: {nodes_text(nodes)}", nodes_text(nodes), nodes=nodes,
                            **common)
-        degraded = [o for o in workarounds if o.outcome == "fallback"]
+        degraded = [o for o in workarounds if o.answer == j.FALLS_BACK]
         if degraded:
             nodes = tuple(degraded[0].worst["fallback_nodes"])
             return Verdict(FALLBACK, f"precision fallback with workaround {degraded[0].row.variant}: "
@@ -274,7 +275,7 @@ def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verd
     claims = [o for o in primary if o.claim]
     if claims:
         texts = list(dict.fromkeys(claim_text(o.claim) for o in claims))
-        claimed_workarounds = [o for o in workarounds if o.claim and o.claim["outcome"] == "pass"]
+        claimed_workarounds = [o for o in workarounds if o.claim and j.claim_answer(o.claim["outcome"]) == j.WORKS]
         text = "; ".join(f"{o.row.variant}: {claim_text(o.claim)}" for o in claims)
         detail = "; ".join(texts)
         if claimed_workarounds:
@@ -283,7 +284,7 @@ def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verd
             detail += f"; {len(claimed_workarounds)} workaround{'s' if len(claimed_workarounds) > 1 else ''} " \
                       "claimed to pass"
         return Verdict(CLAIMED, f"claimed upstream only: {text}", detail,
-                       claimed_pass=all(o.claim["outcome"] == "pass" for o in claims), **common)
+                       claimed_pass=all(j.claim_answer(o.claim["outcome"]) == j.WORKS for o in claims), **common)
     if any(o.infra for o in primary):
         return Verdict(NOT_RUN, "not run: infra-error (the harness failed, not the pattern)", "infra-error",
                        **common)

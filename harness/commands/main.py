@@ -11,7 +11,9 @@ from harness.commands.diagnose import add_diagnose_commands
 from harness.commands.history import add_history_commands
 from harness.commands.library import add_library_commands
 from harness.commands.nightly import add_nightly_commands
-from harness.commands.options import EXIT_BROKEN, EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, CommandError
+from harness.commands.options import (
+    EXIT_BROKEN, EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandError,
+)
 from harness.commands.run import add_run_commands
 from harness.commands.scan import add_scan_commands
 from harness.matrix import DEFAULT_MATRIX, default_target, load_matrix
@@ -83,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted: records written so far are kept; rerun the same command to resume", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as err:  # a harness bug: one line, the traceback only on request
         if os.environ.get("TRT_MATRIX_TRACEBACK"):
             raise

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Iterable
 
 # One meaning per exit code, the same for every command (README, "Exit codes").
-EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_BROKEN = 0, 1, 2, 3
+EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_BROKEN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_MEANINGS = {
     EXIT_OK: "done: nothing damaged, nothing lost, no regression",
     EXIT_REGRESSION: "a cell regressed since the previous run (history, diff); a chosen target is expected to fail "
@@ -24,6 +24,8 @@ EXIT_MEANINGS = {
                  "be read was used. It wins over 1: a comparison with damaged or lost input is incomplete. "
                  "diagnose: a file given is damaged (a calibration cache cut short, engine JSON with a broken field, "
                  "a log overwritten with binary data, a truncated model); it wins over 2",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C, 128 + SIGINT): records written so far are kept; rerun the same command to "
+                      "resume",
 }
 EXIT_CODES_HELP = "Exit status, the same for every command:\n" + "\n".join(
     textwrap.fill(text, 116, initial_indent=f"  {code}  ", subsequent_indent="     ")

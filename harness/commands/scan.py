@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+import textwrap
 from pathlib import Path
+from typing import Any
 
 from harness.commands.options import (
     EXIT_BROKEN,
@@ -17,21 +20,19 @@ from harness.commands.options import (
     positive_seconds,
 )
 from harness.matrix import default_target, load_matrix
+from harness.store.judgement import SCAN_FAILING, SCAN_GOOD, SCAN_VERDICT_MEANINGS
 
 EXIT_FAILS = EXIT_REGRESSION  # the gate fails: some chosen target is predicted or observed to fail (see --fail-on)
+JSON_NAME, HTML_NAME = "scan.json", "scan.html"
 SHOWN_NODES = 3
+VERDICTS_HELP = "\n".join(textwrap.fill(meaning, 116, initial_indent=f"  {verdict:<12} ", subsequent_indent=" " * 15)
+                          for verdict, meaning in SCAN_VERDICT_MEANINGS.items())
 
 DESCRIPTION = f"""\
 Find every known INT8 failure pattern of the case library in MODEL (each case's matcher, reported with your own
 node names), then say per target of matrix.yaml whether the model is expected to build in INT8, and why:
 
-  blocked      observed or claimed upstream to fail (the category is given), mismatch, crash or hang
-  fallback     builds, but nodes expected in INT8 run in another precision (they are named)
-  unavailable  the target cannot run it at all
-  unverified   no observation and no upstream claim either way
-  likely       passed on the library's minimal graph (--results), or claimed upstream to pass
-  verified     your own layer, cut out of MODEL, passed here (--run)
-  clear        no known pattern in the model
+{VERDICTS_HELP}
 
 Evidence: records you point --results at (a results file, a run directory, a `merge --out` directory or a history
 store; the latest record of each cell per host), the library's upstream claims (link and strength: never shown as
@@ -57,7 +58,6 @@ def cmd_scan(args) -> int:
     from harness.scan.loading import ModelInputError
     from harness.scan.observations import ObservationsError
     from harness.scan.scanner import ScanOptions, scan
-    from harness.scan.writing import write_results
 
     matrix = load_matrix(args.matrix)
     unknown = [t for t in (args.targets or []) + (args.run_on or []) if t not in matrix]
@@ -78,7 +78,7 @@ def cmd_scan(args) -> int:
         result = scan(args.model, options, progress=lambda line: print(line, flush=True))
     except (ModelInputError, ObservationsError) as err:
         raise CommandError(str(err)) from None
-    data = result.to_dict()
+    data = scan_data(result)
     json_path, html_path = write_results(data, out_dir)
     _print_result(data)
     print(f"results: {json_path}, {html_path}")
@@ -90,7 +90,30 @@ def cmd_scan(args) -> int:
     if result.evidence_damaged:
         print("some evidence was damaged or the harness broke (warnings above, infra-error cells in the run): the "
               "verdicts rest on what could be read", file=sys.stderr)
-    return result.exit_code
+    return data["exit_code"]
+
+
+def exit_status(result) -> int:
+    """The scan's exit status (options.EXIT_MEANINGS): broken when evidence was damaged, else fails when a chosen
+    target fails under --fail-on, else ok."""
+    return EXIT_BROKEN if result.evidence_damaged else EXIT_FAILS if result.failing_targets else EXIT_OK
+
+
+def scan_data(result) -> dict[str, Any]:
+    """What scan.json holds and the page shows: the scan (``ScanResult.to_dict()``) and its exit status."""
+    return {**result.to_dict(), "exit_code": exit_status(result)}
+
+
+def write_results(data: dict[str, Any], out_dir: Path | str) -> tuple[Path, Path]:
+    """Write a scan (:func:`scan_data`) to ``out_dir/scan.json`` (everything the page shows, for CI and other
+    tools) and ``out_dir/scan.html``; return their paths."""
+    from reports.scan_page import render_scan_page
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / JSON_NAME
+    json_path.write_text(json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n")
+    return json_path, render_scan_page(data, out_dir / HTML_NAME)
 
 
 def _print_result(data: dict) -> None:
@@ -117,7 +140,7 @@ def _print_result(data: dict) -> None:
     for t in data["targets"]:
         basis = f"({t['basis']})" if t["basis"] else ""
         print(f"  {t['target']:<{width}}  {t['verdict']:<11} {basis:<10} {t['reason']}")
-        if t["verdict"] in ("blocked", "fallback"):
+        if t["verdict"] in SCAN_FAILING:
             for line in _workaround_lines(findings, t["target"]):
                 print(f"  {'':<{width}}  {line}")
 
@@ -128,7 +151,7 @@ def _workaround_lines(findings: list[dict], target: str) -> list[str]:
     for f in findings:
         verdict = f["verdicts"].get(target)
         for w in verdict["workarounds"] if verdict else []:
-            if w["verdict"] in ("likely", "verified"):
+            if w["verdict"] in SCAN_GOOD:
                 basis = "observed here" if w["evidence"][0]["kind"] == "observed" else "claimed upstream"
                 lines.append(f"workaround for {f['case']}: {w['variant']} ({w['verdict']}, {basis}): "
                              f"{w['description']}")

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Iterator
 from harness.orchestration import fingerprint
 from harness.matrix import Target
 from harness.orchestration.run_targets import RunSummary, matches, run_targets
+from harness.store.judgement import RETRIED_OUTCOMES
 from harness.store.results_file import ResultsWriter, read_results_file, variant_on_target
 from harness.store.run_dirs import (
     CASES_INDEX,
@@ -198,7 +199,7 @@ def latest_earlier_records(runs_root: Path, host: str, current: str, wanted: set
 
 def settled(record: rec.Record | None, inputs_sha: str, environment_sha: str | None) -> bool:
     """Whether ``record`` still stands for a cell with these fingerprints (see the module docstring)."""
-    if record is None or environment_sha is None or record["outcome"] in rec.RETRIED_OUTCOMES:
+    if record is None or environment_sha is None or record["outcome"] in RETRIED_OUTCOMES:
         return False
     provenance = record.get("provenance") or {}
     return provenance.get("inputs_sha256") == inputs_sha and provenance.get("environment_sha256") == environment_sha

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness.matrix import Target
+from harness.store.judgement import BROKEN_OUTCOMES
 from harness.store.results_file import ResultsWriter
 from harness.worker import record as rec
 from harness.worker.casedata import load_cells
@@ -36,7 +37,7 @@ class RunSummary:
     @property
     def harness_broken(self) -> bool:
         """True when some cell says nothing about its pattern because the harness or environment broke."""
-        return any(self.outcomes.get(outcome, 0) for outcome in rec.BROKEN_OUTCOMES)
+        return any(self.outcomes.get(outcome, 0) for outcome in BROKEN_OUTCOMES)
 
     def line(self) -> str:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(self.outcomes.items())) or "nothing new"

@@ -6,41 +6,33 @@ others are listed beside it:
 1. observed on the user's own layer (``--run``: the matched subgraph cut out of the model and run here);
 2. observed on the library variant the matcher named (records the user pointed ``--results`` at);
 3. claimed upstream for that variant (a ``Claim``: link and strength, never an observation);
-4. observed, then claimed, for the case's reported (failing) form, when the user's form is that form or a sweep of
-   it (a workaround form does not inherit the failing form's evidence).
+4. observed, then claimed, for the case's reported (failing) form: only when the matcher could not name the user's
+   form, or when the form named is a variant that inherits the evidence of the failing form it varies
+   (``Variant.inherits``, ``Variant.varies``); evidence never crosses to a form of another structure.
 
-Verdicts, worst first: ``blocked`` (fails, mismatches, crashes or hangs, or is claimed to), ``fallback`` (runs, but
-expected-INT8 nodes ran in another precision), ``unavailable`` (the target cannot run it at all), ``unverified``
-(no evidence either way), ``likely`` (passed on the library's minimal graph, or claimed to), ``verified`` (passed on
-the user's own layer). A model with no finding is ``clear`` on every available target: nothing known against it.
+What each outcome and claim says, the tiers, the verdict words (``blocked``, ``fallback``, ``unavailable``,
+``unverified``, ``likely``, ``verified``, ``clear``) and the claims themselves (read through the index.json form, as
+the report reads them) are :mod:`harness.store.judgement`'s. A model with no finding is ``clear`` on every available
+target: nothing known against it.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Iterable, Sequence
 
-from cases.model import Claim, Knobs, Variant
+from cases.model import Case, Knobs, Variant
 from harness.matrix import Target
 from harness.scan.matching import Finding
 from harness.scan.observations import Observation, Observations
+from harness.store import judgement as j
 
-VERDICTS = ("blocked", "fallback", "unavailable", "unverified", "likely", "verified", "clear")  # worst first
+VERDICTS = j.SCAN_VERDICTS  # worst first
 FAIL_ON = {  # --fail-on LEVEL: the verdicts that make the scan exit 1
-    "blocked": ("blocked",),
-    "fallback": ("blocked", "fallback"),
-    "unverified": ("blocked", "fallback", "unverified"),
+    j.BLOCKED: (j.BLOCKED,),
+    j.FALLBACK: (j.BLOCKED, j.FALLBACK),
+    j.UNVERIFIED: (j.BLOCKED, j.FALLBACK, j.UNVERIFIED),
 }
-OUTCOME_VERDICTS = {
-    "pass": "likely", "fallback": "fallback", "mismatch": "blocked", "fail": "blocked", "crash": "blocked",
-    "timeout": "blocked", "unavailable": "unavailable", "unsupported": "blocked",
-}
-NOT_EVIDENCE = ("infra-error",)  # the harness or environment broke: says nothing about the pattern
-SCOPES = {
-    "your-layer": "your layer",
-    "variant": "the library variant",
-    "reported-form": "the reported form",
-}
-STRENGTH_WORDS = {"issue-thread": "issue thread", "write-up-only": "write-up only", "documentation": "documentation"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,7 +40,7 @@ class Evidence:
     """One observation or one upstream claim about a (case, variant) on a target."""
 
     kind: str  # "observed" (a record of this harness) or "claimed" (upstream, never run here)
-    scope: str  # key of SCOPES
+    scope: str  # key of judgement.SCOPE_LABELS
     case: str
     variant: str
     target: str
@@ -61,23 +53,28 @@ class Evidence:
     note: str = ""
 
     @property
+    def answer(self) -> str | None:
+        """What it says about deploying the pattern (judgement.ANSWERS); None: nothing (an infra-error)."""
+        return j.claim_answer(self.outcome) if self.kind == "claimed" else j.answer(self.outcome)
+
+    @property
     def verdict(self) -> str:
-        verdict = OUTCOME_VERDICTS[self.outcome]
-        return "verified" if verdict == "likely" and self.scope == "your-layer" else verdict
+        return j.scan_verdict(self.answer, own_layer=self.scope == "your-layer")
 
     @property
     def decisive(self) -> bool:
-        return self.outcome not in NOT_EVIDENCE
+        return self.answer is not None
 
     def describe(self) -> str:
         """The evidence in one sentence, saying plainly whether it was observed here or claimed upstream."""
         what = self.outcome + (f" ({self.category})" if self.category else "")
         subject = f"{self.case}/{self.variant}"
         if self.kind == "claimed":
-            strength = STRENGTH_WORDS.get(self.strength, self.strength)
+            strength = j.strength_label(self.strength)
             whose = f" for the reported form {subject}" if self.scope == "reported-form" else ""
             return f"claimed upstream ({strength}), not observed here: {what}{whose}"
-        where = f"your layer ({self.variant})" if self.scope == "your-layer" else f"{SCOPES[self.scope]} {subject}"
+        where = (f"your layer ({self.variant})" if self.scope == "your-layer"
+                 else f"{j.SCOPE_LABELS[self.scope]} {subject}")
         text = f"observed {what} on {where}"
         if self.nodes:
             text += f": {', '.join(self.nodes)} not in INT8"
@@ -96,9 +93,25 @@ def observed(observation: Observation, scope: str) -> Evidence:
                     host=observation.host, note=failure.get("message") or "")
 
 
-def claimed(claim: Claim, case: str, variant: str, scope: str) -> Evidence:
-    return Evidence("claimed", scope, case, variant, claim.target, claim.outcome, claim.category, claim.source,
-                    strength=claim.strength, note=claim.note)
+def claimed(claim: dict[str, Any], case: str, variant: str, scope: str) -> Evidence:
+    """A claim as :func:`harness.store.judgement.variant_claims` reads it."""
+    return Evidence("claimed", scope, case, variant, claim["target"], claim["outcome"], claim["category"],
+                    claim["source"], strength=claim["strength"], note=claim["note"])
+
+
+@functools.lru_cache(maxsize=None)
+def library_claims(case: type[Case]) -> dict[str, tuple[dict[str, Any], ...]]:
+    """Per variant of ``case``, its upstream claims read as the report reads them: from the case's index.json form
+    (built in memory by the function that writes index.json) through :func:`harness.store.judgement.index_claims`."""
+    from cases.generate import declared_index
+
+    claims = j.index_claims(declared_index([case]), f"the case library ({case.__module__})")
+    return {variant: found for (_, variant), found in claims.items()}
+
+
+def claims_on(case: type[Case], variant: str, target: str, scope: str) -> list[Evidence]:
+    """The upstream claims for ``variant`` of ``case`` on ``target``, as evidence of ``scope``."""
+    return [claimed(c, case.id, variant, scope) for c in library_claims(case)[variant] if c["target"] == target]
 
 
 @dataclasses.dataclass
@@ -110,7 +123,9 @@ class WorkaroundCheck:
 
     @property
     def verdict(self) -> str:
-        return _decide(self.evidence)[0] if self.evidence else "unverified"
+        """As for a finding: what was observed of the workaround decides, its claims only when nothing was."""
+        observed = [e for e in self.evidence if e.kind == "observed"]
+        return _decide(observed or self.evidence)[0] if self.evidence else j.UNVERIFIED
 
     def to_dict(self) -> dict[str, Any]:
         knobs = {k: v for k, v in self.variant.knobs.to_dict().items() if v != Knobs().to_dict()[k]}
@@ -138,7 +153,7 @@ def predict(finding: Finding, target: Target, observations: Observations,
     """The verdict of ``finding`` on ``target``. ``layers`` (with ``--run``) holds, per occurrence of the finding,
     the observations of its extracted reproducer on this target (empty when it was not extracted or run)."""
     if not target.available:
-        return Verdict(target.id, "unavailable", None, f"the target cannot exist: {target.reason}", [], [])
+        return Verdict(target.id, j.UNAVAILABLE, None, f"the target cannot exist: {target.reason}", [], [])
     tiers = _tiers(finding, target.id, observations, layers)
     evidence = [e for tier in tiers for e in tier.evidence]
     for tier in tiers:
@@ -151,8 +166,8 @@ def predict(finding: Finding, target: Target, observations: Observations,
     reason = "no observation or upstream claim for this pattern on this target"
     if any(not e.decisive for e in evidence):
         reason += " (only infra-error records: the harness or environment failed those cells)"
-    return Verdict(target.id, "unverified", None, reason, evidence,
-                   _workarounds(finding, target.id, observations, "unverified"))
+    return Verdict(target.id, j.UNVERIFIED, None, reason, evidence,
+                   _workarounds(finding, target.id, observations, j.UNVERIFIED))
 
 
 @dataclasses.dataclass
@@ -164,33 +179,42 @@ class _Tier:
 
     def decides(self, decisive: list[Evidence]) -> bool:
         """A tier that does not cover every occurrence decides only when some occurrence fails or falls back."""
-        return self.covered or VERDICTS.index(_decide(decisive)[0]) < VERDICTS.index("unavailable")
+        return self.covered or VERDICTS.index(_decide(decisive)[0]) < VERDICTS.index(j.UNAVAILABLE)
 
 
 def _tiers(finding: Finding, target: str, observations: Observations,
            layers: Sequence[list[Observation]] | None) -> list[_Tier]:
+    """The finding's tiers of evidence on ``target``, in judgement.TIERS order (those that apply to it)."""
     case = finding.case
-    tiers = []
+    tiers: dict[tuple[str, str], _Tier] = {}
     if layers is not None:
         layer_evidence = [observed(o, "your-layer") for occurrence in layers for o in occurrence]
-        covered = all(any(o.record["outcome"] not in NOT_EVIDENCE for o in occurrence) for occurrence in layers)
+        covered = all(any(j.answer(o.record["outcome"]) is not None for o in occurrence) for occurrence in layers)
         checked = sum(bool(occurrence) for occurrence in layers)
         suffix = "" if covered else f" ({checked} of {len(layers)} occurrences checked on their own layer)"
-        tiers.append(_Tier(layer_evidence, suffix=suffix, covered=covered))
+        tiers["your-layer", "observed"] = _Tier(layer_evidence, suffix=suffix, covered=covered)
     if finding.variant is not None:
         name = finding.variant.name
-        tiers.append(_Tier([observed(o, "variant") for o in observations.of(case.id, name, target)]))
-        claims = [c for c in finding.variant.claims if c.target == target]
-        tiers.append(_Tier([claimed(c, case.id, name, "variant") for c in claims]))
-    if finding.variant is None or finding.variant.inherits:
-        reported = [v for v in case.variants if v.role == "failing"
-                    and (finding.variant is None or v.name == finding.variant.varies)]
+        tiers["variant", "observed"] = _Tier([observed(o, "variant") for o in observations.of(case.id, name, target)])
+        tiers["variant", "claimed"] = _Tier(claims_on(case, name, target, "variant"))
+    reported = _reported_forms(finding)
+    if reported:
         prefix = f"no evidence for your form {finding.variant.name}; " if finding.variant is not None else ""
-        tiers.append(_Tier([observed(o, "reported-form") for v in reported
-                            for o in observations.of(case.id, v.name, target)], prefix=prefix))
-        tiers.append(_Tier([claimed(c, case.id, v.name, "reported-form") for v in reported
-                            for c in v.claims if c.target == target], prefix=prefix))
-    return tiers
+        tiers["reported-form", "observed"] = _Tier([observed(o, "reported-form") for name in reported
+                                                    for o in observations.of(case.id, name, target)], prefix=prefix)
+        tiers["reported-form", "claimed"] = _Tier(
+            [e for name in reported for e in claims_on(case, name, target, "reported-form")], prefix=prefix)
+    return [tiers[key] for key in j.TIERS if key in tiers]
+
+
+def _reported_forms(finding: Finding) -> list[str]:
+    """The failing forms whose evidence stands for the finding's when it has none of its own: every failing form of
+    the case when the matcher could not name the user's form, the form a variant varies when it inherits that
+    form's evidence, else none."""
+    variant = finding.variant
+    if variant is None:
+        return [v.name for v in finding.case.variants if v.role == "failing"]
+    return [variant.varies] if variant.inherits else []
 
 
 def _decide(evidence: Iterable[Evidence]) -> tuple[str, Evidence]:
@@ -205,34 +229,47 @@ def _disagreement(deciding: Evidence, evidence: list[Evidence]) -> str:
         return ""
     others = [e for e in evidence if e.kind == "claimed" and e.variant == deciding.variant
               and _band(e.verdict) != _band(deciding.verdict)]
-    return "".join(f"; upstream claimed {e.outcome} ({STRENGTH_WORDS.get(e.strength, e.strength)})" for e in others)
+    return "".join(f"; upstream claimed {e.outcome} ({j.strength_label(e.strength)})" for e in others)
 
 
 def _band(verdict: str) -> str:
-    return "good" if verdict in ("likely", "verified") else verdict
+    return "good" if verdict in j.SCAN_GOOD else verdict
 
 
 def _workarounds(finding: Finding, target: str, observations: Observations, verdict: str) -> list[WorkaroundCheck]:
-    """The case's workaround variants (not the user's own form) and their evidence on ``target``, those known to
-    pass first; none when the finding is expected to be fine there, and only those known to pass when nothing is
-    known of the finding itself."""
-    if verdict in ("likely", "verified", "unavailable"):
+    """The case's workaround variants of the finding's form (not the user's own form) and their evidence on
+    ``target``, those known to pass first; none when the finding is expected to be fine there, and only those known
+    to pass when nothing is known of the finding itself."""
+    if verdict in (*j.SCAN_GOOD, j.UNAVAILABLE):
         return []
     checks = []
     for variant in finding.case.variants:
-        if variant.role != "workaround" or variant is finding.variant:
+        if variant.role != "workaround" or variant is finding.variant or not _applies(variant, finding):
             continue
         evidence = [observed(o, "variant") for o in observations.of(finding.case.id, variant.name, target)]
-        evidence += [claimed(c, finding.case.id, variant.name, "variant") for c in variant.claims if c.target == target]
+        evidence += claims_on(finding.case, variant.name, target, "variant")
         checks.append(WorkaroundCheck(variant, [e for e in evidence if e.decisive]))
-    if verdict == "unverified":
+    if verdict == j.UNVERIFIED:
         checks = [check for check in checks if _workaround_rank(check.verdict) == 0]
     return sorted(checks, key=lambda check: _workaround_rank(check.verdict))
 
 
+def _applies(workaround: Variant, finding: Finding) -> bool:
+    """Whether ``workaround`` is a workaround of the finding's form: every workaround when the user's form is not
+    named; else one that varies the finding's form or the form the finding's variant varies. A workaround that
+    names no form it varies applies to the case's reported forms, their workarounds and their variations, never to
+    a form of its own (a sweep that varies nothing)."""
+    variant = finding.variant
+    if variant is None:
+        return True
+    if workaround.varies is None:
+        return variant.role in ("failing", "workaround") or variant.varies is not None
+    return workaround.varies in (variant.name, variant.varies)
+
+
 def _workaround_rank(verdict: str) -> int:
     """Known to pass first, then unknown, then known to fail."""
-    return {"verified": 0, "likely": 0, "unverified": 1}.get(verdict, 2)
+    return 0 if verdict in j.SCAN_GOOD else 1 if verdict == j.UNVERIFIED else 2
 
 
 @dataclasses.dataclass
@@ -255,9 +292,9 @@ class ModelVerdict:
 def model_verdict(target: Target, verdicts: Sequence[tuple[str, Verdict]]) -> ModelVerdict:
     """Combine the per-finding verdicts ``(finding label, verdict)`` of one target."""
     if not target.available:
-        return ModelVerdict(target, "unavailable", None, f"the target cannot exist: {target.reason}", [])
+        return ModelVerdict(target, j.UNAVAILABLE, None, f"the target cannot exist: {target.reason}", [])
     if not verdicts:
-        return ModelVerdict(target, "clear", None, "no known INT8 failure pattern of the library in this model", [])
+        return ModelVerdict(target, j.CLEAR, None, "no known INT8 failure pattern of the library in this model", [])
     ranked = sorted(verdicts, key=lambda item: VERDICTS.index(item[1].verdict))
     label, worst = ranked[0]
     return ModelVerdict(target, worst.verdict, worst.basis, f"{label}: {worst.reason}",

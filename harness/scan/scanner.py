@@ -1,5 +1,5 @@
 """One scan: load the model, find the library's patterns, predict per target, optionally cut the matches out and run
-them, and gather everything the JSON file, the HTML page and the exit code say."""
+them, and gather everything the JSON file, the HTML page and the exit status (the command's) rest on."""
 from __future__ import annotations
 
 import dataclasses
@@ -56,11 +56,6 @@ class ScanResult:
         (infra-error cells of the --run): the verdicts rest on the rest."""
         return bool(self.problems) or any(summary.harness_broken for summary in self.run_summaries)
 
-    @property
-    def exit_code(self) -> int:
-        """The command's exit status: 3 when evidence was damaged, else 1 when a chosen target fails, else 0."""
-        return 3 if self.evidence_damaged else 1 if self.failing_targets else 0
-
     def to_dict(self) -> dict[str, Any]:
         reproducers = self.reproducers
         summary = model_summary(self.loaded)
@@ -87,7 +82,6 @@ class ScanResult:
             "fail_on": self.options.fail_on,
             "failing_targets": self.failing_targets,
             "evidence_damaged": self.evidence_damaged,
-            "exit_code": self.exit_code,
             "findings": findings,
             "observations": {"sources": self.observations.sources, "records": len(self.observations)},
             "run": {

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.store.results_file import record_host, variant_on_target
-from harness.worker.record import COMPARED_OUTCOMES, NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, Record
+from harness.store.judgement import COMPARED_OUTCOMES, NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, band
+from harness.worker.record import Record
 
-BAND = {"pass": 2, "fallback": 1, "mismatch": 0, "fail": 0, "crash": 0}  # per compared outcome; higher is better
+BAND = {outcome: band(outcome) for outcome in COMPARED_OUTCOMES}  # per compared outcome; higher is better
 CHANGE_KINDS = ("regression", "progression", "flaky", "changed", "not-compared", "new", "gone", "unchanged")
 
 

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 from harness.store.compare import CellChange, Comparison, classify_history, describe
 from harness.store.run_dirs import CASES_INDEX, RESULTS, RunDirError, find_run_dirs, read_run
-from harness.worker.record import COMPARED_OUTCOMES
+from harness.store.judgement import COMPARED_OUTCOMES
 
 DEFAULT_LAST = 14
 DEFAULT_FLAKY_WINDOW = 14  # nights of a series looked at for flips
@@ -264,7 +264,7 @@ class HistoryStore:
             self.db.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
                 (target, run.host, key, run.id, case, variant, r["outcome"],
                  (r.get("failure") or {}).get("category"), (r.get("failure") or {}).get("node"),
-                 (r.get("failure") or {}).get("message") if r["outcome"] != "pass" else None,
+                 (r.get("failure") or {}).get("message"),
                  json.dumps(r["fallback_nodes"]) if r["fallback_nodes"] else None, len(r["fallback_nodes"]),
                  (r.get("provenance") or {}).get("carried_over_from"))
                 for (case, variant), r in cells.items()])

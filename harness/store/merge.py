@@ -17,11 +17,12 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
+from harness.store.judgement import COMPARED_OUTCOMES
 from harness.store.results_file import (
     UNKNOWN_HOST, CellKey, ResultsWriter, cell_key, host_name, read_results_file, variant_on_target,
 )
 from harness.store.run_dirs import RESULTS, LoadedRun, problems_of, read_runs
-from harness.worker.record import COMPARED_OUTCOMES, Record
+from harness.worker.record import Record
 
 MERGE_FORMAT = "trt-matrix/merge/1"
 MERGED_RESULTS = "results.jsonl"

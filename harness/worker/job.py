@@ -86,7 +86,7 @@ def progress_line(done: int, total: int | str, record: rec.Record, started: floa
     failure = record.get("failure")
     line = (f"[{done}/{total} {elapsed:6.1f}s] {record['target']} {record['case']}/{record['variant']}: "
             f"{record['outcome']}" + (f" ({failure['category']})" if failure else ""))
-    if record["outcome"] == "infra-error" and failure and failure.get("message"):
+    if failure and failure["category"] in rec.INFRA_CATEGORIES and failure.get("message"):
         reason = " ".join(failure["message"].split())
         line += ": " + (reason if len(reason) <= PROGRESS_REASON_CHARS else reason[:PROGRESS_REASON_CHARS] + " ...")
     return line

@@ -36,18 +36,10 @@ FAILURE_CATEGORIES = get_args(FailureCategory)
 PRECISIONS = get_args(Precision)
 MODES = get_args(Mode)
 
-# What an outcome says. The endings of a cell that ran to the end (:func:`ran`).
-RAN_OUTCOMES = ("pass", "fallback", "mismatch")
-# Judged against upstream claims (``agrees``): what the backend did with the pattern.
+# The outcomes that are evidence about the pattern, judged against upstream claims (``agrees``) here, inside the
+# container. Every other meaning of an outcome (severity, compared across nights, retried, ...) is
+# harness/store/judgement.py's, which reads this one from here.
 OBSERVED_OUTCOMES = ("pass", "fallback", "mismatch", "fail", "crash", "timeout")
-# Compared night to night (a move between them can be a regression); the others say nothing about the pattern
-# (the harness broke, the harness's time limit hit, or the cell cannot exist).
-COMPARED_OUTCOMES = ("pass", "fallback", "mismatch", "fail", "crash")
-NOT_COMPARED_OUTCOMES = ("infra-error", "timeout", "unavailable")
-# Never settled: a nightly runs these cells again whatever their fingerprints.
-RETRIED_OUTCOMES = ("infra-error", "timeout")
-# The harness or environment failed the cell: a run with one exits with the "broken" status.
-BROKEN_OUTCOMES = ("infra-error",)
 INFRA_CATEGORIES = ("harness", "environment")  # the failure categories of an infra-error
 LOST_CELL_OUTCOMES = ("crash", "timeout")  # a cell whose process ended without handing back a record
 

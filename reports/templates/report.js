@@ -84,7 +84,7 @@
   function verdictText(record, agrees) {
     if (agrees === true) return "agrees: the observation matches the upstream claim";
     if (agrees === false) return "disagrees: the observation contradicts the upstream claim";
-    return "no verdict: " + (["pass", "fallback", "mismatch", "fail", "crash", "timeout"].indexOf(record.outcome) < 0
+    return "no verdict: " + (DATA.evidence.indexOf(record.outcome) < 0
       ? "this outcome says nothing about the pattern" : "the claim cannot be compared with this outcome");
   }
 
@@ -250,7 +250,7 @@
   var groups = Array.prototype.slice.call(matrix.tBodies);
   var rows = Array.prototype.slice.call(matrix.querySelectorAll("tbody tr[data-variant]"));
   var columnStyle = document.head.appendChild(document.createElement("style"));
-  var SEVERITY = {"fail": 6, "crash": 6, "timeout": 5, "mismatch": 4, "fallback": 3, "infra-error": 1};
+  var SEVERITY = JSON.parse(matrix.dataset.attention);  // outcome -> how much it calls for attention (judgement.py)
 
   var KINDS = {cl: "claimed", nr: "not-run", na: "cannot-exist"};
 

@@ -9,14 +9,14 @@ from onnx import TensorProto, helper, numpy_helper
 import cases  # noqa: F401  (registers the library)
 from harness.matrix import load_matrix
 from harness.scan.scanner import ScanOptions, scan
-from harness.scan.writing import write_results
+from harness.commands.scan import scan_data, write_results
 from tests.models.fixtures import library_results, model_files  # noqa: F401
 from tests.reports.conftest import parse_html
 
 
 def page(model, tmp_path, results=()) -> tuple[str, object]:
     result = scan(model, ScanOptions(targets=list(load_matrix().values()), results=list(results), out_dir=tmp_path))
-    _, html_path = write_results(result.to_dict(), tmp_path)
+    _, html_path = write_results(scan_data(result), tmp_path)
     html = html_path.read_text()
     return html, parse_html(html)
 
@@ -71,7 +71,7 @@ def test_the_page_loads_nothing_and_escapes_the_users_names(tmp_path):
 def test_the_headline_follows_fail_on(tmp_path, model_files, fail_on, headline):
     result = scan(model_files["backbone-silu"], ScanOptions(targets=list(load_matrix().values()), fail_on=fail_on,
                                                             out_dir=tmp_path))
-    _, html_path = write_results(result.to_dict(), tmp_path)
+    _, html_path = write_results(scan_data(result), tmp_path)
     assert headline in parse_html(html_path.read_text()).find("p", cls="headline").text
 
 

@@ -1,6 +1,8 @@
 """Verdicts per target from tiers of evidence: the user's layer, the library variant, its claims, the reported form."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from cases.model import Variant
@@ -105,11 +107,28 @@ def test_layers_checked_in_part_decide_only_when_one_fails():
     assert verdict.reason.endswith("(1 of 3 occurrences checked on their own layer)")
 
 
-def test_a_sweep_form_falls_back_on_the_reported_form_a_workaround_does_not():
-    sweep = predict(finding(variant="channels-32"), TARGETS["trt86-orin"], NO_RESULTS)
+def linked(variant: str, varies: str | None, inherits: bool) -> Finding:
+    """A finding of S1 in the form of ``variant``, linked to the failing form as given (whatever the library says)."""
+    chosen = dataclasses.replace(ConvSilu.variant(variant), varies=varies, inherits=inherits)
+    return Finding(ConvSilu, chosen, [Occurrence(("/layer0/Conv",), "")])
+
+
+def test_only_a_sweep_that_inherits_falls_back_on_the_form_it_varies():
+    sweep = predict(linked("channels-32", "as-reported", True), TARGETS["trt86-orin"], NO_RESULTS)
     assert (sweep.verdict, sweep.basis) == ("blocked", "claimed")
     assert sweep.reason == ("no evidence for your form channels-32; claimed upstream (issue thread), not observed "
                             "here: fail (no-implementation) for the reported form s1-conv-silu/as-reported")
+    failed = observed(observation("s1-conv-silu", "as-reported", "trt86-x86", "fail", "no-implementation"))
+    own_structure = linked("channels-32", "as-reported", False)
+    assert predict(own_structure, TARGETS["trt86-orin"], NO_RESULTS).verdict == "unverified"
+    assert predict(own_structure, TARGETS["trt86-x86"], failed).verdict == "unverified"
+    assert predict(linked("channels-32", None, False), TARGETS["trt86-x86"], failed).verdict == "unverified"
+    # the failing form's workarounds are claimed to pass on trt86-orin: listed for a variation of the failing form,
+    # never for a form of its own
+    varied = predict(own_structure, TARGETS["trt86-orin"], NO_RESULTS)
+    assert [w.variant.name for w in varied.workarounds] == ["conv-output-marked", "sigmoid-output-marked"]
+    assert predict(linked("channels-32", None, False), TARGETS["trt86-orin"], NO_RESULTS).workarounds == []
+    assert predict(linked("channels-32", "as-reported", True), TARGETS["trt86-x86"], failed).verdict == "blocked"
     workaround = finding(variant="conv-output-marked")
     assert predict(workaround, TARGETS["trt86-orin"], NO_RESULTS).verdict == "likely"  # its own claim
     assert predict(workaround, TARGETS["trt100-x86"], NO_RESULTS).verdict == "unverified"  # not the failing form's
@@ -191,3 +210,23 @@ def test_when_nothing_is_known_only_workarounds_known_to_pass_are_listed():
     verdict = predict(finding(), TARGETS["trt86-x86"], passed)
     assert verdict.verdict == "unverified"
     assert [(w.variant.name, w.verdict) for w in verdict.workarounds] == [("sigmoid-output-marked", "likely")]
+
+
+def test_evidence_never_crosses_to_a_form_that_does_not_inherit_it():
+    """Whatever the library links: a form found as a variant that does not inherit gets no evidence of the reported
+    form on any target, and no workaround of another form (e.g. a weight Gemm never gets the act x act MatMul's
+    claim, nor its Q/DQ-on-both-inputs workaround)."""
+    import cases
+
+    for case in cases.all_cases():
+        for variant in case.variants:
+            if variant.inherits:
+                continue
+            found = Finding(case, variant, [Occurrence(("/n",), "")])
+            for target in TARGETS.values():
+                verdict = predict(found, target, NO_RESULTS)
+                assert all(e.scope == "variant" for e in verdict.evidence), (case.id, variant.name, target.id)
+                if variant.role == "sweep" and variant.varies is None:  # a form of its own
+                    assert verdict.workarounds == [], (case.id, variant.name, target.id)
+                assert all(check.variant.varies in (None, variant.name, variant.varies)
+                           for check in verdict.workarounds), (case.id, variant.name, target.id)

@@ -1,0 +1,179 @@
+"""The scan and the report give one answer: every failing form and workaround of the library, scanned as if it were a
+user's model, gets on each target the verdict the planning view's cell of its pattern says (under the mapping
+harness/store/judgement.py writes down), read from the same records and the same claims.
+
+The records: the library observed on ort-cpu (tests/reports/golden/ort-cpu-run.jsonl) and, on the TensorRT targets,
+records built the way the worker builds them, one scenario per target so that every outcome, and every planning
+verdict, occurs (none of them is a TensorRT result: no TensorRT runs here).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import onnx
+import pytest
+
+import cases
+from cases.generate import declared_index, export_model
+from harness.matrix import load_matrix
+from harness.scan.loading import load_model
+from harness.scan.matching import find_patterns
+from harness.scan.observations import read_observations
+from harness.scan.prediction import predict
+from harness.store import judgement as j
+from reports.case_index import rows_from_index
+from reports.planning import build_plan
+from reports.tables import matrix_columns
+from tests.reports.conftest import ENVIRONMENTS, make_record
+
+GOLDEN = Path(__file__).resolve().parent / "reports" / "golden" / "ort-cpu-run.jsonl"
+MATRIX = load_matrix()
+FAILURES = {"fail": ("no-implementation", "no implementation of the fused node", "/conv/Conv"),
+            "crash": ("crash", "The cell's process was killed by signal 11 (SIGSEGV).", None),
+            "timeout": ("timeout", "The cell's process no result after 300 s; the process was killed.", None),
+            "infra-error": ("harness", "the harness failed the cell", None),
+            "unavailable": ("unavailable", "the API does not exist in this version", None)}
+# TensorRT target -> (outcome of the failing forms, of the workarounds, of the sweeps); None: no record.
+SCENARIOS = {
+    "trt-local": (None, "pass", None),  # works with workaround, the failing form not run
+    "trt86-x86": ("fail", "pass", "fallback"),  # works with workaround
+    "trt92-x86": ("pass", "fail", "mismatch"),  # works as reported, sweeps worse
+    "trt100-x86": ("fallback", "fallback", "pass"),  # precision fallback
+    "trt102-x86": ("mismatch", "crash", None),  # fails
+    "trt86-orin": ("timeout", None, "timeout"),  # fails (a timeout is a failure), beside the claims
+    "trt100-orin": ("infra-error", "infra-error", None),  # no evidence: claimed or not run
+    "trt85-orin": ("unavailable", "unavailable", "unavailable"),  # cannot exist
+    "trt103-orin": ("crash", "fallback", None),  # precision fallback with a workaround
+}
+
+
+def synthetic_records() -> list[dict]:
+    records = []
+    for case in cases.all_cases():
+        for variant in case.variants:
+            for target, outcomes in SCENARIOS.items():
+                role = {"failing": 0, "control": 0, "workaround": 1, "sweep": 2}[variant.role]
+                outcome = outcomes[role]
+                if outcome is None:
+                    continue
+                record = make_record(case.id, variant.name, target, outcome, fail=FAILURES.get(outcome),
+                                     fallback_nodes=["/conv/Conv"] if outcome == "fallback" else None,
+                                     precision={"/conv/Conv": "fp32" if outcome == "fallback" else "int8"}
+                                     if j.meaning(outcome).ran else None)
+                record["environment"] = ENVIRONMENTS["tensorrt"]
+                records.append(record)
+    return records
+
+
+@pytest.fixture(scope="module")
+def evidence(tmp_path_factory):
+    """The records (a results file, as a user points --results at it) and the planning view built from them."""
+    records = [json.loads(line) for line in GOLDEN.read_text().splitlines()] + synthetic_records()
+    results = tmp_path_factory.mktemp("evidence") / "results.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in records))
+    rows = rows_from_index(declared_index(), "the case library")  # the index form the report reads
+    plan = build_plan(rows, matrix_columns(MATRIX, records), records)
+    return read_observations([results]), plan
+
+
+@pytest.fixture(scope="module")
+def scanned(tmp_path_factory):
+    """Per (case, variant) of every failing form and workaround: the finding of its own case when its model is
+    scanned as a user's model, or why it cannot be told from another form."""
+    out = tmp_path_factory.mktemp("forms")
+    found, untellable = {}, {}
+    for case in cases.all_cases():
+        failing = {v.name: export_model(case, v)[0].graph for v in case.variants if v.role == "failing"}
+        for variant in case.variants:
+            if variant.role not in ("failing", "workaround"):
+                continue
+            model, _ = export_model(case, variant)
+            twin = next((name for name, graph in failing.items() if name != variant.name and graph == model.graph),
+                        None)
+            if twin:  # e.g. a knob-only workaround (a calibrator, a cache): no ONNX file shows the difference
+                untellable[(case.id, variant.name)] = twin
+                continue
+            path = out / f"{case.id}-{variant.name}.onnx"
+            onnx.save(model, path)
+            findings = [f for f in find_patterns(load_model(path).graph, [case]).findings]
+            found[(case.id, variant.name)] = findings
+    return found, untellable
+
+
+# Failing forms the scan does not find in their own model, and why. The agreement below cannot be checked for them.
+MATCHER_GAPS = {
+    ("p11-calibration-cache", "old-cache-only"): "a calibration cache reused without batches is a knob: no ONNX file "
+                                                 "shows it",
+    ("p12-qdq-internal-assert", "add-inputs-qdq"): "P12's matcher finds only a weight quantizer that is a graph "
+                                                   "output, not the Add with Q/DQ on both inputs",
+}
+
+
+def test_every_form_scanned_is_found_as_itself(scanned):
+    """A failing form is found as itself (but for the gaps named above); a workaround is found as itself, or its
+    model holds no form of the pattern any more (nothing to warn about); a form whose graph is another's differs
+    only in knobs."""
+    found, untellable = scanned
+    named = {key: [f.variant.name if f.variant else None for f in findings] for key, findings in found.items()}
+    wrong = {key: names for key, names in named.items()
+             if key[1] not in names and (names or cases.get_case(key[0]).variant(key[1]).role == "failing")}
+    assert wrong.keys() == MATCHER_GAPS.keys(), f"forms the scan names otherwise (case/variant: variants found): {wrong}"
+    for (case_id, name), twin in untellable.items():
+        variant = cases.get_case(case_id).variant(name)
+        assert variant.knobs != cases.get_case(case_id).variant(twin).knobs, (
+            f"{case_id}/{name} has the graph of {twin} and no knob of its own")
+
+
+def scan_verdicts(found, observations, case_id, names, target):
+    """Per form of ``names`` that the scan finds as itself in its own model: its verdict on ``target``."""
+    verdicts = {}
+    for name in names:
+        finding = next((f for f in found.get((case_id, name), ()) if f.variant and f.variant.name == name), None)
+        if finding is not None:
+            verdicts[name] = predict(finding, MATRIX[target], observations)
+    return verdicts
+
+
+def test_the_scan_of_each_form_agrees_with_the_planning_view_on_every_target(scanned, evidence):
+    found, _ = scanned
+    observations, plan = evidence
+    assert {t.id for t in plan.targets} >= set(SCENARIOS) | {"ort-cpu"}
+    disagreements, seen_kinds = [], set()
+    for row in plan.rows:
+        if row.pattern.id == "control":
+            continue
+        (case_id,) = row.pattern.cases
+        for target, cell in zip(plan.targets, row.verdicts):
+            seen_kinds.add(cell.kind)
+            by_role = {role: [e for e in cell.evidence if e.role == role] for role in ("failing", "workaround")}
+            scan = scan_verdicts(found, observations, case_id, [e.variant for e in by_role["failing"]], target.id)
+            where = f"{row.pattern.id} on {target.id}: planning {cell.kind} ({cell.text})"
+            if not scan:
+                assert all((case_id, e.variant) in MATCHER_GAPS for e in by_role["failing"]), where
+                continue
+            worst = min((v.verdict for v in scan.values()), key=j.SCAN_VERDICTS.index)
+            if worst not in j.SCAN_VERDICTS_OF_PLANNING[cell.kind]:
+                disagreements.append(f"{where}; scan of the failing form {worst}: "
+                                     + "; ".join(f"{n}: {v.reason}" for n, v in scan.items()))
+            basis = {j.CLAIMED: {"claimed"}, j.NOT_RUN: {None}}.get(cell.kind)
+            if basis and {v.basis for v in scan.values()} != basis:
+                disagreements.append(f"{where}; the scan rests on {[v.basis for v in scan.values()]}, not {basis}")
+            # Form by form: what the planning view read of each variant is what the scan says of it.
+            workarounds = scan_verdicts(found, observations, case_id, [e.variant for e in by_role["workaround"]],
+                                        target.id)
+            for e in by_role["failing"] + by_role["workaround"]:
+                verdict = {**scan, **workarounds}.get(e.variant)
+                if verdict is None:
+                    continue
+                expected = (j.scan_verdict(j.answer(e.outcome)) if e.outcome else None)
+                if expected and (verdict.verdict, verdict.basis) != (expected, "observed"):
+                    disagreements.append(f"{where}; {e.variant} observed {e.text}, the scan says {verdict.verdict} "
+                                         f"({verdict.basis}): {verdict.reason}")
+            if cell.kind == j.WORKAROUND and cell.workaround in workarounds:
+                listed = {w.variant.name: w.verdict for v in scan.values() for w in v.workarounds}
+                if listed.get(cell.workaround) not in j.SCAN_GOOD:
+                    disagreements.append(f"{where}; the scan does not list {cell.workaround} as a workaround that "
+                                         f"works: {listed}")
+    assert not disagreements, f"{len(disagreements)} disagreement(s):\n" + "\n".join(disagreements)
+    assert seen_kinds == set(j.PLANNING_VERDICTS), "the scenarios must give every planning verdict somewhere"
