@@ -358,5 +358,55 @@
   form.addEventListener("reset", function () { setTimeout(apply, 0); });
   apply();
   openFromAddress();
+  planColumns();
   evidence.then(function () { window.trtReady = Date.now(); }, function () { window.trtReady = Date.now(); });
+
+  // The planning view's columns: a checkbox per release group shows or hides its targets; the default view shows
+  // the newest release of each platform line and every observed target; the page says how many are hidden.
+  function planColumns() {
+    var controls = document.getElementById("plan-columns");
+    var plan = document.querySelector("table.plan");
+    if (!controls || !plan) return;
+    var style = document.head.appendChild(document.createElement("style"));
+    var heads = Array.prototype.slice.call(plan.querySelectorAll("thead th.ptarget"));
+    var hidden = {};
+    function ids(node) { return node.dataset.targets.split(" "); }
+    function shownOf(node) { return ids(node).filter(function (id) { return !hidden[id]; }).length; }
+    function useDefault() {
+      heads.forEach(function (th) { hidden[th.dataset.target] = th.dataset.default !== "1"; });
+    }
+    function render() {
+      var gone = heads.filter(function (th) { return hidden[th.dataset.target]; });
+      style.textContent = gone.length ? gone.map(function (th) {
+        return 'table.plan [data-target="' + CSS.escape(th.dataset.target) + '"]';
+      }).join(",\n") + " { display: none; }" : "";
+      plan.querySelectorAll("thead th[data-targets]").forEach(function (th) {
+        var shown = shownOf(th);
+        th.hidden = shown === 0;
+        th.colSpan = Math.max(shown, 1);
+      });
+      controls.querySelectorAll("input[data-targets]").forEach(function (box) {
+        var shown = shownOf(box);
+        box.checked = shown === ids(box).length;
+        box.indeterminate = shown > 0 && shown < ids(box).length;
+      });
+      var isDefault = heads.every(function (th) { return !!hidden[th.dataset.target] === (th.dataset.default !== "1"); });
+      document.getElementById("plan-hidden-count").textContent = gone.length ?
+        gone.length + " of " + heads.length + " targets hidden" + (isDefault ? " (default view)" : "") + ":" :
+        "all " + heads.length + " targets shown.";
+      document.getElementById("plan-show-all").hidden = !gone.length;
+      document.getElementById("plan-default").hidden = isDefault;
+    }
+    controls.addEventListener("change", function (event) {
+      var box = event.target;
+      ids(box).forEach(function (id) { hidden[id] = !box.checked; });
+      render();
+    });
+    controls.addEventListener("submit", function (event) { event.preventDefault(); });
+    document.getElementById("plan-show-all").addEventListener("click", function () { hidden = {}; render(); });
+    document.getElementById("plan-default").addEventListener("click", function () { useDefault(); render(); });
+    useDefault();
+    render();
+    controls.hidden = false;
+  }
 })();
