@@ -328,15 +328,16 @@ def page_parts(html: str) -> dict[str, int]:
     """Bytes of the page by part: the embedded evidence, the planning view, the per-target summary, the full matrix,
     the script, the rest."""
     parts: dict[str, int] = {}
-    marks = [("evidence", '<script type="application/json" id="evidence">', "</script>"),
+    marks = [("evidence", '<script type="application/octet-stream" id="evidence"', "</script>"),
              ("planning view", '<section id="plan">', "</section>"),
              ("per-target summary", '<section id="summary">', "</section>"),
-             ("full matrix", '<table class="matrix"', "</table>"),
+             ("full matrix", '<div class="matrix-wrap">', "</table>"),
              ("script", "<script>", "</script>")]
     for name, start, end in marks:
         begin = html.find(start)
-        if begin >= 0:
-            parts[name] = len(html[begin:html.index(end, begin) + len(end)].encode())
+        if begin >= 0:  # the matrix is the page's last table (its headers hold tables of their own)
+            finish = html.rindex(end) if name == "full matrix" else html.index(end, begin)
+            parts[name] = len(html[begin:finish + len(end)].encode())
     parts["rest"] = len(html.encode()) - sum(parts.values())
     return parts
 

@@ -119,13 +119,12 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
     rows = matrix_rows(rows, records)
     columns = matrix_columns(targets, records)
     grid = cell_grid(records, rows, columns)
-    panels = PanelData()
-    panel_index: dict[tuple[str, str, str], int] = {}
+    panels = PanelData()  # in the page's cell order: the script numbers the observed cells as it finds them
     for row in rows:
         for column in columns:
             cell = grid.at[row.key, column.id]
             if cell.kind == OBSERVED:
-                panel_index[(*row.key, column.id)] = panels.add(cell.record, _panel_extra(row, column, cell))
+                panels.add(cell.record, _panel_extra(row, column, cell))
     groups = [
         (case_rows[0], [(row, [grid.at[row.key, col.id] for col in columns]) for row in case_rows])
         for case_rows in (list(g) for _, g in itertools.groupby(rows, key=lambda row: row.case))
@@ -144,7 +143,7 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
         hosts=sorted(map(host_text, hosts)) if hosts - {None} else [],
         shared_cells=sum(len(cell_hosts) > 1 for cell_hosts in hosts_by_cell.values()),
         plan=plan, plan_lines=plan_lines(plan.targets, columns, {r["target"] for r in records}),
-        panel_index=panel_index, panel_data=packed(document),
+        panel_data=packed(document),
         trend_href=trend_href, page_script=page_script("report.js"), patterns=sorted({row.pattern for row in rows}, key=pattern_sort_key),
         generated_at=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     )

@@ -19,6 +19,8 @@
   var drawerBody = document.getElementById("drawer-body");
   var current = null;
   var matrixHeads = Array.prototype.slice.call(document.querySelectorAll("table.matrix thead th.colhead"));
+  // An observed cell's evidence is the next entry of the evidence document, in the page's own cell order.
+  document.querySelectorAll("table.matrix tbody td[class^='o-']").forEach(function (td, index) { td._evidence = index; });
 
   function shared(value) {
     if (value && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && "$" in value) {
@@ -89,7 +91,7 @@
   }
 
   function cellPanel(td) {
-    var r = DATA.cells[Number(td.dataset.i)];
+    var r = DATA.cells[td._evidence];
     var page = r.page || {};
     var row = td.closest("tr");
     var claim = shared(page.claim) || shared(r.expectation);
@@ -179,8 +181,8 @@
     return body;
   }
 
-  function copyPanel(source) {
-    var pop = source.querySelector(".pop");
+  function copyPanel(source) {  // the short panel; a pass with nothing more to say has only its face
+    var pop = source.querySelector(".pop") || el("div", {}, el("p", {text: source.querySelector("summary").textContent}));
     var copy = pop.cloneNode(true);
     return Array.prototype.slice.call(copy.childNodes);
   }
@@ -206,7 +208,7 @@
 
   function open(source) {
     if (source === current) { closeDrawer(); return; }
-    if (!source.matches("td[data-i]")) { openDrawer(source, copyPanel(source), source.id || null); return; }
+    if (source._evidence === undefined) { openDrawer(source, copyPanel(source), source.id || null); return; }
     evidence.then(function () {
       openDrawer(source, cellPanel(source), source.id);
     }, function () {  // a browser without DecompressionStream: the short panel, and why
@@ -222,7 +224,7 @@
     var summary = event.target.closest("summary");
     if (!summary || event.target.closest("a") || summary.closest("#filters")) return;
     var source = summary.closest("table.matrix td, td.v, th.colhead");
-    if (!source || !source.querySelector(".pop")) return;
+    if (!source || (source._evidence === undefined && !source.querySelector(".pop"))) return;
     event.preventDefault();
     open(source);
   });
