@@ -22,6 +22,20 @@
   // An observed cell's evidence is the next entry of the evidence document, in the page's own cell order.
   document.querySelectorAll("table.matrix tbody td[class^='o-']").forEach(function (td, index) { td._evidence = index; });
 
+  // A matrix cell's address, case/variant@target (or target@host): its row's id, then its column's (col-<anchor>).
+  // Cells carry no id of their own: 9 000 of them would be a tenth of the page.
+  function addressOf(td) {
+    return td.closest("tr").id + "@" + matrixHeads[td.cellIndex - 1].id.slice(4);
+  }
+
+  function cellAt(address) {
+    var at = address.indexOf("@");  // case/variant never holds one; target@host does
+    var row = at > 0 && document.getElementById(address.slice(0, at));
+    var head = at > 0 && document.getElementById("col-" + address.slice(at + 1));
+    var column = head ? matrixHeads.indexOf(head) : -1;
+    return row && row.matches("table.matrix tr[data-variant]") && column >= 0 ? row.cells[column + 1] : null;
+  }
+
   function shared(value) {
     if (value && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && "$" in value) {
       return DATA.shared[value.$];
@@ -116,7 +130,7 @@
       ["env mismatch", r.env_mismatch ? el("span", {class: "flag", text: "⚠ " + r.env_mismatch}) : null],
       ["run", provenance.run ? el("code", {text: provenance.run}) : null],
       ["host", provenance.host || null],
-      ["address", el("a", {href: "#" + td.id, text: "#" + td.id})],
+      ["address", el("a", {href: "#" + addressOf(td), text: "#" + addressOf(td)})],
       ["history", DATA.trend ? el("a", {href: DATA.trend + "#" + row.id, text: "this cell, night after night"}) : null]]));
     if (provenance.carried_over_from) {
       body.push(el("p", {class: "carried-note"}, "↻ Carried over from run ", el("code", {text: provenance.carried_over_from}),
@@ -208,13 +222,16 @@
 
   function open(source) {
     if (source === current) { closeDrawer(); return; }
-    if (source._evidence === undefined) { openDrawer(source, copyPanel(source), source.id || null); return; }
+    if (source._evidence === undefined) {
+      openDrawer(source, copyPanel(source), source.matches("table.matrix td") ? addressOf(source) : source.id || null);
+      return;
+    }
     evidence.then(function () {
-      openDrawer(source, cellPanel(source), source.id);
+      openDrawer(source, cellPanel(source), addressOf(source));
     }, function () {  // a browser without DecompressionStream: the short panel, and why
       openDrawer(source, copyPanel(source).concat([el("p", {class: "note-box", text: "This browser cannot unpack " +
         "the page's evidence (it needs DecompressionStream): log, per-node precision and environment are not shown."})]),
-        source.id);
+        addressOf(source));
     });
   }
 
@@ -234,7 +251,7 @@
 
   function openFromAddress() {
     var id = decodeURIComponent(location.hash.slice(1));
-    var target = id && document.getElementById(id);
+    var target = id && (cellAt(id) || document.getElementById(id));
     if (!target) return;
     if (target.matches("table.matrix td")) {
       revealRow(target.closest("tr"));

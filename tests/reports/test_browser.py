@@ -109,6 +109,15 @@ def open_page(driver, page: Path, anchor: str = ""):
     return driver
 
 
+def matrix_cell(driver, row: str, column: str):
+    """The full matrix's cell of row ``case/variant`` in the column of target ``column`` (cells carry no id)."""
+    from selenium.webdriver.common.by import By
+
+    heads = driver.find_elements(By.CSS_SELECTOR, "table.matrix thead th.colhead")
+    index = [th.get_attribute("data-target") for th in heads].index(column)
+    return driver.find_element(By.CSS_SELECTOR, f"table.matrix tr[id='{row}'] > td:nth-of-type({index + 1})")
+
+
 def verdict(driver, pattern: str, target: str) -> str:
     from selenium.webdriver.common.by import By
 
@@ -170,7 +179,7 @@ def test_with_javascript_one_drawer_shows_a_panel_at_a_time_and_closes(with_js, 
 
     open_page(with_js, page)
     drawer = with_js.find_element(By.ID, "drawer")
-    failed = with_js.find_element(By.ID, "s1-conv-silu/stem@trt86-orin")
+    failed = matrix_cell(with_js, "s1-conv-silu/stem", "trt86-orin")
     failed.find_element(By.TAG_NAME, "summary").click()
     assert drawer.is_displayed()
     text = drawer.text
@@ -178,7 +187,7 @@ def test_with_javascript_one_drawer_shows_a_panel_at_a_time_and_closes(with_js, 
     assert "Could not find any implementation for node /model.0/conv/Conv" in text and "agrees" in text
     assert with_js.current_url.endswith("#s1-conv-silu/stem@trt86-orin")  # a shareable address
     assert not with_js.find_elements(By.CSS_SELECTOR, "details[open]")  # the drawer, not an inline panel
-    other = with_js.find_element(By.ID, "s1-conv-silu/stem@ort-cpu")
+    other = matrix_cell(with_js, "s1-conv-silu/stem", "ort-cpu")
     other.find_element(By.TAG_NAME, "summary").click()  # the cell stays clickable: the drawer sits beside the page
     assert "s1-conv-silu / stem on ort-cpu" in drawer.text and "build failed" not in drawer.text
     assert NOTE in drawer.text
@@ -208,9 +217,9 @@ def test_without_javascript_every_panel_opens_and_closes_in_place(without_js, pa
 
     open_page(without_js, page)
     assert not without_js.find_element(By.ID, "filters").is_displayed()  # filters need JavaScript: hidden
-    for selector in ("td[id='s1-conv-silu/stem@trt86-orin']", 'tr#plan-S1 td[data-target="trt86-orin"]',
-                     'th.colhead[data-target="trt86-orin"]'):
-        holder = without_js.find_element(By.CSS_SELECTOR, selector)
+    for holder in (matrix_cell(without_js, "s1-conv-silu/stem", "trt86-orin"),
+                   without_js.find_element(By.CSS_SELECTOR, 'tr#plan-S1 td[data-target="trt86-orin"]'),
+                   without_js.find_element(By.CSS_SELECTOR, 'th.colhead[data-target="trt86-orin"]')):
         summary = holder.find_element(By.TAG_NAME, "summary")
         panel = holder.find_element(By.CLASS_NAME, "pop")
         assert not panel.is_displayed()
@@ -218,7 +227,7 @@ def test_without_javascript_every_panel_opens_and_closes_in_place(without_js, pa
         assert panel.is_displayed() and panel.text
         summary.click()  # Selenium refuses a click on a covered element: the panel leaves its opener in view
         assert not panel.is_displayed()
-    failed = without_js.find_element(By.CSS_SELECTOR, "td[id='s1-conv-silu/stem@trt86-orin']")
+    failed = matrix_cell(without_js, "s1-conv-silu/stem", "trt86-orin")
     failed.find_element(By.TAG_NAME, "summary").click()
     assert "Could not find any implementation for node /model.0/conv/Conv" in failed.find_element(By.CLASS_NAME, "pop").text
 
@@ -337,7 +346,7 @@ def test_nothing_is_fetched_from_the_network(with_js, page):
     from selenium.webdriver.common.by import By
 
     with_js.get(page.as_uri())
-    with_js.find_element(By.ID, "s1-conv-silu/stem@trt86-orin").find_element(By.TAG_NAME, "summary").click()
+    matrix_cell(with_js, "s1-conv-silu/stem", "trt86-orin").find_element(By.TAG_NAME, "summary").click()
     requested = []
     for entry in with_js.get_log("performance"):
         message = json.loads(entry["message"])["message"]

@@ -132,8 +132,10 @@ def evidence(html: str) -> dict:
 def cell_evidence(html: str, case: str, variant: str, column: str) -> dict:
     """The evidence of one observed cell, its shared values resolved."""
     document = evidence(html)
-    observed = re.findall(r'<td id="([^"]+)" class="o-', html)  # the script numbers them in document order
-    found = document["cells"][observed.index(f"{case}/{variant}@{column}")]
+    parser = ReportParser()
+    parser.feed(html)
+    observed = [key for key, cell in parser.cells.items() if any(c.startswith("o-") for c in cell.classes)]
+    found = document["cells"][observed.index((case, variant, column))]  # the script numbers them in page order
 
     def resolve(value):
         return document["shared"][value["$"]] if isinstance(value, dict) and set(value) == {"$"} else value
