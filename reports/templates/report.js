@@ -19,8 +19,13 @@
   var drawerBody = document.getElementById("drawer-body");
   var current = null;
   var matrixHeads = Array.prototype.slice.call(document.querySelectorAll("table.matrix thead th.colhead"));
-  // An observed cell's evidence is the next entry of the evidence document, in the page's own cell order.
-  document.querySelectorAll("table.matrix tbody td[class^='o-']").forEach(function (td, index) { td._evidence = index; });
+  // An observed cell's evidence is its entry of the evidence document, in the page's own cell order (a snapshot:
+  // sorting rows later does not renumber them); looked up when a cell opens, never for all cells at load.
+  var observedCells = document.querySelectorAll("table.matrix tbody td[class^='o-']");
+
+  function evidenceIndex(td) {
+    return td.matches("table.matrix td[class^='o-']") ? Array.prototype.indexOf.call(observedCells, td) : -1;
+  }
 
   // A matrix cell's address, case/variant@target (or target@host): its row's id, then its column's (col-<anchor>).
   // Cells carry no id of their own: 9 000 of them would be a tenth of the page.
@@ -105,7 +110,7 @@
   }
 
   function cellPanel(td) {
-    var r = DATA.cells[td._evidence];
+    var r = DATA.cells[evidenceIndex(td)];
     var page = r.page || {};
     var row = td.closest("tr");
     var claim = shared(page.claim) || shared(r.expectation);
@@ -222,7 +227,7 @@
 
   function open(source) {
     if (source === current) { closeDrawer(); return; }
-    if (source._evidence === undefined) {
+    if (evidenceIndex(source) < 0) {
       openDrawer(source, copyPanel(source), source.matches("table.matrix td") ? addressOf(source) : source.id || null);
       return;
     }
@@ -241,7 +246,7 @@
     var summary = event.target.closest("summary");
     if (!summary || event.target.closest("a") || summary.closest("#filters")) return;
     var source = summary.closest("table.matrix td, td.v, th.colhead");
-    if (!source || (source._evidence === undefined && !source.querySelector(".pop"))) return;
+    if (!source || (evidenceIndex(source) < 0 && !source.querySelector(".pop"))) return;
     event.preventDefault();
     open(source);
   });
