@@ -364,7 +364,8 @@ def bench_index(args) -> bool:
     load_s = min(_chromium_load_seconds(out) for _ in range(3))
     print(f"index: {args.cells} cells x {args.targets} targets ({cells} records): rendered in {render_s:.2f} s "
           f"(fresh process), {size_mb:.2f} MB ({size_mb * 1e6 / max(cells, 1):.0f} bytes per record), "
-          f"loads in {load_s:.2f} s in headless Chromium (best of 3)")
+          f"loads in {load_s:.2f} s in headless Chromium (best of 3; load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} CPUs: a busy machine measures slower)")
     print("bytes: " + ", ".join(f"{name} {size / 1e6:.2f} MB" for name, size in
                                 page_parts(out.read_text(encoding="utf-8")).items()))
     ok = size_mb < INDEX_SIZE_TARGET_MB and load_s < INDEX_LOAD_TARGET_S
