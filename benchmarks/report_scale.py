@@ -240,7 +240,7 @@ def write_index_inputs(out: Path, cells: int, targets: int) -> tuple[Path, Path,
 
         matrix_path = out / "matrix.yaml"
         matrix_path.write_text(yaml.safe_dump(synthetic_matrix(targets), sort_keys=False))
-    chosen = list(load_matrix(matrix_path).values())[:targets] if matrix_path else list(load_matrix().values())[:targets]
+    chosen = list((load_matrix(matrix_path) if matrix_path else load_matrix()).values())[:targets]
     with (out / "results.jsonl").open("w") as results:
         for target in chosen:
             if target.id == "trt-local":

@@ -4,6 +4,7 @@ project observed); the rest one click away."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Iterable, Sequence
 
 from reports.tables import Column, jetpack_named, version_key
@@ -81,3 +82,18 @@ def plan_lines(targets: Sequence[Any], columns: Sequence[Column], observed: Iter
             number += 1
         out.append(PlatformLine(line, tuple(groups)))
     return out
+
+
+_COMPUTE = re.compile(r"\(compute (\d+\.\d+)\)")
+
+
+def observed_architectures(columns: Iterable[Column]) -> dict[str, tuple[str, ...]]:
+    """Per target, the GPU compute capabilities its records observed ("sm 8.7"), in first-seen order: the same
+    TensorRT can build on one architecture and fail on another, so a planning column says which it saw."""
+    found: dict[str, list[str]] = {}
+    for column in columns:
+        for gpu in column.observed.get("gpu", ()):
+            match = _COMPUTE.search(gpu)
+            if match and f"sm {match.group(1)}" not in found.setdefault(column.target, []):
+                found[column.target].append(f"sm {match.group(1)}")
+    return {target: tuple(values) for target, values in found.items()}

@@ -16,7 +16,7 @@ from harness.store.merge import find_conflicts
 from harness.store.results_file import read_results, record_host, variant_on_target
 from harness.worker.record import OUTCOMES
 from reports.case_index import VariantRow, read_index
-from reports.columns import plan_lines
+from reports.columns import observed_architectures, plan_lines
 from reports.panels import PanelData, packed
 from reports.planning import (
     STRENGTH_LABELS,
@@ -143,6 +143,7 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
         hosts=sorted(map(host_text, hosts)) if hosts - {None} else [],
         shared_cells=sum(len(cell_hosts) > 1 for cell_hosts in hosts_by_cell.values()),
         plan=plan, plan_lines=plan_lines(plan.targets, columns, {r["target"] for r in records}),
+        plan_architectures=observed_architectures(columns),
         panel_data=packed(document),
         trend_href=trend_href, page_script=page_script("report.js"), patterns=sorted({row.pattern for row in rows}, key=pattern_sort_key),
         generated_at=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

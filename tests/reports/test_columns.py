@@ -30,7 +30,8 @@ def test_a_release_is_read_from_matrix_yaml_first_then_the_base_image_then_the_t
     assert release_of(ngc) == "NGC 24.08"
     assert release_of(l4t) == "L4T R36.4"
     assert release_of(Declared("trt-x", "TensorRT 10.3 on JetPack 6.1", "orin", "10.3.0")) == "JetPack 6.1"
-    assert release_of(WithRelease("trt114-orin", "TensorRT 11.4.1", "orin", "11.4.1", l4t.base_image)) == "JetPack 7.2.2"
+    declared = WithRelease("trt114-orin", "TensorRT 11.4.1", "orin", "11.4.1", l4t.base_image)
+    assert release_of(declared) == "JetPack 7.2.2"
     assert release_of(Declared("ort", "ONNX Runtime", "any", None, "python:3.11-slim", backend="onnxruntime")) is None
 
 
@@ -54,3 +55,20 @@ def test_columns_of_one_release_stand_together_and_a_title_only_jetpack_joins_it
         ("", ("trt92-orin",), ()),
         ("JetPack 7.2 · L4T R39.2", ("trt1016-orin", "trt1016-orin-dla"), ("trt1016-orin", "trt1016-orin-dla")),
     ]
+
+
+def test_a_planning_column_names_the_gpu_architectures_its_records_observed(tmp_path):
+    """Two hosts of one target with different GPUs: the column names both compute capabilities."""
+    from reports.columns import observed_architectures
+    from harness.matrix import load_matrix
+    from tests.reports.conftest import make_record
+
+    records = []
+    for host, cap in (("a10-01", "8.6"), ("h100-01", "9.0")):
+        record = make_record("s1-conv-silu", "stem", "trt86-x86", "pass", provenance={"run": f"r-{host}", "host": host,
+                                                                                      "carried_over_from": None})
+        record["environment"] = {**record["environment"],
+                                 "gpus": [{"name": "NVIDIA GPU", "compute_cap": cap, "driver_version": "550.54"}]}
+        records.append(record)
+    columns = matrix_columns({"trt86-x86": load_matrix()["trt86-x86"]}, records)
+    assert observed_architectures(columns) == {"trt86-x86": ("sm 8.6", "sm 9.0")}

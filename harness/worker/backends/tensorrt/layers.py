@@ -504,7 +504,8 @@ def _is_boundary(name: str, layer_type: str | None, origin: str | None) -> bool:
 def _tensor_type(tensor: Mapping[str, Any]) -> str:
     """A tensor's data type text: ``Format/Datatype`` up to 10.x; 11.x splits it into a data type and ``Format``.
 
-    The split: https://docs.nvidia.com/deeplearning/tensorrt/11.0.0/api/migration/tensorrt-10x-to-11x-IEngineInspector.html
+    The split: NVIDIA's migration page
+    https://docs.nvidia.com/deeplearning/tensorrt/11.0.0/api/migration/tensorrt-10x-to-11x-IEngineInspector.html
     (its "I/O Tensors" entries spell it ``DataType``); NVIDIA's own 11.x readers of layer ``Inputs``/``Outputs`` read
     ``Datatype`` (trt-samples-for-hackathon-cn, cookbook/tensorrt_cookbook/utils_engine.py). Both are read; the
     ``Format`` text alone is never taken for a data type.
