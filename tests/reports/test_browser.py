@@ -43,7 +43,8 @@ def chromium(javascript: bool, width: int = 1400):
     options = Options()
     options.binary_location = next(path for path in CHROMIUM if path)
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     f"--window-size={width},1000"):
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--no-first-run", f"--window-size={width},1000"):
         options.add_argument(argument)
     if not javascript:
         options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
