@@ -20,6 +20,7 @@ from harness.store.merge import find_conflicts
 from harness.store.results_file import read_results, record_host, variant_on_target
 from harness.worker.record import OUTCOMES
 from reports.case_index import VariantRow, read_index
+from reports.columns import observed_architectures, plan_lines
 from reports.panels import PanelData, packed
 from reports.planning import build_plan, pattern_sort_key
 from reports.tables import (
@@ -101,13 +102,12 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
     rows = matrix_rows(rows, records)
     columns = matrix_columns(targets, records)
     grid = cell_grid(records, rows, columns)
-    panels = PanelData()
-    panel_index: dict[tuple[str, str, str], int] = {}
+    panels = PanelData()  # in the page's cell order: the script numbers the observed cells as it finds them
     for row in rows:
         for column in columns:
             cell = grid.at[row.key, column.id]
             if cell.kind == OBSERVED:
-                panel_index[(*row.key, column.id)] = panels.add(cell.record, _panel_extra(row, column, cell))
+                panels.add(cell.record, _panel_extra(row, column, cell))
     groups = [
         (case_rows[0], [(row, [grid.at[row.key, col.id] for col in columns]) for row in case_rows])
         for case_rows in (list(g) for _, g in itertools.groupby(rows, key=lambda row: row.case))
@@ -118,13 +118,16 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
     hosts = set().union(*hosts_by_cell.values())
     document = panels.document() | {"meanings": OUTCOME_MEANINGS, "symbols": OUTCOME_SYMBOLS,
                                     "strengths": STRENGTH_LABELS, "evidence": EVIDENCE_OUTCOMES, "trend": trend_href}
+    plan = build_plan(rows, columns, records)
     html = template_environment().get_template(TEMPLATE).render(
         columns=columns, groups=groups, summary=target_summary(grid), notes=list(notes), skipped=list(skipped),
         incomplete=list(incomplete),
         record_count=len(records), row_count=len(rows), conflicts=find_conflicts(records),
         hosts=sorted(map(host_text, hosts)) if hosts - {None} else [],
         shared_cells=sum(len(cell_hosts) > 1 for cell_hosts in hosts_by_cell.values()),
-        plan=build_plan(rows, columns, records), panel_index=panel_index, panel_data=packed(document),
+        plan=plan, plan_lines=plan_lines(plan.targets, columns, {r["target"] for r in records}),
+        plan_architectures=observed_architectures(columns),
+        panel_data=packed(document),
         trend_href=trend_href, page_script=page_script("report.js"), patterns=sorted({row.pattern for row in rows}, key=pattern_sort_key),
         generated_at=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     )

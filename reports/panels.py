@@ -22,7 +22,8 @@ SHARED_EXTRA = ("claim", "note")
 
 
 class PanelData:
-    """Collects the records of the observed cells; ``add`` returns the index a cell's ``data-i`` names."""
+    """Collects the records of the observed cells, in the page's cell order (the script numbers the observed cells of
+    the matrix in document order: the n-th one reads entry n); ``add`` returns the index."""
 
     def __init__(self) -> None:
         self.cells: list[dict[str, Any]] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import Any, Iterable, Mapping
 
 import pandas as pd
@@ -17,8 +18,16 @@ from reports.case_index import VariantRow
 OBSERVED, CLAIMED, NOT_RUN, TARGET_UNAVAILABLE = "observed", "claimed", "not-run", "target-unavailable"
 VERDICTS = ("agrees", "disagrees", "no verdict")
 BACKEND_ORDER = ("tensorrt", "onnxruntime")  # TensorRT first; ONNX Runtime apart, after it
-PLATFORM_ORDER = ("x86_64", "orin", "any")
-PLATFORM_LABELS = {"x86_64": "x86_64 GPU server", "orin": "Jetson AGX Orin", "any": "this machine (local)"}
+PLATFORM_ORDER = ("x86_64", "orin", "thor", "any")
+PLATFORM_LABELS = {"x86_64": "x86_64 GPU server", "orin": "Jetson AGX Orin", "thor": "Jetson Thor",
+                   "any": "this machine (local)"}
+# A release read from a target's title or base image when matrix.yaml gives none (first match wins).
+_RELEASE_IN_TITLE = re.compile(r"\bJetPack (\d+(?:\.\d+)*)")
+_RELEASE_IN_IMAGE = (
+    (re.compile(r"/tensorrt:(\d\d\.\d\d)"), "NGC {}"),
+    (re.compile(r"/l4t-(?:jetpack|tensorrt|ml):r(\d+\.\d+)"), "L4T R{}"),
+    (re.compile(r"\bcuda:(\d+\.\d+)"), "CUDA {} image"),
+)
 BACKEND_LABELS = {"tensorrt": "TensorRT", "onnxruntime": "ONNX Runtime"}
 
 
@@ -48,6 +57,39 @@ def platform_group(backend: str, platform: str | None) -> str:
     if backend == "tensorrt":
         return f"TensorRT · {PLATFORM_LABELS.get(platform or '', platform or '?')}"
     return BACKEND_LABELS.get(backend, backend)
+
+
+def release_of(target: Any) -> str | None:
+    """The release a target ships in (e.g. "NGC 24.08", "L4T R36.4", "JetPack 6.1"): matrix.yaml's ``release``
+    when the target has one, else what its base image names (the image decides what runs), else the JetPack its
+    title names; None when none says."""
+    release = getattr(target, "release", None)
+    if isinstance(release, str) and release:
+        return release
+    image = getattr(target, "base_image", None) or ""
+    from_image = next((label.format(found.group(1)) for pattern, label in _RELEASE_IN_IMAGE
+                       if (found := pattern.search(image))), None)
+    title = _RELEASE_IN_TITLE.search(getattr(target, "title", "") or "")
+    return from_image or (f"JetPack {title.group(1)}" if title else None)
+
+
+def jetpack_named(title: str | None) -> str | None:
+    """The JetPack release a target's title names ("JetPack 6.1"), if any."""
+    found = _RELEASE_IN_TITLE.search(title or "")
+    return f"JetPack {found.group(1)}" if found else None
+
+
+def order_by_release(columns: Iterable[Column]) -> list[Column]:
+    """Columns by backend and platform, then by release (a release's columns together, releases in the order of
+    their oldest version, then of the release's own number), then by version; a column without a release stands
+    alone at its version."""
+    columns = list(columns)
+    oldest: dict[tuple, tuple] = {}
+    for column in columns:
+        oldest[column.release_group] = min(oldest.get(column.release_group, (float("inf"),)),
+                                           version_key(column.version))
+    return sorted(columns, key=lambda c: c.sort_key[:2] + (oldest[c.release_group], version_key(c.release or ""))
+                  + c.sort_key[2:])
 
 
 def matrix_rows(rows: Iterable[VariantRow], records: Iterable[dict[str, Any]]) -> list[VariantRow]:
@@ -83,6 +125,7 @@ class Column:
     runs: tuple[str, ...] = ()  # the runs (provenance.run) its records belong to, in first-seen order
     observed_dates: tuple[str, ...] = ()  # first and last day a record of the column was observed (started_at)
     in_matrix: bool = True
+    release: str | None = None  # "JetPack 6.1", "NGC 24.08": release_of() its target
 
     @property
     def backend_versions(self) -> tuple[str, ...]:
@@ -108,13 +151,19 @@ class Column:
         return platform_group(self.backend, self.platform)
 
     @property
+    def release_group(self) -> tuple:
+        """The columns shown together under one release heading: same backend, platform and release (a column
+        without a release is a group of its own target)."""
+        return (self.backend, self.platform, self.release or f"target {self.target}")
+
+    @property
     def sort_key(self) -> tuple:
         return target_sort_key(self.backend, self.platform, self.version, self.target) + (host_text(self.host),)
 
 
 def matrix_columns(targets: Mapping[str, Any], records: Iterable[dict[str, Any]]) -> list[Column]:
-    """The targets of matrix.yaml and any target that only records name, ordered by platform then version (ONNX
-    Runtime apart); a target whose records come from several hosts (a record naming none counts as one) gets one
+    """The targets of matrix.yaml and any target that only records name, ordered by platform, release, then version
+    (ONNX Runtime apart); a target whose records come from several hosts (a record naming none counts as one) gets one
     column per host."""
     by_target: dict[str, dict[str | None, list[dict[str, Any]]]] = {}
     for record in records:
@@ -125,7 +174,8 @@ def matrix_columns(targets: Mapping[str, Any], records: Iterable[dict[str, Any]]
         target = targets.get(target_id)
         if target is not None:
             declared = dict(title=target.title, backend=target.backend, platform=target.platform,
-                            available=target.available, reason=target.reason, nominal_version=target.version)
+                            available=target.available, reason=target.reason, nominal_version=target.version,
+                            release=release_of(target))
         else:
             declared = dict(title="(not in matrix.yaml)", backend=next(iter(by_host.values()))[0]["backend"],
                             platform=None, available=True, reason=None, nominal_version=None, in_matrix=False)
@@ -139,7 +189,15 @@ def matrix_columns(targets: Mapping[str, Any], records: Iterable[dict[str, Any]]
                 runs=_distinct((r.get("provenance") or {}).get("run") for r in found),
                 observed_dates=tuple(dict.fromkeys([dates[0], dates[-1]])) if dates else (), **declared,
             ))
-    return sorted(columns, key=lambda column: column.sort_key)
+    return order_by_release(_same_jetpack_same_release(columns))
+
+
+def _same_jetpack_same_release(columns: list[Column]) -> list[Column]:
+    """A Jetson column whose release comes from its title's JetPack (no image: a target that cannot exist) joins the
+    L4T release of another column of its platform whose title names the same JetPack."""
+    l4t = {(c.backend, c.platform, jetpack_named(c.title)): c.release for c in columns
+           if c.release and c.release.startswith("L4T") and jetpack_named(c.title)}
+    return [dataclasses.replace(c, release=l4t.get((c.backend, c.platform, c.release), c.release)) for c in columns]
 
 
 def host_text(host: str | None) -> str:

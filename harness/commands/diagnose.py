@@ -167,8 +167,10 @@ def add_diagnose_commands(commands) -> None:
     p = commands.add_parser("layers", help="per-layer precision of a TensorRT engine",
                             description="Print JSON per engine layer (precision, ONNX nodes) from engine inspector JSON "
                             "or a verbose log's 'Layer(TYPE): NAME, Tactic: ...' lines (its last 'Engine Layer "
-                            "Information' block, or such lines pasted anywhere, with any logger prefix); how many "
-                            "lines were read and skipped goes to stderr. --onnx maps names to the model's nodes, and "
+                            "Information' block, or such lines pasted anywhere, with any logger prefix). Either may be "
+                            "pasted from a GitHub comment quote ('> ', nested '> > ') or carry line numbers, "
+                            "timestamps or severities before every line. How many lines were read and skipped goes "
+                            "to stderr. --onnx maps names to the model's nodes, and "
                             "warns when it maps fewer layers than the names alone. Exit status: "
                             f"{EXIT_OK}, {EXIT_USAGE} when a file is missing or not readable as what it should be.")
     p.add_argument("file", type=Path)

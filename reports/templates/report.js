@@ -19,6 +19,27 @@
   var drawerBody = document.getElementById("drawer-body");
   var current = null;
   var matrixHeads = Array.prototype.slice.call(document.querySelectorAll("table.matrix thead th.colhead"));
+  // An observed cell's evidence is its entry of the evidence document, in the page's own cell order (a snapshot:
+  // sorting rows later does not renumber them); looked up when a cell opens, never for all cells at load.
+  var observedCells = document.querySelectorAll("table.matrix tbody td[class^='o-']");
+
+  function evidenceIndex(td) {
+    return td.matches("table.matrix td[class^='o-']") ? Array.prototype.indexOf.call(observedCells, td) : -1;
+  }
+
+  // A matrix cell's address, case/variant@target (or target@host): its row's id, then its column's (col-<anchor>).
+  // Cells carry no id of their own: 9 000 of them would be a tenth of the page.
+  function addressOf(td) {
+    return td.closest("tr").id + "@" + matrixHeads[td.cellIndex - 1].id.slice(4);
+  }
+
+  function cellAt(address) {
+    var at = address.indexOf("@");  // case/variant never holds one; target@host does
+    var row = at > 0 && document.getElementById(address.slice(0, at));
+    var head = at > 0 && document.getElementById("col-" + address.slice(at + 1));
+    var column = head ? matrixHeads.indexOf(head) : -1;
+    return row && row.matches("table.matrix tr[data-variant]") && column >= 0 ? row.cells[column + 1] : null;
+  }
 
   function shared(value) {
     if (value && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && "$" in value) {
@@ -89,7 +110,7 @@
   }
 
   function cellPanel(td) {
-    var r = DATA.cells[Number(td.dataset.i)];
+    var r = DATA.cells[evidenceIndex(td)];
     var page = r.page || {};
     var row = td.closest("tr");
     var claim = shared(page.claim) || shared(r.expectation);
@@ -114,7 +135,7 @@
       ["env mismatch", r.env_mismatch ? el("span", {class: "flag", text: "⚠ " + r.env_mismatch}) : null],
       ["run", provenance.run ? el("code", {text: provenance.run}) : null],
       ["host", provenance.host || null],
-      ["address", el("a", {href: "#" + td.id, text: "#" + td.id})],
+      ["address", el("a", {href: "#" + addressOf(td), text: "#" + addressOf(td)})],
       ["history", DATA.trend ? el("a", {href: DATA.trend + "#" + row.id, text: "this cell, night after night"}) : null]]));
     if (provenance.carried_over_from) {
       body.push(el("p", {class: "carried-note"}, "↻ Carried over from run ", el("code", {text: provenance.carried_over_from}),
@@ -179,8 +200,8 @@
     return body;
   }
 
-  function copyPanel(source) {
-    var pop = source.querySelector(".pop");
+  function copyPanel(source) {  // the short panel; a pass with nothing more to say has only its face
+    var pop = source.querySelector(".pop") || el("div", {}, el("p", {text: source.querySelector("summary").textContent}));
     var copy = pop.cloneNode(true);
     return Array.prototype.slice.call(copy.childNodes);
   }
@@ -206,13 +227,16 @@
 
   function open(source) {
     if (source === current) { closeDrawer(); return; }
-    if (!source.matches("td[data-i]")) { openDrawer(source, copyPanel(source), source.id || null); return; }
+    if (evidenceIndex(source) < 0) {
+      openDrawer(source, copyPanel(source), source.matches("table.matrix td") ? addressOf(source) : source.id || null);
+      return;
+    }
     evidence.then(function () {
-      openDrawer(source, cellPanel(source), source.id);
+      openDrawer(source, cellPanel(source), addressOf(source));
     }, function () {  // a browser without DecompressionStream: the short panel, and why
       openDrawer(source, copyPanel(source).concat([el("p", {class: "note-box", text: "This browser cannot unpack " +
         "the page's evidence (it needs DecompressionStream): log, per-node precision and environment are not shown."})]),
-        source.id);
+        addressOf(source));
     });
   }
 
@@ -222,7 +246,7 @@
     var summary = event.target.closest("summary");
     if (!summary || event.target.closest("a") || summary.closest("#filters")) return;
     var source = summary.closest("table.matrix td, td.v, th.colhead");
-    if (!source || !source.querySelector(".pop")) return;
+    if (!source || (evidenceIndex(source) < 0 && !source.querySelector(".pop"))) return;
     event.preventDefault();
     open(source);
   });
@@ -232,7 +256,7 @@
 
   function openFromAddress() {
     var id = decodeURIComponent(location.hash.slice(1));
-    var target = id && document.getElementById(id);
+    var target = id && (cellAt(id) || document.getElementById(id));
     if (!target) return;
     if (target.matches("table.matrix td")) {
       revealRow(target.closest("tr"));
@@ -358,5 +382,55 @@
   form.addEventListener("reset", function () { setTimeout(apply, 0); });
   apply();
   openFromAddress();
+  planColumns();
   evidence.then(function () { window.trtReady = Date.now(); }, function () { window.trtReady = Date.now(); });
+
+  // The planning view's columns: a checkbox per release group shows or hides its targets; the default view shows
+  // the newest release of each platform line and every observed target; the page says how many are hidden.
+  function planColumns() {
+    var controls = document.getElementById("plan-columns");
+    var plan = document.querySelector("table.plan");
+    if (!controls || !plan) return;
+    var style = document.head.appendChild(document.createElement("style"));
+    var heads = Array.prototype.slice.call(plan.querySelectorAll("thead th.ptarget"));
+    var hidden = {};
+    function ids(node) { return node.dataset.targets.split(" "); }
+    function shownOf(node) { return ids(node).filter(function (id) { return !hidden[id]; }).length; }
+    function useDefault() {
+      heads.forEach(function (th) { hidden[th.dataset.target] = th.dataset.default !== "1"; });
+    }
+    function render() {
+      var gone = heads.filter(function (th) { return hidden[th.dataset.target]; });
+      style.textContent = gone.length ? gone.map(function (th) {
+        return 'table.plan [data-target="' + CSS.escape(th.dataset.target) + '"]';
+      }).join(",\n") + " { display: none; }" : "";
+      plan.querySelectorAll("thead th[data-targets]").forEach(function (th) {
+        var shown = shownOf(th);
+        th.hidden = shown === 0;
+        th.colSpan = Math.max(shown, 1);
+      });
+      controls.querySelectorAll("input[data-targets]").forEach(function (box) {
+        var shown = shownOf(box);
+        box.checked = shown === ids(box).length;
+        box.indeterminate = shown > 0 && shown < ids(box).length;
+      });
+      var isDefault = heads.every(function (th) { return !!hidden[th.dataset.target] === (th.dataset.default !== "1"); });
+      document.getElementById("plan-hidden-count").textContent = gone.length ?
+        gone.length + " of " + heads.length + " targets hidden" + (isDefault ? " (default view)" : "") + ":" :
+        "all " + heads.length + " targets shown.";
+      document.getElementById("plan-show-all").hidden = !gone.length;
+      document.getElementById("plan-default").hidden = isDefault;
+    }
+    controls.addEventListener("change", function (event) {
+      var box = event.target;
+      ids(box).forEach(function (id) { hidden[id] = !box.checked; });
+      render();
+    });
+    controls.addEventListener("submit", function (event) { event.preventDefault(); });
+    document.getElementById("plan-show-all").addEventListener("click", function () { hidden = {}; render(); });
+    document.getElementById("plan-default").addEventListener("click", function () { useDefault(); render(); });
+    useDefault();
+    render();
+    controls.hidden = false;
+  }
 })();

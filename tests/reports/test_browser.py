@@ -43,7 +43,8 @@ def chromium(javascript: bool, width: int = 1400):
     options = Options()
     options.binary_location = next(path for path in CHROMIUM if path)
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     f"--window-size={width},1000"):
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--no-first-run", f"--window-size={width},1000"):
         options.add_argument(argument)
     if not javascript:
         options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
@@ -109,6 +110,15 @@ def open_page(driver, page: Path, anchor: str = ""):
     return driver
 
 
+def matrix_cell(driver, row: str, column: str):
+    """The full matrix's cell of row ``case/variant`` in the column of target ``column`` (cells carry no id)."""
+    from selenium.webdriver.common.by import By
+
+    heads = driver.find_elements(By.CSS_SELECTOR, "table.matrix thead th.colhead")
+    index = [th.get_attribute("data-target") for th in heads].index(column)
+    return driver.find_element(By.CSS_SELECTOR, f"table.matrix tr[id='{row}'] > td:nth-of-type({index + 1})")
+
+
 def verdict(driver, pattern: str, target: str) -> str:
     from selenium.webdriver.common.by import By
 
@@ -120,12 +130,13 @@ def test_the_planning_view_answers_with_one_verdict_per_pattern_and_target(with_
     from selenium.webdriver.common.by import By
 
     open_page(with_js, page)
+    with_js.find_element(By.ID, "plan-show-all").click()  # trt92-orin, an older release, is hidden by default
     assert verdict(with_js, "S1", "trt86-orin") == "W works with workaround sigmoid-output-marked"
     assert verdict(with_js, "S1", "ort-cpu").startswith("✓ works as reported ℹ ONNX Runtime note")
     assert verdict(with_js, "control", "trt86-orin") == "✓ works as reported"
     assert verdict(with_js, "S1", "trt92-orin") == "⊘ cannot exist"
     columns = [th.get_attribute("data-target") for th in with_js.find_elements(By.CSS_SELECTOR, "table.plan th.ptarget")]
-    assert columns == ["trt86-orin", "trt92-orin", "trt102-orin", "ort-cpu"]  # by platform, then version; ORT apart
+    assert columns == ["trt86-orin", "trt92-orin", "trt102-orin", "ort-cpu"]  # by platform, release, version; ORT apart
     recommend = with_js.find_element(By.CSS_SELECTOR, 'tr#plan-S1 [data-recommend="S1"]').text
     assert "TensorRT · Jetson AGX Orin: trt86-orin (works with workaround sigmoid-output-marked)" in recommend
     assert "What to do: Mark the Sigmoid's output as a network output." in with_js.find_element(
@@ -169,7 +180,7 @@ def test_with_javascript_one_drawer_shows_a_panel_at_a_time_and_closes(with_js, 
 
     open_page(with_js, page)
     drawer = with_js.find_element(By.ID, "drawer")
-    failed = with_js.find_element(By.ID, "s1-conv-silu/stem@trt86-orin")
+    failed = matrix_cell(with_js, "s1-conv-silu/stem", "trt86-orin")
     failed.find_element(By.TAG_NAME, "summary").click()
     assert drawer.is_displayed()
     text = drawer.text
@@ -177,7 +188,7 @@ def test_with_javascript_one_drawer_shows_a_panel_at_a_time_and_closes(with_js, 
     assert "Could not find any implementation for node /model.0/conv/Conv" in text and "agrees" in text
     assert with_js.current_url.endswith("#s1-conv-silu/stem@trt86-orin")  # a shareable address
     assert not with_js.find_elements(By.CSS_SELECTOR, "details[open]")  # the drawer, not an inline panel
-    other = with_js.find_element(By.ID, "s1-conv-silu/stem@ort-cpu")
+    other = matrix_cell(with_js, "s1-conv-silu/stem", "ort-cpu")
     other.find_element(By.TAG_NAME, "summary").click()  # the cell stays clickable: the drawer sits beside the page
     assert "s1-conv-silu / stem on ort-cpu" in drawer.text and "build failed" not in drawer.text
     assert NOTE in drawer.text
@@ -207,9 +218,9 @@ def test_without_javascript_every_panel_opens_and_closes_in_place(without_js, pa
 
     open_page(without_js, page)
     assert not without_js.find_element(By.ID, "filters").is_displayed()  # filters need JavaScript: hidden
-    for selector in ("td[id='s1-conv-silu/stem@trt86-orin']", 'tr#plan-S1 td[data-target="trt86-orin"]',
-                     'th.colhead[data-target="trt86-orin"]'):
-        holder = without_js.find_element(By.CSS_SELECTOR, selector)
+    for holder in (matrix_cell(without_js, "s1-conv-silu/stem", "trt86-orin"),
+                   without_js.find_element(By.CSS_SELECTOR, 'tr#plan-S1 td[data-target="trt86-orin"]'),
+                   without_js.find_element(By.CSS_SELECTOR, 'th.colhead[data-target="trt86-orin"]')):
         summary = holder.find_element(By.TAG_NAME, "summary")
         panel = holder.find_element(By.CLASS_NAME, "pop")
         assert not panel.is_displayed()
@@ -217,16 +228,126 @@ def test_without_javascript_every_panel_opens_and_closes_in_place(without_js, pa
         assert panel.is_displayed() and panel.text
         summary.click()  # Selenium refuses a click on a covered element: the panel leaves its opener in view
         assert not panel.is_displayed()
-    failed = without_js.find_element(By.CSS_SELECTOR, "td[id='s1-conv-silu/stem@trt86-orin']")
+    failed = matrix_cell(without_js, "s1-conv-silu/stem", "trt86-orin")
     failed.find_element(By.TAG_NAME, "summary").click()
     assert "Could not find any implementation for node /model.0/conv/Conv" in failed.find_element(By.CLASS_NAME, "pop").text
+
+
+# A plan of eight targets in six releases: three NGC releases on x86 (upstream claims only), three L4T releases on
+# Orin (JetPack 6.0 observed, 6.1 with its DLA twin and 7.2 claimed), ONNX Runtime observed.
+WIDE_MATRIX = {
+    "trt100-x86": ("x86_64", "10.0.1", "nvcr.io/nvidia/tensorrt:24.05-py3", ""),
+    "trt103-x86": ("x86_64", "10.3.0", "nvcr.io/nvidia/tensorrt:24.08-py3", ""),
+    "trt1016-x86": ("x86_64", "10.16.1", "nvcr.io/nvidia/tensorrt:26.02-py3", ""),
+    "trt86-orin": ("orin", "8.6.2", "nvcr.io/nvidia/l4t-jetpack:r36.3.0", "JetPack 6.0"),
+    "trt103-orin": ("orin", "10.3.0", "nvcr.io/nvidia/l4t-jetpack:r36.4.0", "JetPack 6.1"),
+    "trt103-orin-dla": ("orin", "10.3.0", "nvcr.io/nvidia/l4t-jetpack:r36.4.0", "JetPack 6.2"),
+    "trt1016-orin": ("orin", "10.16.1", "nvcr.io/nvidia/l4t-jetpack:r39.2.0", "JetPack 7.2"),
+}
+DEFAULT_VIEW = ["trt1016-x86", "trt86-orin", "trt1016-orin", "ort-cpu"]  # newest of each line, and the observed
+
+
+@pytest.fixture(scope="module")
+def wide_page(tmp_path_factory) -> Path:
+    """The report of a matrix of several releases per platform line, written by the real command."""
+    import yaml
+
+    _browser_or_skip()
+    tmp = tmp_path_factory.mktemp("wide")
+    targets = {"ort-cpu": {"title": "ONNX Runtime (CPU)", "backend": "onnxruntime", "runner": "local",
+                           "platform": "any", "default": True}}
+    for target, (platform, version, image, jetpack) in WIDE_MATRIX.items():
+        targets[target] = {"title": f"TensorRT {version} ({jetpack + ', ' if jetpack else ''}{image})",
+                           "backend": "tensorrt", "runner": "docker", "platform": platform, "version": version,
+                           "recipe": "tensorrt", "base_image": image, "python": "3.10", "glibc": "2.35"}
+    (tmp / "matrix.yaml").write_text(yaml.safe_dump({"targets": targets}))
+    claims = [{"target": target, "outcome": "pass", "source": ISSUE, "strength": "issue-thread", "category": None,
+               "note": ""} for target in WIDE_MATRIX if target != "trt86-orin"]
+    index = {"format": "trt-matrix/cases/1", "cases": [
+        {"id": "s1-conv-silu", "title": "YOLO stem Conv + SiLU", "pattern": "S1", "links": [ISSUE],
+         "variants": [{"name": "stem", "role": "failing", "description": "as reported", "mode": "implicit-int8",
+                       "claims": claims}]}]}
+    (tmp / "cases").mkdir()
+    (tmp / "cases" / "index.json").write_text(json.dumps(index))
+    results = write_jsonl(tmp / "results.jsonl", [make_record("s1-conv-silu", "stem", "trt86-orin", "pass"),
+                                                  make_record("s1-conv-silu", "stem", "ort-cpu", "pass")])
+    harness("--matrix", str(tmp / "matrix.yaml"), "report", "--results", str(results), "--cases",
+            str(tmp / "cases"), "--out", str(tmp / "index.html"))
+    return tmp / "index.html"
+
+
+def plan_view(driver):
+    """(the plan's shown target columns, the shown release headings with their spans, the hidden-count line)."""
+    from selenium.webdriver.common.by import By
+
+    targets = [th.get_attribute("data-target") for th in driver.find_elements(By.CSS_SELECTOR, "table.plan th.ptarget")
+               if th.is_displayed()]
+    cells = [td.get_attribute("data-target") for td in driver.find_elements(By.CSS_SELECTOR, "tr#plan-S1 td.v")
+             if td.is_displayed()]
+    assert cells == targets  # a hidden column hides its verdicts too
+    releases = [(th.text, int(th.get_attribute("colspan"))) for th in
+                driver.find_elements(By.CSS_SELECTOR, "table.plan tr.releases th") if th.is_displayed()]
+    return targets, releases, driver.find_element(By.CSS_SELECTOR, "#plan-columns .plan-hidden").text
+
+
+def group_box(driver, label: str):
+    from selenium.webdriver.common.by import By
+
+    (box,) = [label_ for label_ in driver.find_elements(By.CSS_SELECTOR, "#plan-columns label")
+              if label_.text.split(" (")[0] == label]
+    return box.find_element(By.TAG_NAME, "input")
+
+
+def test_the_default_plan_shows_the_newest_release_of_each_line_and_every_observed_target(with_js, wide_page):
+    open_page(with_js, wide_page)
+    targets, releases, hidden = plan_view(with_js)
+    assert targets == DEFAULT_VIEW
+    assert releases == [("NGC 26.02", 1), ("JetPack 6.0 · L4T R36.3", 1), ("JetPack 7.2 · L4T R39.2", 1), ("", 1)]
+    assert hidden.startswith("4 of 8 targets hidden (default view): show all")
+    assert group_box(with_js, "NGC 26.02").is_selected() and not group_box(with_js, "NGC 24.08").is_selected()
+    assert group_box(with_js, "JetPack 6.1/6.2 · L4T R36.4").get_attribute("indeterminate") is None
+
+
+def test_a_release_group_is_hidden_and_shown_with_its_box(with_js, wide_page):
+    from selenium.webdriver.common.by import By
+
+    open_page(with_js, wide_page)
+    group_box(with_js, "NGC 26.02").click()  # the x86 line's only shown release: the line's heading goes too
+    targets, releases, hidden = plan_view(with_js)
+    assert targets == ["trt86-orin", "trt1016-orin", "ort-cpu"] and "5 of 8 targets hidden:" in hidden
+    lines = [th.get_attribute("textContent") for th in with_js.find_elements(By.CSS_SELECTOR, "table.plan tr.groups th")
+             if th.is_displayed()]
+    assert lines[1:] == ["TensorRT · Jetson AGX Orin", "ONNX Runtime"]  # after the corner
+    group_box(with_js, "JetPack 6.1/6.2 · L4T R36.4").click()
+    targets, releases, _ = plan_view(with_js)
+    assert targets == ["trt86-orin", "trt103-orin", "trt103-orin-dla", "trt1016-orin", "ort-cpu"]
+    assert ("JetPack 6.1/6.2 · L4T R36.4", 2) in releases
+    orin = next(th for th in with_js.find_elements(By.CSS_SELECTOR, "table.plan tr.groups th")
+                if th.get_attribute("textContent") == "TensorRT · Jetson AGX Orin")
+    assert orin.get_attribute("colspan") == "4"
+    with_js.find_element(By.ID, "plan-default").click()
+    assert plan_view(with_js)[0] == DEFAULT_VIEW
+    with_js.find_element(By.ID, "plan-show-all").click()
+    targets, _, hidden = plan_view(with_js)
+    assert targets == [*WIDE_MATRIX, "ort-cpu"] and hidden.startswith("all 8 targets shown.")
+    assert not with_js.find_element(By.ID, "plan-show-all").is_displayed()
+
+
+def test_without_javascript_the_plan_shows_every_target_and_no_group_boxes(without_js, wide_page):
+    from selenium.webdriver.common.by import By
+
+    open_page(without_js, wide_page)
+    assert not without_js.find_element(By.ID, "plan-columns").is_displayed()
+    shown = [th.get_attribute("data-target") for th in
+             without_js.find_elements(By.CSS_SELECTOR, "table.plan th.ptarget") if th.is_displayed()]
+    assert shown == [*WIDE_MATRIX, "ort-cpu"]
 
 
 def test_nothing_is_fetched_from_the_network(with_js, page):
     from selenium.webdriver.common.by import By
 
     with_js.get(page.as_uri())
-    with_js.find_element(By.ID, "s1-conv-silu/stem@trt86-orin").find_element(By.TAG_NAME, "summary").click()
+    matrix_cell(with_js, "s1-conv-silu/stem", "trt86-orin").find_element(By.TAG_NAME, "summary").click()
     requested = []
     for entry in with_js.get_log("performance"):
         message = json.loads(entry["message"])["message"]

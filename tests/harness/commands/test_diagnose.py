@@ -278,3 +278,51 @@ def test_engine_layers_and_tensors_without_scales_are_joined_to_the_model_too(tm
         assert [(j["finding"], j["targets"]["trt86-orin"]["verdict"]) for j in f["joined"]] == [
             ("s1-conv-silu/size-64", "blocked")]
         assert f["applies"] == {"trt86-orin": ["S1 (s1-conv-silu/size-64 at /backbone/stem/conv/Conv): blocked"]}
+
+
+def _quoted(text: str, depth: int = 1) -> str:
+    """``text`` as GitHub quotes it in a reply: "> " before every line, ">" alone on blank ones, once per level."""
+    for _ in range(depth):
+        text = "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines())
+    return text + "\n"
+
+
+@pytest.mark.parametrize("depth", [1, 2], ids=["quote", "quote-of-a-quote"])
+def test_layers_reads_a_log_block_quoted_in_a_github_comment(tmp_path, reference_dir, depth):
+    """A verbose log's 'Engine Layer Information' block quoted in a reply (blank lines inside it quoted as '>')
+    reads as the log itself: the block does not end at the first quoted blank line."""
+    log = reference_dir / "trt-logs" / "F36.log"
+    lines = log.read_text().splitlines()
+    paste = tmp_path / "comment.md"
+    paste.write_text(_quoted("\n\n".join(lines), depth))
+    expected = json.loads(harness("layers", str(log)).stdout)
+    result = harness("layers", str(paste))
+    assert json.loads(result.stdout) == expected and len(expected) == 4
+    assert "4 layer line(s) read" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [lambda n: f"{n + 1:>4} | ", lambda n: f"{n + 1}: ", lambda n: "[11/24/2026-10:00:00] [I] ",
+     lambda n: f"2026-11-24T10:00:{n % 60:02d}.1234567Z ", lambda n: "> "],
+    ids=["line-numbers", "line-numbers-colon", "trtexec-timestamp-severity", "ci-timestamp", "quote"],
+)
+def test_layers_reads_inspector_json_whatever_prefix_every_line_carries(tmp_path, reference_dir, prefix):
+    engine = reference_dir / "engine-layers" / "a100-resnet-qat.graph.json"
+    paste = tmp_path / "paste.txt"
+    paste.write_text("\n".join(prefix(n) + line for n, line in enumerate(engine.read_text().splitlines())))
+    expected = json.loads(harness("layers", str(engine)).stdout)
+    result = harness("layers", str(paste))
+    assert json.loads(result.stdout) == expected and len(expected) == 37
+    assert "37 layer(s) read from engine inspector JSON" in result.stderr
+
+
+def test_layers_reads_inspector_json_printed_inside_a_quoted_trtexec_log(tmp_path, reference_dir):
+    """trtexec --dumpLayerInfo prints the JSON among other log lines: read from its {"Layers": on, to its end."""
+    engine = reference_dir / "engine-layers" / "a100-resnet-qat.graph.json"
+    log = ["[11/24/2026-10:00:00] [I] Engine built in 41.2 sec.", "[11/24/2026-10:00:00] [I] Layer Information:"]
+    log += ["[11/24/2026-10:00:00] [I] " + line for line in engine.read_text().splitlines()]
+    log += ["[11/24/2026-10:00:01] [I] Starting inference", "&&&& PASSED TensorRT.trtexec [TensorRT v100300]"]
+    paste = tmp_path / "comment.md"
+    paste.write_text(_quoted("\n".join(log)))
+    assert json.loads(harness("layers", str(paste)).stdout) == json.loads(harness("layers", str(engine)).stdout)

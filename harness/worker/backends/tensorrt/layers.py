@@ -5,9 +5,15 @@ Pure Python (standard library only; an ``onnx.ModelProto`` is read by duck typin
 Supported inputs:
 
 * Engine inspector JSON (``IEngineInspector`` / ``trtexec --exportLayerInfo``): ``{"Layers": [...], "Bindings": [...]}``
-  with layer dicts (``ProfilingVerbosity.DETAILED``) or layer-name strings (``LAYER_NAMES_ONLY``); a bare list of
+  (``"I/O Tensors"`` instead of ``"Bindings"`` from 11.x; neither is read) with layer dicts
+  (``ProfilingVerbosity.DETAILED``) or layer-name strings (``LAYER_NAMES_ONLY``); a bare list of
   either; one layer dict or one name string (``get_layer_information`` of a single layer). A JSON text cut short
   (an excerpt pasted from an issue) is closed after its last complete value and read as far as it goes.
+* Any of the above pasted where it picks up a prefix on every line: a GitHub comment quote (``> ``, nested
+  ``> > ``, ``>`` alone on blank lines), line numbers (``12: ``, ``12 | ``), log timestamps and severities
+  (``[11/24/2026-10:00:00] [I] ``, ``2026-11-24T10:00:00.123Z ``, ``[TRT] [V] ``), removed from each line that
+  carries one (quote markers when every non-blank line is quoted). Engine inspector JSON printed inside a log
+  (``trtexec --dumpLayerInfo``) is read from its ``{"Layers":`` to its end.
 * The "Engine Layer Information" block of a verbose build log, one ``Layer(TYPE): NAME, Tactic: T, IO`` line per
   layer, in the two tensor spellings TensorRT has used:
   ``581 (Int8[1,96:32,800,912])`` (8.5 and later) and ``581[Int8(1,96:32,800,912)]`` (8.0 to 8.4), with several
@@ -22,8 +28,8 @@ Compute precision of one layer (``EngineLayer.precision``), first rule that give
 1. Names only (no layer details): ``unknown``, never fp32.
 2. Layers carrying weights (convolution, deconvolution, fully connected; ``Weights.Type`` or ``ConvWeights.Type``
    of fused ConvActPool layers): the weight type. A QAT residual conv that adds an FP16 tensor is INT8.
-3. Otherwise the data types of the inputs (``Format/Datatype`` in JSON, ``DataType`` from 11.x, the dtype in log
-   text): the lowest
+3. Otherwise the data types of the inputs (``Format/Datatype`` in JSON up to 10.x, ``Datatype`` or ``DataType``
+   from 11.x, the dtype in log text): the lowest
    precision among them (int8 < fp8 < fp16 < bf16 < fp32), so Int8 inputs mean int8. Integer and boolean
    tensors (shapes, indices) say nothing and are skipped; with no informative input the outputs are read.
    Boundary layers read inputs and outputs together, so a Q/DQ conversion reports its quantized side.
@@ -105,6 +111,15 @@ _TENSOR_DTYPE = re.compile(
 )
 _ARROW = " -> "
 _LOOKS_LIKE_JSON = re.compile(r'^\s*(?:\{|\[\s*[\{"\]]|")')
+_INSPECTOR_JSON_START = re.compile(r'\{\s*"Layers"\s*:')
+_QUOTE_MARKER = re.compile(r"^[ \t]*>[ \t]?")
+# One token of what a paste puts before each line: a line number, a log timestamp, a logger severity or tag.
+_LINE_PREFIX = re.compile(
+    r"^[ \t]*(?:(?:\d+[ \t]*[:|][ \t]?|\d+[ \t]+(?=\S)"
+    r"|\[\d{1,2}/\d{1,2}/\d{2,4}-\d\d:\d\d:\d\d\][ \t]*"
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?[ \t]+"
+    r"|\[(?:[VIWEF]|TRT|TensorRT|VERBOSE|INFO|WARNING|ERROR|DEBUG)\][ \t]*))+"
+)
 _JSON_REPAIR_ATTEMPTS = 64
 _NOT_JSON = object()
 
@@ -298,11 +313,12 @@ def read_layers_file(path: str | Path, onnx_names: OnnxNamesSource = None) -> La
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     if not text.strip():
         raise ValueError(f"{path}: the file is empty: expected engine inspector JSON or a verbose TensorRT log")
+    text = _unwrap_paste(text)
     try:
         info = json.loads(text)
     except ValueError:
         if not _LOOKS_LIKE_JSON.match(text):
-            info = _NOT_JSON
+            info = _inspector_json_in_log(text)
         else:
             try:
                 info = _loads_possibly_truncated_json(text)
@@ -317,6 +333,30 @@ def read_layers_file(path: str | Path, onnx_names: OnnxNamesSource = None) -> La
         return read_log_layers(text, onnx_names)
     except ValueError as err:
         raise ValueError(f"{path}: not JSON, read as a TensorRT log: {err}") from err
+
+
+def _unwrap_paste(text: str) -> str:
+    """The text without what pasting it added: GitHub quote markers (all levels, when every non-blank line is
+    quoted), then each line's prefix of line numbers, timestamps and severities (no JSON line starts like one)."""
+    lines = text.splitlines()
+    while any(line.strip() for line in lines) and all(_QUOTE_MARKER.match(line) for line in lines if line.strip()):
+        lines = [_QUOTE_MARKER.sub("", line, count=1) for line in lines]
+    return "\n".join(_LINE_PREFIX.sub("", line, count=1) for line in lines)
+
+
+def _inspector_json_in_log(text: str) -> Any:
+    """Engine inspector JSON printed inside a log (``trtexec --dumpLayerInfo``), read from its ``{"Layers":`` up to
+    where it ends (or as far as it goes when cut short); ``_NOT_JSON`` when the log holds none."""
+    start = _INSPECTOR_JSON_START.search(text)
+    if start is None:
+        return _NOT_JSON
+    try:
+        return json.JSONDecoder().raw_decode(text, start.start())[0]
+    except ValueError:
+        try:
+            return _loads_possibly_truncated_json(text[start.start():])
+        except ValueError:
+            return _NOT_JSON
 
 
 def layers_from_file(path: str | Path, onnx_names: OnnxNamesSource = None) -> list[EngineLayer]:
@@ -462,13 +502,17 @@ def _is_boundary(name: str, layer_type: str | None, origin: str | None) -> bool:
 
 
 def _tensor_type(tensor: Mapping[str, Any]) -> str:
-    """A tensor's data type text: ``Format/Datatype`` up to 10.x; 11.x splits it into ``DataType`` and ``Format``.
+    """A tensor's data type text: ``Format/Datatype`` up to 10.x; 11.x splits it into a data type and ``Format``.
 
-    Source of the 11.x change: https://docs.nvidia.com/deeplearning/tensorrt/11.0.0/api/migration/tensorrt-10x-to-11x-IEngineInspector.html
+    The split: NVIDIA's migration page
+    https://docs.nvidia.com/deeplearning/tensorrt/11.0.0/api/migration/tensorrt-10x-to-11x-IEngineInspector.html
+    (its "I/O Tensors" entries spell it ``DataType``); NVIDIA's own 11.x readers of layer ``Inputs``/``Outputs`` read
+    ``Datatype`` (trt-samples-for-hackathon-cn, cookbook/tensorrt_cookbook/utils_engine.py). Both are read; the
+    ``Format`` text alone is never taken for a data type.
     """
     if "Format/Datatype" in tensor:
         return str(tensor["Format/Datatype"])
-    return str(tensor.get("DataType", ""))
+    return str(tensor.get("Datatype", tensor.get("DataType", "")))
 
 
 def _dtype_precision(text: str) -> str | None:

@@ -430,17 +430,57 @@ def test_a_file_that_is_not_layer_information_is_refused_naming_the_file(tmp_pat
     assert str(err.value).startswith(f"{path}: ") and problem in str(err.value)
 
 
-def test_tensorrt_11_split_data_type_field_is_read():
-    """11.x writes DataType and Format apart (field names from NVIDIA's 10.x -> 11.x IEngineInspector migration page,
-    https://docs.nvidia.com/deeplearning/tensorrt/11.0.0/api/migration/tensorrt-10x-to-11x-IEngineInspector.html);
-    the layer below is constructed in that shape, not TensorRT output."""
-    from harness.worker.backends.tensorrt.layers import layers_from_inspector_json
+# TensorRT 11.x inspector JSON, built from the field names of NVIDIA's migration page
+# https://docs.nvidia.com/deeplearning/tensorrt/11.0.0/api/migration/tensorrt-10x-to-11x-IEngineInspector.html
+# ("Bindings" replaced by "I/O Tensors" objects with Name, IOMode, DataType, Dimensions, Location, IsShapeInferenceIO,
+# ProfileInfo; the layer tensors' "Format/Datatype" split in two) and of NVIDIA's own 11.x reader of layer tensors
+# (NVIDIA/trt-samples-for-hackathon-cn, cookbook/tensorrt_cookbook/utils_engine.py: "Datatype" and "Format").
+# Constructed in that shape from the real 10.x engines, not TensorRT 11 output.
+_DATA_TYPE_WORDS = {"FP32": "Float", "FP16": "Half", "Int8": "Int8"}
 
-    layer = {"Name": "conv", "LayerType": "CaskConvolution",
-             "Inputs": [{"Name": "x", "DataType": "Int8", "Format": "Thirty-two wide channel vectorized row major"}],
-             "Outputs": [{"Name": "y", "DataType": "Float", "Format": "Row major linear FP32 format (kLINEAR)"}]}
-    (parsed,) = layers_from_inspector_json({"Layers": [layer]})
-    assert parsed.precision == "int8"
+
+def as_tensorrt_11(engine_info: dict, data_type_key: str = "Datatype") -> dict:
+    """10.x engine inspector JSON rewritten in the 11.x shape (data type and format apart, I/O Tensors)."""
+    def split(tensor):
+        tensor = dict(tensor)
+        text = tensor.pop("Format/Datatype")
+        (word,) = [w for w in _DATA_TYPE_WORDS if re.search(rf"\b{w}\b", text)]
+        tensor[data_type_key] = _DATA_TYPE_WORDS[word]
+        tensor["Format"] = text  # the documented 11.x format texts still name a type: "Row major linear FP32 format"
+        return tensor
+
+    layers = [{**layer, "Inputs": [split(t) for t in layer["Inputs"]], "Outputs": [split(t) for t in layer["Outputs"]]}
+              for layer in engine_info["Layers"]]
+    io_tensors = [{"Name": name, "IOMode": "Input" if i == 0 else "Output", "DataType": "Float",
+                   "Dimensions": [32, 3, 224, 224], "Location": "Device", "IsShapeInferenceIO": False,
+                   "ProfileInfo": []} for i, name in enumerate(engine_info["Bindings"])]
+    return {"Layers": layers, "I/O Tensors": io_tensors}
+
+
+@pytest.mark.parametrize("data_type_key", ["Datatype", "DataType"])
+def test_tensorrt_11_inspector_json_reads_as_the_same_engine_in_10x_form(engine_graph, tmp_path, data_type_key):
+    """Every layer of every real engine, rewritten in the 11.x shape, has the precision and ONNX nodes it has in
+    the 10.x form, whichever spelling of the data type field TensorRT 11 writes."""
+    info = json.loads(engine_graph.read_text())
+    eleven = tmp_path / "engine-11.json"
+    eleven.write_text(json.dumps(as_tensorrt_11(info, data_type_key), indent=2))
+    assert layers_from_file(eleven) == layers_from_inspector_json(info)
+
+
+def test_tensorrt_11_layer_without_a_data_type_stays_unverified(reference_dir):
+    """Only a data type field says what a tensor holds: with the 11.x split, a format text alone (even one naming a
+    type, as the documented "Row major linear FP32 format (kLINEAR)" does) leaves a weightless layer unknown, and
+    the node it implements unverified, never fp32."""
+    info = as_tensorrt_11(json.loads((reference_dir / "engine-layers" / "a100-resnet-qat.graph.json").read_text()))
+    for layer in info["Layers"]:
+        for tensor in layer["Inputs"] + layer["Outputs"]:
+            del tensor["Datatype"]
+    layers = layers_from_inspector_json(info)
+    pool = next(layer for layer in layers if "GlobalAveragePool_246" in layer.onnx_nodes and not layer.is_boundary)
+    assert pool.precision == "unknown"
+    assert fallback_nodes(node_precisions(layers), ["GlobalAveragePool_246"]).unverified == ("GlobalAveragePool_246",)
+    conv = next(layer for layer in layers if "Conv_9" in layer.onnx_nodes and not layer.is_boundary)
+    assert conv.precision == "int8"  # its weights still say so
 
 
 @pytest.mark.parametrize("compact", [False, True], ids=["as-written", "compact"])
