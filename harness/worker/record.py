@@ -105,9 +105,11 @@ def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def claim_for(claims: Iterable[Claim], target_id: str) -> Optional[Claim]:
-    """The upstream claim for ``target_id`` among ``claims``, or None."""
-    return next((claim for claim in claims if claim["target"] == target_id), None)
+def claim_for(claims: Iterable[Claim], target_id: str, arch: Optional[str] = None) -> Optional[Claim]:
+    """The upstream claim for ``target_id`` among ``claims``, or None. A claim naming a GPU architecture (``arch``)
+    holds only for cells that ran on that architecture, and then before a claim naming none."""
+    mine = [claim for claim in claims if claim["target"] == target_id and claim.get("arch") in (None, arch)]
+    return next((claim for claim in mine if claim.get("arch")), next(iter(mine), None))
 
 
 def agreement(expectation: Optional[Claim], outcome: str, failure: Optional[Failure]) -> Optional[bool]:
@@ -158,7 +160,7 @@ def build(
         raise ValueError(f"outcome {outcome!r} is not one of {OUTCOMES}")
     if stage not in STAGES:
         raise ValueError(f"stage {stage!r} is not one of {STAGES}")
-    expectation = claim_for(cell.get("claims", []), target["id"])
+    expectation = claim_for(cell.get("claims", []), target["id"], environment.get("gpu_arch"))
     return {
         "schema": SCHEMA_ID,
         "case": cell["case"],
@@ -249,6 +251,6 @@ def judged_again(record: Record, claims: Iterable[Claim]) -> Record:
     """A copy of ``record`` judged against ``claims`` (the cell's current upstream claims) instead of those it was
     built with."""
     again = copy.deepcopy(record)
-    again["expectation"] = claim_for(claims, record["target"])
+    again["expectation"] = claim_for(claims, record["target"], (record.get("environment") or {}).get("gpu_arch"))
     again["agrees"] = agreement(again["expectation"], record["outcome"], record["failure"])
     return again

@@ -18,6 +18,7 @@ class Claim(TypedDict):
     strength: str
     category: Optional[str]
     note: str
+    arch: Optional[str]  # the GPU architecture the claim was made on (sm_87), or None: any
 
 
 class Tolerance(TypedDict):
@@ -63,6 +64,8 @@ class JobTarget(TypedDict, total=False):
     available: bool
     reason: Optional[str]
     session_config: Dict[str, str]
+    gpu_arch: str  # sm_87, or any
+    dla_core: Optional[int]  # build for this DLA core, GPU fallback allowed
 
 
 class Job(TypedDict, total=False):
