@@ -90,6 +90,7 @@ def cmd_build(args) -> int:
         BuildInputs,
         ImageBuildError,
         build_image,
+        describe_build,
     )
 
     target = _chosen(args, [args.target])[0]
@@ -104,6 +105,13 @@ def cmd_build(args) -> int:
         provided_files=tuple(args.tensorrt_tarball or []) or from_env.provided_files,
         network=args.network,
     )
+    if args.dry_run:
+        try:
+            print("\n".join(describe_build(target, inputs).lines()))
+        except ImageBuildError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return EXIT_BROKEN
+        return EXIT_OK
     try:
         client, url = engine_client(target)
         build_image(client, target, inputs, log=lambda line: print(line, flush=True))
@@ -181,6 +189,10 @@ def add_container_commands(commands) -> None:
     p.add_argument("--network", choices=("none", "default", "host"),
                    help="network of the build's RUN steps (default: the target's build_network in matrix.yaml, "
                    "else none)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="show the build instead of running it: base image, build args, wheelhouse and what it "
+                   "installs, files passed by path, and the recipe's steps with the build args filled in (no Docker "
+                   "engine is asked; a missing wheelhouse or tarball is named, not an error)")
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("list", help="docker targets, their recipe, engine, image tag and whether it is built",
