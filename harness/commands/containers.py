@@ -154,8 +154,8 @@ def add_container_commands(commands) -> None:
         "wheelhouse", help="download the wheels each target's image installs (host side, needs PyPI)",
         description="Download, for each docker target, the wheels its recipe installs into OUT/<target>/ and write "
         "OUT/<target>/requirements.txt. Wheels are chosen for the Python, glibc and CPU of the recipe's base image "
-        "(aarch64 for Orin targets), not this host's, so an x86 host can prepare a Jetson's wheelhouse. trt92-x86 "
-        "also downloads TensorRT 9.2 from NVIDIA's index: run it on a host that reaches it. Copy OUT to an "
+        "(aarch64 for Jetson targets: Orin, Thor), not this host's, so an x86 host can prepare a Jetson's wheelhouse. trt92-x86 "
+        "also downloads TensorRT 9.2 from NVIDIA's index, trt114-* TensorRT 11.4.1: run them on a host that reaches it. Copy OUT to an "
         "air-gapped build host as it is.")
     p.add_argument("--target", action="append", metavar="ID",
                    help="a docker target id (repeat for several; default: every available docker target)")
@@ -165,7 +165,7 @@ def add_container_commands(commands) -> None:
     p.add_argument("--python-version", help="Python of a base image you pass with --base-image (default: the "
                    "target's python in matrix.yaml, e.g. 3.11 for ort1.20-cpu, 3.8 for trt85-orin)")
     p.add_argument("--machine", choices=("x86_64", "aarch64"), help="CPU of the build host (default: from the "
-                   "target's platform)")
+                   "target's platform: aarch64 on Orin and Thor)")
     p.add_argument("--print", dest="print_only", action="store_true",
                    help="print the pip download commands instead of running them")
     p.set_defaults(func=cmd_wheelhouse)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from harness.worker.backends.tensorrt.calibrator import calibration_plan, make_calibrator
-from harness.worker.backends.tensorrt.compat import require_api
+from harness.worker.backends.tensorrt.compat import require_api, version_tuple
 from harness.worker.backends.tensorrt.lazy import lazy_import
 
 polygraphy_trt = lazy_import("polygraphy.backend.trt")
@@ -95,6 +95,8 @@ def config_settings(trt, cell: dict[str, Any], strongly_typed: bool, calibration
         arguments["use_dla"] = arguments["allow_gpu_fallback"] = True
         built.dla_core = None if dla_core == POLYGRAPHY_DLA_CORE else dla_core
         record["dla"] = {"default_device_type": "DeviceType.DLA", "DLA_core": dla_core, "gpu_fallback": True}
+        if version_tuple(trt.__version__) < (11,):  # Polygraphy's use_dla adds it before 11.0, unasked
+            record["dla"]["also_set_by_polygraphy"] = "BuilderFlag.PREFER_PRECISION_CONSTRAINTS"
     profiles = knobs.get("profiles") or []
     if profiles:
         arguments["profiles"] = [_polygraphy_profile(profile) for profile in profiles]

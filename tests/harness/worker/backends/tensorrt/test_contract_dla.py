@@ -34,7 +34,10 @@ def test_a_dla_target_builds_for_dla_core_0_with_gpu_fallback_or_is_unavailable_
     assert [c.args[0] for c in standin.calls_to("IBuilderConfig.DLA_core", "set")] == [0]
     assert standin.enum("BuilderFlag.GPU_FALLBACK") in [c.args[0] for c in standin.calls_to("IBuilderConfig.set_flag")]
     recorded = execution.details["tensorrt_calls"]["config"]["dla"]
-    assert recorded == {"default_device_type": "DeviceType.DLA", "DLA_core": 0, "gpu_fallback": True}
+    assert recorded == {"default_device_type": "DeviceType.DLA", "DLA_core": 0, "gpu_fallback": True,
+                        "also_set_by_polygraphy": "BuilderFlag.PREFER_PRECISION_CONSTRAINTS"}  # every DLA version < 11
+    assert standin.enum("BuilderFlag.PREFER_PRECISION_CONSTRAINTS") in [
+        c.args[0] for c in standin.calls_to("IBuilderConfig.set_flag")]
     # The stand-in's build logs no "Layers Running on DLA" list: no device is invented for any node.
     assert execution.details["devices"] == {} and execution.details["dla_fallback_nodes"] == []
     assert execution.details["dla_unverified_nodes"] == cell["expected_int8"]
@@ -81,6 +84,7 @@ def test_tensorrt_11_4_1_restores_dla_and_keeps_the_network_strongly_typed(cells
         assert backend.unavailable_reason(cells["implicit-int8"]).startswith("Unsupported: implicit INT8")
         execution = run(cells["explicit-qdq"], tmp_path, DLA_TARGET)
     assert execution.details["tensorrt_calls"]["network"]["strongly_typed"]["set"] is True
+    assert "also_set_by_polygraphy" not in execution.details["tensorrt_calls"]["config"]["dla"]
     assert [c.args[0] for c in standin.calls_to("IBuilderConfig.default_device_type", "set")] == [
         standin.enum("DeviceType.DLA")]
 
