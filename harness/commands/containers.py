@@ -154,9 +154,9 @@ def add_container_commands(commands) -> None:
         "wheelhouse", help="download the wheels each target's image installs (host side, needs PyPI)",
         description="Download, for each docker target, the wheels its recipe installs into OUT/<target>/ and write "
         "OUT/<target>/requirements.txt. Wheels are chosen for the Python, glibc and CPU of the recipe's base image "
-        "(aarch64 for Jetson targets: Orin, Thor), not this host's, so an x86 host can prepare a Jetson's wheelhouse. trt92-x86 "
-        "also downloads TensorRT 9.2 from NVIDIA's index, trt114-* TensorRT 11.4.1: run them on a host that reaches it. Copy OUT to an "
-        "air-gapped build host as it is.")
+        "(aarch64 for Jetson targets: Orin, Thor), not this host's, so an x86 host can prepare a Jetson's "
+        "wheelhouse. trt92-x86 also downloads TensorRT 9.2 from NVIDIA's index, the trt114-* targets TensorRT 11.4.1: "
+        "run them on a host that reaches it. Copy OUT to an air-gapped build host as it is.")
     p.add_argument("--target", action="append", metavar="ID",
                    help="a docker target id (repeat for several; default: every available docker target)")
     p.add_argument("--host-kind", metavar="KIND", help="the available docker targets of this host kind of "
