@@ -196,3 +196,21 @@ def test_no_shipped_target_builds_from_an_igpu_image():
         assert "-igpu" not in (target.base_image or ""), target.id
         if target.platform in ("orin", "thor") and target.jetpack and target.jetpack.startswith("7"):
             assert "l4t-" not in (target.base_image or ""), f"{target.id}: JetPack 7 runs SBSA images, not L4T ones"
+
+
+def test_a_jetson_host_kind_runs_only_targets_of_its_board_and_jetpack():
+    """A runner labelled jetson-thor / jetpack-7.2 takes Thor targets of JetPack 7.2.x only: an image of another L4T
+    release may not start there (r36 images split at 36.4; JetPack 7 needs SBSA images)."""
+    targets = load_matrix(DEFAULT_MATRIX)
+    checked = 0
+    for host in load_hosts(DEFAULT_MATRIX).values():
+        boards = [label.removeprefix("jetson-") for label in host.labels if label.startswith("jetson-")]
+        releases = [label.removeprefix("jetpack-") for label in host.labels if label.startswith("jetpack-")]
+        for target in (targets[t] for t in host.targets):
+            if not boards:
+                assert target.platform not in ("orin", "thor") or not target.available, (host.id, target.id)
+                continue
+            assert [target.platform] == boards, (host.id, target.id)
+            assert target.jetpack and (target.jetpack + ".").startswith(releases[0] + "."), (host.id, target.id)
+            checked += 1
+    assert checked >= 10
