@@ -18,7 +18,7 @@ OBSERVED, CLAIMED, NOT_RUN, TARGET_UNAVAILABLE = "observed", "claimed", "not-run
 VERDICTS = ("agrees", "disagrees", "no verdict")
 BACKEND_ORDER = ("tensorrt", "onnxruntime")  # TensorRT first; ONNX Runtime apart, after it
 PLATFORM_ORDER = ("x86_64", "orin", "thor", "any")
-PLATFORM_LABELS = {"x86_64": "x86_64 GPU server", "orin": "Jetson AGX Orin (sm_87)", "thor": "Jetson Thor (sm_110)",
+PLATFORM_LABELS = {"x86_64": "x86_64 GPU server", "orin": "Jetson AGX Orin", "thor": "Jetson Thor",
                    "any": "this machine (local)"}
 BACKEND_LABELS = {"tensorrt": "TensorRT", "onnxruntime": "ONNX Runtime"}
 
