@@ -252,13 +252,19 @@ class TensorRTBackend(Backend):
                 f"output is in {workdir / 'engine-layers.json'}; harness/worker/backends/tensorrt/layers.py must learn this format."
             )
         precision = layers.node_precisions(engine_layers)  # the readers map layers to this model's nodes only
+        regions = layers.foreign_node_regions(engine_layers)
+        if self.target.get("dla_core") is not None:
+            placement = devices.placement_from_log(capture.tensorrt_text(), names)
+            details.update(_dla_details(placement, cell["expected_int8"]))
+            dla_regions = {name: nodes for name, nodes in regions.items() if placement.layers.get(name) == devices.DLA}
+            if dla_regions:
+                details["layer_information"]["dla_regions"] = {name: list(nodes) for name, nodes in dla_regions.items()}
+                regions = {name: nodes for name, nodes in regions.items() if name not in dla_regions}
+                precision = _inside_dla_regions_unknown(precision, dla_regions)
         report = layers.fallback_nodes(precision, cell["expected_int8"])
         details["layer_information"].update(dataclasses.asdict(report))
-        regions = layers.foreign_node_regions(engine_layers)
         if regions:  # Myelin regions: one layer each, never INT8 (layers.py), with the ONNX nodes they swallowed
             details["layer_information"]["myelin_regions"] = {name: list(nodes) for name, nodes in regions.items()}
-        if self.target.get("dla_core") is not None:
-            details.update(_dla_placement(capture.tensorrt_text(), names, cell["expected_int8"]))
         return precision
 
     def _infer(self, engine, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -296,16 +302,23 @@ class TensorRTBackend(Backend):
                               details=details)
 
 
-def _dla_placement(log_text: str, names: layers.OnnxNames, expected_int8: list[str]) -> dict[str, Any]:
+def _dla_details(placement: devices.DevicePlacement, expected_int8: list[str]) -> dict[str, Any]:
     """Where a DLA build ran each node, for the record: ``devices`` {node: dla | gpu}, ``dla_fallback_nodes`` (nodes
     that fell back to the GPU) and ``dla_unverified_nodes`` (expected-INT8 nodes the builder's lists do not place)."""
-    placement = devices.placement_from_log(log_text, names)
     found = {"devices": dict(placement.nodes), "dla_fallback_nodes": placement.fallback_nodes(),
              "dla_unverified_nodes": placement.unverified(expected_int8)}
     if not placement.found:
         found["dla_placement_note"] = ("the build log has no \"Layers Running on DLA\" list, so no node's device is "
                                        "known")
     return found
+
+
+def _inside_dla_regions_unknown(precision: dict[str, str], dla_regions: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """A DLA region is a ``{ForeignNode[...]}`` layer like a Myelin region, but DLA runs INT8 inside it, so the Myelin
+    rule (never INT8) does not hold; its boundary tensors do not show the precision inside either: its nodes are
+    ``unknown`` (unverified, never a fallback)."""
+    inside = {node for nodes in dla_regions.values() for node in nodes}
+    return {node: "unknown" if node in inside else value for node, value in precision.items()}
 
 
 def _note_deprecation_warnings(calls: dict[str, Any], warnings: dict[str, int]) -> None:

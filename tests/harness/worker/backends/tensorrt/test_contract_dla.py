@@ -102,3 +102,41 @@ def test_every_library_cell_on_a_dla_target_runs_or_is_unavailable_or_unsupporte
             assert failure.category == "unsupported-api", failure.message
             continue
         assert execution.details["tensorrt_calls"]["config"]["dla"]["DLA_core"] == 0
+
+
+# Test fakes on top of the 10.3.0 stand-in: an engine of one DLA region (the conv and its quantizers) and a GPU
+# layer (the ReLU), and the builder's lists placing them. The region's boundary (INT8 in, FP32 out) does not show
+# what ran inside; read as a Myelin region (the lowest float at its boundary), the conv would be FP32.
+DLA_REGION = "{ForeignNode[/conv/_input_quantizer/QuantizeLinear.../conv/Conv]}"
+ENGINE = {"Layers": [
+    {"Name": DLA_REGION, "LayerType": "DLA",
+     "Inputs": [{"Name": "x", "Format/Datatype": "Row major linear Int8"}],
+     "Outputs": [{"Name": "/conv/Conv_output_0", "Format/Datatype": "Row major linear FP32"}]},
+    {"Name": "/act/Relu", "LayerType": "PointWise",
+     "Inputs": [{"Name": "/conv/Conv_output_0", "Format/Datatype": "Row major linear FP32"}],
+     "Outputs": [{"Name": "/act/Relu_output_0", "Format/Datatype": "Row major linear FP32"}]}]}
+BUILDER_LISTS = ("[I] [TRT] ---------- Layers Running on DLA ----------\n"
+                 f"[I] [TRT] [DlaLayer] {DLA_REGION}\n"
+                 "[I] [TRT] ---------- Layers Running on GPU ----------\n"
+                 "[I] [TRT] [GpuLayer] POINTWISE: /act/Relu\n")
+
+
+def test_nodes_in_a_dla_region_are_placed_on_the_dla_and_their_precision_unverified_not_a_fallback(
+        cells, tmp_path, monkeypatch):
+    import json
+
+    from harness.worker.backends.tensorrt.capture import CellCapture
+
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    standin.on("EngineInspector.get_engine_information", json.dumps(ENGINE))
+    monkeypatch.setattr(CellCapture, "tensorrt_text", lambda self: BUILDER_LISTS)
+    with installed_as_tensorrt(standin):
+        execution = run(cells["explicit-qdq"], tmp_path, DLA_TARGET)
+    assert execution.details["devices"]["/conv/Conv"] == "dla" and execution.details["devices"]["/act/Relu"] == "gpu"
+    assert execution.details["dla_fallback_nodes"] == ["/act/Relu"] and execution.details["dla_unverified_nodes"] == []
+    info = execution.details["layer_information"]
+    assert DLA_REGION in info["dla_regions"] and "myelin_regions" not in info
+    # Read as a Myelin region, the conv would be a fallback; on the DLA its precision is not known: unverified.
+    assert execution.precision["/conv/Conv"] == "unknown"
+    assert info["fallback"] == () and info["unverified"] == ("/conv/Conv",)
