@@ -23,7 +23,7 @@ import docker.errors
 import requests
 
 from harness.orchestration.docker.wheelhouse import DEFAULT_WHEELHOUSE, REPO_ROOT, REQUIREMENTS_FILE
-from harness.matrix import Target
+from harness.matrix import REFUSED_IMAGE, Target
 
 RECIPES_DIR = REPO_ROOT / "containers"
 IMAGE_REPOSITORY = "trt-matrix/worker"
@@ -304,8 +304,14 @@ def _wheelhouse(target: Target, inputs: BuildInputs) -> Path:
 
 
 def effective_base_image(target: Target, inputs: BuildInputs) -> str | None:
-    """--base-image / BASE_IMAGE env, else the target's base_image in matrix.yaml."""
-    return inputs.base_image or target.base_image
+    """--base-image / BASE_IMAGE env, else the target's base_image in matrix.yaml; an `-igpu` tag is refused here too
+    (matrix.yaml refuses it in a target), whichever way it comes."""
+    image = inputs.base_image or target.base_image
+    if image and REFUSED_IMAGE.search(image):
+        raise MissingBuildInput(f"Target {target.id!r}: base image {image!r} is an `-igpu` tag: those ended after 26.02 "
+                                "and a 26.02 `-igpu` image fails on JetPack 7 (its TensorRT links "
+                                "libnvdla_compiler.so, which JetPack 7 lacks). Pass the SBSA image of the same tag.")
+    return image
 
 
 def build_args(target: Target, inputs: BuildInputs, dockerfile_text: str) -> dict[str, str]:

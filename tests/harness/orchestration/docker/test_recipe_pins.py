@@ -349,3 +349,15 @@ def test_dry_run_of_an_unavailable_target_says_why_it_cannot_be_built():
 
     result = harness("containers", "build", "trt114-thor-dla", "--dry-run", check=False)
     assert result.returncode == 2 and "Jetson Thor has no DLA" in result.stderr
+
+
+@pytest.mark.parametrize("image", ["nvcr.io/nvidia/tensorrt:26.02-py3-igpu", "nvcr.io/nvidia/pytorch:25.08-py3-igpu"])
+def test_an_igpu_base_image_passed_for_one_build_is_refused_too(image, wheelhouse, tmp_path):
+    """matrix.yaml cannot name one; --base-image / BASE_IMAGE cannot slip one in either (it fails on JetPack 7)."""
+    target = load_matrix()["trt1016-thor"]
+    with pytest.raises(MissingBuildInput, match="is an `-igpu` tag"):
+        plan_of(target, wheelhouse, tmp_path, base_image=image)
+    from tests.harness.commands.test_main import harness
+
+    result = harness("containers", "build", target.id, "--dry-run", "--base-image", image, check=False)
+    assert result.returncode == 3 and "-igpu" in result.stderr and "SBSA image" in result.stderr
