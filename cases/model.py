@@ -17,8 +17,6 @@ CLAIM_STRENGTHS = ("issue-thread", "write-up-only", "documentation")
 CLAIM_OUTCOMES = ("pass", "fail", "fallback", "unsupported")
 # Header algorithm names of TensorRT calibration caches ("TRT-8601-EntropyCalibration2"), as seen in real caches.
 CACHE_ALGORITHMS = ("EntropyCalibration2", "MinMaxCalibration")
-# A GPU architecture a claim names: sm_ and the compute capability's digits (harness/worker/environment.py, gpu_arch).
-CLAIM_ARCH = re.compile(r"^sm_\d{2,3}$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,7 +29,6 @@ class Claim:
     strength: str
     category: str | None = None
     note: str = ""
-    arch: str | None = None  # the GPU architecture upstream saw it on ("sm_87"), when the report says; None: any
 
     def __post_init__(self):
         if self.outcome not in CLAIM_OUTCOMES:
@@ -40,9 +37,6 @@ class Claim:
             raise ValueError(f"Claim for {self.target!r}: strength {self.strength!r} is not one of {CLAIM_STRENGTHS}")
         if not self.source.startswith("https://"):
             raise ValueError(f"Claim for {self.target!r}: source must be a https:// link, got {self.source!r}")
-        if self.arch is not None and not CLAIM_ARCH.match(self.arch):
-            raise ValueError(f"Claim for {self.target!r}: arch {self.arch!r} is not a GPU architecture such as "
-                             "'sm_87' (Orin) or 'sm_110' (Thor); leave it out when the report names none")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,7 +18,7 @@ class Claim(TypedDict):
     strength: str
     category: Optional[str]
     note: str
-    arch: Optional[str]  # the GPU architecture the claim was made on (sm_87), or None: any
+    architecture: Optional[str]  # the compute capability upstream saw it on ("8.7", "10.0+": and newer), or None
 
 
 class Tolerance(TypedDict):

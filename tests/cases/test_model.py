@@ -51,14 +51,3 @@ def test_a_variant_is_found_by_name_and_a_wrong_name_lists_the_cases_variants():
     assert QdqConvRelu.variant(first.name) is first
     with pytest.raises(KeyError, match=f"Case {QdqConvRelu.id} has no variant 'nope'. Its variants: {first.name}"):
         QdqConvRelu.variant("nope")
-
-
-def test_a_claim_may_name_the_gpu_architecture_upstream_saw_it_on():
-    from cases.model import Claim
-
-    source = "https://github.com/NVIDIA/TensorRT/issues/4832"
-    assert Claim("trt1016-orin", "fail", source, "issue-thread", arch="sm_87").arch == "sm_87"
-    assert Claim("trt1016-orin", "fail", source, "issue-thread").arch is None
-    for wrong in ("8.7", "orin", "SM_87", "any"):
-        with pytest.raises(ValueError, match=f"arch {wrong!r} is not a GPU architecture such as 'sm_87'"):
-            Claim("trt1016-orin", "fail", source, "issue-thread", arch=wrong)

@@ -46,14 +46,27 @@ def test_a_cell_on_another_architecture_than_the_target_expects_is_flagged(contr
     assert all(r["env_mismatch"] is None for r in any_gpu)
 
 
-def claim(outcome, arch=None):
+def claim(outcome, architecture=None):
     return {"target": "trt1016-x86", "outcome": outcome, "source": ISSUE, "strength": "issue-thread",
-            "category": None, "note": "", **({"arch": arch} if arch else {})}
+            "category": None, "note": "", **({"architecture": architecture} if architecture else {})}
 
 
 def test_a_claim_naming_an_architecture_holds_only_for_cells_on_it_and_before_a_general_claim():
-    claims = [claim("pass"), claim("fail", "sm_87")]
-    assert rec.claim_for(claims, "trt1016-x86", "sm_87")["outcome"] == "fail"
-    assert rec.claim_for(claims, "trt1016-x86", "sm_110")["outcome"] == "pass"
+    """Claim.architecture is a compute capability ("8.7"), or one and every newer ("10.0+": Blackwell on)."""
+    claims = [claim("pass"), claim("fail", "8.7")]
+    assert rec.claim_for(claims, "trt1016-x86", "8.7")["outcome"] == "fail"
+    assert rec.claim_for(claims, "trt1016-x86", "11.0")["outcome"] == "pass"
     assert rec.claim_for(claims, "trt1016-x86", None)["outcome"] == "pass"
-    assert rec.claim_for([claim("fail", "sm_87")], "trt1016-x86", "sm_90") is None
+    assert rec.claim_for([claim("fail", "8.7")], "trt1016-x86", "9.0") is None
+    blackwell = [claim("fail", "10.0+")]
+    assert [rec.claim_for(blackwell, "trt1016-x86", cc) is not None for cc in ("9.0", "10.0", "12.0", "11.0")] == [
+        False, True, True, True]
+
+
+def test_the_record_takes_the_claim_of_the_architecture_it_ran_on():
+    cell = {"case": "p14", "variant": "as-reported", "mode": "explicit-qdq", "knobs": {}, "expected_int8": [],
+            "claims": [claim("pass"), claim("fail", "8.7")]}
+    target = {"id": "trt1016-x86", "backend": "tensorrt"}
+    on_orin = rec.infra_error(cell, target, {"compute_capability": "8.7", "gpu_arch": "sm_87"}, "harness", "x")
+    on_thor = rec.infra_error(cell, target, {"compute_capability": "11.0", "gpu_arch": "sm_110"}, "harness", "x")
+    assert on_orin["expectation"]["outcome"] == "fail" and on_thor["expectation"]["outcome"] == "pass"
