@@ -14,8 +14,8 @@ module runs the stages and turns what TensorRT said into a record:
   quantization's lifecycle (:mod:`~harness.worker.backends.tensorrt.quantization_lifecycle`: a DeprecationWarning is
   expected from 10.1);
 * inspect: per-layer precision from the engine inspector, else the verbose log
-  (:mod:`~harness.worker.backends.tensorrt.layers`); on a DLA target (``dla_core``), where each node ran, DLA or GPU
-  fallback, from the builder's lists (:mod:`~harness.worker.backends.tensorrt.devices`);
+  (:mod:`~harness.worker.backends.tensorrt.layers`); on a DLA target or cell (``dla_core``), where each node ran,
+  DLA or GPU fallback, from the builder's lists (:mod:`~harness.worker.backends.tensorrt.devices`);
 * infer: Polygraphy's ``TrtRunner``.
 
 Versions: every API is found by feature detection on the imported module
@@ -118,12 +118,21 @@ class TensorRTBackend(Backend):
         }
 
     def unavailable_reason(self, cell: dict[str, Any]) -> str | None:
-        return self._implicit_quantization_gone(cell) or self._dla_missing()
+        return self._implicit_quantization_gone(cell) or self._dla_missing(cell)
 
-    def _dla_missing(self) -> str | None:
-        """Why a DLA target's cells cannot exist here: a release without DLA on this platform (documented), or a
-        device whose TensorRT counts no DLA core (observed)."""
+    def dla_build(self, cell: dict[str, Any]) -> tuple[int | None, bool]:
+        """(DLA core, GPU fallback allowed) of ``cell``: the cell's knobs ``dla_core``/``gpu_fallback`` (a case that is
+        about DLA), else the target's ``dla_core`` with GPU fallback allowed; (None, False): a GPU build."""
+        knobs = cell["knobs"]
+        if knobs.get("dla_core") is not None:
+            return knobs["dla_core"], bool(knobs.get("gpu_fallback"))
         core = self.target.get("dla_core")
+        return core, core is not None
+
+    def _dla_missing(self, cell: dict[str, Any]) -> str | None:
+        """Why a DLA cell cannot exist here: a release without DLA on this platform (documented), or a device whose
+        TensorRT counts no DLA core (observed)."""
+        core, _ = self.dla_build(cell)
         if core is None:
             return None
         trt = resolve(tensorrt)
@@ -209,8 +218,9 @@ class TensorRTBackend(Backend):
     def _build(self, trt, cell, arrays, workdir: Path, parsed, calls: dict[str, Any]):
         strongly_typed = calls["network"]["strongly_typed"]["set"]
         cache = workdir / "calibration.cache"
-        settings = config_settings(trt, cell, strongly_typed, cache, arrays["calibration"],
-                                   dla_core=self.target.get("dla_core"))
+        dla_core, gpu_fallback = self.dla_build(cell)
+        settings = config_settings(trt, cell, strongly_typed, cache, arrays["calibration"], dla_core=dla_core,
+                                   gpu_fallback=gpu_fallback)
         calls["config"] = settings.record
         build = polygraphy_trt.EngineBytesFromNetwork(parsed, config=settings.loader(trt))
         if cell["mode"] != "implicit-int8":
@@ -253,7 +263,7 @@ class TensorRTBackend(Backend):
             )
         precision = layers.node_precisions(engine_layers)  # the readers map layers to this model's nodes only
         regions = layers.foreign_node_regions(engine_layers)
-        if self.target.get("dla_core") is not None:
+        if self.dla_build(cell)[0] is not None:
             placement = devices.placement_from_log(capture.tensorrt_text(), names)
             details.update(_dla_details(placement, cell["expected_int8"]))
             dla_regions = {name: nodes for name, nodes in regions.items() if placement.layers.get(name) == devices.DLA}

@@ -6,9 +6,11 @@
 * ``fp16`` and ``precision_constraints`` knobs set their builder flags, where the version has them.
 * ``ProfilingVerbosity.DETAILED`` always (per-layer precision needs it). TF32 is set on, as TensorRT's builder and
   trtexec have it by default (Polygraphy's default is off); it only touches layers that fall back to FP32.
-* A target with a DLA core (``dla_core`` in matrix.yaml): Polygraphy's ``use_dla`` and ``allow_gpu_fallback``, which set
-  ``IBuilderConfig.default_device_type = DeviceType.DLA``, ``DLA_core = 0`` and ``BuilderFlag.GPU_FALLBACK`` (and,
-  before 11.0, ``PREFER_PRECISION_CONSTRAINTS``); another core is set by the harness after ``CreateConfig``.
+* A DLA core (the target's ``dla_core``, GPU fallback allowed; or the cell's ``dla_core`` and ``gpu_fallback`` knobs):
+  Polygraphy's ``use_dla`` and ``allow_gpu_fallback``, which set ``IBuilderConfig.default_device_type =
+  DeviceType.DLA``, ``DLA_core = 0`` and ``BuilderFlag.GPU_FALLBACK`` where allowed (and, before 11.0,
+  ``PREFER_PRECISION_CONSTRAINTS``; ``DIRECT_IO`` without fallback); another core is set by the harness after
+  ``CreateConfig``.
 * ``profiles``: the optimization profiles of a network with dynamic inputs, in the knob's order. Polygraphy's
   ``CreateConfig`` would make its last profile the calibration profile; so for such a cell the harness attaches the
   calibrator itself after ``CreateConfig`` and sets the calibration profile only where the cell names one
@@ -31,7 +33,7 @@ from harness.worker.backends.tensorrt.lazy import lazy_import
 polygraphy_trt = lazy_import("polygraphy.backend.trt")
 
 DLA_API = ("DeviceType.DLA", "IBuilderConfig.default_device_type", "IBuilderConfig.DLA_core",
-           "BuilderFlag.GPU_FALLBACK")
+           "BuilderFlag.GPU_FALLBACK")  # the last one only where GPU fallback is allowed
 POLYGRAPHY_DLA_CORE = 0  # the core Polygraphy's use_dla sets
 PRECISION_CONSTRAINT_FLAGS = {"obey": "BuilderFlag.OBEY_PRECISION_CONSTRAINTS",
                               "prefer": "BuilderFlag.PREFER_PRECISION_CONSTRAINTS"}
@@ -72,7 +74,8 @@ class BuildConfig:
 
 
 def config_settings(trt, cell: dict[str, Any], strongly_typed: bool, calibration_cache: Path,
-                    calibration: list[dict[str, np.ndarray]], dla_core: int | None = None) -> BuildConfig:
+                    calibration: list[dict[str, np.ndarray]], dla_core: int | None = None,
+                    gpu_fallback: bool = False) -> BuildConfig:
     """The builder config of ``cell`` (CreateConfig arguments, calibrator, profiles, DLA core) and its record."""
     knobs = cell["knobs"]
     arguments: dict[str, Any] = {"tf32": True, "profiling_verbosity": trt.ProfilingVerbosity.DETAILED}
@@ -90,11 +93,11 @@ def config_settings(trt, cell: dict[str, Any], strongly_typed: bool, calibration
         require_api(trt, PRECISION_CONSTRAINT_FLAGS[constraints], f"for the knob precision_constraints={constraints!r}")
         arguments["precision_constraints"] = record["precision_constraints"] = constraints
     if dla_core is not None:
-        for api in DLA_API:
-            require_api(trt, api, f"to build for DLA core {dla_core} with GPU fallback (the target's dla_core)")
-        arguments["use_dla"] = arguments["allow_gpu_fallback"] = True
+        for api in DLA_API if gpu_fallback else DLA_API[:-1]:
+            require_api(trt, api, f"to build for DLA core {dla_core} (the target's or the cell's dla_core)")
+        arguments["use_dla"], arguments["allow_gpu_fallback"] = True, gpu_fallback
         built.dla_core = None if dla_core == POLYGRAPHY_DLA_CORE else dla_core
-        record["dla"] = {"default_device_type": "DeviceType.DLA", "DLA_core": dla_core, "gpu_fallback": True}
+        record["dla"] = {"default_device_type": "DeviceType.DLA", "DLA_core": dla_core, "gpu_fallback": gpu_fallback}
         if version_tuple(trt.__version__) < (11,):  # Polygraphy's use_dla adds it before 11.0, unasked
             record["dla"]["also_set_by_polygraphy"] = "BuilderFlag.PREFER_PRECISION_CONSTRAINTS"
     profiles = knobs.get("profiles") or []

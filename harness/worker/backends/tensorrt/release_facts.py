@@ -41,7 +41,10 @@ class ReleaseFact:
 
 def dla_absent(version: str, platform: str | None) -> ReleaseFact | None:
     """Why TensorRT ``version`` has no DLA on ``platform`` (orin, thor, x86_64), or None where NVIDIA documents it:
-    Jetson AGX Orin with TensorRT up to 10.7 (JetPack 6 and its tarballs) and from 11.4.1 (JetPack 7.2.2 or later)."""
+    Jetson AGX Orin with TensorRT up to 10.7 (JetPack 6 and its tarballs) and from 11.4.1 (JetPack 7.2.2 or later).
+    A platform not known (``any``, None: a local target) is left to the DLA cores the device counts."""
+    if platform in (None, "any"):
+        return None
     if platform == "thor":
         return ReleaseFact("Jetson Thor has no DLA: every DLA cell on Thor is unavailable.",
                            (DLA_WORKING_WITH_11_4_1, RELEASE_NOTES_11_4_1))

@@ -140,3 +140,25 @@ def test_nodes_in_a_dla_region_are_placed_on_the_dla_and_their_precision_unverif
     # Read as a Myelin region, the conv would be a fallback; on the DLA its precision is not known: unverified.
     assert execution.precision["/conv/Conv"] == "unknown"
     assert info["fallback"] == () and info["unverified"] == ("/conv/Conv",)
+
+
+def test_a_cells_dla_knobs_build_it_for_dla_even_on_a_gpu_target_and_without_fallback_when_it_says_so(cells,
+                                                                                                      tmp_path):
+    """A case about DLA (knobs dla_core, gpu_fallback) on an Orin GPU target: DLA core 0, GPU fallback only if asked;
+    on x86 such a cell cannot exist."""
+    cell = {**cells["explicit-qdq"], "knobs": {**cells["explicit-qdq"]["knobs"], "dla_core": 0, "gpu_fallback": False}}
+    orin = {"id": "trt103-orin", "backend": "tensorrt", "platform": "orin"}
+    standin = ContractStandIn.for_version("10.3.0")
+    answers_that_let_the_path_continue(standin)
+    standin.on("Builder.num_DLA_cores", 2)  # test fake: AGX Orin's two DLA cores (Polygraphy asks without fallback)
+    with installed_as_tensorrt(standin):
+        assert BackendUpToInference(orin).unavailable_reason(cell) is None
+        execution = run(cell, tmp_path, orin)
+        x86 = BackendUpToInference({**orin, "platform": "x86_64"}).unavailable_reason(cell)
+    assert [c.args[0] for c in standin.calls_to("IBuilderConfig.default_device_type", "set")] == [
+        standin.enum("DeviceType.DLA")]
+    flags = [c.args[0] for c in standin.calls_to("IBuilderConfig.set_flag")]
+    assert standin.enum("BuilderFlag.GPU_FALLBACK") not in flags and standin.enum("BuilderFlag.DIRECT_IO") in flags
+    assert execution.details["tensorrt_calls"]["config"]["dla"]["gpu_fallback"] is False
+    assert "devices" in execution.details
+    assert "platform x86_64 has none" in x86

@@ -23,7 +23,8 @@ def test_orin_releases_without_dla_say_why_with_nvidias_page(version, says):
 
 
 @pytest.mark.parametrize("version", ["10.13.3", "10.16", "11.4.1"])
-def test_thor_and_x86_never_have_dla(version):
+def test_thor_and_x86_never_have_dla_and_a_local_target_leaves_it_to_the_device(version):
+    assert dla_absent(version, "any") is None and dla_absent(version, None) is None
     assert "Jetson Thor has no DLA" in dla_absent(version, "thor").statement
     assert "platform x86_64 has none" in dla_absent(version, "x86_64").statement
 
