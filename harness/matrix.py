@@ -12,10 +12,15 @@ from typing import Any
 import yaml
 
 from harness.worker.errors import InputError
+from harness.worker.environment import GPU_ARCH_FORM
 
 DEFAULT_MATRIX = Path(__file__).resolve().parent.parent / "matrix.yaml"
 RUNNERS = ("local", "docker")
-PLATFORMS = ("any", "x86_64", "orin")
+PLATFORMS = ("any", "x86_64", "orin", "thor")
+# The GPU architecture a Jetson platform always has (platforms.md: Orin sm_87; platforms-2026.md: Thor sm_110); an x86
+# target expects a named architecture or "any" (whatever GPU the host has: hosts of several GPUs, one column each).
+PLATFORM_ARCH = {"orin": "sm_87", "thor": "sm_110"}
+JETSON_PLATFORMS = tuple(PLATFORM_ARCH)
 GPU_ACCESS = ("none", "all-gpus", "nvidia-runtime")
 BUILD_NETWORKS = ("none", "default", "host")
 DOCKER_HOST_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://")
@@ -25,6 +30,7 @@ TARGET_KEYS = {
     "default": bool, "session_config": dict,
     "recipe": str, "base_image": str, "python": str, "glibc": str, "gpu": str, "docker_host": str,
     "build_network": str, "tensorrt_wheel": str, "tensorrt_tarball": str, "cuda": str, "min_driver": int,
+    "gpu_arch": str, "dla_core": int, "jetpack": str, "sources": dict,
 }
 _REQUIRED = ("title", "backend", "runner", "platform")
 # What an available docker target's image is built from: the recipe, the version it pins, the base image and the
@@ -36,7 +42,15 @@ _FORMS = {  # key: (pattern, what it looks like)
     "glibc": (re.compile(r"^2\.\d+$"), 'a quoted "2.MINOR" such as "2.35"'),
     "tensorrt_wheel": (re.compile(r"^tensorrt==\S+$"), "a pin such as tensorrt==9.2.0.post12.dev5"),
     "tensorrt_tarball": (re.compile(r"^[^/\\]+\.tar\.gz$"), "a file name (no directory) ending in .tar.gz"),
+    "gpu_arch": (GPU_ARCH_FORM, 'a quoted "sm_MAJORMINOR" such as "sm_87", or "any"'),
+    "jetpack": (re.compile(r"^\d+\.\d+(\.\d+)?$"), 'a quoted JetPack release such as "6.1" or "7.2.2"'),
 }
+# A fact's source: its confidence ([C] read on an NVIDIA page, [I] from an issue or a downstream project, [U] not
+# confirmed) and where it comes from (a link, or platforms.md / platforms-2026.md).
+SOURCE_FORM = re.compile(r"^\[(C|I|U)\] \S")
+# Base images that must never be used: the `-igpu` NGC tags ended after 26.02, and a 26.02 `-igpu` image links
+# libnvdla_compiler.so, which JetPack 7 lacks, so its TensorRT fails to import (platforms-2026.md).
+REFUSED_IMAGE = re.compile(r"-igpu(?:$|[^\w])")
 HOST_KEYS = {"title": str, "labels": list, "targets": list}
 
 
@@ -67,6 +81,10 @@ class Target:
     tensorrt_tarball: str | None = None
     cuda: str | None = None
     min_driver: int | None = None
+    gpu_arch: str = "any"  # the GPU architecture the target expects (sm_87), or any: whatever the host has
+    dla_core: int | None = None  # build for this DLA core, GPU fallback allowed (TensorRT on Jetson AGX Orin)
+    jetpack: str | None = None  # the JetPack release of the Jetson the target runs on
+    sources: dict[str, str] = dataclasses.field(default_factory=dict)  # fact key -> "[C|I|U] where from"
 
     def to_job(self) -> dict[str, Any]:
         """The plain dict a worker receives (it has no yaml and no dataclass)."""
@@ -162,10 +180,35 @@ def _target(path: Path, target_id: Any, body: Any) -> Target:
     host = body.get("docker_host")
     if host is not None and not host.startswith(DOCKER_HOST_SCHEMES):
         raise MatrixError(f"{where}.docker_host: {host!r} must start with one of {DOCKER_HOST_SCHEMES}.")
+    _check_jetson_and_dla(where, body)
+    for key, value in body.get("sources", {}).items():
+        if key not in TARGET_KEYS or not isinstance(value, str) or not SOURCE_FORM.match(value):
+            raise MatrixError(f"{where}.sources.{key}: a source names a key of this target and reads \"[C|I|U] LINK "
+                              f"or platforms.md\" ([C] confirmed by NVIDIA, [I] issue, [U] unconfirmed), found {value!r}.")
     for key, value in body.get("session_config", {}).items():
         if not isinstance(value, str):
             raise MatrixError(f"{where}.session_config.{key}: values are strings (ORT config entries), found {value!r}.")
-    return Target(id=target_id, **body)
+    return Target(id=target_id, **{"gpu_arch": PLATFORM_ARCH.get(body["platform"], "any"), **body})
+
+
+def _check_jetson_and_dla(where: str, body: dict) -> None:
+    """A Jetson target's architecture is its platform's, and only Jetson targets name a JetPack; a DLA core is asked of
+    TensorRT targets only; no base image is a refused `-igpu` tag."""
+    platform = body["platform"]
+    expected = PLATFORM_ARCH.get(platform)
+    if expected and body.get("gpu_arch", expected) != expected:
+        raise MatrixError(f"{where}.gpu_arch: every {platform} has {expected}, found {body['gpu_arch']!r}.")
+    if "jetpack" in body and platform not in JETSON_PLATFORMS:
+        raise MatrixError(f"{where}.jetpack: only Jetson targets (platform {' or '.join(JETSON_PLATFORMS)}) run on "
+                          "a JetPack release.")
+    if "dla_core" in body and (body["backend"] != "tensorrt" or body["dla_core"] < 0):
+        raise MatrixError(f"{where}.dla_core: a DLA core number (0 or more) of a tensorrt target, found "
+                          f"{body['dla_core']!r} on backend {body['backend']!r}.")
+    image = body.get("base_image", "")
+    if REFUSED_IMAGE.search(image):
+        raise MatrixError(f"{where}.base_image: {image!r} is an `-igpu` tag: those ended after 26.02 and a 26.02 "
+                          "`-igpu` image fails on JetPack 7 (its TensorRT links libnvdla_compiler.so, which JetPack 7 "
+                          "lacks). Use the SBSA image of the same tag (without -igpu), as JetPack 7 does.")
 
 
 def _check_entry(where: str, entry_id: Any, body: Any, keys: dict[str, type], required: tuple[str, ...], kind: str,

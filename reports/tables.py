@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from harness.store.merge import Conflict, find_conflicts
-from harness.store.results_file import UNKNOWN_HOST, cell_key, record_host
+from harness.store.results_file import UNKNOWN_HOST, cell_key, record_gpu_arch, record_host
 from harness.worker.record import OUTCOMES, agreement
 from reports.case_index import VariantRow
 
@@ -111,7 +111,7 @@ class Column:
     """One column: a target as matrix.yaml declares it (on one host, when several observed it), and the environment
     and runs its records observed."""
 
-    id: str  # the target id, or "<target> @ <host>" when the target's records come from several hosts
+    id: str  # the target id, or "<target> @ <host>[ · <arch>]" when its records come from several hosts or GPUs
     target: str
     host: str | None  # the host of the column's records, when they name one
     title: str
@@ -126,6 +126,7 @@ class Column:
     observed_dates: tuple[str, ...] = ()  # first and last day a record of the column was observed (started_at)
     in_matrix: bool = True
     release: str | None = None  # "JetPack 6.1", "NGC 24.08": release_of() its target
+    arch: str | None = None  # the GPU architecture its records ran on (sm_86), when they say
 
     @property
     def backend_versions(self) -> tuple[str, ...]:
@@ -143,8 +144,8 @@ class Column:
 
     @property
     def anchor(self) -> str:
-        """The column's part of a cell's shareable anchor: the target, or target@host."""
-        return self.id.replace(" @ ", "@")
+        """The column's part of a cell's shareable anchor: the target, target@host, or target@host+arch."""
+        return self.id.replace(" @ ", "@").replace(" · ", "+")
 
     @property
     def group(self) -> str:
@@ -158,19 +159,21 @@ class Column:
 
     @property
     def sort_key(self) -> tuple:
-        return target_sort_key(self.backend, self.platform, self.version, self.target) + (host_text(self.host),)
+        return target_sort_key(self.backend, self.platform, self.version, self.target) + (
+            host_text(self.host), self.arch or "")
 
 
 def matrix_columns(targets: Mapping[str, Any], records: Iterable[dict[str, Any]]) -> list[Column]:
     """The targets of matrix.yaml and any target that only records name, ordered by platform, release, then version
     (ONNX Runtime apart); a target whose records come from several hosts (a record naming none counts as one) gets one
     column per host."""
-    by_target: dict[str, dict[str | None, list[dict[str, Any]]]] = {}
+    by_target: dict[str, dict[tuple[str | None, str | None], list[dict[str, Any]]]] = {}
     for record in records:
-        by_target.setdefault(record["target"], {}).setdefault(record_host(record), []).append(record)
+        where = (record_host(record), record_gpu_arch(record))
+        by_target.setdefault(record["target"], {}).setdefault(where, []).append(record)
     columns = []
     for target_id in [*targets, *sorted(set(by_target) - set(targets))]:
-        by_host = by_target.get(target_id, {None: []})
+        by_host = by_target.get(target_id, {(None, None): []})
         target = targets.get(target_id)
         if target is not None:
             declared = dict(title=target.title, backend=target.backend, platform=target.platform,
@@ -179,12 +182,16 @@ def matrix_columns(targets: Mapping[str, Any], records: Iterable[dict[str, Any]]
         else:
             declared = dict(title="(not in matrix.yaml)", backend=next(iter(by_host.values()))[0]["backend"],
                             platform=None, available=True, reason=None, nominal_version=None, in_matrix=False)
-        for host in sorted(by_host, key=host_text):
-            found = by_host[host]
+        several_archs = len({arch for _, arch in by_host}) > 1
+        for host, arch in sorted(by_host, key=lambda where: (host_text(where[0]), where[1] or "")):
+            found = by_host[(host, arch)]
             dates = sorted(r["started_at"][:10] for r in found if r.get("started_at"))
+            column_id = target_id
+            if len(by_host) > 1:
+                column_id = f"{target_id} @ {host_text(host)}"
+                column_id += f" · {arch or 'unknown-gpu'}" if several_archs else ""
             columns.append(Column(
-                id=f"{target_id} @ {host_text(host)}" if len(by_host) > 1 else target_id, target=target_id,
-                host=host, observed=observed_environment(found),
+                id=column_id, target=target_id, host=host, arch=arch, observed=observed_environment(found),
                 env_mismatch=_distinct(r.get("env_mismatch") for r in found),
                 runs=_distinct((r.get("provenance") or {}).get("run") for r in found),
                 observed_dates=tuple(dict.fromkeys([dates[0], dates[-1]])) if dates else (), **declared,
@@ -305,7 +312,8 @@ def cell_grid(records: Iterable[dict[str, Any]], rows: list[VariantRow], columns
     records = list(records)
     by_key = {cell_key(r): r for r in records}
     conflicts = {(c.case, c.variant, c.target): c for c in find_conflicts(records)}
-    data = [[make_cell(row, col, by_key.get((*row.key, col.target, col.host)), conflicts.get((*row.key, col.target)))
+    data = [[make_cell(row, col, by_key.get((*row.key, col.target, col.host, col.arch)),
+                       conflicts.get((*row.key, col.target)))
              for col in columns] for row in rows]
     index = pd.MultiIndex.from_tuples([row.key for row in rows], names=["case", "variant"])
     return pd.DataFrame(data, index=index, columns=[col.id for col in columns], dtype=object)

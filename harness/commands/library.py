@@ -31,10 +31,15 @@ def cmd_list(args) -> int:
         for variant in case.variants:
             print(f"    {case.id}/{variant.name}  [{variant.role}, {case.mode_of(variant)}]")
     print("\nTargets (from %s):" % args.matrix)
+    width = max(len(target.id) for target in targets.values())
+    print(f"  {'target':<{width}} {'backend':<12} {'runner':<7} {'platform':<8} {'gpu':<7} {'version':<8} "
+          f"{'JetPack':<8} state")
     for target in targets.values():
         state = "available" if target.available else f"unavailable: {target.reason}"
+        dla = f"DLA core {target.dla_core} (GPU fallback), " if target.dla_core is not None else ""
         default = "  (default)" if target.default else ""
-        print(f"  {target.id:<14} {target.backend:<12} {target.runner:<7} {target.platform:<7} {state}{default}")
+        print(f"  {target.id:<{width}} {target.backend:<12} {target.runner:<7} {target.platform:<8} "
+              f"{target.gpu_arch:<7} {target.version or '-':<8} {target.jetpack or '-':<8} {dla}{state}{default}")
     return EXIT_OK
 
 

@@ -27,7 +27,7 @@ SCHEMA_PATH = Path(__file__).resolve().parent / "record.schema.json"
 UNKNOWN_HOST = "unknown-host"  # the host of a record that names none (written by a plain `run`)
 TORN_TAIL = "torn last line (the file ends mid-record: the writer died while writing it)"
 
-CellKey = tuple[str, str, str, "str | None"]  # case, variant, target, host
+CellKey = tuple[str, str, str, "str | None", "str | None"]  # case, variant, target, host, GPU architecture
 
 
 class RecordError(ValueError):
@@ -69,10 +69,16 @@ def host_name(record: Record) -> str:
     return record_host(record) or UNKNOWN_HOST
 
 
+def record_gpu_arch(record: Record) -> str | None:
+    """The GPU architecture a record's cell ran on (sm_87), as its environment observed it; None when it has none."""
+    return (record.get("environment") or {}).get("gpu_arch")
+
+
 def cell_key(record: Record) -> CellKey:
-    """(case, variant, target, host): the cell of the matrix a record fills. Records of one cell from two hosts
-    are two cells; the last record of a cell supersedes the earlier ones."""
-    return record["case"], record["variant"], record["target"], record_host(record)
+    """(case, variant, target, host, GPU architecture): the cell of the matrix a record fills. Records of one cell
+    from two hosts, or from two GPU architectures of one host kind (x86 servers of different GPUs), are two cells;
+    the last record of a cell supersedes the earlier ones."""
+    return record["case"], record["variant"], record["target"], record_host(record), record_gpu_arch(record)
 
 
 def variant_on_target(record: Record) -> tuple[str, str, str]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import subprocess
 from importlib import metadata
@@ -11,6 +12,29 @@ from typing import Any
 
 TEGRA_RELEASE = Path("/etc/nv_tegra_release")
 IMAGE_ENV = "TRT_MATRIX_IMAGE"  # set by the Docker runner: "<image id> <repo digest or tag>"
+ANY_GPU_ARCH = "any"
+# A GPU architecture as targets and claims name it: sm_ and the compute capability's digits (sm_87 is 8.7, sm_110 is
+# 11.0, Thor), or "any".
+GPU_ARCH_FORM = re.compile(r"^(?:sm_\d{2,3}|any)$")
+
+
+def gpu_arch(compute_capability: str | None) -> str | None:
+    """``sm_87`` from the compute capability ``8.7`` (``sm_110`` from ``11.0``); None when it is not known."""
+    if not compute_capability or not re.match(r"^\d+\.\d+$", compute_capability):
+        return None
+    major, minor = compute_capability.split(".")
+    return f"sm_{major}{minor}"
+
+
+def arch_mismatch(expected: str | None, observed: str | None) -> str | None:
+    """A message when the GPU the cell ran on is not the architecture the target expects ("any" expects nothing)."""
+    if not expected or expected == ANY_GPU_ARCH:
+        return None
+    if not observed:
+        return f"expected GPU architecture {expected}, but the GPU's compute capability could not be observed"
+    if observed != expected:
+        return f"expected GPU architecture {expected}, observed {observed}"
+    return None
 
 
 def package_version(name: str) -> str | None:

@@ -16,7 +16,7 @@ from harness.worker import record as rec
 from harness.worker.backends import load_backend
 from harness.worker.casedata import load_cells
 from harness.worker.cell import lost_cell_record, run_cell
-from harness.worker.environment import observe, version_mismatch
+from harness.worker.environment import arch_mismatch, observe, version_mismatch
 from harness.worker.isolation import TaskEnd, run_isolated
 from harness.worker.shapes import Cell, Job, variant_key
 
@@ -48,7 +48,9 @@ def run_job(job: Job, on_record: Callable[[rec.Record], None]) -> None:
         for cell in cells:
             on_record(rec.infra_error(cell, target, observe({}), "environment", message))
         return
-    mismatch = version_mismatch(target.get("version"), environment.get(f"{backend.name}_version"))
+    mismatches = (version_mismatch(target.get("version"), environment.get(f"{backend.name}_version")),
+                  arch_mismatch(target.get("gpu_arch"), environment.get("gpu_arch")))
+    mismatch = "; ".join(m for m in mismatches if m) or None
 
     def cell_dir(cell: Cell) -> Path:
         return work_dir / cell["case"] / cell["variant"]

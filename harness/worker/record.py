@@ -102,9 +102,29 @@ def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def claim_for(claims: Iterable[Claim], target_id: str) -> Optional[Claim]:
-    """The upstream claim for ``target_id`` among ``claims``, or None."""
-    return next((claim for claim in claims if claim["target"] == target_id), None)
+def claim_for(claims: Iterable[Claim], target_id: str, compute_capability: Optional[str] = None) -> Optional[Claim]:
+    """The upstream claim for ``target_id`` among ``claims``, or None. A claim naming a GPU architecture
+    (``architecture``: a compute capability such as "8.7", or "10.0+" for that one and newer) holds only for cells that
+    ran on it, and then before a claim naming none."""
+    mine = [claim for claim in claims if claim["target"] == target_id
+            and _ran_on(claim.get("architecture"), compute_capability)]
+    return next((claim for claim in mine if claim.get("architecture")), next(iter(mine), None))
+
+
+def _ran_on(architecture: Optional[str], compute_capability: Optional[str]) -> bool:
+    """Whether a cell on ``compute_capability`` ("8.7") is one a claim on ``architecture`` ("8.7", "10.0+", None:
+    any) speaks of."""
+    if architecture is None:
+        return True
+    if not compute_capability:
+        return False
+
+    def number(text: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in text.rstrip("+").split("."))
+
+    if architecture.endswith("+"):
+        return number(compute_capability) >= number(architecture)
+    return number(compute_capability) == number(architecture)
 
 
 def agreement(expectation: Optional[Claim], outcome: str, failure: Optional[Failure]) -> Optional[bool]:
@@ -155,7 +175,7 @@ def build(
         raise RecordInvariantError(f"outcome {outcome!r} is not one of {OUTCOMES}")
     if stage not in STAGES:
         raise RecordInvariantError(f"stage {stage!r} is not one of {STAGES}")
-    expectation = claim_for(cell.get("claims", []), target["id"])
+    expectation = claim_for(cell.get("claims", []), target["id"], environment.get("compute_capability"))
     return {
         "schema": SCHEMA_ID,
         "case": cell["case"],
@@ -255,6 +275,7 @@ def judged_again(record: Record, claims: Iterable[Claim]) -> Record:
     """A copy of ``record`` judged against ``claims`` (the cell's current upstream claims) instead of those it was
     built with."""
     again = copy.deepcopy(record)
-    again["expectation"] = claim_for(claims, record["target"])
+    again["expectation"] = claim_for(claims, record["target"],
+                                     (record.get("environment") or {}).get("compute_capability"))
     again["agrees"] = agreement(again["expectation"], record["outcome"], record["failure"])
     return again

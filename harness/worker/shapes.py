@@ -18,6 +18,7 @@ class Claim(TypedDict):
     strength: str
     category: Optional[str]
     note: str
+    architecture: Optional[str]  # the compute capability upstream saw it on ("8.7", "10.0+": and newer), or None
 
 
 class Tolerance(TypedDict):
@@ -63,6 +64,8 @@ class JobTarget(TypedDict, total=False):
     available: bool
     reason: Optional[str]
     session_config: Dict[str, str]
+    gpu_arch: str  # sm_87, or any
+    dla_core: Optional[int]  # build for this DLA core, GPU fallback allowed
 
 
 class Job(TypedDict, total=False):

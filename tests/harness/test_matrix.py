@@ -58,6 +58,20 @@ def test_the_shipped_matrix_has_the_mission_targets():
         ("targets:\n  t1: [1]\n", "targets.t1: must be a mapping"),
         ("targets: {a: b\n", "not valid YAML"),
         (GOOD_TARGET.replace("  t1:", "targets:\n  t1:") + "extra: 1\n", "unknown top-level key(s) ['extra']"),
+        (GOOD_TARGET.replace("platform: any", "platform: thor") + "    gpu_arch: sm_87\n",
+         "targets.t1.gpu_arch: every thor has sm_110, found 'sm_87'"),
+        (GOOD_TARGET + "    gpu_arch: ampere\n", "targets.t1.gpu_arch: 'ampere' is not a quoted \"sm_MAJORMINOR\""),
+        (GOOD_TARGET + "    gpu_arch: '8.7'\n", "targets.t1.gpu_arch: '8.7' is not a quoted \"sm_MAJORMINOR\""),
+        (GOOD_TARGET + '    jetpack: "7.2"\n', "targets.t1.jetpack: only Jetson targets (platform orin or thor)"),
+        (GOOD_TARGET.replace("platform: any", "platform: orin") + "    jetpack: JP7\n",
+         "targets.t1.jetpack: 'JP7' is not a quoted JetPack release"),
+        (GOOD_TARGET + "    dla_core: 0\n", "targets.t1.dla_core: a DLA core number (0 or more) of a tensorrt target"),
+        (DOCKER_TRT + "    dla_core: -1\n", "targets.t1.dla_core: a DLA core number (0 or more)"),
+        (DOCKER_TRT + "    sources: {cuda: 'https://example.org'}\n", "targets.t1.sources.cuda: a source names a key"),
+        (DOCKER_TRT + "    sources: {cudaa: '[C] https://example.org'}\n", "targets.t1.sources.cudaa: a source names a key"),
+        (DOCKER_TRT.replace("img:1", "nvcr.io/nvidia/tensorrt:26.02-py3-igpu"),
+         "targets.t1.base_image: 'nvcr.io/nvidia/tensorrt:26.02-py3-igpu' is an `-igpu` tag"),
+        (DOCKER_TRT.replace("img:1", "nvcr.io/nvidia/pytorch:25.08-py3-igpu@sha256:00"), "is an `-igpu` tag"),
     ],
 )
 def test_a_bad_matrix_names_the_file_and_the_key(tmp_path, text, expected):
@@ -132,3 +146,71 @@ def test_a_host_kind_that_names_its_driver_names_one_every_target_of_it_runs_on(
             assert int(driver) >= needed, f"hosts.{host.id} says driver >= {driver}; its targets need {needed}"
             checked += 1
     assert checked
+
+
+def test_a_jetson_target_expects_its_platforms_gpu_and_an_x86_one_any_unless_it_names_one(tmp_path):
+    targets = load_matrix(write(tmp_path, "targets:\n" + GOOD_TARGET.replace("platform: any", "platform: thor")
+                                + GOOD_TARGET.replace("t1:", "t2:") + GOOD_TARGET.replace("t1:", "t3:")
+                                + "    gpu_arch: sm_89\n"))
+    assert [t.gpu_arch for t in targets.values()] == ["sm_110", "any", "sm_89"]
+    assert targets["t3"].to_job()["gpu_arch"] == "sm_89"  # what the worker compares the observed GPU with
+
+
+def test_the_shipped_2026_targets_cover_the_moves_a_deployment_engineer_plans():
+    """TensorRT 10.3 -> 11.x on x86; JetPack 6 -> 7 on Orin (DLA included); Orin -> Thor on JetPack 7."""
+    targets = load_matrix(DEFAULT_MATRIX)
+    x86 = {t.version for t in targets.values() if t.platform == "x86_64" and t.backend == "tensorrt"}
+    assert {"10.3.0", "10.7.0", "10.13.3", "10.16.1", "11"} <= x86
+    orin = {(t.jetpack, t.version, t.dla_core) for t in targets.values() if t.platform == "orin"}
+    assert {("6.1", "10.3.0", None), ("6.1", "10.7.0", None), ("7.2", "10.16", None), ("7.2.2", "11.4.1", None),
+            ("6.1", "10.3.0", 0), ("6.1", "10.7.0", 0), ("7.2", "10.16", 0), ("7.2.2", "11.4.1", 0)} <= orin
+    thor = {(t.jetpack, t.version) for t in targets.values() if t.platform == "thor" and t.dla_core is None}
+    assert thor == {("7.0", "10.13.3"), ("7.2", "10.16"), ("7.2.2", "11.4.1")}
+    assert {t.gpu_arch for t in targets.values() if t.platform == "thor"} == {"sm_110"}
+    assert {t.gpu_arch for t in targets.values() if t.platform == "orin"} == {"sm_87"}
+
+
+def test_dla_targets_are_available_exactly_where_nvidia_documents_dla():
+    """Orin up to 10.7 and from 11.4.1 (JetPack 7.2.2+); never 10.16's SBSA build, never Thor: those are unavailable
+    with NVIDIA's reason, so their cells are `unavailable`, never `fail`."""
+    from harness.worker.backends.tensorrt.release_facts import dla_absent
+
+    dla = [t for t in load_matrix(DEFAULT_MATRIX).values() if t.dla_core is not None]
+    assert dla
+    for target in dla:
+        absent = dla_absent(target.version, target.platform)
+        assert target.available is (absent is None), (target.id, absent)
+        if absent is not None:
+            assert any(source in target.reason for source in absent.sources), (target.id, target.reason)
+
+
+def test_every_unavailable_target_says_where_its_reason_comes_from():
+    for target in load_matrix(DEFAULT_MATRIX).values():
+        if not target.available:
+            assert re.search(r"platforms(-2026)?\.md|https://", target.reason), (target.id, target.reason)
+
+
+def test_no_shipped_target_builds_from_an_igpu_image():
+    """The -igpu tags ended after 26.02 and a 26.02 -igpu image fails on JetPack 7: JetPack 7 takes SBSA images."""
+    for target in load_matrix(DEFAULT_MATRIX).values():
+        assert "-igpu" not in (target.base_image or ""), target.id
+        if target.platform in ("orin", "thor") and target.jetpack and target.jetpack.startswith("7"):
+            assert "l4t-" not in (target.base_image or ""), f"{target.id}: JetPack 7 runs SBSA images, not L4T ones"
+
+
+def test_a_jetson_host_kind_runs_only_targets_of_its_board_and_jetpack():
+    """A runner labelled jetson-thor / jetpack-7.2 takes Thor targets of JetPack 7.2.x only: an image of another L4T
+    release may not start there (r36 images split at 36.4; JetPack 7 needs SBSA images)."""
+    targets = load_matrix(DEFAULT_MATRIX)
+    checked = 0
+    for host in load_hosts(DEFAULT_MATRIX).values():
+        boards = [label.removeprefix("jetson-") for label in host.labels if label.startswith("jetson-")]
+        releases = [label.removeprefix("jetpack-") for label in host.labels if label.startswith("jetpack-")]
+        for target in (targets[t] for t in host.targets):
+            if not boards:
+                assert target.platform not in ("orin", "thor") or not target.available, (host.id, target.id)
+                continue
+            assert [target.platform] == boards, (host.id, target.id)
+            assert target.jetpack and (target.jetpack + ".").startswith(releases[0] + "."), (host.id, target.id)
+            checked += 1
+    assert checked >= 10

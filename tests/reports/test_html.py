@@ -327,6 +327,34 @@ def test_a_target_observed_on_several_hosts_gets_one_column_per_host(two_hosts):
     assert "× 4 targets in 5 columns" in header and "from 3 hosts (cpu-01, orin-01, orin-02)" in header
 
 
+def on_gpu(record: dict, compute_capability: str) -> dict:
+    """The record as if its cell ran on a GPU of that compute capability (the environment the TensorRT worker
+    observes: compute_capability and gpu_arch)."""
+    arch = "sm_" + compute_capability.replace(".", "")
+    return {**record, "environment": {**record["environment"], "compute_capability": compute_capability,
+                                      "gpu_arch": arch}}
+
+
+def test_servers_of_different_gpus_under_one_host_kind_get_a_column_per_architecture(tmp_path):
+    """The nightly names its host by host kind (x86-gpu): an Ampere and an Ada server of that pool stay apart."""
+    html, report = parsed_report(tmp_path, [
+        on_gpu(make_record("s1-conv-silu", "stem", "trt86-orin", "pass", provenance=on("x86-gpu")), "8.6"),
+        on_gpu(make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=("parser", "bad", None),
+                           provenance=on("x86-gpu")), "8.9"),
+    ])
+    assert report.column_ids[:2] == ["trt86-orin @ x86-gpu · sm_86", "trt86-orin @ x86-gpu · sm_89"]
+    assert "GPU sm_89" in normalised(report.headers["trt86-orin @ x86-gpu · sm_89"])
+    assert "o-pass" in report.cells[("s1-conv-silu", "stem", "trt86-orin @ x86-gpu · sm_86")].classes
+    assert "o-fail" in report.cells[("s1-conv-silu", "stem", "trt86-orin @ x86-gpu · sm_89")].classes
+    assert 'id="col-trt86-orin@x86-gpu+sm_89"' in html
+
+
+def test_one_gpu_architecture_is_one_column_labelled_with_it(tmp_path):
+    _, report = parsed_report(tmp_path, [
+        on_gpu(make_record("s1-conv-silu", "stem", "trt86-orin", provenance=on("orin-01")), "8.7")])
+    assert "trt86-orin" in report.column_ids and "GPU sm_87" in normalised(report.headers["trt86-orin"])
+
+
 def test_claims_of_a_target_apply_to_each_of_its_host_columns(tmp_path):
     _, report = parsed_report(tmp_path, [
         make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=("no-implementation", "x", None),

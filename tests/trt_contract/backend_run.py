@@ -11,6 +11,7 @@ from harness.worker.casedata import load_arrays
 from tests.trt_contract.standin import ContractStandIn
 
 TARGET = {"id": "trt-contract", "backend": "tensorrt"}
+DLA_TARGET = {"id": "trt-contract-dla", "backend": "tensorrt", "platform": "orin", "dla_core": 0}
 
 
 class BackendUpToInference(TensorRTBackend):
@@ -42,9 +43,9 @@ def with_knobs(cell: dict, **knobs) -> dict:
     return {**cell, "knobs": {**cell["knobs"], **knobs}}
 
 
-def run(cell: dict, tmp_path: Path) -> Execution:
+def run(cell: dict, tmp_path: Path, target: dict = TARGET) -> Execution:
     """Preload the backend and run ``cell`` in ``tmp_path / case``; a failure carries the stage it happened in."""
-    backend = BackendUpToInference(TARGET)
+    backend = BackendUpToInference(target)
     backend.preload()
     workdir = tmp_path / cell["case"]
     workdir.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ import docker.errors
 import requests
 
 from harness.orchestration.docker.wheelhouse import DEFAULT_WHEELHOUSE, REPO_ROOT, REQUIREMENTS_FILE
-from harness.matrix import Target
+from harness.matrix import REFUSED_IMAGE, Target
 
 RECIPES_DIR = REPO_ROOT / "containers"
 IMAGE_REPOSITORY = "trt-matrix/worker"
@@ -131,6 +131,15 @@ def _instructions(dockerfile_text: str) -> list[tuple[str, str]]:
     return pairs
 
 
+def rendered_instructions(dockerfile_text: str, buildargs: dict[str, str]) -> list[tuple[str, str]]:
+    """The Dockerfile's instructions with ``${NAME}`` of a declared ARG replaced as Docker does: the build arg, else
+    the ARG's default (shell expansions such as ``${NAME%%.*}`` and other variables are left as written)."""
+    values = {name: default or "" for name, default in declared_args(dockerfile_text).items()}
+    values.update(buildargs)
+    return [(word, re.sub(r"\$\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), rest))
+            for word, rest in _instructions(dockerfile_text)]
+
+
 def declared_args(dockerfile_text: str) -> dict[str, str | None]:
     """ARG names of a Dockerfile with their defaults (None when it has none)."""
     args = {}
@@ -173,6 +182,64 @@ def plan_build(target: Target, inputs: BuildInputs) -> BuildPlan:
     return BuildPlan(dockerfile=dockerfile, context=_context_entries(target, inputs, dockerfile.parent, text),
                      buildargs=build_args(target, inputs, text), base_image=effective_base_image(target, inputs),
                      network=inputs.network or target.build_network)
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildDescription:
+    """What ``containers build TARGET --dry-run`` shows: the build a target would send, with anything still missing
+    named instead of raised."""
+
+    target: Target
+    dockerfile: Path
+    base_image: str | None
+    buildargs: dict[str, str]
+    network: str
+    wheelhouse: Path
+    wheelhouse_ready: bool  # its requirements.txt is there
+    requirements: tuple[str, ...]
+    extra_index_url: str | None
+    provided: dict[str, Path | None]  # file the target names -> the path passed for it (None: not passed yet)
+    steps: list[tuple[str, str]]  # the recipe's instructions with the build args filled in
+
+    def lines(self) -> list[str]:
+        target = self.target
+        wheelhouse_state = "ready" if self.wheelhouse_ready else (
+            f"missing: run `python -m harness containers wheelhouse --target {target.id}` on a host that reaches PyPI")
+        lines = [f"target:      {target.id} ({target.title})", f"image:       {image_tag(target)}",
+                 f"recipe:      {self.dockerfile}", f"base image:  {self.base_image}",
+                 f"build args:  {' '.join(f'{k}={v}' for k, v in self.buildargs.items())}",
+                 f"network:     {self.network} (the RUN steps' network)",
+                 f"wheelhouse:  {self.wheelhouse} ({wheelhouse_state})",
+                 f"  installs:  {' '.join(self.requirements)}"
+                 + (f" (TensorRT from {self.extra_index_url})" if self.extra_index_url else "")]
+        for name, path in self.provided.items():
+            lines.append(f"provided:    {name}: " + (str(path) if path else "not passed yet (--tensorrt-tarball PATH or "
+                                                      "TRT_MATRIX_TENSORRT_TARBALL=PATH)"))
+        lines.append("build steps:")
+        lines += [f"  {word} {' '.join(rest.split())}" for word, rest in self.steps]
+        return lines
+
+
+def describe_build(target: Target, inputs: BuildInputs) -> BuildDescription:
+    """The build of ``target`` as :func:`plan_build` would send it, for reading: a missing wheelhouse or file passed by
+    path is reported in the description, not raised (a missing recipe still raises MissingBuildInput)."""
+    from harness.orchestration.docker.wheelhouse import wheelhouse_spec
+
+    dockerfile = recipe_dockerfile(target, inputs.recipes_dir)
+    text = dockerfile.read_text()
+    buildargs = build_args(target, inputs, text)
+    spec = wheelhouse_spec(target)
+    wheelhouse = Path(inputs.wheelhouse_dir) / target.id
+    provided = {}
+    for entry in PROVIDED_FILES:
+        name = getattr(target, entry.key)
+        if name:
+            provided[name] = next((p for p in inputs.provided_files if p.name == name and p.is_file()), None)
+    return BuildDescription(
+        target=target, dockerfile=dockerfile, base_image=effective_base_image(target, inputs), buildargs=buildargs,
+        network=inputs.network or target.build_network, wheelhouse=wheelhouse,
+        wheelhouse_ready=(wheelhouse / REQUIREMENTS_FILE).is_file(), requirements=spec.requirements,
+        extra_index_url=spec.extra_index_url, provided=provided, steps=rendered_instructions(text, buildargs))
 
 
 def _context_entries(target: Target, inputs: BuildInputs, recipe_dir: Path,
@@ -237,8 +304,14 @@ def _wheelhouse(target: Target, inputs: BuildInputs) -> Path:
 
 
 def effective_base_image(target: Target, inputs: BuildInputs) -> str | None:
-    """--base-image / BASE_IMAGE env, else the target's base_image in matrix.yaml."""
-    return inputs.base_image or target.base_image
+    """--base-image / BASE_IMAGE env, else the target's base_image in matrix.yaml; an `-igpu` tag is refused here too
+    (matrix.yaml refuses it in a target), whichever way it comes."""
+    image = inputs.base_image or target.base_image
+    if image and REFUSED_IMAGE.search(image):
+        raise MissingBuildInput(f"Target {target.id!r}: base image {image!r} is an `-igpu` tag: those ended after 26.02 "
+                                "and a 26.02 `-igpu` image fails on JetPack 7 (its TensorRT links "
+                                "libnvdla_compiler.so, which JetPack 7 lacks). Pass the SBSA image of the same tag.")
+    return image
 
 
 def build_args(target: Target, inputs: BuildInputs, dockerfile_text: str) -> dict[str, str]:

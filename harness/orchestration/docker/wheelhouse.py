@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.matrix import Target
+from harness.matrix import JETSON_PLATFORMS, Target
 from harness.worker.errors import InputError
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -38,13 +38,30 @@ ORT_COMPANIONS = (
     ((1, 24), ("onnx", "numpy")),
 )
 
-# Polygraphy 0.48+ supports TensorRT >= 8.5 only; TensorRT 10 needs >= 0.49.6 (platforms.md). TensorRT before
-# 10.x was built against numpy 1.x; onnx 1.16 is the newest onnx that still installs on Python 3.8 (JetPack 5).
-TENSORRT_REQUIREMENTS = {
-    8: ("polygraphy==0.49.26", "onnx==1.16.2", "numpy<2"),
-    9: ("polygraphy==0.49.26", "onnx==1.16.2", "numpy<2"),
-    10: ("polygraphy==0.53.6", "onnx==1.16.2", "numpy<2"),
-}
+# What goes with a TensorRT release, (first TensorRT release, requirements); the last row not newer than the
+# target's version wins. Polygraphy 0.48+ supports TensorRT >= 8.5 only; TensorRT 10 needs >= 0.49.6 (platforms.md);
+# 11.0 removed APIs that Polygraphy 0.49 reads while building any engine (IBuilderConfig.int8_calibrator,
+# ILayer.precision_is_set): 11.x needs >= 0.50.3 (compat.POLYGRAPHY_MINIMUM_FOR_TENSORRT_11), and 0.53.6 is the newest
+# release on PyPI (`pip index versions polygraphy`, late 2026; Polygraphy declares no dependencies, only Python >= 3.8).
+# onnx 1.16.2 is the newest onnx that still installs on Python 3.8 (JetPack 5) and has wheels for the Python 3.12 of the
+# 2026 images (cp312, x86_64 and aarch64); numpy 1.x, which the TensorRT 8-10 bindings were built against, has them too.
+TENSORRT_COMPANIONS = (
+    ((8, 0), ("polygraphy==0.49.26", "onnx==1.16.2", "numpy<2")),
+    ((10, 0), ("polygraphy==0.53.6", "onnx==1.16.2", "numpy<2")),
+    # 11.x: the same pins, kept as a row of its own because its Polygraphy must know 11 (a test holds it to the minimum).
+    ((11, 0), ("polygraphy==0.53.6", "onnx==1.16.2", "numpy<2")),
+)
+
+
+def tensorrt_requirements(version: str) -> tuple[str, ...]:
+    """polygraphy, onnx and numpy pins for TensorRT ``version`` (TENSORRT_COMPANIONS)."""
+    wanted = (_version_tuple(version) + (0,))[:2]
+    rows = [row for row in TENSORRT_COMPANIONS if row[0] <= wanted]
+    if not rows:
+        known = ", ".join(".".join(map(str, row[0])) for row in TENSORRT_COMPANIONS)
+        raise WheelhouseError(f"TensorRT {version} is older than every release TENSORRT_COMPANIONS in "
+                              f"harness/orchestration/docker/wheelhouse.py pins polygraphy/onnx/numpy for ({known}).")
+    return rows[-1][1]
 
 
 class WheelhouseError(InputError):
@@ -106,11 +123,7 @@ def wheelhouse_spec(target: Target, python_version: str | None = None, machine: 
     if target.backend == "onnxruntime":
         requirements = onnxruntime_requirements(target.version)
     elif target.backend == "tensorrt":
-        major = _version_tuple(target.version)[0]
-        if major not in TENSORRT_REQUIREMENTS:
-            raise WheelhouseError(f"Target {target.id!r}: TensorRT {target.version} has no polygraphy/onnx/numpy "
-                                  f"pins in TENSORRT_REQUIREMENTS (known majors: {sorted(TENSORRT_REQUIREMENTS)}).")
-        requirements = TENSORRT_REQUIREMENTS[major]
+        requirements = tensorrt_requirements(target.version)
         if target.tensorrt_wheel:  # a base image without TensorRT: the wheel comes from NVIDIA's index
             requirements = (target.tensorrt_wheel,) + requirements
             extra_index = NVIDIA_INDEX
@@ -123,8 +136,9 @@ def wheelhouse_spec(target: Target, python_version: str | None = None, machine: 
 
 
 def default_machine(target: Target) -> str:
-    """The CPU the target's containers run on: aarch64 on Orin, x86_64 on x86 targets, this host's otherwise."""
-    if target.platform == "orin":
+    """The CPU the target's containers run on: aarch64 on Jetson (Orin, Thor), x86_64 on x86 targets, this host's
+    otherwise."""
+    if target.platform in JETSON_PLATFORMS:
         return "aarch64"
     if target.platform == "x86_64":
         return "x86_64"

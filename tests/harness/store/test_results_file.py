@@ -145,3 +145,16 @@ def test_the_writer_moves_every_damaged_line_aside_and_keeps_the_others_byte_for
     err = capsys.readouterr().err
     assert f"warning: {path}:2: not a JSON record" in err and f"warning: {path}:3: field 'agrees'" in err
     assert err.count("its cell runs again") == 3
+
+
+def test_one_host_kind_on_two_gpu_architectures_fills_two_cells_and_one_architecture_one():
+    """The nightly names its host by host kind: an Ampere and an Ada server of x86-gpu must not overwrite each other."""
+    from harness.store.results_file import cell_key
+
+    def on(arch):
+        record = make_record("s1-conv-silu", "stem", "trt86-orin", provenance={"run": "r1", "host": "x86-gpu"})
+        return {**record, "environment": {**record["environment"], "gpu_arch": arch}}
+
+    assert cell_key(on("sm_86")) != cell_key(on("sm_89"))
+    assert cell_key(on("sm_86")) == cell_key(on("sm_86"))
+    assert cell_key(on("sm_86"))[-2:] == ("x86-gpu", "sm_86")

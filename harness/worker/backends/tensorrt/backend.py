@@ -14,13 +14,15 @@ module runs the stages and turns what TensorRT said into a record:
   quantization's lifecycle (:mod:`~harness.worker.backends.tensorrt.quantization_lifecycle`: a DeprecationWarning is
   expected from 10.1);
 * inspect: per-layer precision from the engine inspector, else the verbose log
-  (:mod:`~harness.worker.backends.tensorrt.layers`);
+  (:mod:`~harness.worker.backends.tensorrt.layers`); on a DLA target or cell (``dla_core``), where each node ran,
+  DLA or GPU fallback, from the builder's lists (:mod:`~harness.worker.backends.tensorrt.devices`);
 * infer: Polygraphy's ``TrtRunner``.
 
 Versions: every API is found by feature detection on the imported module
 (:func:`~harness.worker.backends.tensorrt.compat.tensorrt_api`); the only version gate is the NATIVE_INSTANCENORM
 default. A cell that needs an API its version lacks ends as ``unsupported-api`` naming the API; implicit-int8 cells
-on a TensorRT without implicit quantization (11.x) are unavailable.
+on a TensorRT without implicit quantization (11.x) are unavailable, and so is every cell of a DLA target on a release
+or device without DLA (:mod:`~harness.worker.backends.tensorrt.release_facts`, ``Builder.num_DLA_cores``).
 
 Logs: each cell's TensorRT messages, Python warnings and Polygraphy messages are captured to files in the cell's
 directory by :mod:`~harness.worker.backends.tensorrt.capture`; a failed stage is classified from those logs by
@@ -42,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from harness.worker.backends.base import Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker
-from harness.worker.backends.tensorrt import classify, layers
+from harness.worker.backends.tensorrt import classify, devices, layers
 from harness.worker.backends.tensorrt.build_config import config_settings
 from harness.worker.backends.tensorrt.calibration_cache import after_build
 from harness.worker.backends.tensorrt.calibrator import calibrator_class_name
@@ -60,6 +62,7 @@ from harness.worker.backends.tensorrt.gpu import probe_gpu
 from harness.worker.backends.tensorrt.lazy import lazy_import, resolve
 from harness.worker.backends.tensorrt.network import mark_extra_outputs, network_settings, set_layer_precisions
 from harness.worker.backends.tensorrt.quantization_lifecycle import REMOVED, implicit_quantization
+from harness.worker.backends.tensorrt.release_facts import dla_absent
 
 tensorrt = lazy_import("tensorrt")
 polygraphy = lazy_import("polygraphy")
@@ -76,6 +79,7 @@ NOT_AVAILABLE_IN_POLYGRAPHY = "is not available on TensorRT version"  # polygrap
 
 class TensorRTBackend(Backend):
     name = "tensorrt"
+    dla_cores: int | None = None  # DLA cores the GPU probe counted (environment()); None: not probed or not known
 
     def preload(self) -> None:
         try:
@@ -103,15 +107,44 @@ class TensorRTBackend(Backend):
 
     def environment(self) -> dict[str, Any]:
         trt = resolve(tensorrt)
+        gpu = probe_gpu()
+        self.dla_cores = gpu.get("dla_cores")
         return {
             "tensorrt_version": trt.__version__,
             "tensorrt_module": getattr(trt, "__file__", None),
             "onnx_parser_version": trt.get_nv_onnx_parser_version(),
             "polygraphy_version": polygraphy.__version__,
-            **probe_gpu(),
+            **gpu,
         }
 
     def unavailable_reason(self, cell: dict[str, Any]) -> str | None:
+        return self._implicit_quantization_gone(cell) or self._dla_missing(cell)
+
+    def dla_build(self, cell: dict[str, Any]) -> tuple[int | None, bool]:
+        """(DLA core, GPU fallback allowed) of ``cell``: the cell's knobs ``dla_core``/``gpu_fallback`` (a case that is
+        about DLA), else the target's ``dla_core`` with GPU fallback allowed; (None, False): a GPU build."""
+        knobs = cell["knobs"]
+        if knobs.get("dla_core") is not None:
+            return knobs["dla_core"], bool(knobs.get("gpu_fallback"))
+        core = self.target.get("dla_core")
+        return core, core is not None
+
+    def _dla_missing(self, cell: dict[str, Any]) -> str | None:
+        """Why a DLA cell cannot exist here: a release without DLA on this platform (documented), or a device whose
+        TensorRT counts no DLA core (observed)."""
+        core, _ = self.dla_build(cell)
+        if core is None:
+            return None
+        trt = resolve(tensorrt)
+        fact = dla_absent(trt.__version__, self.target.get("platform"))
+        if fact is not None:
+            return f"Unavailable: DLA core {core} was asked for. {fact.cited()}"
+        if self.dla_cores is not None and core >= self.dla_cores:
+            return (f"Unavailable: DLA core {core} was asked for, and TensorRT {trt.__version__} counts "
+                    f"{self.dla_cores} DLA core(s) on this device (Builder.num_DLA_cores): no DLA to build for here.")
+        return None
+
+    def _implicit_quantization_gone(self, cell: dict[str, Any]) -> str | None:
         if cell["mode"] != "implicit-int8":
             return None
         trt = resolve(tensorrt)
@@ -185,7 +218,9 @@ class TensorRTBackend(Backend):
     def _build(self, trt, cell, arrays, workdir: Path, parsed, calls: dict[str, Any]):
         strongly_typed = calls["network"]["strongly_typed"]["set"]
         cache = workdir / "calibration.cache"
-        settings = config_settings(trt, cell, strongly_typed, cache, arrays["calibration"])
+        dla_core, gpu_fallback = self.dla_build(cell)
+        settings = config_settings(trt, cell, strongly_typed, cache, arrays["calibration"], dla_core=dla_core,
+                                   gpu_fallback=gpu_fallback)
         calls["config"] = settings.record
         build = polygraphy_trt.EngineBytesFromNetwork(parsed, config=settings.loader(trt))
         if cell["mode"] != "implicit-int8":
@@ -227,9 +262,17 @@ class TensorRTBackend(Backend):
                 f"output is in {workdir / 'engine-layers.json'}; harness/worker/backends/tensorrt/layers.py must learn this format."
             )
         precision = layers.node_precisions(engine_layers)  # the readers map layers to this model's nodes only
+        regions = layers.foreign_node_regions(engine_layers)
+        if self.dla_build(cell)[0] is not None:
+            placement = devices.placement_from_log(capture.tensorrt_text(), names)
+            details.update(_dla_details(placement, cell["expected_int8"]))
+            dla_regions = {name: nodes for name, nodes in regions.items() if placement.layers.get(name) == devices.DLA}
+            if dla_regions:
+                details["layer_information"]["dla_regions"] = {name: list(nodes) for name, nodes in dla_regions.items()}
+                regions = {name: nodes for name, nodes in regions.items() if name not in dla_regions}
+                precision = _inside_dla_regions_unknown(precision, dla_regions)
         report = layers.fallback_nodes(precision, cell["expected_int8"])
         details["layer_information"].update(dataclasses.asdict(report))
-        regions = layers.foreign_node_regions(engine_layers)
         if regions:  # Myelin regions: one layer each, never INT8 (layers.py), with the ONNX nodes they swallowed
             details["layer_information"]["myelin_regions"] = {name: list(nodes) for name, nodes in regions.items()}
         return precision
@@ -267,6 +310,25 @@ class TensorRTBackend(Backend):
         details = {**details, "polygraphy_error": message, "log_classification": classification.to_dict()}
         return BackendFailure(category, summary, node, log=capture.digest(message), warnings=classification.warnings,
                               details=details)
+
+
+def _dla_details(placement: devices.DevicePlacement, expected_int8: list[str]) -> dict[str, Any]:
+    """Where a DLA build ran each node, for the record: ``devices`` {node: dla | gpu}, ``dla_fallback_nodes`` (nodes
+    that fell back to the GPU) and ``dla_unverified_nodes`` (expected-INT8 nodes the builder's lists do not place)."""
+    found = {"devices": dict(placement.nodes), "dla_fallback_nodes": placement.fallback_nodes(),
+             "dla_unverified_nodes": placement.unverified(expected_int8)}
+    if not placement.found:
+        found["dla_placement_note"] = ("the build log has no \"Layers Running on DLA\" list, so no node's device is "
+                                       "known")
+    return found
+
+
+def _inside_dla_regions_unknown(precision: dict[str, str], dla_regions: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """A DLA region is a ``{ForeignNode[...]}`` layer like a Myelin region, but DLA runs INT8 inside it, so the Myelin
+    rule (never INT8) does not hold; its boundary tensors do not show the precision inside either: its nodes are
+    ``unknown`` (unverified, never a fallback)."""
+    inside = {node for nodes in dla_regions.values() for node in nodes}
+    return {node: "unknown" if node in inside else value for node, value in precision.items()}
 
 
 def _note_deprecation_warnings(calls: dict[str, Any], warnings: dict[str, int]) -> None:

@@ -6,6 +6,11 @@
 * ``fp16`` and ``precision_constraints`` knobs set their builder flags, where the version has them.
 * ``ProfilingVerbosity.DETAILED`` always (per-layer precision needs it). TF32 is set on, as TensorRT's builder and
   trtexec have it by default (Polygraphy's default is off); it only touches layers that fall back to FP32.
+* A DLA core (the target's ``dla_core``, GPU fallback allowed; or the cell's ``dla_core`` and ``gpu_fallback`` knobs):
+  Polygraphy's ``use_dla`` and ``allow_gpu_fallback``, which set ``IBuilderConfig.default_device_type =
+  DeviceType.DLA``, ``DLA_core = 0`` and ``BuilderFlag.GPU_FALLBACK`` where allowed (and, before 11.0,
+  ``PREFER_PRECISION_CONSTRAINTS``; ``DIRECT_IO`` without fallback); another core is set by the harness after
+  ``CreateConfig``.
 * ``profiles``: the optimization profiles of a network with dynamic inputs, in the knob's order. Polygraphy's
   ``CreateConfig`` would make its last profile the calibration profile; so for such a cell the harness attaches the
   calibrator itself after ``CreateConfig`` and sets the calibration profile only where the cell names one
@@ -22,11 +27,14 @@ from typing import Any
 import numpy as np
 
 from harness.worker.backends.tensorrt.calibrator import calibration_plan, make_calibrator
-from harness.worker.backends.tensorrt.compat import require_api
+from harness.worker.backends.tensorrt.compat import require_api, version_tuple
 from harness.worker.backends.tensorrt.lazy import lazy_import
 
 polygraphy_trt = lazy_import("polygraphy.backend.trt")
 
+DLA_API = ("DeviceType.DLA", "IBuilderConfig.default_device_type", "IBuilderConfig.DLA_core",
+           "BuilderFlag.GPU_FALLBACK")  # the last one only where GPU fallback is allowed
+POLYGRAPHY_DLA_CORE = 0  # the core Polygraphy's use_dla sets
 PRECISION_CONSTRAINT_FLAGS = {"obey": "BuilderFlag.OBEY_PRECISION_CONSTRAINTS",
                               "prefer": "BuilderFlag.PREFER_PRECISION_CONSTRAINTS"}
 
@@ -40,12 +48,13 @@ class BuildConfig:
     calibrator: Any = None  # attached by the harness after CreateConfig (cells with optimization profiles)
     calibration_profile: Any = None  # the Polygraphy Profile set as calibration profile by the harness, if any
     handed_cache: bytes | None = None  # the calibration cache handed to TensorRT, as written
+    dla_core: int | None = None  # a DLA core other than Polygraphy's, set by the harness after CreateConfig
 
     def loader(self, trt):
         """What ``EngineBytesFromNetwork`` takes as its config: CreateConfig, or CreateConfig and then the harness's
         calibrator and calibration profile."""
         create = polygraphy_trt.CreateConfig(**self.arguments)
-        if self.calibrator is None:
+        if self.calibrator is None and self.dla_core is None:
             return create
         set_profile = None
         if self.calibration_profile is not None:
@@ -53,7 +62,10 @@ class BuildConfig:
 
         def config(builder, network):
             built = create(builder, network)
-            built.int8_calibrator = self.calibrator
+            if self.dla_core is not None:
+                built.DLA_core = self.dla_core
+            if self.calibrator is not None:
+                built.int8_calibrator = self.calibrator
             if set_profile is not None:
                 set_profile(built, self.calibration_profile.to_trt(builder, network))
             return built
@@ -62,8 +74,9 @@ class BuildConfig:
 
 
 def config_settings(trt, cell: dict[str, Any], strongly_typed: bool, calibration_cache: Path,
-                    calibration: list[dict[str, np.ndarray]]) -> BuildConfig:
-    """The builder config of ``cell`` (CreateConfig arguments, calibrator, profiles) and its record."""
+                    calibration: list[dict[str, np.ndarray]], dla_core: int | None = None,
+                    gpu_fallback: bool = False) -> BuildConfig:
+    """The builder config of ``cell`` (CreateConfig arguments, calibrator, profiles, DLA core) and its record."""
     knobs = cell["knobs"]
     arguments: dict[str, Any] = {"tf32": True, "profiling_verbosity": trt.ProfilingVerbosity.DETAILED}
     record: dict[str, Any] = {"tf32": True, "profiling_verbosity": "DETAILED"}
@@ -79,6 +92,14 @@ def config_settings(trt, cell: dict[str, Any], strongly_typed: bool, calibration
     if constraints:
         require_api(trt, PRECISION_CONSTRAINT_FLAGS[constraints], f"for the knob precision_constraints={constraints!r}")
         arguments["precision_constraints"] = record["precision_constraints"] = constraints
+    if dla_core is not None:
+        for api in DLA_API if gpu_fallback else DLA_API[:-1]:
+            require_api(trt, api, f"to build for DLA core {dla_core} (the target's or the cell's dla_core)")
+        arguments["use_dla"], arguments["allow_gpu_fallback"] = True, gpu_fallback
+        built.dla_core = None if dla_core == POLYGRAPHY_DLA_CORE else dla_core
+        record["dla"] = {"default_device_type": "DeviceType.DLA", "DLA_core": dla_core, "gpu_fallback": gpu_fallback}
+        if version_tuple(trt.__version__) < (11,):  # Polygraphy's use_dla adds it before 11.0, unasked
+            record["dla"]["also_set_by_polygraphy"] = "BuilderFlag.PREFER_PRECISION_CONSTRAINTS"
     profiles = knobs.get("profiles") or []
     if profiles:
         arguments["profiles"] = [_polygraphy_profile(profile) for profile in profiles]

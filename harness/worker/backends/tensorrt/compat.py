@@ -63,6 +63,11 @@ TENSORRT_API_DETECTED = (
     "DataType.BF16",
     "DataType.FP8",
     "Builder.platform_has_fast_int8",
+    "Builder.num_DLA_cores",
+    "DeviceType.DLA",
+    "IBuilderConfig.default_device_type",
+    "IBuilderConfig.DLA_core",
+    "BuilderFlag.GPU_FALLBACK",
     "IQuantizeLayer",
     "IDequantizeLayer",
 )

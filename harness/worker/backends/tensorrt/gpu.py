@@ -1,5 +1,5 @@
-"""GPU facts (INT8 support, CUDA versions, devices, compute capability), read in a forked child: a process that has
-initialised CUDA cannot hand it to the cell processes it forks."""
+"""GPU facts (INT8 support, DLA cores, CUDA versions, devices, compute capability and architecture), read in a
+forked child: a process that has initialised CUDA cannot hand it to the cell processes it forks."""
 from __future__ import annotations
 
 import ctypes
@@ -7,6 +7,7 @@ from typing import Any
 
 from harness.worker.backends.tensorrt.compat import tensorrt_api
 from harness.worker.backends.tensorrt.lazy import lazy_import, resolve
+from harness.worker.environment import gpu_arch
 from harness.worker.isolation import run_isolated
 
 tensorrt = lazy_import("tensorrt")
@@ -18,14 +19,21 @@ def gpu_facts() -> dict[str, Any]:
     """What needs CUDA: run only in a throwaway process (see probe_gpu). Each fact is guarded; errors are listed."""
     trt = resolve(tensorrt)
     facts: dict[str, Any] = {"gpu_probe_errors": []}
-    if tensorrt_api(trt, "Builder.platform_has_fast_int8") is None:
-        facts["platform_has_fast_int8"] = None
-        facts["gpu_probe_errors"].append(f"Builder.platform_has_fast_int8 is not in TensorRT {trt.__version__}")
-    else:
-        try:
-            facts["platform_has_fast_int8"] = bool(trt.Builder(trt.Logger(trt.Logger.WARNING)).platform_has_fast_int8)
-        except Exception as err:
-            facts["gpu_probe_errors"].append(f"trt.Builder: {type(err).__name__}: {err}")
+    try:
+        builder = trt.Builder(trt.Logger(trt.Logger.WARNING))
+    except Exception as err:
+        builder = None
+        facts["gpu_probe_errors"].append(f"trt.Builder: {type(err).__name__}: {err}")
+    for key, api, read in (("platform_has_fast_int8", "Builder.platform_has_fast_int8", bool),
+                           ("dla_cores", "Builder.num_DLA_cores", int)):  # DLA engines: 2 on AGX Orin, 0 elsewhere
+        facts[key] = None
+        if tensorrt_api(trt, api) is None:
+            facts["gpu_probe_errors"].append(f"{api} is not in TensorRT {trt.__version__}")
+        elif builder is not None:
+            try:
+                facts[key] = read(getattr(builder, api.split(".")[1]))
+            except Exception as err:
+                facts["gpu_probe_errors"].append(f"{api}: {type(err).__name__}: {err}")
     try:
         runtime = polygraphy_cuda.wrapper().handle
         queries = (("cuda_driver_version", "cudaDriverGetVersion"), ("cuda_runtime_version", "cudaRuntimeGetVersion"),
@@ -42,6 +50,7 @@ def gpu_facts() -> dict[str, Any]:
             if status != 0:
                 raise RuntimeError(f"cudaDeviceGetAttribute({attribute}) returned CUDA error {status}")
         facts["compute_capability"] = f"{major.value}.{minor.value}"
+        facts["gpu_arch"] = gpu_arch(facts["compute_capability"])
     except Exception as err:
         facts["gpu_probe_errors"].append(f"CUDA runtime via polygraphy.cuda: {type(err).__name__}: {err}")
     return facts

@@ -1,8 +1,10 @@
 """The TensorRT images cannot be built here (no NGC/L4T registry, no GPU): their pins are checked by reading them.
 
 Every docker target's facts live in matrix.yaml and reach its recipe as build args. These tests check the pins
-(base image, Python, CUDA, driver, TensorRT wheel and tarball) against platforms.md, that the one TensorRT recipe
-takes them from its build args, and the build context and args the harness would send for each target.
+(base image, Python, CUDA, driver, TensorRT wheel and tarball) against platforms.md and platforms-2026.md (a fact
+neither table gives must carry its own source in the target's ``sources``), that the one TensorRT recipe takes them
+from its build args, the build context and args the harness would send for each target, and what
+``containers build TARGET --dry-run`` shows of it.
 """
 from __future__ import annotations
 
@@ -16,14 +18,16 @@ from harness.orchestration.docker.images import (
     RECIPES_DIR,
     BuildInputs,
     MissingBuildInput,
-    _instructions,
     declared_args,
     plan_build,
+    rendered_instructions,
 )
-from harness.orchestration.docker.wheelhouse import REQUIREMENTS_FILE
+from harness.orchestration.docker.wheelhouse import REQUIREMENTS_FILE, TENSORRT_COMPANIONS, tensorrt_requirements
+from harness.worker.backends.tensorrt.compat import POLYGRAPHY_MINIMUM_FOR_TENSORRT_11, version_tuple
 from tests.conftest import SHARED_REFERENCE
 
 PLATFORMS_MD = SHARED_REFERENCE / "platforms.md"
+PLATFORMS_2026_MD = SHARED_REFERENCE / "platforms-2026.md"
 TENSORRT_RECIPE = "tensorrt"
 
 DOCKER_TARGETS = [t for t in load_matrix().values() if t.runner == "docker" and t.available]
@@ -36,18 +40,20 @@ def dockerfile_text(target) -> str:
 
 def rendered(text: str, buildargs: dict[str, str]) -> list[tuple[str, str]]:
     """FROM and LABEL instructions with ``${NAME}`` replaced as Docker does: the build arg, else the ARG default."""
-    values = {name: default or "" for name, default in declared_args(text).items()}
-    values.update(buildargs)
-    return [(word, re.sub(r"\$\{(\w+)\}", lambda m: values[m.group(1)], rest))
-            for word, rest in _instructions(text) if word in ("FROM", "LABEL")]
+    return [(word, rest) for word, rest in rendered_instructions(text, buildargs) if word in ("FROM", "LABEL")]
+
+
+def table_rows(path) -> list[list[str]]:
+    """Table rows of a platforms file as lists of cells (header and separator rows included; they match nothing)."""
+    if not path.exists():
+        pytest.fail(f"{path} is not beside the repository (../shared/reference comes with the project's checkout): "
+                    "the pins are checked against it")
+    return [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in path.read_text().splitlines() if line.startswith("|")]
 
 
 def platforms_rows() -> list[list[str]]:
-    """Table rows of platforms.md as lists of cells (header and separator rows included; they match nothing)."""
-    if not PLATFORMS_MD.exists():
-        pytest.skip(f"{PLATFORMS_MD} is not beside the repository (shared/ comes with the project's checkout)")
-    return [[cell.strip() for cell in line.strip().strip("|").split("|")]
-            for line in PLATFORMS_MD.read_text().splitlines() if line.startswith("|")]
+    return table_rows(PLATFORMS_MD)
 
 
 def header_of(row: list[str]) -> list[str]:
@@ -120,7 +126,8 @@ def test_the_build_sends_the_matrix_facts_as_build_args(target, wheelhouse, tmp_
     if target.tensorrt_tarball:
         expected["TENSORRT_TARBALL"] = target.tensorrt_tarball
     assert plan.buildargs == expected
-    assert plan.network == ("default" if target.id == "trt92-x86" else "none")
+    # Only an image without Python (a plain CUDA image, TensorRT from the wheel) needs the network: apt installs Python.
+    assert plan.network == ("default" if target.tensorrt_wheel else "none")
     # The image is FROM the matrix's pin and labelled with the matrix's version.
     instructions = rendered(dockerfile_text(target), plan.buildargs)
     assert {rest.split()[0] for word, rest in instructions if word == "FROM"} >= {target.base_image}
@@ -186,9 +193,119 @@ def check_pins_against_platforms_md(target) -> None:
         assert target.min_driver is None
 
 
+def in_platforms_md(target) -> bool:
+    """Whether platforms.md has a row of the target's TensorRT version naming its base image (the pre-2026 rows)."""
+    return any(short_name(target.base_image) in " ".join(row) for row in rows_for(target))
+
+
 @pytest.mark.parametrize("target", TRT_TARGETS, ids=lambda t: t.id)
-def test_base_image_python_cuda_and_driver_are_the_platforms_md_row_of_that_tensorrt(target):
-    check_pins_against_platforms_md(target)
+def test_base_image_python_cuda_and_driver_agree_with_platforms_md_or_platforms_2026_md(target):
+    if in_platforms_md(target):
+        check_pins_against_platforms_md(target)
+    else:
+        check_pins_against_platforms_2026_md(target)
+
+
+# Facts a target must either find in a platforms-2026.md row or source itself (``sources`` in matrix.yaml).
+SOURCED_FACTS = ("version", "base_image", "cuda", "python", "glibc")
+
+
+def agrees(ours: str, theirs: str) -> bool:
+    """Two versions agree on the parts both give ("10.3" and "10.3.0"; "10.16" and "10.16.2.10")."""
+    a, b = ours.split("."), theirs.split(".")
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
+def versions_in(text: str) -> list[str]:
+    return re.findall(r"\d+(?:\.\d+)+", text)
+
+
+def jetson_row_2026(target) -> dict[str, str] | None:
+    """The platforms-2026.md Jetson row of the target's JetPack release ("JetPack 6 + tarball" for a tarball
+    target), as {column: cell}."""
+    rows = table_rows(PLATFORMS_2026_MD)
+    header = next(r for r in rows if r and r[0] == "release")
+    wanted = f"JetPack {target.jetpack.split('.')[0]} + tarball" if target.tensorrt_tarball else None
+    for row in rows:
+        release = row[0]
+        if wanted and release == wanted or not wanted and release.rstrip("+") == f"JetPack {target.jetpack}":
+            return dict(zip(header, row))
+    return None
+
+
+def x86_row_2026(target) -> dict[str, str] | None:
+    """The platforms-2026.md NGC row covering the target's image tag ("25.11-25.12" covers 25.12)."""
+    tag = re.search(r":(\d\d\.\d\d)-py3$", target.base_image)
+    if not tag:
+        return None
+    rows = table_rows(PLATFORMS_2026_MD)
+    header = next(r for r in rows if r and r[0] == "NGC tag")
+    for row in rows[rows.index(header) + 2:]:
+        if not re.match(r"^\d\d\.\d\d", row[0]):
+            break
+        first, _, last = row[0].split()[0].partition("-")
+        if first <= tag.group(1) <= (last or first):
+            return dict(zip(header, row))
+    return None
+
+
+def check_pins_against_platforms_2026_md(target) -> None:
+    """A 2026 target's facts agree with its platforms-2026.md row; those the row lacks are sourced in matrix.yaml."""
+    confirmed = set()
+    if target.platform in ("orin", "thor"):
+        row = jetson_row_2026(target)
+        assert row, f"{target.id}: platforms-2026.md has no row of JetPack {target.jetpack}"
+        assert target.platform.capitalize() in row["GPU"] or "Orin and Thor" in row["GPU"], (target.id, row)
+        stack = row["CUDA / cuDNN / TensorRT"]
+        parts = [part.strip() for part in stack.split(" / ")] if " / " in stack else ["", "", stack]
+        assert any(agrees(target.version, v) for v in versions_in(parts[-1])), (target.id, stack)
+        confirmed.add("version")
+        if versions_in(parts[0]):
+            assert agrees(target.cuda, versions_in(parts[0])[0]), (target.id, stack)
+            confirmed.add("cuda")
+        if target.tensorrt_tarball:
+            assert any(agrees(target.version, v) for v in versions_in(parts[-1])), (target.id, stack)
+    else:
+        row = x86_row_2026(target)
+        if row is not None:
+            assert agrees(target.version, row["TensorRT"]), (target.id, row)
+            confirmed |= {"version", "base_image"}
+            if versions_in(row["CUDA"]):
+                assert agrees(target.cuda, row["CUDA"]), (target.id, row)
+                confirmed.add("cuda")
+    if any(short_name(target.base_image) in " ".join(row) for row in platforms_rows()):
+        confirmed.add("base_image")  # an image platforms.md names (JetPack 6.1's, under a tarball)
+    needed = set(SOURCED_FACTS) | ({"min_driver"} if target.platform == "x86_64" else set())
+    needed |= {key for key in ("tensorrt_wheel", "tensorrt_tarball") if getattr(target, key)}
+    unsourced = sorted(needed - confirmed - set(target.sources))
+    assert not unsourced, (f"{target.id}: {unsourced} are in no platforms-2026.md row of this target: give each a "
+                           "source in matrix.yaml (sources: {key: \"[C|I|U] link\"})")
+
+
+def test_the_2026_checks_read_the_rows_they_should():
+    """Guards the readers above: the rows of three known targets are found and hold the expected TensorRT."""
+    targets = load_matrix()
+    assert "10.16.2.10" in jetson_row_2026(targets["trt1016-orin"])["CUDA / cuDNN / TensorRT"]
+    assert "10.7" in jetson_row_2026(targets["trt107-orin"])["CUDA / cuDNN / TensorRT"]
+    assert x86_row_2026(targets["trt1013-x86"])["TensorRT"] == "10.13.3.9"
+    assert x86_row_2026(targets["trt11-x86"]) is None  # 26.10: in no row, so every fact is sourced
+
+
+def test_a_2026_fact_in_no_row_and_without_a_source_is_refused():
+    target = dataclasses.replace(load_matrix()["trt11-x86"], sources={})
+    with pytest.raises(AssertionError, match="give each a source"):
+        check_pins_against_platforms_2026_md(target)
+
+
+def test_every_tensorrt_11_wheelhouse_has_a_polygraphy_that_knows_11():
+    rows = [(first, pins) for first, pins in TENSORRT_COMPANIONS if first >= (11, 0)]
+    assert rows
+    for _, pins in rows:
+        (polygraphy,) = [pin for pin in pins if pin.startswith("polygraphy==")]
+        assert version_tuple(polygraphy.split("==")[1]) >= version_tuple(POLYGRAPHY_MINIMUM_FOR_TENSORRT_11)
+    assert tensorrt_requirements("11.4.1") == rows[-1][1] and tensorrt_requirements("11") == rows[-1][1]
+    assert tensorrt_requirements("10.16") != tensorrt_requirements("8.6.1")  # 8.x keeps its older Polygraphy
 
 
 def test_trt92_installs_the_wheel_platforms_md_names():
@@ -200,3 +317,47 @@ def test_trt92_installs_the_wheel_platforms_md_names():
 def test_trt100_orin_takes_the_l4t_tarball_platforms_md_names():
     target = load_matrix()["trt100-orin"]
     assert target.tensorrt_tarball and target.tensorrt_tarball in " ".join(row_of_image(target))
+
+
+# --- containers build TARGET --dry-run: what a build would be, checked against matrix.yaml -------------------------
+
+
+@pytest.mark.parametrize("target", TRT_TARGETS, ids=lambda t: t.id)
+def test_dry_run_shows_the_base_image_the_wheelhouse_and_the_steps_of_the_matrix_entry(target, tmp_path):
+    from tests.harness.commands.test_main import harness
+
+    env = {"TRT_MATRIX_WHEELHOUSE": str(tmp_path), "BASE_IMAGE": "", "DOCKER_HOST": "tcp://127.0.0.1:9"}
+    out = harness("containers", "build", target.id, "--dry-run", env=env).stdout  # no engine is asked
+    lines = out.splitlines()
+    assert f"base image:  {target.base_image}" in lines
+    assert f"TENSORRT_VERSION={target.version}" in out.split("build args:")[1].splitlines()[0]
+    assert f"wheelhouse:  {tmp_path / target.id} (missing: run `python -m harness containers wheelhouse --target " \
+           f"{target.id}`" in out
+    installs = next(line for line in lines if line.startswith("  installs:")).split()[1:]
+    expected = ([target.tensorrt_wheel] if target.tensorrt_wheel else []) + list(tensorrt_requirements(target.version))
+    assert installs[:len(expected)] == expected
+    steps = lines[lines.index("build steps:") + 1:]
+    assert f"  FROM {target.base_image} AS python" in steps
+    assert any(f'org.trt-matrix.tensorrt="{target.version}"' in step for step in steps)
+    assert f"network:     {target.build_network} " in out
+    if target.tensorrt_tarball:
+        assert f"provided:    {target.tensorrt_tarball}: not passed yet" in out
+
+
+def test_dry_run_of_an_unavailable_target_says_why_it_cannot_be_built():
+    from tests.harness.commands.test_main import harness
+
+    result = harness("containers", "build", "trt114-thor-dla", "--dry-run", check=False)
+    assert result.returncode == 2 and "Jetson Thor has no DLA" in result.stderr
+
+
+@pytest.mark.parametrize("image", ["nvcr.io/nvidia/tensorrt:26.02-py3-igpu", "nvcr.io/nvidia/pytorch:25.08-py3-igpu"])
+def test_an_igpu_base_image_passed_for_one_build_is_refused_too(image, wheelhouse, tmp_path):
+    """matrix.yaml cannot name one; --base-image / BASE_IMAGE cannot slip one in either (it fails on JetPack 7)."""
+    target = load_matrix()["trt1016-thor"]
+    with pytest.raises(MissingBuildInput, match="is an `-igpu` tag"):
+        plan_of(target, wheelhouse, tmp_path, base_image=image)
+    from tests.harness.commands.test_main import harness
+
+    result = harness("containers", "build", target.id, "--dry-run", "--base-image", image, check=False)
+    assert result.returncode == 3 and "-igpu" in result.stderr and "SBSA image" in result.stderr

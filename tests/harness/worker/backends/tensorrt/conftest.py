@@ -74,6 +74,14 @@ def weakly_typed_standin(request):
 
 
 @pytest.fixture(scope="session")
+def library_cells(generated_cases):
+    """Every variant of the case library, generated once."""
+    import cases
+
+    return load_cells(generated_cases("library", cases.all_cases()))
+
+
+@pytest.fixture(scope="session")
 def cells(control_cases_dir):
     """One control cell per build mode ("explicit-qdq", "implicit-int8")."""
     by_mode = {}

@@ -64,6 +64,7 @@ def test_feature_detected_names_are_declared_and_exist_in_some_version():
     looked_up = set().union(*map(feature_detected_names, backend_trees()))
     looked_up |= set(calibrator.CALIBRATOR_CLASSES.values()) | set(network.LAYER_PRECISION_TYPES.values())
     looked_up |= set(build_config.PRECISION_CONSTRAINT_FLAGS.values()) | set(compat.IMPLICIT_QUANTIZATION_API)
+    looked_up |= set(build_config.DLA_API) | {"Builder.platform_has_fast_int8", "Builder.num_DLA_cores"}  # gpu.py
     assert looked_up <= declared, looked_up - declared
     never = [api for api in declared if not any(api_exists(v, api) for v in RECORDED_VERSIONS)]
     assert not never, f"feature-detected names no version has (a typo?): {never}"

@@ -36,14 +36,6 @@ def test_parse_build_inspect_runs_on_every_version(standin, cells, tmp_path):
     assert standin.calls_to("EngineInspector.get_engine_information")
 
 
-@pytest.fixture(scope="module")
-def library_cells(generated_cases):
-    """Every variant of the case library, generated once."""
-    import cases
-
-    return load_cells(generated_cases("library", cases.all_cases()))
-
-
 def test_every_cell_of_the_case_library_runs_or_is_unavailable_or_unsupported(standin, library_cells, tmp_path):
     """The library's knobs (extra outputs, parser flags, calibrators) on every version: only the documented outcomes
     of the code path, a finished run, an unavailable cell or an unsupported-api failure, never another exception."""

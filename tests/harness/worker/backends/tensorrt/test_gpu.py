@@ -44,11 +44,13 @@ def cuda(monkeypatch):
 def test_gpu_facts_from_tensorrt_and_the_cuda_runtime(cuda):
     standin = ContractStandIn.for_version("10.3.0")
     standin.on("Builder.platform_has_fast_int8", True)
+    standin.on("Builder.num_DLA_cores", 2)  # test fake: AGX Orin's two DLA cores
     with installed_as_tensorrt(standin):
         cuda()
         facts = gpu.gpu_facts()
-    assert facts == {"gpu_probe_errors": [], "platform_has_fast_int8": True, "cuda_driver_version": "12.2",
-                     "cuda_runtime_version": "12.4", "cuda_devices": 1, "compute_capability": "8.7"}
+    assert facts == {"gpu_probe_errors": [], "platform_has_fast_int8": True, "dla_cores": 2,
+                     "cuda_driver_version": "12.2", "cuda_runtime_version": "12.4", "cuda_devices": 1, "compute_capability": "8.7",
+                     "gpu_arch": "sm_87"}
     (logger,) = standin.calls_to("Logger", "new")  # the INT8 query's builder logs warnings and worse only
     assert logger.args == (standin.module.Logger.WARNING,)
     (builder,) = standin.calls_to("Builder", "new")
@@ -83,7 +85,7 @@ def test_a_tensorrt_without_the_int8_query_or_whose_builder_fails_says_so(cuda):
     with installed_as_tensorrt(ContractStandIn.without("10.3.0", "Builder.platform_has_fast_int8")):
         cuda()
         facts = gpu.gpu_facts()
-    assert facts["platform_has_fast_int8"] is None
+    assert facts["platform_has_fast_int8"] is None and facts["dla_cores"] == 0
     assert facts["gpu_probe_errors"] == ["Builder.platform_has_fast_int8 is not in TensorRT 10.3.0"]
     standin = ContractStandIn.for_version("10.3.0")
 
@@ -91,11 +93,23 @@ def test_a_tensorrt_without_the_int8_query_or_whose_builder_fails_says_so(cuda):
         raise RuntimeError("no CUDA-capable device is detected")
 
     standin.on("Builder.platform_has_fast_int8", no_gpu)
+    standin.on("Builder.num_DLA_cores", no_gpu)
     with installed_as_tensorrt(standin):
         cuda()
         facts = gpu.gpu_facts()
-    assert "platform_has_fast_int8" not in facts
-    assert facts["gpu_probe_errors"] == ["trt.Builder: RuntimeError: no CUDA-capable device is detected"]
+    assert facts["platform_has_fast_int8"] is None and facts["dla_cores"] is None
+    assert facts["gpu_probe_errors"] == [f"Builder.{name}: RuntimeError: no CUDA-capable device is detected"
+                                         for name in ("platform_has_fast_int8", "num_DLA_cores")]
+
+
+@pytest.mark.parametrize(("major", "minor", "arch"), [(8, 7, "sm_87"), (11, 0, "sm_110"), (8, 6, "sm_86"),
+                                                      (12, 0, "sm_120")])
+def test_the_compute_capability_is_recorded_with_its_architecture_name(cuda, major, minor, arch):
+    """Orin is sm_87, Thor sm_110, an RTX 30x0 sm_86, an RTX 50x0 sm_120: the name targets and claims use."""
+    with installed_as_tensorrt(ContractStandIn.for_version("10.16.1.11")):
+        cuda({**ORIN_LIKE, 75: major, 76: minor})
+        facts = gpu.gpu_facts()
+    assert facts["compute_capability"] == f"{major}.{minor}" and facts["gpu_arch"] == arch
 
 
 def test_the_probe_reads_the_facts_in_a_child_process_and_reports_one_that_dies(monkeypatch):
