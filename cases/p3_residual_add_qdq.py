@@ -17,7 +17,9 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Match, Tolerance, Variant
+from cases import rewriting as rw
+from cases.model import Built, Case, FixResult, Match, NoRewrite, Tolerance, Variant
+from cases.rewriting import QDQ_ADDED
 
 ADD_FP32 = "https://github.com/NVIDIA/TensorRT/issues/1992"
 QDQ_AFTER_ADD = "https://github.com/NVIDIA/TensorRT/issues/2204"
@@ -122,6 +124,36 @@ class ResidualAddQdq(Case):
         g.mark_output(graph, g.torch_node(graph, "Relu", f"{BLOCK}/relu", [y]), shape)
         # The conv and the Add: whether the Add stays INT8 (fused into the conv) is the pattern.
         return Built(graph, expected_int8=(CONV, ADD))
+
+    @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        if workaround.name == "identity-qdq":
+            return None
+        return (f"{workaround.name} needs a scale for the Add's output that no quantizer of the model gives; --fix "
+                "only re-uses a quantizer the model already has (identity-qdq)")
+
+    @classmethod
+    def fix(cls, graph, match: Match, workaround: Variant) -> FixResult:
+        """A Q/DQ pair on the identity branch, with the scale of the quantizer that already reads the identity
+        tensor (the block's first conv reads the block input through one): no new scale is invented."""
+        problem = cls.rewrite_problem(workaround)
+        if problem:
+            raise NoRewrite(problem)
+        add, conv = rw.node_named(graph, match.nodes[0]), rw.node_named(graph, match.nodes[1])
+        sides = [m.quantized_layer_behind(t, ("Conv",)) for t in add.inputs]
+        conv_index = 0 if sides[0] is conv else 1
+        identity = add.inputs[1 - conv_index]
+        if m.qdq_pair(identity):
+            raise NoRewrite(f"the identity of {add.name} already comes through Q/DQ")
+        quantizer = rw.quantizer_of(identity)
+        if quantizer is None:
+            raise NoRewrite(f"no quantizer of the model reads the identity tensor {identity.name} of {add.name}, so "
+                            "there is no scale to quantize it with; --fix never invents a scale: add a residual "
+                            "quantizer in your quantization tool (or use --to-explicit on the FP32 model)")
+        added = rw.qdq_between(graph, identity, add, quantizer, f"{add.name}/residual_quantizer")
+        return FixResult(nodes_added=added, tolerance=QDQ_ADDED, note=f"Q/DQ {added[0]} -> {added[1]} on the identity "
+                         f"{identity.name} of {add.name}, with the scale ({quantizer[0].name}) of the quantizer that "
+                         "already reads that tensor")
 
     @classmethod
     def find(cls, graph) -> list[Match]:

@@ -72,25 +72,145 @@ def cmd_scan(args) -> int:
     options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,
                           max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
                           fail_on=args.fail_on)
+    overrides = _workaround_choices(args.workaround or [])
+    if (args.inputs or args.workaround) and not args.fix:
+        raise CommandError("--inputs and --workaround belong to --fix; add --fix")
+    progress = lambda line: print(line, flush=True)  # noqa: E731
     try:
         import cases  # noqa: F401  (registers the case library: its matchers are what the scan searches)
 
-        result = scan(args.model, options, progress=lambda line: print(line, flush=True))
+        result = scan(args.model, options, progress=progress)
     except (ModelInputError, ObservationsError) as err:
         raise CommandError(str(err)) from None
     data = result.to_dict()
+    outcome = _fix(args, result, options, overrides, out_dir, progress) if args.fix else None
+    if outcome is not None:
+        data["fix"] = outcome.to_dict(result.findings)
+        data["exit_code"] = _fix_exit_code(result, outcome)
     json_path, html_path = write_results(data, out_dir)
     _print_result(data)
+    if outcome is not None:
+        _print_fix(data["fix"], out_dir)
     print(f"results: {json_path}, {html_path}")
     for problem in result.problems:
         print(f"warning: {problem}", file=sys.stderr)
     if result.failing_targets:
-        print(f"expected to fail (--fail-on {args.fail_on}) on {len(result.failing_targets)} target(s): "
+        fixed = " before the fix" if outcome is not None and outcome.status == "fixed" else ""
+        print(f"expected to fail (--fail-on {args.fail_on}) on {len(result.failing_targets)} target(s){fixed}: "
               f"{', '.join(result.failing_targets)}", file=sys.stderr)
     if result.evidence_damaged:
         print("some evidence was damaged or the harness broke (warnings above, infra-error cells in the run): the "
               "verdicts rest on what could be read", file=sys.stderr)
-    return result.exit_code
+    if outcome is not None and outcome.failure is not None:
+        print(f"error: --fix could not be made safely, no fixed model written: {outcome.failure}", file=sys.stderr)
+    return data["exit_code"]
+
+
+def _workaround_choices(pairs: list[str]) -> dict[str, str]:
+    """--workaround CASE=VARIANT pairs, each naming a case of the library and one of its workaround variants."""
+    from cases.model import get_case
+
+    import cases  # noqa: F401
+
+    chosen = {}
+    for pair in pairs:
+        case_id, _, name = pair.partition("=")
+        try:
+            case = get_case(case_id)
+        except KeyError as err:
+            raise CommandError(f"--workaround {pair}: {err.args[0]}") from None
+        workarounds = [v.name for v in case.variants if v.role == "workaround"]
+        if name not in workarounds:
+            raise CommandError(f"--workaround {pair}: {case_id} has no workaround variant {name!r}; its workarounds: "
+                               f"{', '.join(workarounds) or '(none)'}")
+        chosen[case_id] = name
+    return chosen
+
+
+def _fix(args, result, options, overrides, out_dir, progress):
+    """Apply --fix to the scanned model: the FixOutcome (nothing written when it failed)."""
+    import dataclasses
+
+    from harness.scan.fix_checks import ComparisonInputs, InputsError
+    from harness.scan.fixing import fix_model
+    from harness.scan.scanner import scan
+
+    inputs = ComparisonInputs(args.inputs, args.seed)
+    try:
+        inputs.arrays(result.loaded.graph.inputs)
+    except InputsError as err:
+        raise CommandError(f"--inputs {err}") from None
+    progress(f"--fix: {inputs.text()}")
+    matrix = {t.id: t for t in options.targets}
+
+    def rescan(path, target_ids):
+        return scan(path, dataclasses.replace(options, targets=[matrix[t] for t in target_ids], run_targets=()))
+
+    return fix_model(result, overrides, inputs, out_dir, rescan, progress)
+
+
+def _fix_exit_code(result, outcome) -> int:
+    """The exit status after --fix: 2 when the fix failed; else the scan's rule on the fixed models (each group's
+    targets judged on its fixed model, the others on the original)."""
+    if outcome.failure is not None:
+        return EXIT_USAGE
+    damaged = result.evidence_damaged
+    failing = False
+    original = set(result.failing_targets)
+    for group in outcome.groups:
+        if group.rescan is None:
+            failing |= bool(original & set(group.group.targets))
+        else:
+            damaged |= group.rescan.evidence_damaged
+            failing |= bool(group.rescan.failing_targets)
+    return EXIT_BROKEN if damaged else EXIT_FAILS if failing else EXIT_OK
+
+
+def _print_fix(fix: dict, out_dir: Path) -> None:
+    inputs = fix["inputs"]
+    source = inputs["source"] + (f", seed {inputs['seed']}" if "seed" in inputs else "")
+    if fix["status"] == "nothing-to-fix":
+        print("fix: nothing to fix on the chosen targets: no model written")
+    for group in fix["groups"]:
+        targets = ", ".join(group["targets"])
+        if group["model"] is None:
+            print(f"fix: no model for {targets}: use the model as it is")
+            for item in group["not_fixed"]:
+                print(f"    {item['finding']}: {item['reason']}")
+            continue
+        state = "written" if fix["status"] == "fixed" else "NOT written"
+        print(f"fix: {out_dir / group['model']} ({state}) for {targets}:")
+        for item in group["fixes"]:
+            print(f"    {item['finding']} -> {item['reason']}")
+        for place in group["places"]:
+            did = [f"{k.replace('_', ' ')} {', '.join(place[k])}" for k in ("nodes_added", "nodes_removed",
+                                                                           "outputs_added") if place[k]]
+            print(f"    at {place['place']}: {'; '.join(did) or 'nothing in the file'}")
+            if place["build_time"]:
+                print(f"      apply at build time: {place['build_time']}")
+        for item in group["not_fixed"]:
+            print(f"    not fixed: {item['finding']}: {item['reason']}")
+        for check in group["checks"]:
+            print(f"    check {check['check']}: passed{_check_figures(check)}")
+        for verdict in group["verdicts"] or []:
+            print(f"    fixed model on {verdict['target']}: {verdict['verdict']}: {verdict['reason']}")
+    if fix["failure"]:
+        f = fix["failure"]
+        print(f"fix FAILED at {f['place']}, check {f['check']}: {f['message']}")
+    print(f"fix: compared on {source}")
+
+
+def _check_figures(check: dict) -> str:
+    if check["check"] == "fp32-function":
+        worst = max((o.get("max_abs_error", 0.0) for o in check["outputs"].values()), default=0.0)
+        return f" ({check['wanted']} on {len(check['outputs'])} output(s), max abs error {worst:.3g})"
+    if check["check"] == "interface":
+        added = [o["name"] for o in check["outputs_added"]]
+        return f" (same inputs and outputs{'; added ' + ', '.join(added) if added else ''})"
+    if check["check"] == "rescan":
+        return "".join(f"; {p['place']}: {p['state']}" for p in check["places"][:3]) + (
+            f" (+{len(check['places']) - 3} more)" if len(check["places"]) > 3 else "")
+    return ""
 
 
 def _print_result(data: dict) -> None:
@@ -157,4 +277,16 @@ def add_scan_commands(commands) -> None:
                    "(default: %(default)s)")
     p.add_argument("--timeout", type=positive_seconds, default=300.0, help="with --run: seconds per cell (default: "
                    "%(default)s)")
+    fix = p.add_argument_group("fixing (--fix)")
+    fix.add_argument("--fix", action="store_true", help="rewrite the model into the workaround form with the best "
+                     "evidence on the chosen targets, check it (onnx.checker, strict shapes, same inputs and outputs, "
+                     "the same FP32 outputs on ONNX Runtime, a second scan) and write OUT/fixed.onnx (one per group "
+                     "of targets that need different fixes); nothing is written when any check fails (exit 2)")
+    fix.add_argument("--workaround", nargs="+", action="extend", metavar="CASE=VARIANT",
+                     help="with --fix: apply this workaround of the case wherever it is found, whatever the evidence "
+                     "(e.g. p3-residual-add-qdq=identity-qdq after you tried it yourself)")
+    fix.add_argument("--inputs", type=Path, metavar="FILE.npz", help="with --fix: the inputs original and fixed model "
+                     "are compared on (one array per model input, named after it); default: N(0, 1) draws")
+    fix.add_argument("--seed", type=int, default=0, help="with --fix: the seed of the N(0, 1) draws (default: "
+                     "%(default)s)")
     p.set_defaults(func=cmd_scan)

@@ -1,0 +1,270 @@
+"""``scan --fix``: rewrite a user's model into the workaround forms the evidence favours on the chosen targets.
+
+Per finding and target, :func:`choose` picks the workaround variant with the best evidence there (observed pass,
+then claimed pass; or the user's ``--workaround`` choice), skipping those that fail or are unverified and those the
+case cannot rewrite, and says why. Targets that end up with the same choices form a group; each group with
+something to fix gets one fixed model. :func:`fix_model` applies each case's ``fix`` at every place of its finding
+on a copy of the graph, and :mod:`harness.scan.fix_checks` checks the result; one transaction: when any rewrite or
+check of any group fails, no fixed model is written.
+"""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from cases.model import FixResult, FixTolerance, Match, NoRewrite, Variant
+from harness.scan.matching import Finding, Occurrence
+
+GOOD = ("likely", "verified")
+NOTHING_TO_FIX = ("likely", "verified", "clear")
+STAGING_DIR = ".fix-staging"
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """What --fix does about one finding on one target: a workaround variant, or none and why."""
+
+    workaround: Variant | None
+    basis: str  # "observed", "claimed", "your choice" (--workaround), or "" when nothing is applied
+    reason: str
+    evidence: tuple[str, ...] = ()  # the workaround's evidence on the target, one sentence each
+
+    @property
+    def key(self) -> str | None:
+        return self.workaround.name if self.workaround else None
+
+
+def choose(finding: Finding, verdict: Any, overrides: dict[str, str]) -> Choice:
+    """The workaround for ``finding`` on the target of ``verdict`` (a prediction ``Verdict``)."""
+    case, form = finding.case, finding.variant
+    if form is not None and form.role == "workaround":
+        return Choice(None, "", f"already in the workaround form {form.name}")
+    chosen = overrides.get(case.id)
+    if chosen is not None:
+        workaround = case.variant(chosen)
+        problem = case.rewrite_problem(workaround, form)
+        if problem:
+            return Choice(None, "", f"your --workaround {chosen} cannot be applied: {problem}")
+        return Choice(workaround, "your choice", f"{chosen}: your choice (--workaround), whatever the evidence says")
+    if verdict.verdict in NOTHING_TO_FIX:
+        return Choice(None, "", f"nothing to fix: {verdict.verdict} here")
+    if verdict.verdict == "unavailable":
+        return Choice(None, "", "the target is unavailable")
+    reasons = []
+    candidates = []
+    for check in verdict.workarounds:
+        name = check.variant.name
+        if check.verdict not in GOOD:
+            reasons.append(f"{name} is {check.verdict} here")
+            continue
+        problem = case.rewrite_problem(check.variant, form)
+        if problem:
+            reasons.append(f"{name}: {problem}")
+            continue
+        observed = any(e.kind == "observed" for e in check.evidence)
+        candidates.append(((check.verdict != "verified", not observed), check, observed))
+    if not candidates:
+        if not verdict.workarounds:
+            reasons.append(f"no workaround of {case.id} is known to pass here")
+        return Choice(None, "", "; ".join(reasons))
+    _, check, observed = min(candidates, key=lambda item: item[0])
+    basis = "observed" if observed else "claimed"
+    evidence = tuple(e.describe() for e in check.evidence)
+    return Choice(check.variant, basis, f"{check.variant.name} ({check.verdict}, {basis})", evidence)
+
+
+@dataclasses.dataclass
+class Group:
+    """Targets that get the same fixed model: per finding (by index), the choice they share."""
+
+    targets: list[str]
+    choices: dict[int, Choice]  # finding index -> choice (one per finding)
+
+    @property
+    def fixes(self) -> dict[int, Choice]:
+        return {i: c for i, c in self.choices.items() if c.workaround is not None}
+
+
+def group_targets(findings: Sequence[Finding], verdicts: Sequence[dict[str, Any]], targets: Sequence[Any],
+                  overrides: dict[str, str]) -> tuple[list[Group], dict[str, str]]:
+    """Groups of available targets with the same choices, in target order, and the unavailable targets (id -> why
+    they get no model)."""
+    groups: dict[tuple, Group] = {}
+    skipped = {}
+    for target in targets:
+        if not target.available:
+            skipped[target.id] = f"unavailable: {target.reason}"
+            continue
+        choices = {i: choose(f, verdicts[i][target.id], overrides) for i, f in enumerate(findings)}
+        key = tuple((i, c.key) for i, c in choices.items())
+        group = groups.setdefault(key, Group([], choices))
+        group.targets.append(target.id)
+        for i, choice in choices.items():  # a group's evidence lines: those of every target of it
+            if choice.evidence and choice is not group.choices[i]:
+                group.choices[i] = dataclasses.replace(group.choices[i], evidence=tuple(dict.fromkeys(
+                    group.choices[i].evidence + choice.evidence)))
+    return list(groups.values()), skipped
+
+
+@dataclasses.dataclass
+class PlaceFix:
+    """One place rewritten: the finding's form, the workaround, and what the rewrite did."""
+
+    finding: Finding
+    occurrence: Occurrence
+    workaround: Variant
+    result: FixResult
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.result
+        return {"case": self.finding.case.id, "pattern": self.finding.case.pattern,
+                "form": self.finding.variant.name if self.finding.variant else None,
+                "workaround": self.workaround.name, "place": self.occurrence.anchor,
+                "nodes": list(self.occurrence.nodes), "nodes_added": r.nodes_added, "nodes_removed": r.nodes_removed,
+                "outputs_added": r.outputs_added, "build_time": r.build_time or None, "note": r.note,
+                "tolerance": dataclasses.asdict(r.tolerance) if r.tolerance else "bit-equal"}
+
+
+class FixFailed(Exception):
+    """A rewrite or a check of the fixed model failed; ``place`` and ``check`` say where and which."""
+
+    def __init__(self, place: str, check: str, message: str):
+        super().__init__(f"{place}: {check}: {message}")
+        self.place, self.check, self.message = place, check, message
+
+
+def rewrite(loaded: Any, findings: Sequence[Finding], group: Group) -> tuple[Any, list[PlaceFix]]:
+    """A copy of the loaded model with the group's workarounds applied at every place of their findings: the
+    exported onnx.ModelProto and the places done. Raises FixFailed at the first place that cannot be rewritten."""
+    import onnx_graphsurgeon as gs
+
+    graph = loaded.graph.copy()
+    done = []
+    for index, choice in group.fixes.items():
+        finding = findings[index]
+        for occurrence in finding.occurrences:
+            match = Match(finding.case.id, occurrence.nodes, finding.variant.name if finding.variant else None,
+                          occurrence.note)
+            try:
+                result = finding.case.fix(graph, match, choice.workaround)
+            except NoRewrite as err:
+                raise FixFailed(occurrence.anchor, "rewrite", f"{finding.label} -> {choice.workaround.name}: "
+                                f"{err}") from None
+            done.append(PlaceFix(finding, occurrence, choice.workaround, result))
+    graph.toposort()
+    model = gs.export_onnx(graph, do_type_check=False)
+    original = loaded.model
+    model.ir_version = original.ir_version
+    model.producer_name, model.producer_version = original.producer_name, original.producer_version
+    model.domain, model.model_version, model.doc_string = original.domain, original.model_version, original.doc_string
+    del model.opset_import[:]
+    model.opset_import.extend(original.opset_import)
+    model.metadata_props.extend(original.metadata_props)
+    return model, done
+
+
+def tolerance_of(places: Sequence[PlaceFix]) -> FixTolerance | None:
+    """The tolerance the fixed model's original outputs are held to: bit-equal when every rewrite declares it, else
+    the loosest tolerance a rewrite of it declares."""
+    declared = [p.result.tolerance for p in places if p.result.tolerance is not None]
+    if not declared:
+        return None
+    return FixTolerance(min(t.min_cosine for t in declared), max(t.max_relative_error for t in declared),
+                        "; ".join(dict.fromkeys(t.reason for t in declared)))
+
+
+@dataclasses.dataclass
+class GroupResult:
+    """One group's fixed model, its places, its checks and the scan of the fixed model."""
+
+    group: Group
+    name: str | None  # the fixed model's file name; None when the group has nothing to fix
+    places: list[PlaceFix] = dataclasses.field(default_factory=list)
+    checks: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    rescan: Any = None  # the ScanResult of the fixed model
+
+    def to_dict(self, findings: Sequence[Finding]) -> dict[str, Any]:
+        not_fixed = [{"finding": findings[i].label, "reason": c.reason} for i, c in self.group.choices.items()
+                     if c.workaround is None]
+        fixes = [{"finding": findings[i].label, "workaround": c.workaround.name, "basis": c.basis,
+                  "reason": c.reason, "evidence": list(c.evidence)} for i, c in self.group.fixes.items()]
+        return {"targets": self.group.targets, "model": self.name, "fixes": fixes, "not_fixed": not_fixed,
+                "places": [p.to_dict() for p in self.places], "checks": self.checks,
+                "verdicts": [v.to_dict() for v in self.rescan.model_verdicts] if self.rescan else None,
+                "build_time": list(dict.fromkeys(p.result.build_time for p in self.places if p.result.build_time))}
+
+
+@dataclasses.dataclass
+class FixOutcome:
+    """Everything --fix did: per group its result, and whether the transaction went through."""
+
+    groups: list[GroupResult]
+    skipped_targets: dict[str, str]
+    inputs: dict[str, Any]  # how the comparison inputs were made (file, or draws and their seed)
+    failure: FixFailed | None = None
+
+    @property
+    def status(self) -> str:
+        if self.failure is not None:
+            return "failed"
+        return "fixed" if any(g.name for g in self.groups) else "nothing-to-fix"
+
+    def to_dict(self, findings: Sequence[Finding]) -> dict[str, Any]:
+        failure = self.failure
+        return {"status": self.status, "inputs": self.inputs, "skipped_targets": self.skipped_targets,
+                "failure": {"place": failure.place, "check": failure.check, "message": failure.message}
+                if failure else None,
+                "groups": [g.to_dict(findings) for g in self.groups]}
+
+
+def model_names(groups: Sequence[Group]) -> list[str | None]:
+    """The fixed model's file name of each group: ``fixed.onnx`` when one group has fixes, else ``fixed-N.onnx``."""
+    fixing = [g for g in groups if g.fixes]
+    names, count = [], 0
+    for group in groups:
+        if not group.fixes:
+            names.append(None)
+            continue
+        count += 1
+        names.append("fixed.onnx" if len(fixing) == 1 else f"fixed-{count}.onnx")
+    return names
+
+
+def fix_model(result: Any, overrides: dict[str, str], inputs: Any, out_dir: Path,
+              rescan: Callable[[Path, list[str]], Any], progress: Callable[[str], None]) -> FixOutcome:
+    """Fix the model of the scan ``result``: choose per target, group, rewrite, check, and write the fixed models
+    into ``out_dir`` only when every group passed every check. ``inputs`` (fix_checks.ComparisonInputs) feeds the
+    ONNX Runtime comparison; ``rescan(path, target ids)`` scans a fixed model."""
+    from harness.scan import fix_checks
+
+    groups, skipped = group_targets(result.findings, result.verdicts, result.options.targets, overrides)
+    outcome = FixOutcome([], skipped, inputs.describe())
+    staging = Path(out_dir) / STAGING_DIR
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        for group, name in zip(groups, model_names(groups)):
+            group_result = GroupResult(group, name)
+            outcome.groups.append(group_result)
+            if name is None:
+                continue
+            if result.loaded.external_data:
+                raise FixFailed("(the whole model)", "rewrite", "the model keeps its weights in external data files; "
+                                "--fix does not rewrite such models yet")
+            model, group_result.places = rewrite(result.loaded, result.findings, group)
+            staging.mkdir(parents=True, exist_ok=True)
+            staged = staging / name
+            fix_checks.save(model, staged)
+            progress(f"checking {name} for {', '.join(group.targets)}")
+            group_result.rescan, group_result.checks = fix_checks.check_fixed(
+                result, staged, group_result.places, tolerance_of(group_result.places), inputs,
+                lambda path: rescan(path, group.targets))
+        for group_result in outcome.groups:
+            if group_result.name:
+                (staging / group_result.name).replace(Path(out_dir) / group_result.name)
+    except FixFailed as err:
+        outcome.failure = err
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return outcome
