@@ -151,7 +151,7 @@ class ResizeQdq(Case):
         quantizer = rw.quantizer_of(resize.outputs[0]) if after else None
         if quantizer is None:
             raise NoRewrite(f"{resize.name}'s output is not re-quantized by a Q/DQ with a constant scale")
-        added = rw.qdq_between(graph, resize.inputs[0], resize, quantizer, f"{resize.name}/input_quantizer")
+        added = rw.qdq_between(graph, resize.inputs[0], [resize], quantizer, f"{resize.name}/input_quantizer")
         return FixResult(nodes_added=added, note=f"Q/DQ {added[0]} -> {added[1]} before {resize.name}, with the scale "
                          f"of {after[0].name} after it (nearest resizing moves no value off that grid)")
 

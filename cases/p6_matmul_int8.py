@@ -179,7 +179,7 @@ class MatMulInt8(Case):
             plan.append((tensor, quantizer))
         added = []
         for index, (tensor, quantizer) in enumerate(plan):
-            added += rw.qdq_between(graph, tensor, matmul, quantizer, f"{matmul.name}/input_quantizer_{index}")
+            added += rw.qdq_between(graph, tensor, [matmul], quantizer, f"{matmul.name}/input_quantizer_{index}")
         return FixResult(nodes_added=added, tolerance=QDQ_ADDED, note=f"Q/DQ on {len(plan)} input(s) of {matmul.name} "
                          "with the scales of quantizers that already read them")
 

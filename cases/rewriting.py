@@ -68,12 +68,15 @@ def quantizer_of(tensor: Any) -> tuple[Any, Any, int | None] | None:
     return None
 
 
-def qdq_between(graph: Any, tensor: Any, reader: Any, quantizer: tuple[Any, Any, int | None], prefix: str) -> list[str]:
-    """Put a QuantizeLinear -> DequantizeLinear pair (``quantizer``: scale, zero point, axis; the user's constants,
-    shared) between ``tensor`` and its reader ``reader`` only; the two new nodes' names, Q first."""
+def qdq_between(graph: Any, tensor: Any, readers: list[Any], quantizer: tuple[Any, Any, int | None],
+                prefix: str) -> list[str]:
+    """Put one QuantizeLinear -> DequantizeLinear pair (``quantizer``: scale, zero point, axis; the user's constants,
+    shared) between ``tensor`` and ``readers`` (some or all of its readers; the others, and a graph output, keep
+    reading ``tensor``); the two new nodes' names, Q first."""
     scale, zero_point, axis = quantizer
-    if not any(t is tensor for t in reader.inputs):
-        raise NoRewrite(f"node {reader.name!r} does not read tensor {tensor.name!r}")
+    for reader in readers:
+        if not any(t is tensor for t in reader.inputs):
+            raise NoRewrite(f"node {reader.name!r} does not read tensor {tensor.name!r}")
     params = [scale] + ([zero_point] if zero_point is not None else [])
     attrs = {"axis": axis} if axis is not None else {}
     q_name, dq_name = unique_name(graph, f"{prefix}/QuantizeLinear"), unique_name(graph, f"{prefix}/DequantizeLinear")
@@ -83,9 +86,10 @@ def qdq_between(graph: Any, tensor: Any, reader: Any, quantizer: tuple[Any, Any,
     graph.nodes.append(gs.Node("QuantizeLinear", name=q_name, inputs=[tensor, *params], outputs=[q_out], attrs=attrs))
     graph.nodes.append(gs.Node("DequantizeLinear", name=dq_name, inputs=[q_out, *params], outputs=[dq_out],
                                attrs=dict(attrs)))
-    for index, t in enumerate(reader.inputs):
-        if t is tensor:
-            reader.inputs[index] = dq_out
+    for reader in readers:
+        for index, t in enumerate(reader.inputs):
+            if t is tensor:
+                reader.inputs[index] = dq_out
     return [q_name, dq_name]
 
 

@@ -106,8 +106,9 @@ def cmd_scan(args) -> int:
     return data["exit_code"]
 
 
-def _workaround_choices(pairs: list[str]) -> dict[str, str]:
-    """--workaround CASE=VARIANT pairs, each naming a case of the library and one of its workaround variants."""
+def _workaround_choices(pairs: list[str]) -> dict[str, list[str]]:
+    """--workaround CASE=VARIANT pairs, each naming a case of the library and one of its workaround variants; several
+    for one case are tried in the order given at each place."""
     from cases.model import get_case
 
     import cases  # noqa: F401
@@ -123,7 +124,7 @@ def _workaround_choices(pairs: list[str]) -> dict[str, str]:
         if name not in workarounds:
             raise CommandError(f"--workaround {pair}: {case_id} has no workaround variant {name!r}; its workarounds: "
                                f"{', '.join(workarounds) or '(none)'}")
-        chosen[case_id] = name
+        chosen.setdefault(case_id, []).append(name)
     return chosen
 
 
@@ -181,7 +182,7 @@ def _print_fix(fix: dict, out_dir: Path) -> None:
         state = "written" if fix["status"] == "fixed" else "NOT written"
         print(f"fix: {out_dir / group['model']} ({state}) for {targets}:")
         for item in group["fixes"]:
-            print(f"    {item['finding']} -> {item['reason']}")
+            print(f"    {item['finding']} -> {', then '.join(w['reason'] for w in item['workarounds'])}")
         for place in group["places"]:
             did = [f"{k.replace('_', ' ')} {', '.join(place[k])}" for k in ("nodes_added", "nodes_removed",
                                                                            "outputs_added") if place[k]]
@@ -284,7 +285,8 @@ def add_scan_commands(commands) -> None:
                      "of targets that need different fixes); nothing is written when any check fails (exit 2)")
     fix.add_argument("--workaround", nargs="+", action="extend", metavar="CASE=VARIANT",
                      help="with --fix: apply this workaround of the case wherever it is found, whatever the evidence "
-                     "(e.g. p3-residual-add-qdq=identity-qdq after you tried it yourself)")
+                     "(e.g. p3-residual-add-qdq=identity-qdq after you tried it yourself); several for one case are "
+                     "tried in the order given at each place")
     fix.add_argument("--inputs", type=Path, metavar="FILE.npz", help="with --fix: the inputs original and fixed model "
                      "are compared on (one array per model input, named after it); default: N(0, 1) draws")
     fix.add_argument("--seed", type=int, default=0, help="with --fix: the seed of the N(0, 1) draws (default: "

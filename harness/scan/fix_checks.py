@@ -212,27 +212,48 @@ def _rescan(result: Any, fixed: Any, places: Sequence[PlaceFix]) -> dict[str, An
     for place in places:
         case, anchor = place.finding.case.id, place.occurrence.anchor
         now = found.get((case, anchor))
+        form = now.variant.name if now is not None and now.variant is not None else None
         if place.result.build_time and not (place.result.nodes_added or place.result.outputs_added
                                             or place.result.nodes_removed):
-            status.append({"place": anchor, "case": case, "form": now.variant.name if now and now.variant else None,
-                           "state": "unchanged in the file: the workaround is a build setting"})
-            expected.add((case, now.variant.name if now and now.variant else None, anchor))
-            continue
-        if now is None:
+            state = "unchanged in the file: the workaround is a build setting"
+        elif now is None:
             state = "no longer found (the case's matcher does not report this workaround form)"
-        elif now.variant is not None and now.variant.name == place.workaround.name:
-            state = f"found in the workaround form {place.workaround.name}"
-            expected.add((case, now.variant.name, anchor))
+        elif form == place.workaround.name:
+            state = f"found in the workaround form {form}"
         else:
             raise FixFailed(anchor, "rescan", f"{case} is still found here as {now.label}, not in the workaround form "
                             f"{place.workaround.name}")
-        status.append({"place": anchor, "case": case, "form": now.variant.name if now and now.variant else None,
-                       "state": state})
-    before = {(f.case.id, f.variant.name if f.variant else None, o.anchor) for f in result.findings
-              for o in f.occurrences}
-    after = {(f.case.id, f.variant.name if f.variant else None, o.anchor) for f in fixed.findings for o in f.occurrences}
-    new = sorted(after - before - expected, key=str)
-    if new:
-        shown = ", ".join(f"{c}/{v} at {a}" for c, v, a in new)
-        raise FixFailed(new[0][2], "rescan", f"the fixed model has finding(s) the original lacked: {shown}")
-    return {"check": "rescan", "passed": True, "places": status, "findings": len(after)}
+        expected.add((case, form, anchor))
+        status.append({"place": anchor, "case": case, "form": form, "state": state})
+    changed = []
+    original = {(f.case.id, o.anchor): (i, f) for i, f in enumerate(result.findings) for o in f.occurrences}
+    for index, finding in enumerate(fixed.findings):
+        form = finding.variant.name if finding.variant else None
+        for occurrence in finding.occurrences:
+            key = (finding.case.id, occurrence.anchor)
+            before = original.get(key)
+            if (finding.case.id, form, occurrence.anchor) in expected or (
+                    before is not None and before[1].variant is finding.variant):
+                continue
+            if before is None:
+                raise FixFailed(occurrence.anchor, "rescan", f"the fixed model has a finding the original lacked: "
+                                f"{finding.label} at {occurrence.anchor}")
+            worse = [f"{target} {verdict.verdict} (was {result.verdicts[before[0]][target].verdict})"
+                     for target, verdict in fixed.verdicts[index].items()
+                     if _rank(verdict.verdict) < _rank(result.verdicts[before[0]][target].verdict)]
+            if worse:
+                raise FixFailed(occurrence.anchor, "rescan", f"{finding.case.id} changed form here from "
+                                f"{before[1].label} to {finding.label}, which is worse on {', '.join(worse)}")
+            changed.append({"place": occurrence.anchor, "case": finding.case.id, "from": before[1].label,
+                            "to": finding.label, "state": "another form of a case found here before, no worse on "
+                            "these targets"})
+    findings = sum(len(f.occurrences) for f in fixed.findings)
+    return {"check": "rescan", "passed": True, "places": status, "changed_forms": changed, "findings": findings}
+
+
+# Verdicts worst first, as harness.scan.prediction orders them: a changed form may not move a target up this list.
+VERDICT_ORDER = ("blocked", "fallback", "unavailable", "unverified", "likely", "verified", "clear")
+
+
+def _rank(verdict: str) -> int:
+    return VERDICT_ORDER.index(verdict)

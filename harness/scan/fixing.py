@@ -23,37 +23,48 @@ STAGING_DIR = ".fix-staging"
 
 
 @dataclasses.dataclass(frozen=True)
-class Choice:
-    """What --fix does about one finding on one target: a workaround variant, or none and why."""
+class Candidate:
+    """A workaround variant --fix may apply for a finding on a target, and why it may."""
 
-    workaround: Variant | None
-    basis: str  # "observed", "claimed", "your choice" (--workaround), or "" when nothing is applied
+    workaround: Variant
+    basis: str  # "observed", "claimed", or "your choice" (--workaround)
     reason: str
     evidence: tuple[str, ...] = ()  # the workaround's evidence on the target, one sentence each
 
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """What --fix does about one finding on one target: the workarounds to try at each place, best first (the first
+    that the case can rewrite at a place is applied there), or none and why."""
+
+    candidates: tuple[Candidate, ...]
+    reason: str = ""  # why none, when there are none
+
     @property
-    def key(self) -> str | None:
-        return self.workaround.name if self.workaround else None
+    def key(self) -> tuple[str, ...]:
+        return tuple(c.workaround.name for c in self.candidates)
 
 
-def choose(finding: Finding, verdict: Any, overrides: dict[str, str]) -> Choice:
-    """The workaround for ``finding`` on the target of ``verdict`` (a prediction ``Verdict``)."""
+def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]]) -> Choice:
+    """The workarounds for ``finding`` on the target of ``verdict`` (a prediction ``Verdict``)."""
     case, form = finding.case, finding.variant
     if form is not None and form.role == "workaround":
-        return Choice(None, "", f"already in the workaround form {form.name}")
-    chosen = overrides.get(case.id)
-    if chosen is not None:
-        workaround = case.variant(chosen)
-        problem = case.rewrite_problem(workaround, form)
-        if problem:
-            return Choice(None, "", f"your --workaround {chosen} cannot be applied: {problem}")
-        return Choice(workaround, "your choice", f"{chosen}: your choice (--workaround), whatever the evidence says")
+        return Choice((), f"already in the workaround form {form.name}")
+    if case.id in overrides:
+        chosen, problems = [], []
+        for name in overrides[case.id]:
+            problem = case.rewrite_problem(case.variant(name), form)
+            if problem:
+                problems.append(f"your --workaround {name} cannot be applied: {problem}")
+            else:
+                chosen.append(Candidate(case.variant(name), "your choice", f"{name}: your choice (--workaround), "
+                                        "whatever the evidence says"))
+        return Choice(tuple(chosen), "; ".join(problems))
     if verdict.verdict in NOTHING_TO_FIX:
-        return Choice(None, "", f"nothing to fix: {verdict.verdict} here")
+        return Choice((), f"nothing to fix: {verdict.verdict} here")
     if verdict.verdict == "unavailable":
-        return Choice(None, "", "the target is unavailable")
-    reasons = []
-    candidates = []
+        return Choice((), "the target is unavailable")
+    reasons, ranked = [], []
     for check in verdict.workarounds:
         name = check.variant.name
         if check.verdict not in GOOD:
@@ -64,15 +75,13 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, str]) -> Choice:
             reasons.append(f"{name}: {problem}")
             continue
         observed = any(e.kind == "observed" for e in check.evidence)
-        candidates.append(((check.verdict != "verified", not observed), check, observed))
-    if not candidates:
-        if not verdict.workarounds:
-            reasons.append(f"no workaround of {case.id} is known to pass here")
-        return Choice(None, "", "; ".join(reasons))
-    _, check, observed = min(candidates, key=lambda item: item[0])
-    basis = "observed" if observed else "claimed"
-    evidence = tuple(e.describe() for e in check.evidence)
-    return Choice(check.variant, basis, f"{check.variant.name} ({check.verdict}, {basis})", evidence)
+        basis = "observed" if observed else "claimed"
+        candidate = Candidate(check.variant, basis, f"{name} ({check.verdict}, {basis})",
+                              tuple(e.describe() for e in check.evidence))
+        ranked.append(((check.verdict != "verified", not observed), len(ranked), candidate))
+    if not verdict.workarounds:
+        reasons.append(f"no workaround of {case.id} is known to pass here")
+    return Choice(tuple(c for _, _, c in sorted(ranked, key=lambda item: item[:2])), "; ".join(reasons))
 
 
 @dataclasses.dataclass
@@ -84,11 +93,11 @@ class Group:
 
     @property
     def fixes(self) -> dict[int, Choice]:
-        return {i: c for i, c in self.choices.items() if c.workaround is not None}
+        return {i: c for i, c in self.choices.items() if c.candidates}
 
 
 def group_targets(findings: Sequence[Finding], verdicts: Sequence[dict[str, Any]], targets: Sequence[Any],
-                  overrides: dict[str, str]) -> tuple[list[Group], dict[str, str]]:
+                  overrides: dict[str, list[str]]) -> tuple[list[Group], dict[str, str]]:
     """Groups of available targets with the same choices, in target order, and the unavailable targets (id -> why
     they get no model)."""
     groups: dict[tuple, Group] = {}
@@ -102,9 +111,10 @@ def group_targets(findings: Sequence[Finding], verdicts: Sequence[dict[str, Any]
         group = groups.setdefault(key, Group([], choices))
         group.targets.append(target.id)
         for i, choice in choices.items():  # a group's evidence lines: those of every target of it
-            if choice.evidence and choice is not group.choices[i]:
-                group.choices[i] = dataclasses.replace(group.choices[i], evidence=tuple(dict.fromkeys(
-                    group.choices[i].evidence + choice.evidence)))
+            if choice is not group.choices[i]:
+                merged = tuple(dataclasses.replace(mine, evidence=tuple(dict.fromkeys(mine.evidence + theirs.evidence)))
+                               for mine, theirs in zip(group.choices[i].candidates, choice.candidates))
+                group.choices[i] = dataclasses.replace(group.choices[i], candidates=merged)
     return list(groups.values()), skipped
 
 
@@ -147,12 +157,18 @@ def rewrite(loaded: Any, findings: Sequence[Finding], group: Group) -> tuple[Any
         for occurrence in finding.occurrences:
             match = Match(finding.case.id, occurrence.nodes, finding.variant.name if finding.variant else None,
                           occurrence.note)
-            try:
-                result = finding.case.fix(graph, match, choice.workaround)
-            except NoRewrite as err:
-                raise FixFailed(occurrence.anchor, "rewrite", f"{finding.label} -> {choice.workaround.name}: "
-                                f"{err}") from None
-            done.append(PlaceFix(finding, occurrence, choice.workaround, result))
+            problems = []
+            for candidate in choice.candidates:
+                try:
+                    result = finding.case.fix(graph, match, candidate.workaround)
+                except NoRewrite as err:
+                    problems.append(f"{candidate.workaround.name}: {err}")
+                    continue
+                done.append(PlaceFix(finding, occurrence, candidate.workaround, result))
+                break
+            else:
+                raise FixFailed(occurrence.anchor, "rewrite", f"{finding.label}: no workaround applies here: "
+                                + "; ".join(problems))
     graph.toposort()
     model = gs.export_onnx(graph, do_type_check=False)
     original = loaded.model
@@ -187,9 +203,11 @@ class GroupResult:
 
     def to_dict(self, findings: Sequence[Finding]) -> dict[str, Any]:
         not_fixed = [{"finding": findings[i].label, "reason": c.reason} for i, c in self.group.choices.items()
-                     if c.workaround is None]
-        fixes = [{"finding": findings[i].label, "workaround": c.workaround.name, "basis": c.basis,
-                  "reason": c.reason, "evidence": list(c.evidence)} for i, c in self.group.fixes.items()]
+                     if not c.candidates]
+        fixes = [{"finding": findings[i].label, "workarounds": [
+                    {"workaround": w.workaround.name, "basis": w.basis, "reason": w.reason, "evidence": list(w.evidence)}
+                    for w in c.candidates], "passed_over": c.reason or None}
+                 for i, c in self.group.fixes.items()]
         return {"targets": self.group.targets, "model": self.name, "fixes": fixes, "not_fixed": not_fixed,
                 "places": [p.to_dict() for p in self.places], "checks": self.checks,
                 "verdicts": [v.to_dict() for v in self.rescan.model_verdicts] if self.rescan else None,
@@ -232,7 +250,7 @@ def model_names(groups: Sequence[Group]) -> list[str | None]:
     return names
 
 
-def fix_model(result: Any, overrides: dict[str, str], inputs: Any, out_dir: Path,
+def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir: Path,
               rescan: Callable[[Path, list[str]], Any], progress: Callable[[str], None]) -> FixOutcome:
     """Fix the model of the scan ``result``: choose per target, group, rewrite, check, and write the fixed models
     into ``out_dir`` only when every group passed every check. ``inputs`` (fix_checks.ComparisonInputs) feeds the
