@@ -39,6 +39,7 @@ class Choice:
 
     candidates: tuple[Candidate, ...]
     reason: str = ""  # why none, when there are none
+    refused: bool = False  # the user's --workaround for this case cannot be applied to its form at all
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -59,7 +60,7 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]]) -> C
             else:
                 chosen.append(Candidate(case.variant(name), "your choice", f"{name}: your choice (--workaround), "
                                         "whatever the evidence says"))
-        return Choice(tuple(chosen), "; ".join(problems))
+        return Choice(tuple(chosen), "; ".join(problems), refused=not chosen)
     if verdict.verdict in NOTHING_TO_FIX:
         return Choice((), f"nothing to fix: {verdict.verdict} here")
     if verdict.verdict == "unavailable":
@@ -90,6 +91,14 @@ class Group:
 
     targets: list[str]
     choices: dict[int, Choice]  # finding index -> choice (one per finding)
+    reasons: dict[int, dict[str, list[str]]] = dataclasses.field(default_factory=dict)  # why not: reason -> targets
+
+    def why_not(self, index: int) -> str:
+        """Why the finding is left as it is, per target when the targets' reasons differ."""
+        reasons = self.reasons.get(index, {})
+        if len(reasons) == 1:
+            return next(iter(reasons))
+        return "; ".join(f"on {', '.join(targets)}: {reason}" for reason, targets in reasons.items())
 
     @property
     def fixes(self) -> dict[int, Choice]:
@@ -110,6 +119,9 @@ def group_targets(findings: Sequence[Finding], verdicts: Sequence[dict[str, Any]
         key = tuple((i, c.key) for i, c in choices.items())
         group = groups.setdefault(key, Group([], choices))
         group.targets.append(target.id)
+        for i, choice in choices.items():
+            if choice.reason:
+                group.reasons.setdefault(i, {}).setdefault(choice.reason, []).append(target.id)
         for i, choice in choices.items():  # a group's evidence lines: those of every target of it
             if choice is not group.choices[i]:
                 merged = tuple(dataclasses.replace(mine, evidence=tuple(dict.fromkeys(mine.evidence + theirs.evidence)))
@@ -202,11 +214,11 @@ class GroupResult:
     rescan: Any = None  # the ScanResult of the fixed model
 
     def to_dict(self, findings: Sequence[Finding]) -> dict[str, Any]:
-        not_fixed = [{"finding": findings[i].label, "reason": c.reason} for i, c in self.group.choices.items()
-                     if not c.candidates]
+        not_fixed = [{"finding": findings[i].label, "reason": self.group.why_not(i)} for i, c in
+                     self.group.choices.items() if not c.candidates]
         fixes = [{"finding": findings[i].label, "workarounds": [
                     {"workaround": w.workaround.name, "basis": w.basis, "reason": w.reason, "evidence": list(w.evidence)}
-                    for w in c.candidates], "passed_over": c.reason or None}
+                    for w in c.candidates], "passed_over": self.group.why_not(i) or None}
                  for i, c in self.group.fixes.items()]
         return {"targets": self.group.targets, "model": self.name, "fixes": fixes, "not_fixed": not_fixed,
                 "places": [p.to_dict() for p in self.places], "checks": self.checks,
@@ -265,6 +277,10 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
         for group, name in zip(groups, model_names(groups)):
             group_result = GroupResult(group, name)
             outcome.groups.append(group_result)
+            for index, choice in group.choices.items():
+                if choice.refused:
+                    finding = result.findings[index]
+                    raise FixFailed(finding.occurrences[0].anchor, "rewrite", f"{finding.label}: {choice.reason}")
             if name is None:
                 continue
             if result.loaded.external_data:

@@ -1,0 +1,254 @@
+"""``python -m harness scan MODEL --fix``, black-box: on models built around each pattern with user-style names and on
+three real architectures (an EfficientNet-B0 feature extractor, a ResNet-18 and a U-Net, Q/DQ twins as
+pytorch-quantization exports them), the fixed model computes what the original did (checked here again, apart from
+the command's own checks), a second scan finds each place in its workaround form, and bad input writes nothing."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx_graphsurgeon as gs
+import onnxruntime
+import pytest
+
+from tests.models import backbone, efficientnet, resnet, unet
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def scan(*args, cwd: Path | None = None) -> tuple[int, str, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "harness", "scan", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd or REPO, timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def results(out: Path) -> dict:
+    return json.loads((out / "scan.json").read_text())
+
+
+def run(path: Path, feeds: dict) -> dict[str, np.ndarray]:
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
+
+
+def feeds_for(path: Path, seed: int = 7) -> dict[str, np.ndarray]:
+    model = onnx.load(str(path))
+    rng = np.random.default_rng(seed)
+    return {i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
+            for i in model.graph.input}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("fix-models")
+    built = {
+        "yolo-backbone": backbone.build(False),  # implicit INT8, SiLU stem: S1
+        "efficientnet-b0-features-qdq": efficientnet.build(),
+        "resnet18-qdq": resnet.build(),
+        "unet-bn-qdq": unet.build(True, "batch"),
+        "backbone-qdq": backbone.build(True),
+    }
+    paths = {}
+    for name, model in built.items():
+        paths[name] = out / f"{name}.onnx"
+        onnx.save(model, paths[name])
+    return paths
+
+
+def assert_same_outputs(original: Path, fixed: Path, exact: bool) -> None:
+    """The fixed model's original outputs on fresh inputs (not the command's): bit-equal, or close."""
+    feeds = feeds_for(original)
+    before, after = run(original, feeds), run(fixed, feeds)
+    for name, value in before.items():
+        if exact:
+            np.testing.assert_array_equal(after[name], value, err_msg=name)
+        else:
+            cosine = float(np.dot(value.ravel(), after[name].ravel()) /
+                           (np.linalg.norm(value) * np.linalg.norm(after[name])))
+            assert cosine > 0.999, (name, cosine)
+
+
+def test_s1_yolo_backbone_gets_the_conv_outputs_marked_for_the_target_claimed_to_pass(models, tmp_path):
+    out = tmp_path / "out"
+    code, stdout, _ = scan(models["yolo-backbone"], "--targets", "trt86-orin", "--fix", "--out", out)
+    assert code == 0, stdout  # blocked before the fix (exit 1); the fixed model is judged
+    fix = results(out)["fix"]
+    assert fix["status"] == "fixed"
+    places = fix["groups"][0]["places"]
+    assert {p["place"] for p in places} == {backbone.STEM, backbone.DEPTHWISE, backbone.POINTWISE}
+    added = sorted(name for p in places for name in p["outputs_added"])
+    fixed = onnx.load(str(out / "fixed.onnx"))
+    assert sorted(o.name for o in fixed.graph.output[1:]) == added
+    assert fixed.graph.output[0].name == onnx.load(str(models["yolo-backbone"])).graph.output[0].name
+    assert_same_outputs(models["yolo-backbone"], out / "fixed.onnx", exact=True)
+    checks = {c["check"]: c for c in fix["groups"][0]["checks"]}
+    assert list(checks) == ["onnx.checker", "interface", "fp32-function", "rescan"]
+    assert all(o["bit_equal"] for o in checks["fp32-function"]["outputs"].values())
+    assert "seed 0" in stdout and "conv-output-marked (likely, claimed)" in stdout
+
+
+def test_p1_efficientnet_gets_an_identity_for_the_target_with_evidence_and_the_other_target_is_told_why_not(
+        models, tmp_path):
+    out = tmp_path / "out"
+    code, stdout, _ = scan(models["efficientnet-b0-features-qdq"], "--targets", "trt85-orin", "trt86-orin", "--fix",
+                           "--out", out)
+    fix = results(out)["fix"]
+    groups = {tuple(g["targets"]): g for g in fix["groups"]}
+    assert set(groups) == {("trt85-orin",), ("trt86-orin",)}
+    assert groups[("trt85-orin",)]["model"] == "fixed.onnx" and groups[("trt86-orin",)]["model"] is None
+    reason = {n["finding"]: n["reason"] for n in groups[("trt86-orin",)]["not_fixed"]}
+    assert reason["p1-dwconv-swish-last-node/as-reported"] == ("identity-successor is unverified here; "
+                                                              "pointwise-conv-successor is unverified here")
+    fixed = onnx.load(str(out / "fixed.onnx"))
+    last = fixed.graph.node[-1]
+    assert last.op_type == "Identity" and last.output[0] == efficientnet.OUTPUT == fixed.graph.output[0].name
+    assert_same_outputs(models["efficientnet-b0-features-qdq"], out / "fixed.onnx", exact=True)
+    assert "no model for trt86-orin: use the model as it is" in stdout
+    assert code == 1  # trt86-orin keeps the failing form: still expected to fail there
+
+
+def test_p3_resnet18_gets_identity_qdq_where_a_quantizer_reads_the_identity_and_qdq_after_add_elsewhere(
+        models, tmp_path):
+    out = tmp_path / "out"
+    code, stdout, stderr = scan(models["resnet18-qdq"], "--targets", "ort-cpu", "--fix", "--workaround",
+                                "p3-residual-add-qdq=identity-qdq", "p3-residual-add-qdq=qdq-after-add", "--out", out)
+    assert code == 0, stdout + stderr
+    group = results(out)["fix"]["groups"][0]
+    applied = {p["place"]: p["workaround"] for p in group["places"]}
+    assert {applied[add] for add in resnet.IDENTITY_ADDS} == {"identity-qdq"}
+    assert {applied[add] for add in resnet.DOWNSAMPLE_ADDS} == {"qdq-after-add"}
+    function = next(c for c in group["checks"] if c["check"] == "fp32-function")
+    figures = next(iter(function["outputs"].values()))
+    assert not figures["bit_equal"] and figures["cosine"] >= 0.999  # one more rounding, declared and bounded
+    assert_same_outputs(models["resnet18-qdq"], out / "fixed.onnx", exact=False)
+    rescan = next(c for c in group["checks"] if c["check"] == "rescan")
+    assert {p["state"] for p in rescan["places"]} == {"found in the workaround form identity-qdq",
+                                                      "found in the workaround form qdq-after-add"}
+
+
+def test_a_workaround_that_cannot_apply_at_a_place_names_it_and_writes_nothing(models, tmp_path):
+    out = tmp_path / "out"
+    code, stdout, stderr = scan(models["resnet18-qdq"], "--targets", "ort-cpu", "--fix", "--workaround",
+                                "p3-residual-add-qdq=identity-qdq", "--out", out)
+    assert code == 2
+    failure = results(out)["fix"]["failure"]
+    assert failure["place"] == resnet.DOWNSAMPLE_ADDS[0] and failure["check"] == "rewrite"
+    assert "no quantizer of the model reads the identity tensor" in failure["message"]
+    assert not list(out.glob("*.onnx")) and not (out / ".fix-staging").exists()
+    assert f"could not be made safely, no fixed model written: {resnet.DOWNSAMPLE_ADDS[0]}" in stderr
+
+
+def test_p5_unet_gets_a_qdq_before_its_nearest_resize_and_computes_the_same_bits(models, tmp_path):
+    out = tmp_path / "out"
+    code, stdout, stderr = scan(models["unet-bn-qdq"], "--targets", "ort-cpu", "--fix", "--workaround",
+                                "p5-resize-qdq=qdq-before-resize", "--out", out)
+    assert code == 0, stdout + stderr
+    place = results(out)["fix"]["groups"][0]["places"][0]
+    assert place["place"] == "/up2/resize/Resize" and len(place["nodes_added"]) == 2
+    assert_same_outputs(models["unet-bn-qdq"], out / "fixed.onnx", exact=True)
+    fixed = onnx.load(str(out / "fixed.onnx"))
+    resize = next(n for n in fixed.graph.node if n.name == "/up2/resize/Resize")
+    writer = next(n for n in fixed.graph.node if resize.input[0] in n.output)
+    assert writer.op_type == "DequantizeLinear"
+
+
+def test_p12_weight_quantizer_output_stays_an_output_with_the_same_values(models, tmp_path):
+    graph = gs.import_onnx(onnx.load(str(models["resnet18-qdq"])))
+    weight_q = next(n for n in graph.nodes if n.name == "/conv1/_weight_quantizer/QuantizeLinear")
+    graph.outputs.append(weight_q.outputs[0])  # exported for debugging, as in the #1864 report
+    user_model = tmp_path / "resnet18-debug.onnx"
+    onnx.save(gs.export_onnx(graph), str(user_model))
+    out = tmp_path / "out"
+    code, stdout, stderr = scan(user_model, "--targets", "ort-cpu", "--fix", "--workaround",
+                                "p12-qdq-internal-assert=no-weight-output", "--out", out)
+    assert code == 0, stdout + stderr
+    assert_same_outputs(user_model, out / "fixed.onnx", exact=True)
+    fixed = gs.import_onnx(onnx.load(str(out / "fixed.onnx")))
+    output = next(t for t in fixed.outputs if t.name == weight_q.outputs[0].name)
+    assert output.inputs[0].op == "Constant"
+    assert next(n for n in fixed.nodes if n.name == weight_q.name).outputs[0].name != output.name
+
+
+def test_s3_depthwise_weights_become_the_float_values_their_qdq_computed(models, tmp_path):
+    out = tmp_path / "out"
+    code, stdout, stderr = scan(models["efficientnet-b0-features-qdq"], "--targets", "ort-cpu", "--fix",
+                                "--workaround", "s3-depthwise-qdq=depthwise-c32-float", "--out", out)
+    assert code == 0, stdout + stderr
+    places = {p["place"]: p for p in results(out)["fix"]["groups"][0]["places"]}
+    assert set(places) == {efficientnet.STAGE1_DEPTHWISE, efficientnet.TAIL_DEPTHWISE}
+    assert all(p["nodes_removed"] for p in places.values())
+    assert_same_outputs(models["efficientnet-b0-features-qdq"], out / "fixed.onnx", exact=True)
+
+
+def test_a_workaround_the_evidence_says_falls_back_is_not_applied(models, tmp_path):
+    out = tmp_path / "out"
+    scan(models["backbone-qdq"], "--targets", "trt86-x86", "--fix", "--out", out)
+    group = results(out)["fix"]["groups"][0]
+    reasons = {n["finding"]: n["reason"] for n in group["not_fixed"]}
+    assert reasons["s3-depthwise-qdq/depthwise-c32-float-qdq-per-channel"] == "depthwise-c32-float is fallback here"
+    assert group["model"] is None and not (out / "fixed.onnx").exists()
+
+
+def test_a_workaround_the_case_cannot_rewrite_into_is_refused_with_its_reason(models, tmp_path):
+    out = tmp_path / "out"
+    code, _, stderr = scan(models["unet-bn-qdq"], "--targets", "ort-cpu", "--fix", "--workaround",
+                           "p5-resize-qdq=implicit-best", "--out", out)
+    failure = results(out)["fix"]["failure"]
+    assert code == 2 and failure["place"] == "/up2/resize/Resize"
+    assert "your --workaround implicit-best cannot be applied: implicit-best changes how the whole model is " \
+        "quantized" in failure["message"]
+    assert not (out / "fixed.onnx").exists()
+
+
+def test_a_model_without_findings_is_left_alone(tmp_path):
+    from tests.models import plain_cnn
+
+    model = tmp_path / "plain.onnx"
+    onnx.save(plain_cnn.build(), str(model))
+    out = tmp_path / "out"
+    code, stdout, _ = scan(model, "--targets", "ort-cpu", "--fix", "--out", out)
+    assert code == 0
+    assert "fix: nothing to fix on the chosen targets: no model written" in stdout
+    assert results(out)["fix"]["status"] == "nothing-to-fix" and not list(out.glob("*.onnx"))
+
+
+def test_comparison_inputs_from_a_file_are_used_and_must_match_the_model(models, tmp_path):
+    good = tmp_path / "good.npz"
+    np.savez(good, images=np.ones((1, 3, 64, 64), np.float32))
+    out = tmp_path / "out"
+    code, stdout, _ = scan(models["yolo-backbone"], "--targets", "trt86-orin", "--fix", "--inputs", good, "--out", out)
+    assert code == 0 and results(out)["fix"]["inputs"] == {"source": str(good)}
+    wrong_name, wrong_shape = tmp_path / "name.npz", tmp_path / "shape.npz"
+    np.savez(wrong_name, image=np.ones((1, 3, 64, 64), np.float32))
+    np.savez(wrong_shape, images=np.ones((1, 3, 32, 32), np.float32))
+    code, _, stderr = scan(models["yolo-backbone"], "--fix", "--inputs", wrong_name, "--out", tmp_path / "o2")
+    assert code == 2 and f"{wrong_name}: its arrays ['image'] do not match the model's inputs ['images']" in stderr
+    code, _, stderr = scan(models["yolo-backbone"], "--fix", "--inputs", wrong_shape, "--out", tmp_path / "o3")
+    assert code == 2 and "array 'images' has shape [1, 3, 32, 32], the model's input 'images' takes [1, 3, 64, 64]" \
+        in stderr
+
+
+def test_fix_options_need_fix_and_name_real_workarounds(models, tmp_path):
+    code, _, stderr = scan(models["yolo-backbone"], "--workaround", "s1-conv-silu=conv-output-marked")
+    assert code == 2 and "add --fix" in stderr
+    code, _, stderr = scan(models["yolo-backbone"], "--fix", "--workaround", "s1-conv-silu=as-reported")
+    assert code == 2 and "s1-conv-silu has no workaround variant 'as-reported'" in stderr
+
+
+def test_the_fixed_model_scans_in_its_workaround_form_and_its_reproducers_run_on_ort_cpu(models, tmp_path):
+    out = tmp_path / "out"
+    scan(models["efficientnet-b0-features-qdq"], "--targets", "trt85-orin", "--fix", "--out", out)
+    again = tmp_path / "again"
+    code, stdout, stderr = scan(out / "fixed.onnx", "--targets", "trt85-orin", "--run", "--run-on", "ort-cpu",
+                                "--out", again, "--jobs", "1")
+    assert code in (0, 1), stdout + stderr  # not damaged: every reproducer ran
+    found = {(f["case"], f["variant"]) for f in results(again)["findings"]}
+    assert ("p1-dwconv-swish-last-node", "identity-successor") in found
+    p1 = next(f for f in results(again)["findings"] if f["case"] == "p1-dwconv-swish-last-node")
+    assert p1["verdicts"]["ort-cpu"]["evidence"][0]["scope"] == "your-layer"
