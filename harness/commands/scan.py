@@ -73,24 +73,32 @@ def cmd_scan(args) -> int:
                           max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
                           fail_on=args.fail_on)
     overrides = _workaround_choices(args.workaround or [])
-    if (args.inputs or args.workaround) and not args.fix:
+    fixing = args.fix or args.to_explicit
+    if (args.inputs or args.workaround) and not fixing:
         raise CommandError("--inputs and --workaround belong to --fix; add --fix")
+    if args.calibration_data and not args.to_explicit:
+        raise CommandError("--calibration-data belongs to --to-explicit; add --to-explicit")
     progress = lambda line: print(line, flush=True)  # noqa: E731
     try:
         import cases  # noqa: F401  (registers the case library: its matchers are what the scan searches)
 
-        result = scan(args.model, options, progress=progress)
+        explicit = _to_explicit(args, out_dir, progress) if args.to_explicit else None
+        result = scan(explicit.path if explicit else args.model, options, progress=progress)
     except (ModelInputError, ObservationsError) as err:
         raise CommandError(str(err)) from None
     data = result.to_dict()
-    outcome = _fix(args, result, options, overrides, out_dir, progress) if args.fix else None
+    outcome = _fix(args, result, options, overrides, out_dir, progress) if fixing else None
     if outcome is not None:
         data["fix"] = outcome.to_dict(result.findings)
         data["exit_code"] = _fix_exit_code(result, outcome)
+    if explicit is not None:
+        data["explicit"] = explicit.report(out_dir, outcome)
     json_path, html_path = write_results(data, out_dir)
     _print_result(data)
     if outcome is not None:
         _print_fix(data["fix"], out_dir)
+    if explicit is not None:
+        _print_explicit(data["explicit"])
     print(f"results: {json_path}, {html_path}")
     for problem in result.problems:
         print(f"warning: {problem}", file=sys.stderr)
@@ -104,6 +112,62 @@ def cmd_scan(args) -> int:
     if outcome is not None and outcome.failure is not None:
         print(f"error: --fix could not be made safely, no fixed model written: {outcome.failure}", file=sys.stderr)
     return data["exit_code"]
+
+
+class _Explicit:
+    """The explicit Q/DQ model --to-explicit wrote, and what its accuracy report needs."""
+
+    def __init__(self, source: Path, path: Path, data, outputs: list[str]):
+        self.source, self.path, self.data, self.outputs = source, path, data, outputs
+
+    def report(self, out_dir: Path, outcome) -> dict:
+        from harness.scan.explicit import accuracy, settings_report
+
+        import onnxruntime
+
+        written = [self.path] + [out_dir / g.name for g in outcome.groups if g.name and outcome.failure is None]
+        return {"from": str(self.source), "model": self.path.name,
+                "quantizer": f"onnxruntime.quantization.quantize_static (onnxruntime {onnxruntime.__version__})",
+                "settings": settings_report(), "calibration": self.data.describe(),
+                "accuracy": {p.name: accuracy(self.source, p, self.data.held_out, self.outputs) for p in written}}
+
+
+def _to_explicit(args, out_dir: Path, progress) -> _Explicit:
+    """Quantize the implicit-INT8 model of ``args.model`` to OUT/explicit.onnx (ModelInputError for a bad model)."""
+    from harness.scan.explicit import RANDOM_WARNING, calibration_data, quantize
+    from harness.scan.fix_checks import InputsError
+    from harness.scan.loading import load_model
+
+    loaded = load_model(args.model)
+    quantizers = [n.name for n in loaded.graph.nodes if n.op in ("QuantizeLinear", "DequantizeLinear")]
+    if quantizers:
+        raise CommandError(f"{args.model}: --to-explicit takes an implicit-INT8 model without Q/DQ; this one has "
+                           f"{len(quantizers)} Q/DQ node(s) ({quantizers[0]}, ...): scan it with --fix instead")
+    try:
+        data = calibration_data(args.calibration_data, loaded.graph.inputs, args.seed)
+    except InputsError as err:
+        raise CommandError(f"--calibration-data {err}") from None
+    if data.warning == RANDOM_WARNING:
+        print(RANDOM_WARNING, file=sys.stderr, flush=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "explicit.onnx"
+    progress(f"--to-explicit: quantizing with onnxruntime quantize_static on {len(data.calibration)} batch(es) of "
+             f"{data.source}")
+    quantize(args.model, path, data)
+    return _Explicit(args.model, path, data, [t.name for t in loaded.graph.outputs])
+
+
+def _print_explicit(explicit: dict) -> None:
+    calibration = explicit["calibration"]
+    print(f"explicit: {explicit['model']} from {explicit['from']} by {explicit['quantizer']}, calibrated on "
+          f"{calibration['calibration_batches']} batch(es) of {calibration['source']}")
+    for model, outputs in explicit["accuracy"].items():
+        for name, f in outputs.items():
+            sqnr = "exact" if f["sqnr_db"] is None else f"{f['sqnr_db']} dB"
+            print(f"  accuracy of {model} vs FP32 on {calibration['held_out_batches']} held-out batch(es), output "
+                  f"{name}: cosine {f['cosine']}, SQNR {sqnr}, max abs error {f['max_abs_error']:.4g}")
+    if calibration["warning"]:
+        print(calibration["warning"], file=sys.stderr)
 
 
 def _workaround_choices(pairs: list[str]) -> dict[str, list[str]]:
@@ -147,7 +211,7 @@ def _fix(args, result, options, overrides, out_dir, progress):
     def rescan(path, target_ids):
         return scan(path, dataclasses.replace(options, targets=[matrix[t] for t in target_ids], run_targets=()))
 
-    return fix_model(result, overrides, inputs, out_dir, rescan, progress)
+    return fix_model(result, overrides, inputs, out_dir, rescan, progress, migrating=args.to_explicit)
 
 
 def _fix_exit_code(result, outcome) -> int:
@@ -291,4 +355,11 @@ def add_scan_commands(commands) -> None:
                      "are compared on (one array per model input, named after it); default: N(0, 1) draws")
     fix.add_argument("--seed", type=int, default=0, help="with --fix: the seed of the N(0, 1) draws (default: "
                      "%(default)s)")
+    fix.add_argument("--to-explicit", action="store_true", help="TensorRT 11 migration: quantize an implicit-INT8 "
+                     "model (no Q/DQ) to explicit Q/DQ (ONNX Runtime's quantize_static, settings chosen for TensorRT, "
+                     "listed in scan.json) into OUT/explicit.onnx, then scan it and --fix it, and report the accuracy "
+                     "against FP32 per output (cosine, SQNR, max abs error) on held-out batches")
+    fix.add_argument("--calibration-data", type=Path, metavar="DIR", help="with --to-explicit: .npz files, one "
+                     "batch each, arrays named after the model's inputs; the last fifth is held out for accuracy "
+                     "(default: N(0, 1) draws, for build testing only)")
     p.set_defaults(func=cmd_scan)

@@ -10,6 +10,7 @@ check of any group fails, no fixed model is written.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import shutil
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -46,8 +47,12 @@ class Choice:
         return tuple(c.workaround.name for c in self.candidates)
 
 
-def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]]) -> Choice:
-    """The workarounds for ``finding`` on the target of ``verdict`` (a prediction ``Verdict``)."""
+def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]],
+           own_verdict: Callable[[Variant], Any] | None = None) -> Choice:
+    """The workarounds for ``finding`` on the target of ``verdict`` (a prediction ``Verdict``). With ``own_verdict``
+    (--to-explicit: the Q/DQ placement is ours, not the user's), a failing form also gets the case's workarounds
+    that nothing is known against on the target (``own_verdict(workaround)``: the prediction of the workaround form
+    itself), after those known to pass."""
     case, form = finding.case, finding.variant
     if form is not None and form.role == "workaround":
         return Choice((), f"already in the workaround form {form.name}")
@@ -61,7 +66,8 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]]) -> C
                 chosen.append(Candidate(case.variant(name), "your choice", f"{name}: your choice (--workaround), "
                                         "whatever the evidence says"))
         return Choice(tuple(chosen), "; ".join(problems), refused=not chosen)
-    if verdict.verdict in NOTHING_TO_FIX:
+    migrating = own_verdict is not None and form is not None and form.role == "failing"
+    if verdict.verdict in NOTHING_TO_FIX and not migrating:
         return Choice((), f"nothing to fix: {verdict.verdict} here")
     if verdict.verdict == "unavailable":
         return Choice((), "the target is unavailable")
@@ -80,7 +86,19 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]]) -> C
         candidate = Candidate(check.variant, basis, f"{name} ({check.verdict}, {basis})",
                               tuple(e.describe() for e in check.evidence))
         ranked.append(((check.verdict != "verified", not observed), len(ranked), candidate))
-    if not verdict.workarounds:
+    if migrating:
+        known = {check.variant.name for check in verdict.workarounds}
+        for variant in case.variants:
+            if variant.role != "workaround" or variant.name in known or case.rewrite_problem(variant, form):
+                continue
+            own = own_verdict(variant)
+            if own.verdict in ("blocked", "fallback", "unavailable"):
+                reasons.append(f"{variant.name} is {own.verdict} here")
+                continue
+            basis = "the library's workaround form, placed by --to-explicit"
+            ranked.append(((True, True), len(ranked), Candidate(variant, basis, f"{variant.name} ({own.verdict}, "
+                                                                  f"{basis})", tuple(e.describe() for e in own.evidence))))
+    elif not verdict.workarounds:
         reasons.append(f"no workaround of {case.id} is known to pass here")
     return Choice(tuple(c for _, _, c in sorted(ranked, key=lambda item: item[:2])), "; ".join(reasons))
 
@@ -106,16 +124,18 @@ class Group:
 
 
 def group_targets(findings: Sequence[Finding], verdicts: Sequence[dict[str, Any]], targets: Sequence[Any],
-                  overrides: dict[str, list[str]]) -> tuple[list[Group], dict[str, str]]:
+                  overrides: dict[str, list[str]], own_verdict: Callable[[Finding, Variant, Any], Any] | None = None
+                  ) -> tuple[list[Group], dict[str, str]]:
     """Groups of available targets with the same choices, in target order, and the unavailable targets (id -> why
-    they get no model)."""
+    they get no model). ``own_verdict(finding, workaround, target)``: see :func:`choose`."""
     groups: dict[tuple, Group] = {}
     skipped = {}
     for target in targets:
         if not target.available:
             skipped[target.id] = f"unavailable: {target.reason}"
             continue
-        choices = {i: choose(f, verdicts[i][target.id], overrides) for i, f in enumerate(findings)}
+        choices = {i: choose(f, verdicts[i][target.id], overrides, None if own_verdict is None else
+                             functools.partial(own_verdict, f, target=target)) for i, f in enumerate(findings)}
         key = tuple((i, c.key) for i, c in choices.items())
         group = groups.setdefault(key, Group([], choices))
         group.targets.append(target.id)
@@ -263,13 +283,16 @@ def model_names(groups: Sequence[Group]) -> list[str | None]:
 
 
 def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir: Path,
-              rescan: Callable[[Path, list[str]], Any], progress: Callable[[str], None]) -> FixOutcome:
+              rescan: Callable[[Path, list[str]], Any], progress: Callable[[str], None],
+              migrating: bool = False) -> FixOutcome:
     """Fix the model of the scan ``result``: choose per target, group, rewrite, check, and write the fixed models
     into ``out_dir`` only when every group passed every check. ``inputs`` (fix_checks.ComparisonInputs) feeds the
-    ONNX Runtime comparison; ``rescan(path, target ids)`` scans a fixed model."""
+    ONNX Runtime comparison; ``rescan(path, target ids)`` scans a fixed model. ``migrating`` (--to-explicit): failing
+    forms also get workarounds nothing is known against (see :func:`choose`)."""
     from harness.scan import fix_checks
 
-    groups, skipped = group_targets(result.findings, result.verdicts, result.options.targets, overrides)
+    own_verdict = functools.partial(_own_verdict, result.observations) if migrating else None
+    groups, skipped = group_targets(result.findings, result.verdicts, result.options.targets, overrides, own_verdict)
     outcome = FixOutcome([], skipped, inputs.describe())
     staging = Path(out_dir) / STAGING_DIR
     shutil.rmtree(staging, ignore_errors=True)
@@ -302,3 +325,10 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return outcome
+
+
+def _own_verdict(observations: Any, finding: Finding, workaround: Variant, target: Any) -> Any:
+    """The prediction for ``finding``'s places in ``workaround``'s form on ``target``."""
+    from harness.scan.prediction import predict
+
+    return predict(Finding(finding.case, workaround, finding.occurrences), target, observations)
