@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -42,7 +43,13 @@ SETTINGS: dict[str, tuple[Any, str]] = {
     "QDQOpTypePerChannelSupportToAxis": ({"ConvTranspose": 0}, "ConvTranspose weights per channel on axis 0: axis 1 "
                                          "(the output channels) is P2's failing form, axis 0 its workaround "
                                          "(https://github.com/NVIDIA/TensorRT/issues/1694)"),
+    "OpTypesToExcludeOutputQuantization": (list(QUANTIZED_OPS), "no Q/DQ on the outputs of those layers: TensorRT "
+                                           "fuses a conv with the BatchNorm, activation or residual Add after it, and "
+                                           "a Q/DQ in between would keep it from doing so"),
     "QuantizeBias": (False, "biases stay float: TensorRT quantizes them itself from the input and weight scales"),
+    "pre_processing": ("onnxruntime.quantization.quant_pre_process", "BatchNormalization folded into the conv "
+                       "before the weights are quantized (TensorRT folds it too, so the scales must be those of the "
+                       "folded weights), and shapes inferred"),
     "reduce_range": (False, "the 7-bit range is for CPUs without VNNI; TensorRT uses all 8 bits"),
     "calibrate_method": ("MinMax", "the scales cover the whole calibrated range (TensorRT's MinMaxCalibrator does the "
                          "same): nothing seen in calibration is clipped"),
@@ -103,21 +110,40 @@ def quantize(source: Path, target: Path, data: CalibrationData) -> None:
     """Write the explicit Q/DQ model of ``source`` to ``target`` with :data:`SETTINGS`."""
     from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, \
         quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
 
     reader = type("Reader", (_Reader, CalibrationDataReader), {})(data.calibration)
     value = {name: setting[0] for name, setting in SETTINGS.items()}
     extra = {k: value[k] for k in ("ActivationSymmetric", "WeightSymmetric", "QDQOpTypePerChannelSupportToAxis",
-                                   "QuantizeBias")}
+                                   "QuantizeBias", "OpTypesToExcludeOutputQuantization")}
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)  # its advice to run its pre-processing first: the model is shape-inferred already
     try:
-        quantize_static(os.fspath(source), os.fspath(target), reader, quant_format=QuantFormat.QDQ,
-                        op_types_to_quantize=value["op_types_to_quantize"], per_channel=value["per_channel"],
-                        reduce_range=value["reduce_range"], activation_type=QuantType.QInt8,
-                        weight_type=QuantType.QInt8, calibrate_method=CalibrationMethod.MinMax, extra_options=extra)
+        with tempfile.TemporaryDirectory(prefix="trt-matrix-explicit-") as tmp:
+            prepared = Path(tmp) / "prepared.onnx"
+            quant_pre_process(os.fspath(source), os.fspath(prepared))
+            quantize_static(os.fspath(prepared), os.fspath(target), reader, quant_format=QuantFormat.QDQ,
+                            op_types_to_quantize=value["op_types_to_quantize"], per_channel=value["per_channel"],
+                            reduce_range=value["reduce_range"], activation_type=QuantType.QInt8,
+                            weight_type=QuantType.QInt8, calibrate_method=CalibrationMethod.MinMax,
+                            extra_options=extra)
     finally:
         root.setLevel(level)
+    _drop_unused_domains(target)
+
+
+def _drop_unused_domains(path: Path) -> None:
+    """Keep only the opset imports the nodes use (the pre-processing's optimizer declares ONNX Runtime's own
+    domains, com.microsoft and the like, which a TensorRT parser has no use for)."""
+    import onnx
+
+    model = onnx.load(os.fspath(path))
+    used = {node.domain for node in model.graph.node} | {""}
+    kept = [o for o in model.opset_import if o.domain in used or (o.domain == "ai.onnx" and "" in used)]
+    del model.opset_import[:]
+    model.opset_import.extend(kept)
+    onnx.save(model, os.fspath(path))
 
 
 def accuracy(reference: Path, quantized: Path, batches: list[dict[str, np.ndarray]],

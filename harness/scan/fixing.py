@@ -98,6 +98,8 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]],
             basis = "the library's workaround form, placed by --to-explicit"
             ranked.append(((True, True), len(ranked), Candidate(variant, basis, f"{variant.name} ({own.verdict}, "
                                                                   f"{basis})", tuple(e.describe() for e in own.evidence))))
+        if not ranked and not reasons:
+            reasons.append(f"{case.id} has no workaround form in the library")
     elif not verdict.workarounds:
         reasons.append(f"no workaround of {case.id} is known to pass here")
     return Choice(tuple(c for _, _, c in sorted(ranked, key=lambda item: item[:2])), "; ".join(reasons))
