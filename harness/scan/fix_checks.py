@@ -130,8 +130,36 @@ def compare(reference: np.ndarray, fixed: np.ndarray, tolerance: FixTolerance | 
     return figures
 
 
-def check_fixed(result: Any, staged: Path, places: Sequence[PlaceFix], tolerance: FixTolerance | None,
-                inputs: ComparisonInputs, rescan: Callable[[Path], Any]) -> tuple[Any, list[dict[str, Any]]]:
+@dataclasses.dataclass
+class Original:
+    """What the checks need of the original model, taken before any rewrite (the last group rewrites the scan's own
+    graph in place): its file, its interface, the comparison inputs and its outputs on them (run once)."""
+
+    path: Path
+    inputs: list[tuple[str, str | None, list | None]]
+    outputs: list[tuple[str, str | None, list | None]]
+    feeds: dict[str, np.ndarray]
+    _reference: list[np.ndarray] | None = None
+
+    @classmethod
+    def of(cls, loaded: Any, inputs: ComparisonInputs) -> "Original":
+        graph = loaded.graph
+        return cls(loaded.path, [_signature(t) for t in graph.inputs], [_signature(t) for t in graph.outputs],
+                   inputs.arrays(graph.inputs))
+
+    @property
+    def output_names(self) -> list[str]:
+        return [name for name, _, _ in self.outputs]
+
+    def reference(self) -> list[np.ndarray]:
+        if self._reference is None:
+            self._reference = run_onnxruntime(self.path, self.feeds, self.output_names)
+        return self._reference
+
+
+def check_fixed(result: Any, original: Original, staged: Path, places: Sequence[PlaceFix],
+                tolerance: FixTolerance | None, inputs: ComparisonInputs,
+                rescan: Callable[[Path], Any]) -> tuple[Any, list[dict[str, Any]]]:
     """Run the four checks on the fixed model at ``staged``; its scan and the checks passed (name, figures).
     Raises FixFailed naming the place and the check at the first failure."""
     from harness.scan.loading import ModelInputError
@@ -146,8 +174,8 @@ def check_fixed(result: Any, staged: Path, places: Sequence[PlaceFix], tolerance
                         + "; ".join(fixed.loaded.notes))
     checks.append({"check": "onnx.checker", "passed": True,
                    "detail": "onnx.checker on the file and strict shape inference with types checked"})
-    checks.append(_interface(result.loaded.graph, fixed.loaded.graph, places))
-    checks.append(_function(result, staged, places, tolerance, inputs))
+    checks.append(_interface(original, fixed.loaded.graph, places))
+    checks.append(_function(original, staged, places, tolerance, inputs))
     checks.append(_rescan(result, fixed, places))
     return fixed, checks
 
@@ -158,11 +186,11 @@ def _signature(tensor: Any) -> tuple[str, str | None, list | None]:
     return tensor.name, dtype, shape
 
 
-def _interface(original: Any, fixed: Any, places: Sequence[PlaceFix]) -> dict[str, Any]:
-    before_in, after_in = [_signature(t) for t in original.inputs], [_signature(t) for t in fixed.inputs]
+def _interface(original: Original, fixed: Any, places: Sequence[PlaceFix]) -> dict[str, Any]:
+    before_in, after_in = original.inputs, [_signature(t) for t in fixed.inputs]
     if before_in != after_in:
         raise FixFailed(WHOLE, "interface", f"inputs changed: {before_in} -> {after_in}")
-    before, after = [_signature(t) for t in original.outputs], [_signature(t) for t in fixed.outputs]
+    before, after = original.outputs, [_signature(t) for t in fixed.outputs]
     declared = [name for p in places for name in p.result.outputs_added]
     kept = [s for s in after if s[0] not in declared]
     if kept != before:
@@ -175,14 +203,11 @@ def _interface(original: Any, fixed: Any, places: Sequence[PlaceFix]) -> dict[st
             "outputs_added": [{"name": n, "dtype": d, "shape": s} for n, d, s in added]}
 
 
-def _function(result: Any, staged: Path, places: Sequence[PlaceFix], tolerance: FixTolerance | None,
+def _function(original: Original, staged: Path, places: Sequence[PlaceFix], tolerance: FixTolerance | None,
               inputs: ComparisonInputs) -> dict[str, Any]:
-    graph = result.loaded.graph
-    feeds = inputs.arrays(graph.inputs)
-    names = [t.name for t in graph.outputs]
-    reference = reference_outputs(result, feeds, names)
-    fixed = run_onnxruntime(staged, feeds, names)
-    figures = {name: compare(r, f, tolerance) for name, r, f in zip(names, reference, fixed)}
+    names = original.output_names
+    fixed = run_onnxruntime(staged, original.feeds, names)
+    figures = {name: compare(r, f, tolerance) for name, r, f in zip(names, original.reference(), fixed)}
     bad = [name for name, f in figures.items() if not f["within"]]
     wanted = "bit-equal" if tolerance is None else (f"cosine >= {tolerance.min_cosine} and max abs error <= "
                                                     f"{tolerance.max_relative_error:g} x the output's largest magnitude")
@@ -194,15 +219,6 @@ def _function(result: Any, staged: Path, places: Sequence[PlaceFix], tolerance: 
     return {"check": "fp32-function", "passed": True, "wanted": wanted, "inputs": inputs.describe(),
             "tolerance_reason": tolerance.reason if tolerance else "the rewrites only add outputs or Identity nodes, "
             "or compute offline what a node computed", "outputs": figures}
-
-
-def reference_outputs(result: Any, feeds: dict[str, np.ndarray], names: Sequence[str]) -> list[np.ndarray]:
-    """The original model's outputs on ``feeds`` (run once per scan, whatever the number of groups)."""
-    cache = result.__dict__.setdefault("_reference_outputs", {})
-    key = tuple(names)
-    if key not in cache:
-        cache[key] = run_onnxruntime(result.loaded.path, feeds, names)
-    return cache[key]
 
 
 def _rescan(result: Any, fixed: Any, places: Sequence[PlaceFix]) -> dict[str, Any]:

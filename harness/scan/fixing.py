@@ -179,12 +179,13 @@ class FixFailed(Exception):
         self.place, self.check, self.message = place, check, message
 
 
-def rewrite(loaded: Any, findings: Sequence[Finding], group: Group) -> tuple[Any, list[PlaceFix]]:
-    """A copy of the loaded model with the group's workarounds applied at every place of their findings: the
-    exported onnx.ModelProto and the places done. Raises FixFailed at the first place that cannot be rewritten."""
+def rewrite(loaded: Any, findings: Sequence[Finding], group: Group, in_place: bool) -> tuple[Any, list[PlaceFix]]:
+    """The loaded model (a copy of its graph, or with ``in_place`` the graph itself: copying 50k nodes costs as much
+    as importing them) with the group's workarounds applied at every place of their findings: the exported
+    onnx.ModelProto and the places done. Raises FixFailed at the first place that cannot be rewritten."""
     import onnx_graphsurgeon as gs
 
-    graph = loaded.graph.copy()
+    graph = loaded.graph if in_place else loaded.graph.copy()
     done = []
     for index, choice in group.fixes.items():
         finding = findings[index]
@@ -296,10 +297,13 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
     own_verdict = functools.partial(_own_verdict, result.observations) if migrating else None
     groups, skipped = group_targets(result.findings, result.verdicts, result.options.targets, overrides, own_verdict)
     outcome = FixOutcome([], skipped, inputs.describe())
+    original = fix_checks.Original.of(result.loaded, inputs)
+    names = model_names(groups)
+    last = max((i for i, name in enumerate(names) if name), default=-1)
     staging = Path(out_dir) / STAGING_DIR
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        for group, name in zip(groups, model_names(groups)):
+        for index, (group, name) in enumerate(zip(groups, names)):
             group_result = GroupResult(group, name)
             outcome.groups.append(group_result)
             for index, choice in group.choices.items():
@@ -311,13 +315,13 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
             if result.loaded.external_data:
                 raise FixFailed("(the whole model)", "rewrite", "the model keeps its weights in external data files; "
                                 "--fix does not rewrite such models yet")
-            model, group_result.places = rewrite(result.loaded, result.findings, group)
+            model, group_result.places = rewrite(result.loaded, result.findings, group, in_place=index == last)
             staging.mkdir(parents=True, exist_ok=True)
             staged = staging / name
             fix_checks.save(model, staged)
             progress(f"checking {name} for {', '.join(group.targets)}")
             group_result.rescan, group_result.checks = fix_checks.check_fixed(
-                result, staged, group_result.places, tolerance_of(group_result.places), inputs,
+                result, original, staged, group_result.places, tolerance_of(group_result.places), inputs,
                 lambda path: rescan(path, group.targets))
         for group_result in outcome.groups:
             if group_result.name:
