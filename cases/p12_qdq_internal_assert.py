@@ -189,9 +189,8 @@ class QdqInternalAssert(Case):
             for reader in readers:
                 reader.inputs[reader.inputs.index(tensor)] = inner
             name = rw.unique_name(graph, f"{tensor.name}/Constant")
-            graph.nodes.append(gs.Node("Constant", name=name, outputs=[tensor],
-                                       attrs={"value": gs.Constant(f"{name}/value", values)}))
-            added.append(name)
+            added.append(rw.add_node(graph, gs.Node("Constant", name=name, outputs=[tensor],
+                                                    attrs={"value": gs.Constant(f"{name}/value", values)})))
         return FixResult(nodes_added=added, note=f"output(s) {', '.join(t.name for t in visible)} now written by "
                          f"{', '.join(added)} (the same values, computed offline); the weight Q/DQ of {q.name} "
                          "feeds only its layer")

@@ -15,22 +15,50 @@ import onnx_graphsurgeon as gs
 from cases.model import FixTolerance, NoRewrite
 
 
+class _Index:
+    """A graph's nodes by name and every name taken (nodes and tensors), built once per graph and kept up to date by
+    the helpers here: looking a name up must not walk 50,000 nodes at each of a thousand places."""
+
+    def __init__(self, graph: Any):
+        self.nodes = {node.name: node for node in graph.nodes}
+        self.taken = set(self.nodes) | set(graph.tensors())
+
+
+INDEX_ATTRIBUTE = "_trt_matrix_rewrite_index"  # kept on the graph object itself (a gs.Graph is not hashable)
+
+
+def _index(graph: Any) -> _Index:
+    index = graph.__dict__.get(INDEX_ATTRIBUTE)
+    if index is None:
+        index = graph.__dict__[INDEX_ATTRIBUTE] = _Index(graph)
+    return index
+
+
 def node_named(graph: Any, name: str) -> Any:
     """The node called ``name``; NoRewrite when the graph has none."""
-    for node in graph.nodes:
-        if node.name == name:
-            return node
-    raise NoRewrite(f"the graph has no node {name!r}")
+    node = _index(graph).nodes.get(name)
+    if node is None:
+        raise NoRewrite(f"the graph has no node {name!r}")
+    return node
 
 
 def unique_name(graph: Any, base: str) -> str:
-    """``base``, or ``base~2``, ``base~3``... when a node or tensor of the graph already has that name."""
-    taken = {n.name for n in graph.nodes} | set(graph.tensors())
+    """``base``, or ``base~2``, ``base~3``... when a node or tensor of the graph already has that name (the name is
+    taken from then on)."""
+    taken = _index(graph).taken
     name, count = base, 1
     while name in taken:
         count += 1
         name = f"{base}~{count}"
+    taken.add(name)
     return name
+
+
+def add_node(graph: Any, node: Any) -> str:
+    """Append ``node`` (named with :func:`unique_name`) to the graph; its name."""
+    graph.nodes.append(node)
+    _index(graph).nodes[node.name] = node
+    return node.name
 
 
 def mark_output(graph: Any, tensor: Any) -> str:
@@ -51,9 +79,8 @@ def identity_after(graph: Any, tensor: Any) -> str:
         raise NoRewrite(f"tensor {tensor.name!r} is not written by a node")
     before = gs.Variable(unique_name(graph, f"{tensor.name}_before_identity"), dtype=tensor.dtype, shape=tensor.shape)
     writer.outputs[writer.outputs.index(tensor)] = before
-    name = unique_name(graph, f"{writer.name}/Identity")
-    graph.nodes.append(gs.Node("Identity", name=name, inputs=[before], outputs=[tensor]))
-    return name
+    return add_node(graph, gs.Node("Identity", name=unique_name(graph, f"{writer.name}/Identity"), inputs=[before],
+                                   outputs=[tensor]))
 
 
 def quantizer_of(tensor: Any) -> tuple[Any, Any, int | None] | None:
@@ -83,9 +110,9 @@ def qdq_between(graph: Any, tensor: Any, readers: list[Any], quantizer: tuple[An
     quantized_type = zero_point.values.dtype if zero_point is not None else np.uint8
     q_out = gs.Variable(unique_name(graph, f"{q_name}_output_0"), dtype=quantized_type, shape=tensor.shape)
     dq_out = gs.Variable(unique_name(graph, f"{dq_name}_output_0"), dtype=tensor.dtype, shape=tensor.shape)
-    graph.nodes.append(gs.Node("QuantizeLinear", name=q_name, inputs=[tensor, *params], outputs=[q_out], attrs=attrs))
-    graph.nodes.append(gs.Node("DequantizeLinear", name=dq_name, inputs=[q_out, *params], outputs=[dq_out],
-                               attrs=dict(attrs)))
+    add_node(graph, gs.Node("QuantizeLinear", name=q_name, inputs=[tensor, *params], outputs=[q_out], attrs=attrs))
+    add_node(graph, gs.Node("DequantizeLinear", name=dq_name, inputs=[q_out, *params], outputs=[dq_out],
+                            attrs=dict(attrs)))
     for reader in readers:
         for index, t in enumerate(reader.inputs):
             if t is tensor:
@@ -129,6 +156,7 @@ def remove_unread(graph: Any, nodes: list[Any]) -> list[str]:
         node.inputs.clear()  # unlinks the node from the tensors it reads
         node.outputs.clear()
         graph.nodes.remove(node)
+        _index(graph).nodes.pop(node.name, None)
         removed.append(node.name)
     return removed
 

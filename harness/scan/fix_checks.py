@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -165,6 +166,7 @@ def check_fixed(result: Any, original: Original, staged: Path, places: Sequence[
     from harness.scan.loading import ModelInputError
 
     checks = []
+    started = time.perf_counter()
     try:
         fixed = rescan(staged)
     except ModelInputError as err:
@@ -172,11 +174,14 @@ def check_fixed(result: Any, original: Original, staged: Path, places: Sequence[
     if not fixed.loaded.strict_shapes:
         raise FixFailed(WHOLE, "onnx.checker", "strict shape inference failed on the fixed model: "
                         + "; ".join(fixed.loaded.notes))
-    checks.append({"check": "onnx.checker", "passed": True,
+    checks.append({"check": "onnx.checker", "passed": True, "seconds": round(fixed.timings["load"], 3),
                    "detail": "onnx.checker on the file and strict shape inference with types checked"})
     checks.append(_interface(original, fixed.loaded.graph, places))
-    checks.append(_function(original, staged, places, tolerance, inputs))
-    checks.append(_rescan(result, fixed, places))
+    started = time.perf_counter()
+    checks.append({**_function(original, staged, places, tolerance, inputs),
+                   "seconds": round(time.perf_counter() - started, 3)})
+    checks.append({**_rescan(result, fixed, places), "seconds": round(fixed.timings["match"] +
+                                                                      fixed.timings["predict"], 3)})
     return fixed, checks
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import shutil
+import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -235,6 +236,7 @@ class GroupResult:
     places: list[PlaceFix] = dataclasses.field(default_factory=list)
     checks: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     rescan: Any = None  # the ScanResult of the fixed model
+    rewrite_seconds: float = 0.0  # rewriting, exporting and saving the fixed model
 
     def to_dict(self, findings: Sequence[Finding]) -> dict[str, Any]:
         not_fixed = [{"finding": findings[i].label, "reason": self.group.why_not(i)} for i, c in
@@ -246,7 +248,8 @@ class GroupResult:
         return {"targets": self.group.targets, "model": self.name, "fixes": fixes, "not_fixed": not_fixed,
                 "places": [p.to_dict() for p in self.places], "checks": self.checks,
                 "verdicts": [v.to_dict() for v in self.rescan.model_verdicts] if self.rescan else None,
-                "build_time": list(dict.fromkeys(p.result.build_time for p in self.places if p.result.build_time))}
+                "build_time": list(dict.fromkeys(p.result.build_time for p in self.places if p.result.build_time)),
+                "rewrite_seconds": round(self.rewrite_seconds, 3)}
 
 
 @dataclasses.dataclass
@@ -315,10 +318,12 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
             if result.loaded.external_data:
                 raise FixFailed("(the whole model)", "rewrite", "the model keeps its weights in external data files; "
                                 "--fix does not rewrite such models yet")
+            started = time.perf_counter()
             model, group_result.places = rewrite(result.loaded, result.findings, group, in_place=index == last)
             staging.mkdir(parents=True, exist_ok=True)
             staged = staging / name
             fix_checks.save(model, staged)
+            group_result.rewrite_seconds = time.perf_counter() - started
             progress(f"checking {name} for {', '.join(group.targets)}")
             group_result.rescan, group_result.checks = fix_checks.check_fixed(
                 result, original, staged, group_result.places, tolerance_of(group_result.places), inputs,
