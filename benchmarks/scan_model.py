@@ -219,10 +219,11 @@ def whole_processes(out: Path) -> bool:
         print(f"{name:<12}{'scan':<10}{scan_wall:>8.2f}{scan_cpu:>8.2f}")
         print(f"{name:<12}{'--fix':<10}{fix_wall:>8.2f}{fix_cpu:>8.2f}   {stages}")
         scan_ok = scan_cpu < target
-        fix_ok = group is not None and fix_cpu - ort <= 2 * scan_cpu
-        print(f"  scan under {target:.0f} s: {'met' if scan_ok else 'MISSED'} ({scan_cpu:.2f} CPU s); --fix minus the "
-              f"ORT runs at most twice the scan: {'met' if fix_ok else 'MISSED'} ({fix_cpu - ort:.2f} vs "
-              f"{2 * scan_cpu:.2f} CPU s)")
+        # The ORT runs are single-threaded (harness.scan.fix_checks), so their wall time bounds their CPU time.
+        fix_ok = group is not None and fix_cpu <= 2 * scan_cpu + ort
+        print(f"  scan under {target:.0f} s: {'met' if scan_ok else 'MISSED'} ({scan_cpu:.2f} CPU s); --fix at most "
+              f"twice the scan plus the ORT runs: {'met' if fix_ok else 'MISSED'} ({fix_cpu:.2f} vs 2 x "
+              f"{scan_cpu:.2f} + {ort:.2f} s)")
         ok = ok and scan_ok and fix_ok
     return ok
 

@@ -22,6 +22,7 @@ class _Index:
     def __init__(self, graph: Any):
         self.nodes = {node.name: node for node in graph.nodes}
         self.taken = set(self.nodes) | set(graph.tensors())
+        self.removed: set[int] = set()  # ids of nodes unlinked, still to leave graph.nodes
 
 
 INDEX_ATTRIBUTE = "_trt_matrix_rewrite_index"  # kept on the graph object itself (a gs.Graph is not hashable)
@@ -147,18 +148,28 @@ def constant_value(tensor: Any) -> np.ndarray | None:
 
 def remove_unread(graph: Any, nodes: list[Any]) -> list[str]:
     """Remove those of ``nodes`` whose outputs nothing reads and no graph output is (in the order given, so a
-    chain goes from its reader back); the names of the removed ones."""
+    chain goes from its reader back); the names of the removed ones. They are unlinked at once and leave
+    ``graph.nodes`` at :func:`drop_removed` (one pass for every place, not one per node)."""
     removed = []
     outputs = {id(t) for t in graph.outputs}
+    index = _index(graph)
     for node in nodes:
         if any(t.outputs or id(t) in outputs for t in node.outputs):
             continue
         node.inputs.clear()  # unlinks the node from the tensors it reads
         node.outputs.clear()
-        graph.nodes.remove(node)
-        _index(graph).nodes.pop(node.name, None)
+        index.nodes.pop(node.name, None)
+        index.removed.add(id(node))
         removed.append(node.name)
     return removed
+
+
+def drop_removed(graph: Any) -> None:
+    """Take the nodes :func:`remove_unread` removed out of ``graph.nodes``."""
+    removed = _index(graph).removed
+    if removed:
+        graph.nodes = [node for node in graph.nodes if id(node) not in removed]
+        removed.clear()
 
 
 # The tolerance of a rewrite that adds a Q/DQ pair with a scale the model already uses: the tensor there is rounded

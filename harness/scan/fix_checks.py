@@ -107,6 +107,7 @@ def run_onnxruntime(path: Path, feeds: dict[str, np.ndarray], outputs: Sequence[
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.log_severity_level = 3
+    options.intra_op_num_threads = 1  # one thread: its CPU time is its wall time, comparable with a scan's
     session = onnxruntime.InferenceSession(os.fspath(path), options, providers=["CPUExecutionProvider"])
     return session.run(list(outputs), feeds)
 

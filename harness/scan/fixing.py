@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from cases import rewriting
 from cases.model import FixResult, FixTolerance, Match, NoRewrite, Variant
 from harness.scan.matching import Finding, Occurrence
 
@@ -205,6 +206,7 @@ def rewrite(loaded: Any, findings: Sequence[Finding], group: Group, in_place: bo
             else:
                 raise FixFailed(occurrence.anchor, "rewrite", f"{finding.label}: no workaround applies here: "
                                 + "; ".join(problems))
+    rewriting.drop_removed(graph)
     graph.toposort()
     model = gs.export_onnx(graph, do_type_check=False)
     original = loaded.model
@@ -309,9 +311,9 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
         for index, (group, name) in enumerate(zip(groups, names)):
             group_result = GroupResult(group, name)
             outcome.groups.append(group_result)
-            for index, choice in group.choices.items():
+            for finding_index, choice in group.choices.items():
                 if choice.refused:
-                    finding = result.findings[index]
+                    finding = result.findings[finding_index]
                     raise FixFailed(finding.occurrences[0].anchor, "rewrite", f"{finding.label}: {choice.reason}")
             if name is None:
                 continue
