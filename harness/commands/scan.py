@@ -40,16 +40,25 @@ written as a reproducer (OUT/reproducers: index.json + .onnx + .npz, the layout 
 --run-on targets (default: the matrix's default target). Known workarounds of a pattern are listed per target.
 Writes OUT/scan.json and OUT/scan.html (offline, self-contained).
 
+--fix rewrites the model into the workaround forms with the best evidence on the chosen targets (observed pass, then
+claimed pass; never one that fails or is unverified there) with each case's own rewrite, checks the result (checker
+and strict shapes, same inputs and outputs, the same FP32 outputs on ONNX Runtime, a second scan) and writes
+OUT/fixed.onnx, one per group of targets that need different fixes. It never changes your weights or scales.
+--to-explicit first quantizes an implicit-INT8 model to explicit Q/DQ for TensorRT 11 (OUT/explicit.onnx).
+
 Exit status: {EXIT_OK} nothing chosen fails, {EXIT_FAILS} some target is blocked (--fail-on: also fallback, or also
 unverified), {EXIT_USAGE} bad input (not an ONNX file, a truncated file, an opset too new for the installed onnx,
 missing external data, an unknown target or results path), {EXIT_BROKEN} the evidence was damaged (bad lines in a
 --results file, a matcher that failed, infra-error cells in --run): the verdicts use what could be read, and
-{EXIT_BROKEN} wins over {EXIT_FAILS}.
+{EXIT_BROKEN} wins over {EXIT_FAILS}. With --fix the status is computed on the fixed models, and {EXIT_USAGE} when the fix could
+not be made safely (the place and the check are named, nothing is written).
 
   python -m harness scan model.onnx --results out/results.jsonl
   python -m harness scan model.onnx --targets trt86-orin trt100-orin --results ~/trt-matrix/history --fail-on fallback
   python -m harness scan model.onnx --run --out out/scan/model
   python -m harness scan model.onnx --run --run-on ort-cpu trt86-orin --targets trt86-orin
+  python -m harness scan model.onnx --fix --targets trt86-orin trt100-x86 --inputs sample.npz
+  python -m harness scan fp32_model.onnx --to-explicit --calibration-data calib/ --targets trt103-orin
 """
 
 

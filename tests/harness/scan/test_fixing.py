@@ -91,6 +91,9 @@ def test_s1_yolo_backbone_gets_the_conv_outputs_marked_for_the_target_claimed_to
     assert list(checks) == ["onnx.checker", "interface", "fp32-function", "rescan"]
     assert all(o["bit_equal"] for o in checks["fp32-function"]["outputs"].values())
     assert "seed 0" in stdout and "conv-output-marked (likely, claimed)" in stdout
+    page = (out / "scan.html").read_text()
+    assert 'data-fix-model="fixed.onnx"' in page and "apply at build time" not in page
+    assert all(f"<code class=\"node\">{p['place']}</code>" in page for p in places)
 
 
 def test_p1_efficientnet_gets_an_identity_for_the_target_with_evidence_and_the_other_target_is_told_why_not(
