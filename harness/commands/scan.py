@@ -63,6 +63,13 @@ not be made safely (the place and the check are named, nothing is written).
 
 
 def cmd_scan(args) -> int:
+    from harness.scan.loading import gc_paused
+
+    with gc_paused():  # the graph's million objects stay alive to the end: collecting them over and over frees nothing
+        return _scan_command(args)
+
+
+def _scan_command(args) -> int:
     from harness.scan.loading import ModelInputError
     from harness.scan.observations import ObservationsError
     from harness.scan.scanner import ScanOptions, scan
