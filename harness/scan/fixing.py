@@ -1,11 +1,11 @@
 """``scan --fix``: rewrite a user's model into the workaround forms the evidence favours on the chosen targets.
 
-Per finding and target, :func:`choose` picks the workaround variant with the best evidence there (observed pass,
-then claimed pass; or the user's ``--workaround`` choice), skipping those that fail or are unverified and those the
-case cannot rewrite, and says why. Targets that end up with the same choices form a group; each group with
-something to fix gets one fixed model. :func:`fix_model` applies each case's ``fix`` at every place of its finding
-on a copy of the graph, and :mod:`harness.scan.fix_checks` checks the result; one transaction: when any rewrite or
-check of any group fails, no fixed model is written.
+Per finding and target, :func:`choose` ranks the case's workaround variants by their evidence there (observed pass,
+then claimed pass; or takes the user's ``--workaround`` choice), skipping those that fail or are unverified and those
+the case cannot rewrite, and says why. Targets that end up with the same choices form a group; each group with
+something to fix gets one fixed model. :func:`fix_model` applies, at every place of a finding, the first of its
+workarounds the case's ``fix`` can rewrite there, and :mod:`harness.scan.fix_checks` checks the result; one
+transaction: when any rewrite or check of any group fails, no fixed model is written.
 """
 from __future__ import annotations
 
@@ -74,32 +74,27 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]],
     if verdict.verdict == "unavailable":
         return Choice((), "the target is unavailable")
     reasons, ranked = [], []
-    for check in verdict.workarounds:
-        name = check.variant.name
-        if check.verdict not in GOOD:
-            reasons.append(f"{name} is {check.verdict} here")
-            continue
-        problem = case.rewrite_problem(check.variant, form)
-        if problem:
-            reasons.append(f"{name}: {problem}")
-            continue
-        observed = any(e.kind == "observed" for e in check.evidence)
-        basis = "observed" if observed else "claimed"
-        candidate = Candidate(check.variant, basis, f"{name} ({check.verdict}, {basis})",
-                              tuple(e.describe() for e in check.evidence))
-        ranked.append(((check.verdict != "verified", not observed), len(ranked), candidate))
-    if migrating:
+    checks = [(check.variant, check.verdict, check.evidence) for check in verdict.workarounds]
+    if migrating:  # every workaround form of the case, with what is known of that form itself on the target
         known = {check.variant.name for check in verdict.workarounds}
-        for variant in case.variants:
-            if variant.role != "workaround" or variant.name in known or case.rewrite_problem(variant, form):
-                continue
-            own = own_verdict(variant)
-            if own.verdict in ("blocked", "fallback", "unavailable"):
-                reasons.append(f"{variant.name} is {own.verdict} here")
-                continue
-            basis = "the library's workaround form, placed by --to-explicit"
-            ranked.append(((True, True), len(ranked), Candidate(variant, basis, f"{variant.name} ({own.verdict}, "
-                                                                  f"{basis})", tuple(e.describe() for e in own.evidence))))
+        checks += [(variant, own.verdict, own.evidence) for variant in case.variants
+                   if variant.role == "workaround" and variant.name not in known
+                   for own in [own_verdict(variant)]]
+    for variant, verdict_there, evidence in checks:
+        if verdict_there not in GOOD and not (migrating and verdict_there == "unverified"):
+            reasons.append(f"{variant.name} is {verdict_there} here")
+            continue
+        problem = case.rewrite_problem(variant, form)
+        if problem:
+            reasons.append(f"{variant.name}: {problem}")
+            continue
+        observed = any(e.kind == "observed" for e in evidence)
+        basis = ("observed" if observed else "claimed") if verdict_there in GOOD else \
+            "the library's workaround form, placed by --to-explicit"
+        candidate = Candidate(variant, basis, f"{variant.name} ({verdict_there}, {basis})",
+                              tuple(e.describe() for e in evidence))
+        ranked.append(((verdict_there != "verified", not observed, verdict_there not in GOOD), len(ranked), candidate))
+    if migrating:
         if not ranked and not reasons:
             reasons.append(f"{case.id} has no workaround form in the library")
     elif not verdict.workarounds:
