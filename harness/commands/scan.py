@@ -224,8 +224,9 @@ def _fix(args, result, options, overrides, out_dir, progress):
     progress(f"--fix: {inputs.text()}")
     matrix = {t.id: t for t in options.targets}
 
-    def rescan(path, target_ids):
-        return scan(path, dataclasses.replace(options, targets=[matrix[t] for t in target_ids], run_targets=()))
+    def rescan(path, target_ids, graph):
+        return scan(path, dataclasses.replace(options, targets=[matrix[t] for t in target_ids], run_targets=()),
+                    graph=graph)
 
     return fix_model(result, overrides, inputs, out_dir, rescan, progress, migrating=args.to_explicit)
 

@@ -145,9 +145,10 @@ class Original:
 
     @classmethod
     def of(cls, loaded: Any, inputs: ComparisonInputs) -> "Original":
-        graph = loaded.graph
-        return cls(loaded.path, [_signature(t) for t in graph.inputs], [_signature(t) for t in graph.outputs],
-                   inputs.arrays(graph.inputs))
+        graph, proto = loaded.graph, loaded.model.graph
+        names = {t.name for t in graph.inputs}  # not the initializers an old IR also lists as inputs
+        return cls(loaded.path, [_file_signature(v) for v in proto.input if v.name in names],
+                   [_file_signature(v) for v in proto.output], inputs.arrays(graph.inputs))
 
     @property
     def output_names(self) -> list[str]:
@@ -177,7 +178,7 @@ def check_fixed(result: Any, original: Original, staged: Path, places: Sequence[
                         + "; ".join(fixed.loaded.notes))
     checks.append({"check": "onnx.checker", "passed": True, "seconds": round(fixed.timings["load"], 3),
                    "detail": "onnx.checker on the file and strict shape inference with types checked"})
-    checks.append(_interface(original, fixed.loaded.graph, places))
+    checks.append(_interface(original, fixed.loaded.model.graph, places))
     started = time.perf_counter()
     checks.append({**_function(original, staged, places, tolerance, inputs),
                    "seconds": round(time.perf_counter() - started, 3)})
@@ -186,17 +187,25 @@ def check_fixed(result: Any, original: Original, staged: Path, places: Sequence[
     return fixed, checks
 
 
-def _signature(tensor: Any) -> tuple[str, str | None, list | None]:
-    dtype = np.dtype(tensor.dtype).name if tensor.dtype is not None else None
-    shape = [d if isinstance(d, int) else str(d) for d in tensor.shape] if tensor.shape is not None else None
-    return tensor.name, dtype, shape
+def _file_signature(value: Any) -> tuple[str, str | None, list | None]:
+    """(name, dtype, shape) of a graph input or output of a file as shape inference left it (an
+    onnx.ValueInfoProto); a dimension without a value is its symbolic name, or "?"."""
+    from onnx import helper
+
+    tensor = value.type.tensor_type
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type)).name if tensor.elem_type else None
+    shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tensor.shape.dim] \
+        if tensor.HasField("shape") else None
+    return value.name, dtype, shape
 
 
 def _interface(original: Original, fixed: Any, places: Sequence[PlaceFix]) -> dict[str, Any]:
-    before_in, after_in = original.inputs, [_signature(t) for t in fixed.inputs]
+    """The fixed file's inputs and outputs (``fixed``: its onnx.GraphProto after shape inference) against the
+    original's."""
+    before_in, after_in = original.inputs, [_file_signature(v) for v in fixed.input]
     if before_in != after_in:
         raise FixFailed(WHOLE, "interface", f"inputs changed: {before_in} -> {after_in}")
-    before, after = original.outputs, [_signature(t) for t in fixed.outputs]
+    before, after = original.outputs, [_file_signature(v) for v in fixed.output]
     declared = [name for p in places for name in p.result.outputs_added]
     kept = [s for s in after if s[0] not in declared]
     if kept != before:

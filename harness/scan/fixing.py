@@ -176,10 +176,12 @@ class FixFailed(Exception):
         self.place, self.check, self.message = place, check, message
 
 
-def rewrite(loaded: Any, findings: Sequence[Finding], group: Group, in_place: bool) -> tuple[Any, list[PlaceFix]]:
+def rewrite(loaded: Any, findings: Sequence[Finding], group: Group,
+            in_place: bool) -> tuple[Any, Any, list[PlaceFix]]:
     """The loaded model (a copy of its graph, or with ``in_place`` the graph itself: copying 50k nodes costs as much
-    as importing them) with the group's workarounds applied at every place of their findings: the exported
-    onnx.ModelProto and the places done. Raises FixFailed at the first place that cannot be rewritten."""
+    as importing them) with the group's workarounds applied at every place of their findings: the rewritten graph,
+    the onnx.ModelProto exported from it and the places done. Raises FixFailed at the first place that cannot be
+    rewritten."""
     import onnx_graphsurgeon as gs
 
     graph = loaded.graph if in_place else loaded.graph.copy()
@@ -211,7 +213,7 @@ def rewrite(loaded: Any, findings: Sequence[Finding], group: Group, in_place: bo
     del model.opset_import[:]
     model.opset_import.extend(original.opset_import)
     model.metadata_props.extend(original.metadata_props)
-    return model, done
+    return graph, model, done
 
 
 def tolerance_of(places: Sequence[PlaceFix]) -> FixTolerance | None:
@@ -286,11 +288,12 @@ def model_names(groups: Sequence[Group]) -> list[str | None]:
 
 
 def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir: Path,
-              rescan: Callable[[Path, list[str]], Any], progress: Callable[[str], None],
+              rescan: Callable[[Path, list[str], Any], Any], progress: Callable[[str], None],
               migrating: bool = False) -> FixOutcome:
     """Fix the model of the scan ``result``: choose per target, group, rewrite, check, and write the fixed models
     into ``out_dir`` only when every group passed every check. ``inputs`` (fix_checks.ComparisonInputs) feeds the
-    ONNX Runtime comparison; ``rescan(path, target ids)`` scans a fixed model. ``migrating`` (--to-explicit): failing
+    ONNX Runtime comparison; ``rescan(path, target ids, graph)`` scans a fixed model (checking the file, matching the
+    rewritten graph it was exported from: importing the file again would cost as much as the first import). ``migrating`` (--to-explicit): failing
     forms also get workarounds nothing is known against (see :func:`choose`)."""
     from harness.scan import fix_checks
 
@@ -316,7 +319,8 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
                 raise FixFailed("(the whole model)", "rewrite", "the model keeps its weights in external data files; "
                                 "--fix does not rewrite such models yet")
             started = time.perf_counter()
-            model, group_result.places = rewrite(result.loaded, result.findings, group, in_place=index == last)
+            graph, model, group_result.places = rewrite(result.loaded, result.findings, group,
+                                                        in_place=index == last)
             staging.mkdir(parents=True, exist_ok=True)
             staged = staging / name
             fix_checks.save(model, staged)
@@ -324,7 +328,7 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
             progress(f"checking {name} for {', '.join(group.targets)}")
             group_result.rescan, group_result.checks = fix_checks.check_fixed(
                 result, original, staged, group_result.places, tolerance_of(group_result.places), inputs,
-                lambda path: rescan(path, group.targets))
+                lambda path: rescan(path, group.targets, graph))
         for group_result in outcome.groups:
             if group_result.name:
                 (staging / group_result.name).replace(Path(out_dir) / group_result.name)

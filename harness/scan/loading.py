@@ -58,12 +58,13 @@ def default_opset(model: onnx.ModelProto) -> int:
     return max((o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS), default=0)
 
 
-def load_model(path: Path | str) -> LoadedModel:
+def load_model(path: Path | str, graph: Any = None) -> LoadedModel:
     """Read, check and shape-infer ``path``; raise :class:`ModelInputError` when it cannot be scanned.
 
     The checks and shape inference work on the file (``onnx.checker.check_model`` and
     ``onnx.shape_inference.infer_shapes_path``): no 2 GB protobuf limit, and no round trip of the model through
-    Python, which is what makes a 50k-node model load in seconds.
+    Python, which is what makes a 50k-node model load in seconds. ``graph``, when given, is the file's graph already
+    in onnx-graphsurgeon (the one it was exported from): the file is checked, and not imported again.
     """
     path = Path(path)
     _check_header(path)
@@ -71,6 +72,8 @@ def load_model(path: Path | str) -> LoadedModel:
     model, strict = _inferred_model(path, notes)
     external = _check_external_data(path, model)
     _check_structure(path, model)
+    if graph is not None:
+        return LoadedModel(path, model, graph, external, notes, strict)
     try:
         with gc_paused():  # the importer allocates an object per tensor: collections would only slow it down
             graph = gs.import_onnx(model)
