@@ -244,63 +244,37 @@ def test_fix_options_need_fix_and_name_real_workarounds(models, tmp_path):
     assert code == 2 and "s1-conv-silu has no workaround variant 'as-reported'" in stderr
 
 
-def test_the_fixed_model_scans_in_its_workaround_form_and_its_reproducers_run_on_ort_cpu(models, tmp_path):
+@pytest.mark.parametrize("name, fix, case, form", [
+    ("efficientnet-b0-features-qdq", ["--targets", "trt85-orin"], "p1-dwconv-swish-last-node", "identity-successor"),
+    ("resnet18-qdq", ["--targets", "ort-cpu", "--workaround", "p3-residual-add-qdq=identity-qdq",
+                      "p3-residual-add-qdq=qdq-after-add"], "p3-residual-add-qdq", "qdq-after-add"),
+    ("unet-bn-qdq", ["--targets", "ort-cpu", "--workaround", "p5-resize-qdq=qdq-before-resize"], "p5-resize-qdq",
+     "qdq-before-resize"),
+])
+def test_the_fixed_model_scans_in_its_workaround_form_and_its_reproducers_run_on_ort_cpu(models, tmp_path, name, fix,
+                                                                                         case, form):
     out = tmp_path / "out"
-    scan(models["efficientnet-b0-features-qdq"], "--targets", "trt85-orin", "--fix", "--out", out)
+    code, stdout, stderr = scan(models[name], "--fix", *fix, "--out", out)
+    assert code == 0, stdout + stderr
     again = tmp_path / "again"
-    code, stdout, stderr = scan(out / "fixed.onnx", "--targets", "trt85-orin", "--run", "--run-on", "ort-cpu",
+    code, stdout, stderr = scan(out / "fixed.onnx", "--targets", "ort-cpu", "--run", "--run-on", "ort-cpu",
                                 "--out", again, "--jobs", "1")
     assert code in (0, 1), stdout + stderr  # not damaged: every reproducer ran
-    found = {(f["case"], f["variant"]) for f in results(again)["findings"]}
-    assert ("p1-dwconv-swish-last-node", "identity-successor") in found
-    p1 = next(f for f in results(again)["findings"] if f["case"] == "p1-dwconv-swish-last-node")
-    assert p1["verdicts"]["ort-cpu"]["evidence"][0]["scope"] == "your-layer"
+    fixed = next(f for f in results(again)["findings"] if (f["case"], f["variant"]) == (case, form))
+    assert all(o["reproducer"] and not o["reproducer"].get("problem") for o in fixed["occurrences"])
+    assert fixed["verdicts"]["ort-cpu"]["evidence"][0]["scope"] == "your-layer"
 
 
-def test_p13_a_build_setting_is_said_as_such_and_the_file_keeps_its_graph(tmp_path):
-    model = resnet.build(False)
-    for value in (*model.graph.input, *model.graph.output):
-        value.type.tensor_type.shape.dim[0].dim_param = "batch"  # exported with a dynamic batch
-    del model.graph.value_info[:]
-    path = tmp_path / "resnet18-dynamic.onnx"
-    onnx.save(onnx.shape_inference.infer_shapes(model, strict_mode=True), str(path))
+def test_a_rewrite_that_changes_what_the_model_computes_is_refused_and_nothing_is_written(models, tmp_path):
+    model = onnx.load(str(models["resnet18-qdq"]))
+    scale = next(i for i in model.graph.initializer if i.name == "/layer1/layer1.0/conv1/_input_quantizer/scale")
+    scale.CopyFrom(onnx.numpy_helper.from_array(np.array(1e-3, np.float32), scale.name))  # a badly calibrated scale
+    user_model = tmp_path / "resnet18-clipping.onnx"
+    onnx.save(model, str(user_model))
     out = tmp_path / "out"
-    code, stdout, stderr = scan(path, "--targets", "ort-cpu", "--fix", "--workaround",
-                                "p13-dynamic-batch-calibration=calibration-profile-set", "--out", out)
-    assert code == 0, stdout + stderr
-    group = results(out)["fix"]["groups"][0]
-    (place,) = [p for p in group["places"] if p["case"] == "p13-dynamic-batch-calibration"]
-    assert place["build_time"].startswith("add a second optimization profile") and not place["nodes_added"]
-    assert "apply at build time: add a second optimization profile" in stdout
-    rescan = next(c for c in group["checks"] if c["check"] == "rescan")
-    assert rescan["places"][0]["state"] == "unchanged in the file: the workaround is a build setting"
-    assert [n.op_type for n in onnx.load(str(out / "fixed.onnx")).graph.node] == \
-        [n.op_type for n in onnx.load(str(path)).graph.node]
-
-
-def test_p6_attention_scores_get_qdq_from_the_quantizers_that_already_read_their_inputs(tmp_path):
-    from cases import _graphs as g
-
-    graph = gs.Graph(name="user-attention", opset=17)
-    tokens = g.graph_input("tokens", (1, 16, 32))
-    graph.inputs.append(tokens)
-    query = g.torch_node(graph, "Relu", "/attn/q_act", [tokens])
-    key_t = g.torch_node(graph, "Transpose", "/attn/k_t", [g.torch_node(graph, "Relu", "/attn/k_act", [tokens])],
-                         {"perm": [0, 2, 1]})
-    # each also feeds a quantized projection: (tensor, its last dimension, the projection's output shape)
-    for tensor, fan_in, shape, scope in ((query, 32, (1, 16, 8), "/attn/q_proj"), (key_t, 16, (1, 32, 8), "/attn/k_proj")):
-        x = g.torch_fake_quantize(graph, tensor, f"{scope}/_input_quantizer", g.UNIT_ACTIVATION_SCALE)
-        weight = g.dense_weight(f"{scope}.weight", (fan_in, 8), fan_in=fan_in)
-        w = g.torch_fake_quantize(graph, weight, f"{scope}/_weight_quantizer", g.per_channel_scale(weight.values, 1),
-                                  axis=1)
-        g.mark_output(graph, g.torch_node(graph, "MatMul", scope, [x, w]), shape)
-    g.mark_output(graph, g.torch_node(graph, "MatMul", "/attn/scores", [query, key_t]), (1, 16, 16))
-    path = tmp_path / "attention.onnx"
-    onnx.save(gs.export_onnx(graph.cleanup().toposort()), str(path))
-    out = tmp_path / "out"
-    code, stdout, stderr = scan(path, "--targets", "trt86-orin", "--fix", "--out", out)
-    assert code == 0, stdout + stderr  # act-x-act-qdq-both is claimed to pass on trt86-orin
-    (place,) = results(out)["fix"]["groups"][0]["places"]
-    assert place["place"] == "/attn/scores/MatMul" and place["workaround"] == "act-x-act-qdq-both"
-    assert len(place["nodes_added"]) == 4
-    assert_same_outputs(path, out / "fixed.onnx", exact=False)
+    code, _, stderr = scan(user_model, "--targets", "ort-cpu", "--fix", "--workaround",
+                           "p3-residual-add-qdq=identity-qdq", "p3-residual-add-qdq=qdq-after-add", "--out", out)
+    failure = results(out)["fix"]["failure"]
+    assert code == 2 and failure["check"] == "fp32-function"
+    assert "/layer1/layer1.0/Add (identity-qdq)" in failure["message"]  # the places rewritten are named
+    assert not list(out.glob("*.onnx")) and not (out / ".fix-staging").exists()
