@@ -88,6 +88,8 @@ def test_an_implicit_model_becomes_an_explicit_one_for_tensorrt_11(name, fp32_mo
     data = json.loads((out / "scan.json").read_text())
     explicit = data["explicit"]
     assert explicit["settings"]["ActivationSymmetric"]["value"] is True and explicit["calibration"]["warning"]
+    page = (out / "scan.html").read_text()
+    assert "--to-explicit: <code>explicit.onnx</code>" in page and "WARNING: no --calibration-data" in page
     shipped = final_model(out)
     assert_tensorrt_style_quantization(onnx.load(str(shipped)))
     figures = explicit["accuracy"][shipped.name]
