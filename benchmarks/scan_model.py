@@ -9,11 +9,12 @@ the total; the target (issue 12) is a 50k-node model in seconds.
 Then, as whole processes (interpreter start and imports included, as a user runs it), side by side on the Q/DQ
 models of 5k and 50k nodes: `scan`, and `scan --fix` applying S3's float-weight workaround at every depthwise conv
 (one per unit, so ~1,250 places at 50k; P3's identity-qdq there would be refused: 160 residual units in a row each
-round the identity once more and the output drifts past the tolerance), with its stages from scan.json (rewrite + save, the second scan's load and
-match, the ONNX Runtime runs). Targets (issue 23): a 5k-node scan under 1 s, a 50k-node scan under 4 s, --fix at
-most twice its scan plus the ONNX Runtime runs. Each process's CPU seconds are printed beside its wall seconds:
-on a shared machine only CPU time is comparable. Run it with Python's bytecode cache on (PYTHONDONTWRITEBYTECODE
-unset), as an installed tool runs: the first process writes the cache, so each command runs once before it is timed.
+round the identity once more and the output drifts past the tolerance), with its stages from scan.json (rewrite and
+save, the second scan's load and match, the ONNX Runtime runs). Targets (issue 23): a 5k-node scan under 1 s, a
+50k-node scan under 4 s, --fix at most twice its scan plus the ONNX Runtime runs. Each process's CPU seconds are
+printed beside its wall seconds: on a shared machine only CPU time is comparable. Run it with Python's bytecode cache
+on (PYTHONDONTWRITEBYTECODE unset), as an installed tool runs: each command runs once, writing the cache, before it
+is timed.
 
     python benchmarks/scan_model.py [--sizes 5000 20000 50000] [--keep DIR] [--processes-only]
 """

@@ -132,7 +132,7 @@ class ImplicitLifecycle(Case):
 
     @classmethod
     def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
-        return ('the workaround is the migration to explicit Q/DQ: use --to-explicit')
+        return ("the workaround is the migration to explicit Q/DQ: use --to-explicit")
 
     @classmethod
     def find(cls, graph: Any) -> list[Match]:

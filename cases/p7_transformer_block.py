@@ -180,7 +180,8 @@ class TransformerBlock(Case):
 
     @classmethod
     def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
-        return ('the workarounds re-quantize the model (explicit Q/DQ: use --to-explicit) or re-export it below opset 17; neither is a rewrite of one place')
+        return ("the workarounds re-quantize the model (explicit Q/DQ: use --to-explicit) or re-export it below opset"
+                " 17; neither is a rewrite of one place")
 
     @classmethod
     def find(cls, graph) -> list[Match]:

@@ -199,7 +199,7 @@ class AttentionMyelin(Case):
 
     @classmethod
     def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
-        return ('the workaround quantizes the model explicitly: use --to-explicit')
+        return ("the workaround quantizes the model explicitly: use --to-explicit")
 
     @classmethod
     def find(cls, graph: Any) -> list[Match]:

@@ -256,7 +256,8 @@ class TopkHead(Case):
 
     @classmethod
     def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
-        return ("no-topk removes the model's TopK post-processing, which changes its outputs; --fix never does (export without end-to-end NMS)")
+        return ("no-topk removes the model's TopK post-processing, which changes its outputs; --fix never does "
+                "(export without end-to-end NMS)")
 
     @classmethod
     def find(cls, graph: Any) -> list[Match]:

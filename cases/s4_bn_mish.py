@@ -175,7 +175,8 @@ class BnMish(Case):
 
     @classmethod
     def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
-        return ('the workarounds add Q/DQ to an implicit-INT8 model, which needs scales from calibration: use --to-explicit')
+        return ("the workarounds add Q/DQ to an implicit-INT8 model, which needs scales from calibration: use "
+                "--to-explicit")
 
     @classmethod
     def find(cls, graph) -> list[Match]:

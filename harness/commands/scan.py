@@ -50,8 +50,8 @@ Exit status: {EXIT_OK} nothing chosen fails, {EXIT_FAILS} some target is blocked
 unverified), {EXIT_USAGE} bad input (not an ONNX file, a truncated file, an opset too new for the installed onnx,
 missing external data, an unknown target or results path), {EXIT_BROKEN} the evidence was damaged (bad lines in a
 --results file, a matcher that failed, infra-error cells in --run): the verdicts use what could be read, and
-{EXIT_BROKEN} wins over {EXIT_FAILS}. With --fix the status is computed on the fixed models, and {EXIT_USAGE} when the fix could
-not be made safely (the place and the check are named, nothing is written).
+{EXIT_BROKEN} wins over {EXIT_FAILS}. With --fix the status is computed on the fixed models, and {EXIT_USAGE} when
+the fix could not be made safely (the place and the check are named, nothing is written).
 
   python -m harness scan model.onnx --results out/results.jsonl
   python -m harness scan model.onnx --targets trt86-orin trt100-orin --results ~/trt-matrix/history --fail-on fallback

@@ -80,7 +80,8 @@ def read_npz(path: Path, graph_inputs: Sequence[Any]) -> dict[str, np.ndarray]:
     unknown = sorted(set(arrays) - set(expected))
     if missing or unknown:
         raise InputsError(f"{path}: its arrays {sorted(arrays)} do not match the model's inputs {sorted(expected)}"
-                          + (f"; missing {missing}" if missing else "") + (f"; not inputs: {unknown}" if unknown else ""))
+                          + (f"; missing {missing}" if missing else "")
+                          + (f"; not inputs: {unknown}" if unknown else ""))
     for name, tensor in expected.items():
         array, shape = arrays[name], tensor.shape or ()
         fits = array.ndim == len(shape) and all(not isinstance(d, int) or d <= 0 or d == n
@@ -224,8 +225,9 @@ def _function(original: Original, staged: Path, places: Sequence[PlaceFix], tole
     fixed = run_onnxruntime(staged, original.feeds, names)
     figures = {name: compare(r, f, tolerance) for name, r, f in zip(names, original.reference(), fixed)}
     bad = [name for name, f in figures.items() if not f["within"]]
-    wanted = "bit-equal" if tolerance is None else (f"cosine >= {tolerance.min_cosine} and max abs error <= "
-                                                    f"{tolerance.max_relative_error:g} x the output's largest magnitude")
+    wanted = "bit-equal" if tolerance is None else (
+        f"cosine >= {tolerance.min_cosine} and max abs error <= {tolerance.max_relative_error:g} x the output's "
+        "largest magnitude")
     if bad:
         shown = ", ".join(f"{n} (max abs error {figures[n].get('max_abs_error')}, cosine {figures[n].get('cosine')})"
                           for n in bad)

@@ -240,9 +240,9 @@ class GroupResult:
     def to_dict(self, findings: Sequence[Finding]) -> dict[str, Any]:
         not_fixed = [{"finding": findings[i].label, "reason": self.group.why_not(i)} for i, c in
                      self.group.choices.items() if not c.candidates]
-        fixes = [{"finding": findings[i].label, "workarounds": [
-                    {"workaround": w.workaround.name, "basis": w.basis, "reason": w.reason, "evidence": list(w.evidence)}
-                    for w in c.candidates], "passed_over": self.group.why_not(i) or None}
+        fixes = [{"finding": findings[i].label, "passed_over": self.group.why_not(i) or None,
+                  "workarounds": [{"workaround": w.workaround.name, "basis": w.basis, "reason": w.reason,
+                                   "evidence": list(w.evidence)} for w in c.candidates]}
                  for i, c in self.group.fixes.items()]
         return {"targets": self.group.targets, "model": self.name, "fixes": fixes, "not_fixed": not_fixed,
                 "places": [p.to_dict() for p in self.places], "checks": self.checks,
@@ -293,8 +293,9 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
     """Fix the model of the scan ``result``: choose per target, group, rewrite, check, and write the fixed models
     into ``out_dir`` only when every group passed every check. ``inputs`` (fix_checks.ComparisonInputs) feeds the
     ONNX Runtime comparison; ``rescan(path, target ids, graph)`` scans a fixed model (checking the file, matching the
-    rewritten graph it was exported from: importing the file again would cost as much as the first import). ``migrating`` (--to-explicit): failing
-    forms also get workarounds nothing is known against (see :func:`choose`)."""
+    rewritten graph it was exported from: importing the file again would cost as much as the first import).
+    ``migrating`` (--to-explicit): failing forms also get workarounds nothing is known against (see :func:`choose`).
+    """
     from harness.scan import fix_checks
 
     own_verdict = functools.partial(_own_verdict, result.observations) if migrating else None
