@@ -4,7 +4,5 @@ One concern per module: :mod:`loading` reads and checks the model, :mod:`summary
 finds the library's patterns in it, :mod:`observations` reads the observed records the user points at,
 :mod:`prediction` turns evidence into a verdict per target, :mod:`extraction` cuts a matched subgraph out of the
 model, :mod:`reproducers` writes those as a cases directory and runs them through the harness, :mod:`scanner` ties
-the steps together and :mod:`writing` writes the JSON and HTML results. ``--fix``: :mod:`fixing` chooses and applies
-the cases' rewrites per group of targets, :mod:`fix_checks` checks a fixed model before it is written, and
-:mod:`explicit` (``--to-explicit``) quantizes an implicit-INT8 model to explicit Q/DQ first.
+the steps together and :mod:`writing` writes the JSON and HTML results.
 """
