@@ -8,7 +8,7 @@ import pkgutil
 
 from cases.model import Case, Match, all_cases, get_case, iter_variants  # noqa: F401
 
-NOT_CASE_MODULES = frozenset({"model", "generate", "matching"})
+NOT_CASE_MODULES = frozenset({"model", "generate", "matching", "rewriting"})
 
 
 def case_module_names() -> list[str]:

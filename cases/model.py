@@ -201,6 +201,34 @@ class Built:
         return {**dict.fromkeys(self.expected_int8, "int8"), **self.expected_precision}
 
 
+@dataclasses.dataclass(frozen=True)
+class FixTolerance:
+    """How far a rewrite may move the model's original outputs in FP32, per output: at least ``min_cosine`` to the
+    original, and a max abs error at most ``max_relative_error`` of the output's largest magnitude; and why."""
+
+    min_cosine: float
+    max_relative_error: float
+    reason: str
+
+
+@dataclasses.dataclass
+class FixResult:
+    """What one ``Case.fix`` did at one place of a user's graph (the user's node and tensor names)."""
+
+    nodes_added: list[str] = dataclasses.field(default_factory=list)
+    nodes_removed: list[str] = dataclasses.field(default_factory=list)
+    outputs_added: list[str] = dataclasses.field(default_factory=list)
+    # None: the rewrite only adds outputs or Identity nodes, or computes offline what a node computed: the original
+    # outputs must stay bit-equal. Otherwise the tolerance the rewrite declares.
+    tolerance: FixTolerance | None = None
+    build_time: str = ""  # a knob the ONNX file cannot carry: applied at build time, said in the report
+    note: str = ""  # what was done, in a sentence
+
+
+class NoRewrite(Exception):
+    """A case cannot rewrite a place into a workaround form; the message says why (raised before any edit)."""
+
+
 _REGISTRY: dict[str, type["Case"]] = {}
 
 
@@ -256,6 +284,19 @@ class Case:
         A control has no pattern and finds nothing; every pattern case overrides this next to its ``build``.
         """
         return []
+
+    @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        """Why ``fix`` cannot rewrite a user's model (places of the library form ``form``, None when the matcher
+        could not tell) into ``workaround``'s form; None when it can. A case with a rewrite overrides this and
+        ``fix`` next to its ``find``."""
+        return f"case {cls.id} declares no rewrite into its workaround forms"
+
+    @classmethod
+    def fix(cls, graph: Any, match: Match, workaround: Variant) -> FixResult:
+        """Rewrite the place ``match`` of ``graph`` (a user's onnx_graphsurgeon graph) into ``workaround``'s form, in
+        place. Raises :class:`NoRewrite` naming the place when it cannot, before changing anything."""
+        raise NoRewrite(cls.rewrite_problem(workaround) or f"case {cls.id}: no rewrite for {workaround.name}")
 
     @classmethod
     def variant(cls, name: str) -> Variant:

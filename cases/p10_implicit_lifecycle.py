@@ -137,6 +137,10 @@ class ImplicitLifecycle(Case):
         return Built(graph, expected_int8=(CONV,))
 
     @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        return ("the workaround is the migration to explicit Q/DQ: use --to-explicit")
+
+    @classmethod
     def find(cls, graph: Any) -> list[Match]:
         """The whole model, when it has no Q/DQ node: TensorRT can then make it INT8 only through a calibrator."""
         if not graph.nodes or any(node.op in QDQ_OPS for node in graph.nodes):

@@ -33,7 +33,8 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases.matching import is_constant, is_graph_output
-from cases.model import Built, Case, Match, Tolerance, Variant
+from cases import rewriting as rw
+from cases.model import Built, Case, FixResult, Match, NoRewrite, Tolerance, Variant
 
 WEIGHT_OUTPUT_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/1864"
 ADD_QDQ_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/1574"
@@ -158,6 +159,45 @@ class QdqInternalAssert(Case):
         right = g.torch_fake_quantize(graph, right, "/add/_right_quantizer", g.UNIT_ACTIVATION_SCALE)
         g.mark_output(graph, g.node(graph, "Add", "/Add", [left, right], "/Add_output_0"), out_shape)
         return Built(graph, expected_int8=("/left/Conv", "/right/Conv"))
+
+    @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        if workaround.name == "no-weight-output":
+            return None if form is None or form.params.get("form") == "conv" else (
+                "no-weight-output is the workaround of the weight-output forms")
+        return f"{workaround.name} removes a quantizer of the model, which changes its scales; --fix never does"
+
+    @classmethod
+    def fix(cls, graph: Any, match: Match, workaround: Variant) -> FixResult:
+        """The weight quantizer's tensor stays a graph output under its name, with the same values, but computed
+        offline (QuantizeLinear / DequantizeLinear of the constant weight) by a Constant node: the layer's weight
+        Q/DQ writes a tensor of its own that nothing outside reads, so TensorRT can fold it."""
+        problem = cls.rewrite_problem(workaround)
+        if problem:
+            raise NoRewrite(problem)
+        q = rw.node_named(graph, match.nodes[0])
+        dqs = [c for c in q.outputs[0].outputs if c.op == "DequantizeLinear"]
+        visible = [t for t in [q.outputs[0], *(dq.outputs[0] for dq in dqs)] if is_graph_output(graph, t)]
+        if not visible:
+            raise NoRewrite(f"no tensor of the weight quantizer {q.name} is a graph output")
+        added = []
+        for tensor in visible:
+            values = rw.constant_value(tensor)
+            if values is None:
+                raise NoRewrite(f"{tensor.name} cannot be computed offline (its scale or weight is not constant)")
+            writer = tensor.inputs[0]
+            inner = gs.Variable(rw.unique_name(graph, f"{tensor.name}_internal"), dtype=tensor.dtype,
+                                shape=tensor.shape)
+            readers = list(tensor.outputs)
+            writer.outputs[writer.outputs.index(tensor)] = inner
+            for reader in readers:
+                reader.inputs[reader.inputs.index(tensor)] = inner
+            name = rw.unique_name(graph, f"{tensor.name}/Constant")
+            added.append(rw.add_node(graph, gs.Node("Constant", name=name, outputs=[tensor],
+                                                    attrs={"value": gs.Constant(f"{name}/value", values)})))
+        return FixResult(nodes_added=added, note=f"output(s) {', '.join(t.name for t in visible)} now written by "
+                         f"{', '.join(added)} (the same values, computed offline); the weight Q/DQ of {q.name} "
+                         "feeds only its layer")
 
     @classmethod
     def find(cls, graph: Any) -> list[Match]:

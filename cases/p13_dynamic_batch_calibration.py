@@ -30,7 +30,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases.matching import QDQ_OPS
-from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
+from cases.model import Built, Case, Claim, FixResult, Knobs, Match, NoRewrite, Tolerance, Variant
 
 BATCH_QUESTION = "https://github.com/NVIDIA/TensorRT/issues/2561"
 LARGER_BATCHES = "https://github.com/NVIDIA/TensorRT/issues/4481"
@@ -145,6 +145,20 @@ class DynamicBatchCalibration(Case):
                          g.conv_attrs(3, pad=1))
         g.mark_output(graph, g.torch_node(graph, "Relu", "/act", [y]), ("batch", CHANNELS_OUT, SIZE, SIZE))
         return Built(graph, expected_int8=("/conv/Conv",))
+
+    @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        return None if workaround.knobs.calibration_profile is not None else f"{workaround.name} sets no profile"
+
+    @classmethod
+    def fix(cls, graph: Any, match: Match, workaround: Variant) -> FixResult:
+        """Nothing in the file: the workaround is a build setting, said in the report."""
+        problem = cls.rewrite_problem(workaround)
+        if problem:
+            raise NoRewrite(problem)
+        return FixResult(build_time="add a second optimization profile whose min = opt = max = your calibration "
+                         "batch shape and set it as the calibration profile (IBuilderConfig.set_calibration_profile; "
+                         "trtexec --calibProfile) before calibrating; the ONNX file cannot carry it")
 
     @classmethod
     def find(cls, graph: Any) -> list[Match]:

@@ -23,7 +23,8 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Claim, Match, Tolerance, Variant
+from cases import rewriting as rw
+from cases.model import Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3385"
 
@@ -216,6 +217,26 @@ class DwConvSwishLastNode(Case):
         g.mark_output(graph, y, shape)
         # The convs are the compute nodes: BN folds into the conv and the Swish is pointwise (the log's PWN fusion).
         return Built(graph, expected_int8=tuple(expected))
+
+    @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        if workaround.name == "identity-successor":
+            return None
+        return (f"{workaround.name} adds a computing layer after the graph's end, which changes what the model "
+                "computes; --fix only adds the Identity (identity-successor)")
+
+    @classmethod
+    def fix(cls, graph, match: Match, workaround: Variant) -> FixResult:
+        """An Identity after the last node of the chain, writing the graph output under its own name."""
+        problem = cls.rewrite_problem(workaround)
+        if problem:
+            raise NoRewrite(problem)
+        last = rw.node_named(graph, match.nodes[-1])
+        if last.op == "Identity":
+            raise NoRewrite(f"{last.name} is already an Identity after the chain: the place has the workaround form")
+        identity = rw.identity_after(graph, last.outputs[0])
+        return FixResult(nodes_added=[identity], note=f"Identity {identity} after {last.name}: the graph no longer "
+                         f"ends right after the trailing Q/DQ; the output keeps its name {last.outputs[0].name}")
 
     @classmethod
     def find(cls, graph) -> list[Match]:

@@ -174,6 +174,12 @@ class ConvTransposeQdq(Case):
         return Built(graph, expected_int8=(DECONV,))
 
     @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        return ("every workaround of P2 changes the weights' quantization (axis, folded BatchNorm) or needs a new "
+                "scale (a Q/DQ before the BatchNorm); --fix never changes the scales or weights of your layers: "
+                "re-export from your quantizer with the weight quantized on axis 0 or the BatchNorm folded")
+
+    @classmethod
     def find(cls, graph) -> list[Match]:
         """Every ConvTranspose whose weight reaches it through Q/DQ; the variant follows the weight DQ axis, the
         BatchNorm after it and whether a Q/DQ sits between them."""

@@ -17,7 +17,9 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Match, Tolerance, Variant
+from cases import rewriting as rw
+from cases.model import Built, Case, FixResult, Match, NoRewrite, Tolerance, Variant
+from cases.rewriting import QDQ_ADDED
 
 ADD_FP32 = "https://github.com/NVIDIA/TensorRT/issues/1992"
 QDQ_AFTER_ADD = "https://github.com/NVIDIA/TensorRT/issues/2204"
@@ -129,6 +131,35 @@ class ResidualAddQdq(Case):
         return Built(graph, expected_int8=(CONV, ADD))
 
     @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        return None if workaround.name in ("identity-qdq", "qdq-after-add") else f"no rewrite for {workaround.name}"
+
+    @classmethod
+    def fix(cls, graph, match: Match, workaround: Variant) -> FixResult:
+        """identity-qdq: a Q/DQ pair on the identity branch with the scale of the quantizer that already reads the
+        identity tensor (the block's first conv reads the block input through one). qdq-after-add: a Q/DQ after the
+        Add with the scale of the quantizer that already reads the Add's output, or the ReLU's after it (ReLU
+        commutes with a symmetric quantizer). No new scale is invented: without such a quantizer, NoRewrite."""
+        problem = cls.rewrite_problem(workaround)
+        if problem:
+            raise NoRewrite(problem)
+        add, conv = rw.node_named(graph, match.nodes[0]), rw.node_named(graph, match.nodes[1])
+        if workaround.name == "qdq-after-add":
+            return _qdq_after_add(graph, add)
+        sides = [m.quantized_layer_behind(t, ("Conv",)) for t in add.inputs]
+        identity = add.inputs[0 if sides[0] is not conv else 1]
+        if m.qdq_before(identity):
+            raise NoRewrite(f"the identity of {add.name} already comes through Q/DQ")
+        quantizer = rw.quantizer_of(identity)
+        if quantizer is None:
+            raise NoRewrite(f"no quantizer of the model reads the identity tensor {identity.name} of {add.name}, so "
+                            "there is no scale to quantize it with (--fix never invents one)")
+        added = rw.qdq_between(graph, identity, [add], quantizer, f"{add.name}/residual_quantizer")
+        return FixResult(nodes_added=added, tolerance=QDQ_ADDED, note=f"Q/DQ {added[0]} -> {added[1]} on the identity "
+                         f"{identity.name} of {add.name}, with the scale ({quantizer[0].name}) of the quantizer that "
+                         "already reads that tensor")
+
+    @classmethod
     def find(cls, graph) -> list[Match]:
         """Every Add of a quantized conv path (a Conv with Q/DQ weight, maybe through BatchNorm or a Q/DQ) and a
         non-constant identity; the variant says where Q/DQ sit around it."""
@@ -156,3 +187,20 @@ class ResidualAddQdq(Case):
                      "on the identity, TensorRT runs the Add in FP16/FP32 instead of fusing it INT8 into the conv.",
             ))
         return found
+
+
+def _qdq_after_add(graph, add) -> FixResult:
+    """P3's qdq-after-add rewrite (see ``ResidualAddQdq.fix``)."""
+    out = add.outputs[0]
+    if m.qdq_after(out):
+        raise NoRewrite(f"the output of {add.name} is already quantized")
+    quantizer, source = rw.quantizer_of(out), out
+    relu = m.only_consumer(out)
+    if quantizer is None and relu is not None and relu.op == "Relu":
+        quantizer, source = rw.quantizer_of(relu.outputs[0]), relu.outputs[0]
+    if quantizer is None:
+        raise NoRewrite(f"no quantizer of the model reads the output of {add.name} (or of a ReLU right after it), so "
+                        "there is no scale to quantize it with (--fix never invents one)")
+    added = rw.qdq_between(graph, out, list(out.outputs), quantizer, f"{add.name}/output_quantizer")
+    return FixResult(nodes_added=added, tolerance=QDQ_ADDED, note=f"Q/DQ {added[0]} -> {added[1]} after {add.name}, "
+                     f"with the scale ({quantizer[0].name}) of the quantizer that already reads {source.name}")

@@ -19,7 +19,8 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Knobs, Match, Tolerance, Variant
+from cases import rewriting as rw
+from cases.model import Built, Case, FixResult, Knobs, Match, NoRewrite, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/2976"
 UPSAMPLE_INPUT_QDQ = "https://github.com/NVIDIA/TensorRT/issues/3542"
@@ -129,6 +130,36 @@ class ResizeQdq(Case):
         g.mark_output(graph, y, (1, channels, 2 * SIZE, 2 * SIZE))
         # The two convs and the Resize between them: the question is whether the upsampling path stays INT8.
         return Built(graph, expected_int8=(LATERAL, RESIZE, SMOOTH))
+
+    @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        if workaround.name != "qdq-before-resize":
+            return (f"{workaround.name} changes how the whole model is quantized (implicit INT8): that is not a "
+                    "rewrite of one place")
+        if form is not None and form.params.get("mode", "nearest") != "nearest":  # the bilinear form
+            return "the Q/DQ before a non-nearest Resize changes what it computes; --fix only moves it before nearest"
+        return None
+
+    @classmethod
+    def fix(cls, graph, match: Match, workaround: Variant) -> FixResult:
+        """A Q/DQ before a nearest Resize with the scale of the Q/DQ right after it: nearest resizing copies values,
+        so quantizing before it with the same scale computes the same numbers."""
+        problem = cls.rewrite_problem(workaround)
+        if problem:
+            raise NoRewrite(problem)
+        resize = rw.node_named(graph, match.nodes[0])
+        mode = m.attr(resize, "mode", "nearest")
+        if (mode.decode() if isinstance(mode, bytes) else mode) != "nearest":
+            raise NoRewrite(f"{resize.name} is a {mode} Resize: a Q/DQ before it would change what it computes")
+        if m.qdq_before(resize.inputs[0]):
+            raise NoRewrite(f"{resize.name} already reads its input through Q/DQ")
+        after = m.qdq_after(resize.outputs[0])
+        quantizer = rw.quantizer_of(resize.outputs[0]) if after else None
+        if quantizer is None:
+            raise NoRewrite(f"{resize.name}'s output is not re-quantized by a Q/DQ with a constant scale")
+        added = rw.qdq_between(graph, resize.inputs[0], [resize], quantizer, f"{resize.name}/input_quantizer")
+        return FixResult(nodes_added=added, note=f"Q/DQ {added[0]} -> {added[1]} before {resize.name}, with the scale "
+                         f"of {after[0].name} after it (nearest resizing moves no value off that grid)")
 
     @classmethod
     def find(cls, graph) -> list[Match]:

@@ -17,7 +17,9 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Claim, Match, Tolerance, Variant
+from cases import rewriting as rw
+from cases.model import Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
+from cases.rewriting import QDQ_ADDED
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4322"
 
@@ -98,6 +100,35 @@ class MatMulInt8(Case):
     def build(variant: Variant) -> Built:
         graph = gs.Graph(name=MatMulInt8.id, opset=MatMulInt8.opset)
         return _attention_score(graph, variant.params["qdq"])
+
+    @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        if form is not None and not form.name.startswith("act-x-act"):
+            return f"{workaround.name} is for a MatMul of two activations; the form {form.name} has a weight"
+        return None
+
+    @classmethod
+    def fix(cls, graph, match: Match, workaround: Variant) -> FixResult:
+        """Q/DQ on each activation input of the MatMul that lacks one, with the scale of a quantizer that already
+        reads that tensor."""
+        problem = cls.rewrite_problem(workaround)
+        if problem:
+            raise NoRewrite(problem)
+        matmul = rw.node_named(graph, match.nodes[0])
+        plan = []
+        for tensor in matmul.inputs[:2]:
+            if m.dequantized(tensor) is not None:
+                continue
+            quantizer = rw.quantizer_of(tensor)
+            if quantizer is None:
+                raise NoRewrite(f"no quantizer of the model reads {tensor.name} (input of {matmul.name}), so there is "
+                                "no scale to quantize it with; --fix never invents a scale")
+            plan.append((tensor, quantizer))
+        added = []
+        for index, (tensor, quantizer) in enumerate(plan):
+            added += rw.qdq_between(graph, tensor, [matmul], quantizer, f"{matmul.name}/input_quantizer_{index}")
+        return FixResult(nodes_added=added, tolerance=QDQ_ADDED, note=f"Q/DQ on {len(plan)} input(s) of {matmul.name} "
+                         "with the scales of quantizers that already read them")
 
     @classmethod
     def find(cls, graph) -> list[Match]:

@@ -187,6 +187,11 @@ class TransformerBlock(Case):
         return Built(graph, expected_int8=MATMULS)
 
     @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        return ("the workarounds re-quantize the model (explicit Q/DQ: use --to-explicit) or re-export it below opset"
+                " 17; neither is a rewrite of one place")
+
+    @classmethod
     def find(cls, graph) -> list[Match]:
         """Every Softmax between two MatMuls of activations (the attention core); the variant says whether its
         MatMuls come through Q/DQ, or, in a network without any Q/DQ (implicit PTQ), how the LayerNorm is written."""

@@ -204,6 +204,10 @@ class AttentionMyelin(Case):
         return Built(graph, expected_int8=MATMULS)
 
     @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        return ("the workaround quantizes the model explicitly: use --to-explicit")
+
+    @classmethod
     def find(cls, graph: Any) -> list[Match]:
         """Every MatMul -> Softmax -> MatMul chain with a LayerNorm (the op, or its decomposed form) upstream."""
         matches = []

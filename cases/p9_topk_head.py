@@ -259,6 +259,11 @@ class TopkHead(Case):
         return Built(graph, expected_int8=expected)
 
     @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        return ("no-topk removes the model's TopK post-processing, which changes its outputs; --fix never does "
+                "(export without end-to-end NMS)")
+
+    @classmethod
     def find(cls, graph: Any) -> list[Match]:
         """Every TopK fed by a conv (a detection head ranking anchors), with the TopKs downstream of it."""
         matches = []

@@ -14,7 +14,8 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
+from cases import rewriting as rw
+from cases.model import Built, Case, Claim, FixResult, Knobs, Match, NoRewrite, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3640"
 MINMAX_REPORT = "https://github.com/maggiez0138/yolov5_quant_sample/issues/11"
@@ -173,6 +174,22 @@ class ConvSilu(Case):
         # Sigmoid and Mul are pointwise: TensorRT fuses them into the conv (the PWN of the log) or runs them in any
         # precision; whether the conv itself stays INT8 is what the pattern is about.
         return Built(graph, expected_int8=(CONV,))
+
+    @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        return None if workaround.knobs.extra_outputs else f"{workaround.name} is not an extra-output workaround"
+
+    @classmethod
+    def fix(cls, graph, match: Match, workaround: Variant) -> FixResult:
+        """Mark the conv (or sigmoid) output of this SiLU as a graph output, the knob ``extra_outputs`` carried by
+        the ONNX file itself: TensorRT's parser marks every graph output."""
+        if workaround.name not in ("conv-output-marked", "sigmoid-output-marked"):
+            raise NoRewrite(cls.rewrite_problem(workaround) or f"no rewrite for {workaround.name}")
+        conv, sigmoid = (rw.node_named(graph, name) for name in match.nodes[:2])
+        marked = conv if workaround.name == "conv-output-marked" else sigmoid
+        name = rw.mark_output(graph, marked.outputs[0])
+        return FixResult(outputs_added=[name], note=f"{name} ({marked.op} {marked.name}'s output) is now also a graph "
+                         "output, which keeps TensorRT from fusing this Conv + SiLU")
 
     @classmethod
     def find(cls, graph) -> list[Match]:

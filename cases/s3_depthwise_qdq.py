@@ -22,7 +22,8 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Claim, Match, Tolerance, Variant
+from cases import rewriting as rw
+from cases.model import Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4060"
 NVINFER_H = "https://github.com/NVIDIA/TensorRT/blob/release/8.6/include/NvInfer.h"
@@ -155,6 +156,32 @@ class DepthwiseQdq(Case):
         g.mark_output(graph, y, (1, channels, SIZE, SIZE))
         # The conv is the only compute node between the DequantizeLinear and the output.
         return Built(graph, expected_int8=(CONV,))
+
+    @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        if workaround.params.get("weights") == "float":
+            return None
+        return f"{workaround.name} is not a float-weight form"
+
+    @classmethod
+    def fix(cls, graph, match: Match, workaround: Variant) -> FixResult:
+        """The conv reads its weight as the float constant its weight Q/DQ computed (dequantized offline): the same
+        numbers, without the weight Q/DQ TensorRT has no INT8 kernel for in this grouped conv."""
+        problem = cls.rewrite_problem(workaround)
+        if problem:
+            raise NoRewrite(problem)
+        conv = rw.node_named(graph, match.nodes[0])
+        weight = conv.inputs[1]
+        if m.dequantized(weight) is None:
+            raise NoRewrite(f"{conv.name} already reads a float weight")
+        values = rw.constant_value(weight)
+        if values is None:
+            raise NoRewrite(f"{conv.name}'s weight {weight.name} cannot be computed offline")
+        quantizer = m.quantizer_before(weight)[::-1]  # the DQ first: it is unread once the conv no longer reads it
+        conv.inputs[1] = gs.Constant(rw.unique_name(graph, f"{weight.name}_dequantized"), values)
+        removed = rw.remove_unread(graph, quantizer)
+        return FixResult(nodes_removed=removed, note=f"{conv.name} reads its weight as a float constant (the values "
+                         f"its weight Q/DQ computed); removed {', '.join(removed) or 'nothing (still read elsewhere)'}")
 
     @classmethod
     def find(cls, graph) -> list[Match]:

@@ -177,6 +177,11 @@ class BnMish(Case):
         return Built(graph, expected_int8=(CONV,))
 
     @classmethod
+    def rewrite_problem(cls, workaround: Variant, form: Variant | None = None) -> str | None:
+        return ("the workarounds add Q/DQ to an implicit-INT8 model, which needs scales from calibration: use "
+                "--to-explicit")
+
+    @classmethod
     def find(cls, graph) -> list[Match]:
         """Every Mish (the native op, or x * tanh(softplus(x))) whose input is a BatchNormalization or Conv output,
         directly (implicit INT8: no Q/DQ in the model) or through Q/DQ (the explicit workaround forms)."""

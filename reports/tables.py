@@ -5,14 +5,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Any, Iterable, Mapping
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from harness.store.merge import Conflict, find_conflicts
 from harness.store.results_file import UNKNOWN_HOST, cell_key, record_gpu_arch, record_host
 from harness.worker.record import OUTCOMES, agreement
 from reports.case_index import VariantRow
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: a scan page needs none, and it costs 0.5 s
+    import pandas as pd
 
 # What a cell can be: a record of ours, only an upstream claim, nothing, or a column that cannot exist.
 OBSERVED, CLAIMED, NOT_RUN, TARGET_UNAVAILABLE = "observed", "claimed", "not-run", "target-unavailable"
@@ -309,6 +310,8 @@ def make_cell(row: VariantRow, column: Column, record: dict[str, Any] | None,
 def cell_grid(records: Iterable[dict[str, Any]], rows: list[VariantRow], columns: list[Column]) -> pd.DataFrame:
     """Cells indexed by (case, variant), one column per column id; observed cells whose hosts disagree carry the
     conflict."""
+    import pandas as pd
+
     records = list(records)
     by_key = {cell_key(r): r for r in records}
     conflicts = {(c.case, c.variant, c.target): c for c in find_conflicts(records)}
@@ -321,6 +324,8 @@ def cell_grid(records: Iterable[dict[str, Any]], rows: list[VariantRow], columns
 
 def outcome_table(grid: pd.DataFrame) -> pd.DataFrame:
     """The matrix as text: the label of every cell (outcome, 'claimed upstream: ...', 'not run', ...)."""
+    import pandas as pd
+
     labels = [[cell.label for cell in cells] for cells in grid.to_numpy()]
     return pd.DataFrame(labels, index=grid.index, columns=grid.columns)
 
@@ -328,6 +333,8 @@ def outcome_table(grid: pd.DataFrame) -> pd.DataFrame:
 def cell_frame(grid: pd.DataFrame) -> pd.DataFrame:
     """One row per cell: case, variant, target (the column id), kind, outcome, verdict, fallback_count (NaN: not
     observed)."""
+    import pandas as pd
+
     long = pd.DataFrame(
         [(case, variant, target, cell.kind, cell.outcome, cell.verdict, cell.fallback_count)
          for (case, variant), cells in grid.iterrows() for target, cell in cells.items()],

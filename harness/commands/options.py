@@ -17,7 +17,8 @@ EXIT_MEANINGS = {
                      "(scan); a known failure applies to a chosen target (diagnose)",
     EXIT_USAGE: "usage or bad input: an argument out of range, a path that is missing or of the wrong kind, a "
                 "file that is not what the command reads (not a TensorRT log, not engine JSON, not a cases "
-                "directory, a matrix.yaml that breaks its rules); nothing was run",
+                "directory, a matrix.yaml that breaks its rules); nothing was run; or a fix (scan --fix) that "
+                "cannot be made safely: no fixed model written",
     EXIT_BROKEN: "damaged or infra: something the tool wrote is damaged (results lines, run.json, a model or data "
                  "file that fails its index.json hash), records were lost (cells gone since the run before, fewer "
                  "records than run.json counts), or some cell is infra-error; the damage is named and what could "

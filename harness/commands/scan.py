@@ -41,20 +41,36 @@ written as a reproducer (OUT/reproducers: index.json + .onnx + .npz, the layout 
 --run-on targets (default: the matrix's default target). Known workarounds of a pattern are listed per target.
 Writes OUT/scan.json and OUT/scan.html (offline, self-contained).
 
+--fix rewrites the model into the workaround forms with the best evidence on the chosen targets (observed pass, then
+claimed pass; never one that fails or is unverified there) with each case's own rewrite, checks the result (checker
+and strict shapes, same inputs and outputs, the same FP32 outputs on ONNX Runtime, a second scan) and writes
+OUT/fixed.onnx, one per group of targets that need different fixes. It never changes your weights or scales.
+--to-explicit first quantizes an implicit-INT8 model to explicit Q/DQ for TensorRT 11 (OUT/explicit.onnx).
+
 Exit status: {EXIT_OK} nothing chosen fails, {EXIT_FAILS} some target is blocked (--fail-on: also fallback, or also
 unverified), {EXIT_USAGE} bad input (not an ONNX file, a truncated file, an opset too new for the installed onnx,
 missing external data, an unknown target or results path), {EXIT_BROKEN} the evidence was damaged (bad lines in a
 --results file, a matcher that failed, infra-error cells in --run): the verdicts use what could be read, and
-{EXIT_BROKEN} wins over {EXIT_FAILS}.
+{EXIT_BROKEN} wins over {EXIT_FAILS}. With --fix the status is computed on the fixed models, and {EXIT_USAGE} when
+the fix could not be made safely (the place and the check are named, nothing is written).
 
   python -m harness scan model.onnx --results out/results.jsonl
   python -m harness scan model.onnx --targets trt86-orin trt100-orin --results ~/trt-matrix/history --fail-on fallback
   python -m harness scan model.onnx --run --out out/scan/model
   python -m harness scan model.onnx --run --run-on ort-cpu trt86-orin --targets trt86-orin
+  python -m harness scan model.onnx --fix --targets trt86-orin trt100-x86 --inputs sample.npz
+  python -m harness scan fp32_model.onnx --to-explicit --calibration-data calib/ --targets trt103-orin
 """
 
 
 def cmd_scan(args) -> int:
+    from harness.scan.loading import gc_paused
+
+    with gc_paused():  # the graph's million objects stay alive to the end: collecting them over and over frees nothing
+        return _scan_command(args)
+
+
+def _scan_command(args) -> int:
     from harness.scan.loading import ModelInputError
     from harness.scan.observations import ObservationsError
     from harness.scan.scanner import ScanOptions, scan
@@ -72,24 +88,45 @@ def cmd_scan(args) -> int:
     options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,
                           max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
                           fail_on=args.fail_on)
+    overrides = _workaround_choices(args.workaround or [])
+    fixing = args.fix or args.to_explicit
+    if (args.inputs or args.workaround) and not fixing:
+        raise CommandError("--inputs and --workaround belong to --fix; add --fix")
+    if args.calibration_data and not args.to_explicit:
+        raise CommandError("--calibration-data belongs to --to-explicit; add --to-explicit")
+    progress = lambda line: print(line, flush=True)  # noqa: E731
     try:
         import cases  # noqa: F401  (registers the case library: its matchers are what the scan searches)
 
-        result = scan(args.model, options, progress=lambda line: print(line, flush=True))
+        explicit = _to_explicit(args, out_dir, progress) if args.to_explicit else None
+        result = scan(explicit.path if explicit else args.model, options, progress=progress)
     except (ModelInputError, ObservationsError) as err:
         raise CommandError(str(err)) from None
     data = scan_data(result)
+    outcome = _fix(args, result, options, overrides, out_dir, progress) if fixing else None
+    if outcome is not None:
+        data["fix"] = outcome.to_dict(result.findings)
+        data["exit_code"] = _fix_exit_code(result, outcome)
+    if explicit is not None:
+        data["explicit"] = explicit.report(out_dir, outcome)
     json_path, html_path = write_results(data, out_dir)
     _print_result(data)
+    if outcome is not None:
+        _print_fix(data["fix"], out_dir)
+    if explicit is not None:
+        _print_explicit(data["explicit"])
     print(f"results: {json_path}, {html_path}")
     for problem in result.problems:
         print(f"warning: {problem}", file=sys.stderr)
     if result.failing_targets:
-        print(f"expected to fail (--fail-on {args.fail_on}) on {len(result.failing_targets)} target(s): "
+        fixed = " before the fix" if outcome is not None and outcome.status == "fixed" else ""
+        print(f"expected to fail (--fail-on {args.fail_on}) on {len(result.failing_targets)} target(s){fixed}: "
               f"{', '.join(result.failing_targets)}", file=sys.stderr)
     if result.evidence_damaged:
         print("some evidence was damaged or the harness broke (warnings above, infra-error cells in the run): the "
               "verdicts rest on what could be read", file=sys.stderr)
+    if outcome is not None and outcome.failure is not None:
+        print(f"error: --fix could not be made safely, no fixed model written: {outcome.failure}", file=sys.stderr)
     return data["exit_code"]
 
 
@@ -114,6 +151,171 @@ def write_results(data: dict[str, Any], out_dir: Path | str) -> tuple[Path, Path
     json_path = out_dir / JSON_NAME
     json_path.write_text(json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n")
     return json_path, render_scan_page(data, out_dir / HTML_NAME)
+
+
+class _Explicit:
+    """The explicit Q/DQ model --to-explicit wrote, and what its accuracy report needs."""
+
+    def __init__(self, source: Path, path: Path, data, outputs: list[str]):
+        self.source, self.path, self.data, self.outputs = source, path, data, outputs
+
+    def report(self, out_dir: Path, outcome) -> dict:
+        from harness.scan.explicit import accuracy, settings_report
+
+        import onnxruntime
+
+        written = [self.path] + [out_dir / g.name for g in outcome.groups if g.name and outcome.failure is None]
+        return {"from": str(self.source), "model": self.path.name,
+                "quantizer": f"onnxruntime.quantization.quantize_static (onnxruntime {onnxruntime.__version__})",
+                "settings": settings_report(), "calibration": self.data.describe(),
+                "accuracy": {p.name: accuracy(self.source, p, self.data.held_out, self.outputs) for p in written}}
+
+
+def _to_explicit(args, out_dir: Path, progress) -> _Explicit:
+    """Quantize the implicit-INT8 model of ``args.model`` to OUT/explicit.onnx (ModelInputError for a bad model)."""
+    from harness.scan.explicit import RANDOM_WARNING, calibration_data, quantize
+    from harness.scan.fix_checks import InputsError
+    from harness.scan.loading import load_model
+
+    loaded = load_model(args.model)
+    quantizers = [n.name for n in loaded.graph.nodes if n.op in ("QuantizeLinear", "DequantizeLinear")]
+    if quantizers:
+        raise CommandError(f"{args.model}: --to-explicit takes an implicit-INT8 model without Q/DQ; this one has "
+                           f"{len(quantizers)} Q/DQ node(s) ({quantizers[0]}, ...): scan it with --fix instead")
+    try:
+        data = calibration_data(args.calibration_data, loaded.graph.inputs, args.seed)
+    except InputsError as err:
+        raise CommandError(f"--calibration-data {err}") from None
+    if data.warning == RANDOM_WARNING:
+        print(RANDOM_WARNING, file=sys.stderr, flush=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "explicit.onnx"
+    progress(f"--to-explicit: quantizing with onnxruntime quantize_static on {len(data.calibration)} batch(es) of "
+             f"{data.source}")
+    quantize(args.model, path, data)
+    return _Explicit(args.model, path, data, [t.name for t in loaded.graph.outputs])
+
+
+def _print_explicit(explicit: dict) -> None:
+    calibration = explicit["calibration"]
+    print(f"explicit: {explicit['model']} from {explicit['from']} by {explicit['quantizer']}, calibrated on "
+          f"{calibration['calibration_batches']} batch(es) of {calibration['source']}")
+    for model, outputs in explicit["accuracy"].items():
+        for name, f in outputs.items():
+            sqnr = "exact" if f["sqnr_db"] is None else f"{f['sqnr_db']} dB"
+            print(f"  accuracy of {model} vs FP32 on {calibration['held_out_batches']} held-out batch(es), output "
+                  f"{name}: cosine {f['cosine']}, SQNR {sqnr}, max abs error {f['max_abs_error']:.4g}")
+    if calibration["warning"]:
+        print(calibration["warning"], file=sys.stderr)
+
+
+def _workaround_choices(pairs: list[str]) -> dict[str, list[str]]:
+    """--workaround CASE=VARIANT pairs, each naming a case of the library and one of its workaround variants; several
+    for one case are tried in the order given at each place."""
+    from cases.model import get_case
+
+    import cases  # noqa: F401
+
+    chosen = {}
+    for pair in pairs:
+        case_id, _, name = pair.partition("=")
+        try:
+            case = get_case(case_id)
+        except KeyError as err:
+            raise CommandError(f"--workaround {pair}: {err.args[0]}") from None
+        workarounds = [v.name for v in case.variants if v.role == "workaround"]
+        if name not in workarounds:
+            raise CommandError(f"--workaround {pair}: {case_id} has no workaround variant {name!r}; its workarounds: "
+                               f"{', '.join(workarounds) or '(none)'}")
+        chosen.setdefault(case_id, []).append(name)
+    return chosen
+
+
+def _fix(args, result, options, overrides, out_dir, progress):
+    """Apply --fix to the scanned model: the FixOutcome (nothing written when it failed)."""
+    import dataclasses
+
+    from harness.scan.fix_checks import ComparisonInputs, InputsError
+    from harness.scan.fixing import fix_model
+    from harness.scan.scanner import scan
+
+    inputs = ComparisonInputs(args.inputs, args.seed)
+    try:
+        inputs.arrays(result.loaded.graph.inputs)
+    except InputsError as err:
+        raise CommandError(f"--inputs {err}") from None
+    progress(f"--fix: {inputs.text()}")
+    matrix = {t.id: t for t in options.targets}
+
+    def rescan(path, target_ids, graph):
+        return scan(path, dataclasses.replace(options, targets=[matrix[t] for t in target_ids], run_targets=()),
+                    graph=graph)
+
+    return fix_model(result, overrides, inputs, out_dir, rescan, progress, migrating=args.to_explicit)
+
+
+def _fix_exit_code(result, outcome) -> int:
+    """The exit status after --fix: 2 when the fix failed; else the scan's rule on the fixed models (each group's
+    targets judged on its fixed model, the others on the original)."""
+    if outcome.failure is not None:
+        return EXIT_USAGE
+    damaged = result.evidence_damaged
+    failing = False
+    original = set(result.failing_targets)
+    for group in outcome.groups:
+        if group.rescan is None:
+            failing |= bool(original & set(group.group.targets))
+        else:
+            damaged |= group.rescan.evidence_damaged
+            failing |= bool(group.rescan.failing_targets)
+    return EXIT_BROKEN if damaged else EXIT_FAILS if failing else EXIT_OK
+
+
+def _print_fix(fix: dict, out_dir: Path) -> None:
+    inputs = fix["inputs"]
+    source = inputs["source"] + (f", seed {inputs['seed']}" if "seed" in inputs else "")
+    if fix["status"] == "nothing-to-fix":
+        print("fix: nothing to fix on the chosen targets: no model written")
+    for group in fix["groups"]:
+        targets = ", ".join(group["targets"])
+        if group["model"] is None:
+            print(f"fix: no model for {targets}: use the model as it is")
+            for item in group["not_fixed"]:
+                print(f"    {item['finding']}: {item['reason']}")
+            continue
+        state = "written" if fix["status"] == "fixed" else "NOT written"
+        print(f"fix: {out_dir / group['model']} ({state}) for {targets}:")
+        for item in group["fixes"]:
+            print(f"    {item['finding']} -> {', then '.join(w['reason'] for w in item['workarounds'])}")
+        for place in group["places"]:
+            did = [f"{k.replace('_', ' ')} {', '.join(place[k])}" for k in ("nodes_added", "nodes_removed",
+                                                                           "outputs_added") if place[k]]
+            print(f"    at {place['place']}: {'; '.join(did) or 'nothing in the file'}")
+            if place["build_time"]:
+                print(f"      apply at build time: {place['build_time']}")
+        for item in group["not_fixed"]:
+            print(f"    not fixed: {item['finding']}: {item['reason']}")
+        for check in group["checks"]:
+            print(f"    check {check['check']}: passed{_check_figures(check)}")
+        for verdict in group["verdicts"] or []:
+            print(f"    fixed model on {verdict['target']}: {verdict['verdict']}: {verdict['reason']}")
+    if fix["failure"]:
+        f = fix["failure"]
+        print(f"fix FAILED at {f['place']}, check {f['check']}: {f['message']}")
+    print(f"fix: compared on {source}")
+
+
+def _check_figures(check: dict) -> str:
+    if check["check"] == "fp32-function":
+        worst = max((o.get("max_abs_error", 0.0) for o in check["outputs"].values()), default=0.0)
+        return f" ({check['wanted']} on {len(check['outputs'])} output(s), max abs error {worst:.3g})"
+    if check["check"] == "interface":
+        added = [o["name"] for o in check["outputs_added"]]
+        return f" (same inputs and outputs{'; added ' + ', '.join(added) if added else ''})"
+    if check["check"] == "rescan":
+        return "".join(f"; {p['place']}: {p['state']}" for p in check["places"][:3]) + (
+            f" (+{len(check['places']) - 3} more)" if len(check["places"]) > 3 else "")
+    return ""
 
 
 def _print_result(data: dict) -> None:
@@ -180,4 +382,24 @@ def add_scan_commands(commands) -> None:
                    "(default: %(default)s)")
     p.add_argument("--timeout", type=positive_seconds, default=300.0, help="with --run: seconds per cell (default: "
                    "%(default)s)")
+    fix = p.add_argument_group("fixing (--fix)")
+    fix.add_argument("--fix", action="store_true", help="rewrite the model into the workaround form with the best "
+                     "evidence on the chosen targets, check it (onnx.checker, strict shapes, same inputs and outputs, "
+                     "the same FP32 outputs on ONNX Runtime, a second scan) and write OUT/fixed.onnx (one per group "
+                     "of targets that need different fixes); nothing is written when any check fails (exit 2)")
+    fix.add_argument("--workaround", nargs="+", action="extend", metavar="CASE=VARIANT",
+                     help="with --fix: apply this workaround of the case wherever it is found, whatever the evidence "
+                     "(e.g. p3-residual-add-qdq=identity-qdq after you tried it yourself); several for one case are "
+                     "tried in the order given at each place")
+    fix.add_argument("--inputs", type=Path, metavar="FILE.npz", help="with --fix: the inputs original and fixed model "
+                     "are compared on (one array per model input, named after it); default: N(0, 1) draws")
+    fix.add_argument("--seed", type=int, default=0, help="with --fix: the seed of the N(0, 1) draws (default: "
+                     "%(default)s)")
+    fix.add_argument("--to-explicit", action="store_true", help="TensorRT 11 migration: quantize an implicit-INT8 "
+                     "model (no Q/DQ) to explicit Q/DQ (ONNX Runtime's quantize_static, settings chosen for TensorRT, "
+                     "listed in scan.json) into OUT/explicit.onnx, then scan it and --fix it, and report the accuracy "
+                     "against FP32 per output (cosine, SQNR, max abs error) on held-out batches")
+    fix.add_argument("--calibration-data", type=Path, metavar="DIR", help="with --to-explicit: .npz files, one "
+                     "batch each, arrays named after the model's inputs; the last fifth is held out for accuracy "
+                     "(default: N(0, 1) draws, for build testing only)")
     p.set_defaults(func=cmd_scan)

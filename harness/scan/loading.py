@@ -45,6 +45,7 @@ class LoadedModel:
     graph: Any  # onnx_graphsurgeon.Graph, nodes named uniquely
     external_data: list[str]  # external data files, relative to the model's directory
     notes: list[str]  # what loading had to work around (shape inference, names), for the report
+    strict_shapes: bool = True  # strict shape inference (types checked) passed: with the checker, a full check
 
     @property
     def base_dir(self) -> Path:
@@ -59,26 +60,29 @@ def default_opset(model: onnx.ModelProto) -> int:
     return max((o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS), default=0)
 
 
-def load_model(path: Path | str) -> LoadedModel:
+def load_model(path: Path | str, graph: Any = None) -> LoadedModel:
     """Read, check and shape-infer ``path``; raise :class:`ModelInputError` when it cannot be scanned.
 
     The checks and shape inference work on the file (``onnx.checker.check_model`` and
     ``onnx.shape_inference.infer_shapes_path``): no 2 GB protobuf limit, and no round trip of the model through
-    Python, which is what makes a 50k-node model load in seconds.
+    Python, which is what makes a 50k-node model load in seconds. ``graph``, when given, is the file's graph already
+    in onnx-graphsurgeon (the one it was exported from): the file is checked, and not imported again.
     """
     path = Path(path)
     _check_header(path)
     notes: list[str] = []
-    model = _inferred_model(path, notes)
+    model, strict = _inferred_model(path, notes)
     external = _check_external_data(path, model)
     _check_structure(path, model)
+    if graph is not None:
+        return LoadedModel(path, model, graph, external, notes, strict)
     try:
         with gc_paused():  # the importer allocates an object per tensor: collections would only slow it down
             graph = gs.import_onnx(model)
     except Exception as err:  # an importer failure on an exotic graph is a problem of the input, told in one line
         raise ModelInputError(f"{path}: onnx-graphsurgeon cannot import it ({type(err).__name__}: {err})") from None
     _name_nodes(graph, notes)
-    return LoadedModel(path, model, graph, external, notes)
+    return LoadedModel(path, model, graph, external, notes, strict)
 
 
 def _check_header(path: Path) -> None:
@@ -216,10 +220,11 @@ def _check_structure(path: Path, model: onnx.ModelProto) -> None:
         raise ModelInputError(f"{path}: not a valid ONNX model: {first}") from None
 
 
-def _inferred_model(path: Path, notes: list[str]) -> onnx.ModelProto:
+def _inferred_model(path: Path, notes: list[str]) -> tuple[onnx.ModelProto, bool]:
     """The model with strictly inferred shapes (types checked, shapes propagated through shape computations); when
     strict mode rejects it, the shapes the permissive mode infers; failing that, the model as it is. Each fallback is
-    noted. External data is not loaded: the tensors stay references to their files."""
+    noted. External data is not loaded: the tensors stay references to their files. Also says whether strict mode
+    passed."""
     with tempfile.TemporaryDirectory(prefix="trt-matrix-scan-") as tmp:
         inferred = Path(tmp) / "inferred.onnx"
         for strict in (True, False):
@@ -232,8 +237,8 @@ def _inferred_model(path: Path, notes: list[str]) -> onnx.ModelProto:
                              "mode infers, some may be unknown" if strict else
                              f"shape inference failed ({message}); scanned without inferred shapes")
                 continue
-            return _parsed(path, inferred)
-    return _parsed(path, path)
+            return _parsed(path, inferred), strict
+    return _parsed(path, path), False
 
 
 def _parsed(path: Path, source: Path) -> onnx.ModelProto:

@@ -18,8 +18,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-import jsonschema
-
 from harness.worker.record import Record
 from harness.worker.shapes import VariantKey, variant_key
 
@@ -35,7 +33,9 @@ class RecordError(ValueError):
 
 
 @lru_cache(maxsize=1)
-def _validator() -> jsonschema.protocols.Validator:
+def _validator() -> "jsonschema.protocols.Validator":  # noqa: F821
+    import jsonschema  # imported when a record is first checked: a command that reads none does not pay for it
+
     schema = json.loads(SCHEMA_PATH.read_text())
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
@@ -47,6 +47,8 @@ def schema_problem(record: Any) -> str | None:
     validator = _validator()
     if validator.is_valid(record):
         return None
+    import jsonschema
+
     error = jsonschema.exceptions.best_match(validator.iter_errors(record))
     field = "/".join(str(p) for p in error.absolute_path) or "(top level)"
     return f"field {field!r}: {error.message} (schema: {SCHEMA_PATH.name})"

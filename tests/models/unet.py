@@ -1,5 +1,6 @@
-"""A small U-Net in the nnU-Net style: Conv -> InstanceNormalization -> LeakyReLU stages, max-pool down, one
-ConvTranspose and one Resize (nearest, x2) up, Concat skips, a 1x1 head. Input 1x3x32x32."""
+"""A small U-Net in the nnU-Net style: Conv -> InstanceNormalization -> LeakyReLU stages (or, with
+``norm="batch"``, the original U-Net's Conv -> BatchNorm -> ReLU), max-pool down, one ConvTranspose and one Resize
+(nearest, x2) up, Concat skips, a 1x1 head. Input 1x3x32x32."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +12,9 @@ NORMS = tuple(f"/{stage}/norm/InstanceNormalization" for stage in
               ("enc1.0", "enc1.1", "enc2.0", "bottleneck.0", "up1.0", "up2.0"))
 
 
-def build(qdq: bool) -> onnx.ModelProto:
+def build(qdq: bool, norm: str = "instance") -> onnx.ModelProto:
     net = Net(f"unet{'-qdq' if qdq else ''}", 17, qdq)
+    net.norm = norm
     x = net.input("image", (1, 3, 32, 32))
     enc1 = _stage(net, _stage(net, x, "enc1.0", 3, 16), "enc1.1", 16, 16)
     x = net.node("MaxPool", "/down1", [enc1], {"kernel_shape": [2, 2], "strides": [2, 2]})
@@ -32,6 +34,8 @@ def build(qdq: bool) -> onnx.ModelProto:
 
 def _stage(net, x, name, cin, cout):
     y = net.conv(x, f"/{name}/conv", f"{name}.conv", cin, cout)
+    if net.norm == "batch":
+        return net.act(net.batchnorm(y, f"/{name}/norm", f"{name}.norm", cout), f"/{name}/act", "relu")
     return net.act(net.instancenorm(y, f"/{name}/norm", f"{name}.norm", cout), f"/{name}/act", "leaky-relu")
 
 

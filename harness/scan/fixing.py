@@ -1,0 +1,347 @@
+"""``scan --fix``: rewrite a user's model into the workaround forms the evidence favours on the chosen targets.
+
+Per finding and target, :func:`choose` ranks the case's workaround variants by their evidence there (observed pass,
+then claimed pass; or takes the user's ``--workaround`` choice), skipping those that fail or are unverified and those
+the case cannot rewrite, and says why. Targets that end up with the same choices form a group; each group with
+something to fix gets one fixed model. :func:`fix_model` applies, at every place of a finding, the first of its
+workarounds the case's ``fix`` can rewrite there, and :mod:`harness.scan.fix_checks` checks the result; one
+transaction: when any rewrite or check of any group fails, no fixed model is written.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from cases import rewriting
+from cases.model import FixResult, FixTolerance, Match, NoRewrite, Variant
+from harness.scan.matching import Finding, Occurrence
+
+GOOD = ("likely", "verified")
+NOTHING_TO_FIX = ("likely", "verified", "clear")
+STAGING_DIR = ".fix-staging"
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """A workaround variant --fix may apply for a finding on a target, and why it may."""
+
+    workaround: Variant
+    basis: str  # "observed", "claimed", or "your choice" (--workaround)
+    reason: str
+    evidence: tuple[str, ...] = ()  # the workaround's evidence on the target, one sentence each
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """What --fix does about one finding on one target: the workarounds to try at each place, best first (the first
+    that the case can rewrite at a place is applied there), or none and why."""
+
+    candidates: tuple[Candidate, ...]
+    reason: str = ""  # why none, when there are none
+    refused: bool = False  # the user's --workaround for this case cannot be applied to its form at all
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return tuple(c.workaround.name for c in self.candidates)
+
+
+def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]],
+           own_verdict: Callable[[Variant], Any] | None = None) -> Choice:
+    """The workarounds for ``finding`` on the target of ``verdict`` (a prediction ``Verdict``). With ``own_verdict``
+    (--to-explicit: the Q/DQ placement is ours, not the user's), a failing form also gets the case's workarounds
+    that nothing is known against on the target (``own_verdict(workaround)``: the prediction of the workaround form
+    itself), after those known to pass."""
+    case, form = finding.case, finding.variant
+    if form is not None and form.role == "workaround":
+        return Choice((), f"already in the workaround form {form.name}")
+    if case.id in overrides:
+        chosen, problems = [], []
+        for name in overrides[case.id]:
+            problem = case.rewrite_problem(case.variant(name), form)
+            if problem:
+                problems.append(f"your --workaround {name} cannot be applied: {problem}")
+            else:
+                chosen.append(Candidate(case.variant(name), "your choice", f"{name}: your choice (--workaround), "
+                                        "whatever the evidence says"))
+        return Choice(tuple(chosen), "; ".join(problems), refused=not chosen)
+    migrating = own_verdict is not None and form is not None and form.role == "failing"
+    if verdict.verdict in NOTHING_TO_FIX and not migrating:
+        return Choice((), f"nothing to fix: {verdict.verdict} here")
+    if verdict.verdict == "unavailable":
+        return Choice((), "the target is unavailable")
+    reasons, ranked = [], []
+    checks = [(check.variant, check.verdict, check.evidence) for check in verdict.workarounds]
+    if migrating:  # every workaround form of the case, with what is known of that form itself on the target
+        known = {check.variant.name for check in verdict.workarounds}
+        checks += [(variant, own.verdict, own.evidence) for variant in case.variants
+                   if variant.role == "workaround" and variant.name not in known
+                   for own in [own_verdict(variant)]]
+    for variant, verdict_there, evidence in checks:
+        if verdict_there not in GOOD and not (migrating and verdict_there == "unverified"):
+            reasons.append(f"{variant.name} is {verdict_there} here")
+            continue
+        problem = case.rewrite_problem(variant, form)
+        if problem:
+            reasons.append(f"{variant.name}: {problem}")
+            continue
+        observed = any(e.kind == "observed" for e in evidence)
+        basis = ("observed" if observed else "claimed") if verdict_there in GOOD else \
+            "the library's workaround form, placed by --to-explicit"
+        candidate = Candidate(variant, basis, f"{variant.name} ({verdict_there}, {basis})",
+                              tuple(e.describe() for e in evidence))
+        ranked.append(((verdict_there != "verified", not observed, verdict_there not in GOOD), len(ranked), candidate))
+    if migrating:
+        if not ranked and not reasons:
+            reasons.append(f"{case.id} has no workaround form in the library")
+    elif not verdict.workarounds:
+        reasons.append(f"no workaround of {case.id} is known to pass here")
+    return Choice(tuple(c for _, _, c in sorted(ranked, key=lambda item: item[:2])), "; ".join(reasons))
+
+
+@dataclasses.dataclass
+class Group:
+    """Targets that get the same fixed model: per finding (by index), the choice they share."""
+
+    targets: list[str]
+    choices: dict[int, Choice]  # finding index -> choice (one per finding)
+    reasons: dict[int, dict[str, list[str]]] = dataclasses.field(default_factory=dict)  # why not: reason -> targets
+
+    def why_not(self, index: int) -> str:
+        """Why the finding is left as it is, per target when the targets' reasons differ."""
+        reasons = self.reasons.get(index, {})
+        if len(reasons) == 1:
+            return next(iter(reasons))
+        return "; ".join(f"on {', '.join(targets)}: {reason}" for reason, targets in reasons.items())
+
+    @property
+    def fixes(self) -> dict[int, Choice]:
+        return {i: c for i, c in self.choices.items() if c.candidates}
+
+
+def group_targets(findings: Sequence[Finding], verdicts: Sequence[dict[str, Any]], targets: Sequence[Any],
+                  overrides: dict[str, list[str]], own_verdict: Callable[[Finding, Variant, Any], Any] | None = None
+                  ) -> tuple[list[Group], dict[str, str]]:
+    """Groups of available targets with the same choices, in target order, and the unavailable targets (id -> why
+    they get no model). ``own_verdict(finding, workaround, target)``: see :func:`choose`."""
+    groups: dict[tuple, Group] = {}
+    skipped = {}
+    for target in targets:
+        if not target.available:
+            skipped[target.id] = f"unavailable: {target.reason}"
+            continue
+        choices = {i: choose(f, verdicts[i][target.id], overrides, None if own_verdict is None else
+                             functools.partial(own_verdict, f, target=target)) for i, f in enumerate(findings)}
+        key = tuple((i, c.key) for i, c in choices.items())
+        group = groups.setdefault(key, Group([], choices))
+        group.targets.append(target.id)
+        for i, choice in choices.items():
+            if choice.reason:
+                group.reasons.setdefault(i, {}).setdefault(choice.reason, []).append(target.id)
+        for i, choice in choices.items():  # a group's evidence lines: those of every target of it
+            if choice is not group.choices[i]:
+                merged = tuple(dataclasses.replace(mine, evidence=tuple(dict.fromkeys(mine.evidence + theirs.evidence)))
+                               for mine, theirs in zip(group.choices[i].candidates, choice.candidates))
+                group.choices[i] = dataclasses.replace(group.choices[i], candidates=merged)
+    return list(groups.values()), skipped
+
+
+@dataclasses.dataclass
+class PlaceFix:
+    """One place rewritten: the finding's form, the workaround, and what the rewrite did."""
+
+    finding: Finding
+    occurrence: Occurrence
+    workaround: Variant
+    result: FixResult
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.result
+        return {"case": self.finding.case.id, "pattern": self.finding.case.pattern,
+                "form": self.finding.variant.name if self.finding.variant else None,
+                "workaround": self.workaround.name, "place": self.occurrence.anchor,
+                "nodes": list(self.occurrence.nodes), "nodes_added": r.nodes_added, "nodes_removed": r.nodes_removed,
+                "outputs_added": r.outputs_added, "build_time": r.build_time or None, "note": r.note,
+                "tolerance": dataclasses.asdict(r.tolerance) if r.tolerance else "bit-equal"}
+
+
+class FixFailed(Exception):
+    """A rewrite or a check of the fixed model failed; ``place`` and ``check`` say where and which."""
+
+    def __init__(self, place: str, check: str, message: str):
+        super().__init__(f"{place}: {check}: {message}")
+        self.place, self.check, self.message = place, check, message
+
+
+def rewrite(loaded: Any, findings: Sequence[Finding], group: Group,
+            in_place: bool) -> tuple[Any, Any, list[PlaceFix]]:
+    """The loaded model (a copy of its graph, or with ``in_place`` the graph itself: copying 50k nodes costs as much
+    as importing them) with the group's workarounds applied at every place of their findings: the rewritten graph,
+    the onnx.ModelProto exported from it and the places done. Raises FixFailed at the first place that cannot be
+    rewritten."""
+    import onnx_graphsurgeon as gs
+
+    graph = loaded.graph if in_place else loaded.graph.copy()
+    done = []
+    for index, choice in group.fixes.items():
+        finding = findings[index]
+        for occurrence in finding.occurrences:
+            match = Match(finding.case.id, occurrence.nodes, finding.variant.name if finding.variant else None,
+                          occurrence.note)
+            problems = []
+            for candidate in choice.candidates:
+                try:
+                    result = finding.case.fix(graph, match, candidate.workaround)
+                except NoRewrite as err:
+                    problems.append(f"{candidate.workaround.name}: {err}")
+                    continue
+                done.append(PlaceFix(finding, occurrence, candidate.workaround, result))
+                break
+            else:
+                raise FixFailed(occurrence.anchor, "rewrite", f"{finding.label}: no workaround applies here: "
+                                + "; ".join(problems))
+    rewriting.drop_removed(graph)
+    graph.toposort()
+    model = gs.export_onnx(graph, do_type_check=False)
+    original = loaded.model
+    model.ir_version = original.ir_version
+    model.producer_name, model.producer_version = original.producer_name, original.producer_version
+    model.domain, model.model_version, model.doc_string = original.domain, original.model_version, original.doc_string
+    del model.opset_import[:]
+    model.opset_import.extend(original.opset_import)
+    model.metadata_props.extend(original.metadata_props)
+    return graph, model, done
+
+
+def tolerance_of(places: Sequence[PlaceFix]) -> FixTolerance | None:
+    """The tolerance the fixed model's original outputs are held to: bit-equal when every rewrite declares it, else
+    the loosest tolerance a rewrite of it declares."""
+    declared = [p.result.tolerance for p in places if p.result.tolerance is not None]
+    if not declared:
+        return None
+    return FixTolerance(min(t.min_cosine for t in declared), max(t.max_relative_error for t in declared),
+                        "; ".join(dict.fromkeys(t.reason for t in declared)))
+
+
+@dataclasses.dataclass
+class GroupResult:
+    """One group's fixed model, its places, its checks and the scan of the fixed model."""
+
+    group: Group
+    name: str | None  # the fixed model's file name; None when the group has nothing to fix
+    places: list[PlaceFix] = dataclasses.field(default_factory=list)
+    checks: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    rescan: Any = None  # the ScanResult of the fixed model
+    rewrite_seconds: float = 0.0  # rewriting, exporting and saving the fixed model
+
+    def to_dict(self, findings: Sequence[Finding]) -> dict[str, Any]:
+        not_fixed = [{"finding": findings[i].label, "reason": self.group.why_not(i)} for i, c in
+                     self.group.choices.items() if not c.candidates]
+        fixes = [{"finding": findings[i].label, "passed_over": self.group.why_not(i) or None,
+                  "workarounds": [{"workaround": w.workaround.name, "basis": w.basis, "reason": w.reason,
+                                   "evidence": list(w.evidence)} for w in c.candidates]}
+                 for i, c in self.group.fixes.items()]
+        return {"targets": self.group.targets, "model": self.name, "fixes": fixes, "not_fixed": not_fixed,
+                "places": [p.to_dict() for p in self.places], "checks": self.checks,
+                "verdicts": [v.to_dict() for v in self.rescan.model_verdicts] if self.rescan else None,
+                "build_time": list(dict.fromkeys(p.result.build_time for p in self.places if p.result.build_time)),
+                "rewrite_seconds": round(self.rewrite_seconds, 3)}
+
+
+@dataclasses.dataclass
+class FixOutcome:
+    """Everything --fix did: per group its result, and whether the transaction went through."""
+
+    groups: list[GroupResult]
+    skipped_targets: dict[str, str]
+    inputs: dict[str, Any]  # how the comparison inputs were made (file, or draws and their seed)
+    failure: FixFailed | None = None
+
+    @property
+    def status(self) -> str:
+        if self.failure is not None:
+            return "failed"
+        return "fixed" if any(g.name for g in self.groups) else "nothing-to-fix"
+
+    def to_dict(self, findings: Sequence[Finding]) -> dict[str, Any]:
+        failure = self.failure
+        return {"status": self.status, "inputs": self.inputs, "skipped_targets": self.skipped_targets,
+                "failure": {"place": failure.place, "check": failure.check, "message": failure.message}
+                if failure else None,
+                "groups": [g.to_dict(findings) for g in self.groups]}
+
+
+def model_names(groups: Sequence[Group]) -> list[str | None]:
+    """The fixed model's file name of each group: ``fixed.onnx`` when one group has fixes, else ``fixed-N.onnx``."""
+    fixing = [g for g in groups if g.fixes]
+    names, count = [], 0
+    for group in groups:
+        if not group.fixes:
+            names.append(None)
+            continue
+        count += 1
+        names.append("fixed.onnx" if len(fixing) == 1 else f"fixed-{count}.onnx")
+    return names
+
+
+def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir: Path,
+              rescan: Callable[[Path, list[str], Any], Any], progress: Callable[[str], None],
+              migrating: bool = False) -> FixOutcome:
+    """Fix the model of the scan ``result``: choose per target, group, rewrite, check, and write the fixed models
+    into ``out_dir`` only when every group passed every check. ``inputs`` (fix_checks.ComparisonInputs) feeds the
+    ONNX Runtime comparison; ``rescan(path, target ids, graph)`` scans a fixed model (checking the file, matching the
+    rewritten graph it was exported from: importing the file again would cost as much as the first import).
+    ``migrating`` (--to-explicit): failing forms also get workarounds nothing is known against (see :func:`choose`).
+    """
+    from harness.scan import fix_checks
+
+    own_verdict = functools.partial(_own_verdict, result.observations) if migrating else None
+    groups, skipped = group_targets(result.findings, result.verdicts, result.options.targets, overrides, own_verdict)
+    outcome = FixOutcome([], skipped, inputs.describe())
+    original = fix_checks.Original.of(result.loaded, inputs)
+    names = model_names(groups)
+    last = max((i for i, name in enumerate(names) if name), default=-1)
+    staging = Path(out_dir) / STAGING_DIR
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        for index, (group, name) in enumerate(zip(groups, names)):
+            group_result = GroupResult(group, name)
+            outcome.groups.append(group_result)
+            for finding_index, choice in group.choices.items():
+                if choice.refused:
+                    finding = result.findings[finding_index]
+                    raise FixFailed(finding.occurrences[0].anchor, "rewrite", f"{finding.label}: {choice.reason}")
+            if name is None:
+                continue
+            if result.loaded.external_data:
+                raise FixFailed("(the whole model)", "rewrite", "the model keeps its weights in external data files; "
+                                "--fix does not rewrite such models yet")
+            started = time.perf_counter()
+            graph, model, group_result.places = rewrite(result.loaded, result.findings, group,
+                                                        in_place=index == last)
+            staging.mkdir(parents=True, exist_ok=True)
+            staged = staging / name
+            fix_checks.save(model, staged)
+            group_result.rewrite_seconds = time.perf_counter() - started
+            progress(f"checking {name} for {', '.join(group.targets)}")
+            group_result.rescan, group_result.checks = fix_checks.check_fixed(
+                result, original, staged, group_result.places, tolerance_of(group_result.places), inputs,
+                lambda path: rescan(path, group.targets, graph))
+        for group_result in outcome.groups:
+            if group_result.name:
+                (staging / group_result.name).replace(Path(out_dir) / group_result.name)
+    except FixFailed as err:
+        outcome.failure = err
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return outcome
+
+
+def _own_verdict(observations: Any, finding: Finding, workaround: Variant, target: Any) -> Any:
+    """The prediction for ``finding``'s places in ``workaround``'s form on ``target``."""
+    from harness.scan.prediction import predict
+
+    return predict(Finding(finding.case, workaround, finding.occurrences), target, observations)
