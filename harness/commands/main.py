@@ -11,6 +11,7 @@ from harness.commands.diagnose import add_diagnose_commands
 from harness.commands.history import add_history_commands
 from harness.commands.library import add_library_commands
 from harness.commands.nightly import add_nightly_commands
+from harness.commands.reduce import add_reduce_commands
 from harness.commands.options import EXIT_BROKEN, EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, CommandError
 from harness.commands.run import add_run_commands
 from harness.commands.scan import add_scan_commands
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_nightly_commands(commands)
     add_history_commands(commands)
     add_scan_commands(commands)
+    add_reduce_commands(commands)
     return parser
 
 
