@@ -48,7 +48,8 @@ def cmd_reduce(args) -> int:
         raise CommandError(f"--target {args.target!r} is not in {args.matrix}; known: {', '.join(matrix)}")
     out_dir = output_directory(args.out or Path("out/reduce") / model.stem, "--out")
     request = Request(model=model, target=matrix[args.target], matrix=args.matrix, keep=args.keep, out_dir=out_dir,
-                      timeout_s=args.timeout, container_per_check=args.container_per_check)
+                      timeout_s=args.timeout, container_per_check=args.container_per_check,
+                      keep_weights=args.keep_weights)
     progress = lambda line: print(line, flush=True)  # noqa: E731
     try:
         result = reduce_model(request, progress)
@@ -64,6 +65,11 @@ def cmd_reduce(args) -> int:
     print(f"reduced {summary['nodes_before']} -> {summary['nodes_after']} nodes ({summary['ratio']:.1%}) in "
           f"{summary['checks']} checks, {summary['wall_s']:.1f} s; the reduced model: {summary['reduced_record']}")
     print(f"written: {result.reduced}, {out_dir / 'reduce.json'}")
+    if summary["case_module"]:
+        print(f"case {summary['case_id']}: {summary['case_module']} (copy it into cases/) and its test "
+              f"{summary['case_test']} (into tests/cases/)")
+    else:
+        print(f"warning: no case module: {summary['case_problem']}", flush=True)
     if not summary["reduced_reproduces"]:
         print(f"error: the reduced model no longer fails the same way ({summary['reduced_record']}); see "
               f"{out_dir / 'reduce.json'}", flush=True)
@@ -85,4 +91,7 @@ def add_reduce_commands(commands) -> None:
                    "(default: %(default)s)")
     p.add_argument("--container-per-check", action="store_true",
                    help="docker targets: a fresh container for every check instead of one kept alive")
+    p.add_argument("--keep-weights", action="store_true",
+                   help="the case module carries the model's own weights (default: drawn with a fixed seed in the "
+                   "same shapes and dtypes; Q/DQ scales, shapes and small constants are always as written)")
     p.set_defaults(func=cmd_reduce)

@@ -21,9 +21,11 @@ import onnx
 import harness
 from harness.matrix import Target
 from harness.reduction.candidate import write_cell
+from harness.reduction.case_writer import CaseWriterError, write_case
 from harness.reduction.check import REPRODUCED
 from harness.reduction.failure import KeptFailure, describe_record
 from harness.reduction.session import open_runner
+from harness.worker.casedata import load_cells
 from harness.reduction.state import (CHECK_RECORDS, PHASES, Session, read_session, read_steps, write_json,
                                      write_session)
 
@@ -42,6 +44,7 @@ class Request:
     out_dir: Path
     timeout_s: float = 300.0
     container_per_check: bool = False
+    keep_weights: bool = False
 
 
 @dataclasses.dataclass
@@ -88,11 +91,13 @@ def reduce_model(request: Request, progress: Progress = print) -> Outcome:
             _polygraphy(phase, inputs[phase], outputs[phase], out, progress)
         session.phase = "final"
         write_session(out, session)
-        final = runner.run(_final_cell(out), out / CHECK_RECORDS)
+        final_cell = _final_cell(out)
+        final = runner.run(final_cell, out / CHECK_RECORDS)
     finally:
         runner.close()
     steps = read_steps(out)
     before, after = node_count(request.model), node_count(out / REDUCED)
+    case = _write_case(request, session, final, final_cell, before)
     summary = {
         "model": str(request.model), "model_sha256": session.model_sha256, "target": request.target.id,
         "keep": request.keep, "failure_kept": session.kept.to_dict(), "whole_model": describe_record(whole),
@@ -101,7 +106,7 @@ def reduce_model(request: Request, progress: Progress = print) -> Outcome:
         "wall_s": round(time.perf_counter() - started, 3), "runner": runner_kind,
         "reduced": str(out / REDUCED), "reduced_reproduces": session.kept.reproduced_by(final),
         "reduced_record": describe_record(final), "min_good": str(out / "min-good.onnx")
-        if (out / "min-good.onnx").is_file() else None, "steps": steps,
+        if (out / "min-good.onnx").is_file() else None, **case, "steps": steps,
     }
     write_json(out / REDUCE_JSON, summary)
     return Outcome(summary, out / REDUCED, whole)
@@ -184,6 +189,20 @@ def _show_steps(out: Path, shown: int, progress: Progress) -> int:
         progress(f"check {step['check']} ({step['phase']}): {step['nodes']} nodes -> {step['outcome']} -> {verdict} "
                  f"({step['seconds']:.1f} s)")
     return len(steps)
+
+
+def _write_case(request: Request, session: Session, final: dict, final_cell: Path, before: int) -> dict:
+    """The case module and its test (reduce.json's case fields); a model a case cannot rebuild says why instead."""
+    out = Path(request.out_dir)
+    tolerance = load_cells(final_cell)[0]["tolerance"]
+    try:
+        written = write_case(out / REDUCED, out, observed=KeptFailure.observed(final, session.kept.keep),
+                             target=request.target.id, source_model=request.model, nodes_before=before,
+                             max_abs_error=tolerance["max_abs_error"], keep_weights=request.keep_weights)
+    except CaseWriterError as err:
+        return {"case_id": None, "case_module": None, "case_test": None, "case_problem": str(err)}
+    return {"case_id": written.case_id, "case_module": str(written.module), "case_test": str(written.test),
+            "case_problem": None}
 
 
 def _final_cell(out: Path) -> Path:
