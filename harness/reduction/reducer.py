@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -167,13 +168,16 @@ def _polygraphy(phase: str, model: Path, output: Path, out: Path, progress: Prog
     with (out / "polygraphy.log").open("a") as log:
         log.write(f"\n$ {' '.join(command)}\n")
         log.flush()
-        process = subprocess.Popen(command, cwd=out, env=env, stdout=log, stderr=subprocess.STDOUT)
+        (out / "candidate.onnx").unlink(missing_ok=True)  # an interrupted run's; polygraphy refuses to overwrite it
+        # Its own process group: an interruption ends polygraphy and the check it is running, nothing else.
+        process = subprocess.Popen(command, cwd=out, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
         try:
             while process.poll() is None:
                 time.sleep(POLL_S)
                 shown = _show_steps(out, shown, progress)
         except BaseException:
-            process.terminate()
+            os.killpg(process.pid, signal.SIGTERM)
             process.wait()
             raise
     _show_steps(out, shown, progress)
