@@ -146,10 +146,11 @@ class ContainerSession:
                                                      environment=environment, stdout=True, stderr=False)
                 stream = self.client.api.exec_start(result["Id"], stream=True)
                 for line in capped_lines(stream, self.limits.record_bytes):
-                    intake.take_line(line, "docker exec")
+                    intake.take_line(line, "log stream")  # records behind the prefix; the worker's own lines skipped
                 status = self.client.api.exec_inspect(result["Id"]).get("ExitCode")
                 ending += f" (exit status {status})"
-                self._exec(["rm", "-rf", check_dir], user)
+                # The check's model, data and cell outputs go (the worker user owns them); its code stays.
+                self.container.exec_run(["rm", "-rf", f"{check_dir}/cases", f"{check_dir}/out"], user=user)
             except (docker.errors.DockerException, requests.RequestException, OSError, RuntimeError) as err:
                 ending = f"the check's `docker exec` in container {self.container.short_id} broke off: " \
                          f"{type(err).__name__}: {err}"
