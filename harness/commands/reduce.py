@@ -18,8 +18,8 @@ reproducer an upstream maintainer asks for, made into a case of the library.
    status its message starts with), and with --keep node the node it names. A model that passes says so (exit 0).
 2. `polygraphy debug reduce` cuts the model down, bisect first, then linear on what bisect left. Its check runs
    each candidate on T through the same worker and counts it as failing only when it fails the same way. A docker
-   target keeps one container alive for every check (each check is a `docker exec`); --container-per-check starts
-   a fresh one each time instead. Each check's time and result are printed as it ends.
+   target keeps one container alive for every check (its worker stays up, the backend imported once, and serves
+   one check after another); --container-per-check starts a fresh one each time instead. Each check's time and result are printed as it ends.
 3. The reduced model is checked once more, and DIR gets reduced.onnx, reduce.json (failure kept, every check,
    nodes before and after, time) and case_<id>.py, a case module that rebuilds the reduced graph with
    onnx-graphsurgeon, with a test of its structure beside it (test_case_<id>.py).

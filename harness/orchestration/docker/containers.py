@@ -133,8 +133,10 @@ def _job(target: Target, cells: list[Cell], jobs: int, timeout_s: float) -> Job:
             "work_dir": f"{CONTAINER_WORK}/out/cells"}
 
 
-def input_archive(target: Target, cases_dir: Path, job: Job, uid: int, gid: int) -> bytes:
-    """The tar put into /work: code/ (worker), cases/ (the whole cases directory), out/ and job.json."""
+def input_archive(target: Target, cases_dir: Path | None, job: Job | None, uid: int, gid: int, *,
+                  prefix: str = "", code: bool = True) -> bytes:
+    """The tar put into /work: code/ (worker, unless ``code`` is False), cases/ (the whole cases directory), out/ and
+    job.json (those two when given), each behind ``prefix`` (a directory of its own, e.g. "<id>/")."""
     buffer = io.BytesIO()
 
     def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
@@ -143,17 +145,19 @@ def input_archive(target: Target, cases_dir: Path, job: Job, uid: int, gid: int)
         return info
 
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name in ("code", "out"):
+        for name in [prefix.rstrip("/")] * bool(prefix) + [f"{prefix}code"] * code + [f"{prefix}out"]:
             directory = tarfile.TarInfo(name)
             directory.type = tarfile.DIRTYPE
             tar.addfile(owned(directory))
-        for name, path in _worker_code_files(target).items():
-            tar.add(path, arcname=f"code/{name}", filter=owned)
-        tar.add(cases_dir, arcname="cases", filter=owned)
-        payload = json.dumps(job, indent=1).encode()
-        info = owned(tarfile.TarInfo("job.json"))
-        info.size = len(payload)
-        tar.addfile(info, io.BytesIO(payload))
+        for name, path in _worker_code_files(target).items() if code else ():
+            tar.add(path, arcname=f"{prefix}code/{name}", filter=owned)
+        if cases_dir is not None:
+            tar.add(cases_dir, arcname=f"{prefix}cases", filter=owned)
+        if job is not None:
+            payload = json.dumps(job, indent=1).encode()
+            info = owned(tarfile.TarInfo(f"{prefix}job.json"))
+            info.size = len(payload)
+            tar.addfile(info, io.BytesIO(payload))
     return buffer.getvalue()
 
 
