@@ -28,9 +28,9 @@ Interrupted (Ctrl-C, a lost connection)? Run the same command again: the reducti
 (polygraphy --load-debug-replay) without re-running the checks it already did.
 
 Exit status: {EXIT_OK} reduced (or nothing to reduce: the model passes on T), {EXIT_USAGE} bad input (not a model,
-an unknown or unavailable target, --keep node for a failure that names no node, a model whose run says nothing
-about it), {EXIT_BROKEN} the harness or the reduction broke (infra-error on the whole model, polygraphy failed, or
-the reduced model no longer fails the same way).
+an unknown or unavailable target, --keep node for a failure that names no node, a model the target reports
+unavailable), {EXIT_BROKEN} the harness or the reduction broke (infra-error on the whole model, the target's engine
+or container, polygraphy failed, or the reduced model no longer fails the same way).
 
   python -m harness reduce model.onnx --target ort-cpu --out out/reduce/model
   python -m harness reduce model.onnx --target ort1.15-cpu --keep node
@@ -42,7 +42,10 @@ def cmd_reduce(args) -> int:
     from harness.reduction.reducer import Request, reduce_model
     from harness.reduction.session import RunnerError
 
+    from harness.scan.loading import load_model
+
     model = input_file(args.model, "an ONNX model")
+    load_model(model)  # a file that is no model, truncated, or too new says so here (ModelInputError: exit 2)
     matrix = load_matrix(args.matrix)
     if args.target not in matrix:
         raise CommandError(f"--target {args.target!r} is not in {args.matrix}; known: {', '.join(matrix)}")
@@ -54,9 +57,10 @@ def cmd_reduce(args) -> int:
     try:
         result = reduce_model(request, progress)
     except NothingToReduce as err:
-        passed = "passes" in str(err)
-        print(f"{model}: {err}", flush=True)
-        return EXIT_OK if passed else EXIT_USAGE
+        if err.outcome == "pass":
+            print(f"{model}: {err}", flush=True)
+            return EXIT_OK
+        raise CommandError(f"{model}: {err}", EXIT_BROKEN if err.outcome == "infra-error" else EXIT_USAGE) from None
     except RunnerError as err:
         raise CommandError(f"{args.target}: {err}", EXIT_BROKEN) from None
     except RuntimeError as err:

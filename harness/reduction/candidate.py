@@ -12,6 +12,7 @@ import onnx_graphsurgeon as gs
 from cases.generate import INDEX_FORMAT, make_data, variant_entry, write_npz
 from cases.matching import QDQ_OPS
 from cases.model import Knobs, Tolerance, Variant
+from harness.scan.loading import default_opset
 from harness.scan.reproducers import COMPUTE_OPS, user_model_tolerance
 
 CASE_ID = "reduce"
@@ -47,10 +48,6 @@ class _CandidateCase:
 def build_mode(model: onnx.ModelProto) -> str:
     """explicit-qdq when the model has Q/DQ nodes (it runs as given), else implicit-int8 (the backend calibrates)."""
     return "explicit-qdq" if any(n.op_type in QDQ_OPS for n in model.graph.node) else "implicit-int8"
-
-
-def default_opset(model: onnx.ModelProto) -> int:
-    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
 
 
 def write_cell(model_path: Path, cases_dir: Path, name: str, description: str = "") -> dict:

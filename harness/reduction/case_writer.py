@@ -25,7 +25,8 @@ import onnx_graphsurgeon as gs
 
 from cases.generate import IR_VERSION_FOR_OPSET
 from cases.matching import QDQ_OPS
-from harness.reduction.candidate import build_mode, default_opset
+from harness.reduction.candidate import build_mode
+from harness.scan.loading import default_opset
 from harness.reduction.failure import KeptFailure
 from harness.scan.reproducers import COMPUTE_OPS
 

@@ -15,7 +15,11 @@ _ERROR_KIND = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)(?=:)")  # "IndexError: ...
 
 
 class NothingToReduce(Exception):
-    """The whole model did not fail on the target in a way a reduction can keep."""
+    """The whole model did not fail on the target in a way a reduction can keep; ``outcome`` says how it ended."""
+
+    def __init__(self, message: str, outcome: str):
+        super().__init__(message)
+        self.outcome = outcome
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,16 +57,16 @@ class KeptFailure:
             raise ValueError(f"--keep {keep!r}: choose one of {', '.join(KEEP_CHOICES)}")
         outcome = record["outcome"]
         if outcome == "pass":
-            raise NothingToReduce(f"the model passes on {record['target']}: nothing to reduce")
+            raise NothingToReduce(f"the model passes on {record['target']}: nothing to reduce", outcome)
         if outcome not in KEPT_OUTCOMES:
             failure = record.get("failure") or {}
             raise NothingToReduce(f"the model ended {outcome} on {record['target']} ({failure.get('category')}: "
                                   f"{failure.get('message')}): that says nothing about the model, so there is no "
-                                  "failure to keep")
+                                  "failure to keep", outcome)
         kept = cls.observed(record, keep)
         if keep == "node" and not kept.node:
             raise NothingToReduce(f"--keep node: the failure on {record['target']} ({outcome}, {kept.category}) names "
-                                  "no node; reduce with --keep category")
+                                  "no node; reduce with --keep category", outcome)
         return kept
 
     def describe(self) -> str:

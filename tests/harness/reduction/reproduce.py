@@ -47,3 +47,22 @@ def reproduce_case(out: Path, target: str, tmp: Path, timeout: float = 600) -> t
 
 def same_failure(record: dict, kept: dict) -> bool:
     return KeptFailure.from_dict(kept).reproduced_by(record)
+
+
+def export_case(module: Path, tmp: Path) -> "onnx.ModelProto":
+    """The ONNX model a case module builds, exported by the library (in a subprocess, with the module dropped into a
+    copy of cases/: this process's registry stays as it is)."""
+    import onnx
+
+    package = tmp / "cases"
+    if not package.exists():
+        shutil.copytree(Path(cases.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(module, package)
+    name = Path(module).stem
+    code = (f"import onnx, cases; from cases.generate import export_model; from cases.{name} import *; "
+            f"case = next(c for c in cases.all_cases() if c.__module__ == 'cases.{name}'); "
+            f"onnx.save(export_model(case, case.variants[0])[0], '{name}.onnx')")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp, env={**os.environ, "PYTHONPATH": str(REPO)},
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return onnx.load(tmp / f"{name}.onnx")
