@@ -106,7 +106,7 @@ def reduce_model(request: Request, progress: Progress = print) -> Outcome:
         "checks": len(steps), "check_seconds": round(sum(s["seconds"] for s in steps), 3),
         "wall_s": round(time.perf_counter() - started, 3), "runner": runner_kind,
         "reduced": str(out / REDUCED), "reduced_reproduces": session.kept.reproduced_by(final),
-        "reduced_record": describe_record(final), "min_good": str(out / "min-good.onnx")
+        "reduced_record": describe_record(final), "environment": final.get("environment"), "min_good": str(out / "min-good.onnx")
         if (out / "min-good.onnx").is_file() else None, **case, "steps": steps,
     }
     write_json(out / REDUCE_JSON, summary)
