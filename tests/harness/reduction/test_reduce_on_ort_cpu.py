@@ -113,3 +113,13 @@ def test_a_model_that_passes_has_nothing_to_reduce(tmp_path):
     assert result.returncode == 0
     assert "passes on ort-cpu: nothing to reduce" in result.stdout
     assert not (tmp_path / "out" / "reduced.onnx").exists()
+
+
+def test_keep_node_keeps_the_node_the_failure_names(model, tmp_path):
+    out = tmp_path / "by-node"
+    harness("reduce", str(model), "--target", "ort-cpu", "--keep", "node", "--out", str(out), timeout=900)
+    data = summary(out)
+    erf = f"{f64_gelu.double_scope(BLOCKS)}/Erf"
+    assert data["failure_kept"]["node"] == erf and data["reduced_reproduces"]
+    assert erf in [n.name for n in onnx.load(out / "reduced.onnx").graph.node]
+    assert all(step["outcome"].endswith(f"at node {erf!r}") for step in data["steps"] if step["reproduced"])
