@@ -11,9 +11,9 @@ from harness.commands.diagnose import add_diagnose_commands
 from harness.commands.history import add_history_commands
 from harness.commands.library import add_library_commands
 from harness.commands.nightly import add_nightly_commands
-from harness.commands.reduce import add_reduce_commands
 from harness.commands.options import EXIT_BROKEN, EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, CommandError
 from harness.commands.run import add_run_commands
+from harness.commands.reduce import add_reduce_commands
 from harness.commands.scan import add_scan_commands
 from harness.matrix import DEFAULT_MATRIX, MatrixError, default_target, load_matrix
 from harness.store.results_file import RecordError

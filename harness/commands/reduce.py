@@ -41,6 +41,7 @@ def cmd_reduce(args) -> int:
     from harness.reduction.failure import NothingToReduce
     from harness.reduction.reducer import Request, reduce_model
     from harness.reduction.session import RunnerError
+    from harness.reduction.state import SessionFileError
 
     from harness.scan.loading import load_model
 
@@ -63,6 +64,8 @@ def cmd_reduce(args) -> int:
         raise CommandError(f"{model}: {err}", EXIT_BROKEN if err.outcome == "infra-error" else EXIT_USAGE) from None
     except RunnerError as err:
         raise CommandError(f"{args.target}: {err}", EXIT_BROKEN) from None
+    except SessionFileError as err:
+        raise CommandError(str(err), EXIT_BROKEN) from None
     except RuntimeError as err:
         raise CommandError(str(err), EXIT_BROKEN) from None
     summary = result.summary

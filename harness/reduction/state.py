@@ -42,6 +42,10 @@ class Session:
         return cls(**{**data, "kept": KeptFailure.from_dict(data["kept"])})
 
 
+class SessionFileError(ValueError):
+    """A reduction directory's session file that cannot be read (damaged, or not one)."""
+
+
 def read_session(out_dir: Path) -> Session | None:
     path = Path(out_dir) / SESSION_FILE
     if not path.is_file():
@@ -49,7 +53,7 @@ def read_session(out_dir: Path) -> Session | None:
     try:
         return Session.from_dict(json.loads(path.read_text()))
     except (json.JSONDecodeError, KeyError, TypeError) as err:
-        raise ValueError(f"{path}: not a reduction's session file ({type(err).__name__}: {err}); remove it to start "
+        raise SessionFileError(f"{path}: not a reduction's session file ({type(err).__name__}: {err}); remove it to start "
                          "the reduction over") from None
 
 

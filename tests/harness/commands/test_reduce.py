@@ -28,3 +28,13 @@ def test_an_unknown_target_is_refused_with_the_known_ones(tmp_path):
     onnx.save(f64_gelu.build(1), model)
     result = harness("reduce", str(model), "--target", "ort-gpu", check=False)
     assert result.returncode == 2 and "--target 'ort-gpu' is not in" in result.stderr and "ort-cpu" in result.stderr
+
+
+def test_a_damaged_session_file_in_the_output_directory_is_named(tmp_path):
+    model = tmp_path / "m.onnx"
+    onnx.save(f64_gelu.build(1), model)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "session.json").write_text("{not json")
+    result = harness("reduce", str(model), "--target", "ort-cpu", "--out", str(out), check=False)
+    assert result.returncode == 3 and f"{out / 'session.json'}: not a reduction's session file" in result.stderr
