@@ -26,9 +26,10 @@ from harness.reduction.case_writer import CaseWriterError, write_case
 from harness.reduction.check import REPRODUCED
 from harness.reduction.failure import KeptFailure, describe_record
 from harness.reduction.session import open_runner
-from harness.worker.casedata import load_cells
 from harness.reduction.state import (CHECK_RECORDS, PHASES, Session, read_session, read_steps, write_json,
                                      write_session)
+from harness.store.results_file import read_results_file
+from harness.worker.casedata import load_cells
 
 Progress = Callable[[str], None]
 POLL_S = 0.5
@@ -127,8 +128,6 @@ def _session(request: Request, runner, runner_kind: str, progress: Progress) -> 
                  f"{earlier.kept.describe()}")
         earlier.container_id, earlier.runner, earlier.timeout_s = container_id, runner_kind, request.timeout_s
         write_session(out, earlier)
-        from harness.store.results_file import read_results_file
-
         return earlier, read_results_file(whole_results).records[-1]
     for stale in ("session.json", "steps.jsonl", CHECK_RECORDS, "whole-model.jsonl", "bisect.onnx", REDUCED,
                   "replay-bisect.json", "replay-linear.json", "min-good.onnx", REDUCE_JSON):
