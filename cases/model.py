@@ -51,6 +51,21 @@ class Claim:
 
 
 @dataclasses.dataclass(frozen=True)
+class Observation:
+    """What this project saw a case do on one target, never an upstream claim: the failure a ``harness reduce`` run
+    kept (outcome, failure category, the error's kind and node) on the target it ran on. It has no source link and
+    never reaches a record's ``expectation``; the case's own test asserts it, by generating and running the case."""
+
+    target: str
+    outcome: str
+    category: str | None
+    error_kind: str | None = None
+    node: str | None = None
+    message: str = ""
+    made_by: str = "harness reduce"
+
+
+@dataclasses.dataclass(frozen=True)
 class Tolerance:
     """How close a target's output must be to the FP32 reference, and why that much."""
 
@@ -252,6 +267,9 @@ class Case:
     whole_model: ClassVar[bool] = False
     # What to do about the pattern, in a line: the workaround upstream confirmed, or the migration it asks for.
     remedy: ClassVar[str] = ""
+    # A case made by `harness reduce` from a failure seen here, before anyone reported it upstream: what was seen, on
+    # which target. Such a case has no links until its upstream issue exists.
+    observed: ClassVar[Observation | None] = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -15,6 +15,7 @@ from harness.commands.options import (
     EXIT_BROKEN, EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandError,
 )
 from harness.commands.run import add_run_commands
+from harness.commands.reduce import add_reduce_commands
 from harness.commands.scan import add_scan_commands
 from harness.matrix import DEFAULT_MATRIX, default_target, load_matrix
 from harness.store.results_file import RecordError
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_nightly_commands(commands)
     add_history_commands(commands)
     add_scan_commands(commands)
+    add_reduce_commands(commands)
     return parser
 
 

@@ -131,11 +131,11 @@ def _write(extractor: Extractor, finding: Finding, occurrence: Occurrence, name:
     write_npz(data_path, data)
     expected = tuple(n.name for n in model.graph.node if n.op_type in COMPUTE_OPS)
     entry = variant_entry(case, variant, model, expected, model_bytes, data_path.read_bytes())
-    entry["tolerance"] = dataclasses.asdict(_tolerance(case.tolerance, data))
+    entry["tolerance"] = dataclasses.asdict(user_model_tolerance(case.tolerance, data))
     return entry
 
 
-def _tolerance(library: Tolerance, data: dict[str, np.ndarray]) -> Tolerance:
+def user_model_tolerance(library: Tolerance, data: dict[str, np.ndarray]) -> Tolerance:
     peak = max((float(np.abs(v).max()) for k, v in data.items() if k.startswith("reference/") and v.size), default=0)
     bound = max(library.max_abs_error, round(RANGE_FRACTION * peak, 6))
     return Tolerance(

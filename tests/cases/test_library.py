@@ -49,8 +49,10 @@ def test_every_case_has_a_failing_or_control_variant():
 
 
 def test_links_are_https():
+    """Every case links its upstream report; a case `harness reduce` made from a failure seen here links nothing
+    until its upstream issue is filed, and says what was seen instead (``observed``)."""
     for case in all_cases():
-        assert case.links, case.id
+        assert case.links or case.observed, case.id
         assert all(link.startswith("https://") for link in case.links), case.id
 
 

@@ -133,8 +133,10 @@ def _job(target: Target, cells: list[Cell], jobs: int, timeout_s: float) -> Job:
             "work_dir": f"{CONTAINER_WORK}/out/cells"}
 
 
-def _input_archive(target: Target, cases_dir: Path, job: Job, uid: int, gid: int) -> bytes:
-    """The tar put into /work: code/ (worker), cases/ (the whole cases directory), out/ and job.json."""
+def input_archive(target: Target, cases_dir: Path | None, job: Job | None, uid: int, gid: int, *,
+                  prefix: str = "", code: bool = True) -> bytes:
+    """The tar put into /work: code/ (worker, unless ``code`` is False), cases/ (the whole cases directory), out/ and
+    job.json (those two when given), each behind ``prefix`` (a directory of its own, e.g. "<id>/")."""
     buffer = io.BytesIO()
 
     def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
@@ -143,21 +145,23 @@ def _input_archive(target: Target, cases_dir: Path, job: Job, uid: int, gid: int
         return info
 
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name in ("code", "out"):
+        for name in [prefix.rstrip("/")] * bool(prefix) + [f"{prefix}code"] * code + [f"{prefix}out"]:
             directory = tarfile.TarInfo(name)
             directory.type = tarfile.DIRTYPE
             tar.addfile(owned(directory))
-        for name, path in _worker_code_files(target).items():
-            tar.add(path, arcname=f"code/{name}", filter=owned)
-        tar.add(cases_dir, arcname="cases", filter=owned)
-        payload = json.dumps(job, indent=1).encode()
-        info = owned(tarfile.TarInfo("job.json"))
-        info.size = len(payload)
-        tar.addfile(info, io.BytesIO(payload))
+        for name, path in _worker_code_files(target).items() if code else ():
+            tar.add(path, arcname=f"{prefix}code/{name}", filter=owned)
+        if cases_dir is not None:
+            tar.add(cases_dir, arcname=f"{prefix}cases", filter=owned)
+        if job is not None:
+            payload = json.dumps(job, indent=1).encode()
+            info = owned(tarfile.TarInfo(f"{prefix}job.json"))
+            info.size = len(payload)
+            tar.addfile(info, io.BytesIO(payload))
     return buffer.getvalue()
 
 
-def _run_user(image) -> tuple[str, int, int]:
+def run_user(image) -> tuple[str, int, int]:
     """The image's numeric USER (a recipe could say USER 0), else nobody; with the uid/gid the archive is owned by."""
     user = (image.attrs.get("Config") or {}).get("User") or NONROOT_USER
     uid, _, gid = user.partition(":")
@@ -166,10 +170,22 @@ def _run_user(image) -> tuple[str, int, int]:
     return user, int(uid), int(gid or uid)
 
 
-def _python_path(image) -> str:
+def python_path(image, code_dir: str = f"{CONTAINER_WORK}/code") -> str:
     """The worker code first, then whatever the image puts on PYTHONPATH (TensorRT recipes put their packages)."""
     env = dict(item.split("=", 1) for item in (image.attrs.get("Config") or {}).get("Env") or [] if "=" in item)
-    return ":".join(filter(None, [f"{CONTAINER_WORK}/code", env.get("PYTHONPATH")]))
+    return ":".join(filter(None, [code_dir, env.get("PYTHONPATH")]))
+
+
+def worker_container_options(target: Target, image, limits: ContainerLimits) -> dict[str, Any]:
+    """What every worker container is created with: the image's user (else nobody), no network, no capabilities,
+    no new privileges, memory and pid limits, the target's label and GPU access, and the worker's environment."""
+    user, _, _ = run_user(image)
+    return dict(working_dir=CONTAINER_WORK, user=user, network_disabled=True, security_opt=["no-new-privileges"],
+                cap_drop=["ALL"], mem_limit=limits.memory, memswap_limit=limits.memory, pids_limit=limits.pids,
+                labels={"org.trt-matrix.target": target.id},
+                environment={IMAGE_ENV: describe_image(image), "PYTHONPATH": python_path(image),
+                             "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "HOME": CONTAINER_WORK},
+                **_gpu_options(target))
 
 
 # Engine errors whose cause is a missing piece of host setup, and what to do about it.
@@ -273,19 +289,14 @@ class ContainerRun:
 
     def execute(self, cases_dir: Path, job: Job, run_timeout_s: float) -> None:
         self.run_timeout_s = run_timeout_s
-        user, uid, gid = _run_user(self.image)
+        user, uid, gid = run_user(self.image)
         try:
             self.container = self.client.containers.create(
                 self.image.id, command=["python3", "-m", "harness.worker", f"{CONTAINER_WORK}/job.json",
                                         "--results", RESULTS_IN_CONTAINER, "--stream-records"],
-                working_dir=CONTAINER_WORK, user=user, network_disabled=True, security_opt=["no-new-privileges"],
-                cap_drop=["ALL"], mem_limit=self.limits.memory, memswap_limit=self.limits.memory,
-                pids_limit=self.limits.pids, labels={"org.trt-matrix.target": self.target.id},
-                environment={IMAGE_ENV: describe_image(self.image), "PYTHONPATH": _python_path(self.image),
-                             "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "HOME": CONTAINER_WORK},
-                **_gpu_options(self.target))
+                **worker_container_options(self.target, self.image, self.limits))
             self.intake.details["container"] = self.container.short_id
-            if not self.container.put_archive(CONTAINER_WORK, _input_archive(self.target, cases_dir, job, uid, gid)):
+            if not self.container.put_archive(CONTAINER_WORK, input_archive(self.target, cases_dir, job, uid, gid)):
                 raise RuntimeError(f"the engine refused the input archive for {CONTAINER_WORK}")
             self.container.start()
             self.progress(f"{self.target.id}: container {self.container.short_id} started on {self.url} from "
