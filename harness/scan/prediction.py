@@ -112,7 +112,7 @@ def library_claims(case: type[Case]) -> dict[str, tuple[dict[str, Any], ...]]:
 def claims_on(case: type[Case], variant: str, target: Target, scope: str) -> list[Evidence]:
     """The upstream claim for ``variant`` of ``case`` on ``target``, as evidence of ``scope`` (none, or the one
     judgement.target_claim shows: a claim naming a GPU architecture only on a Jetson target of that GPU)."""
-    claim = j.target_claim(library_claims(case)[variant], target.id, target.platform)
+    claim = j.target_claim(library_claims(case).get(variant, ()), target.id, target.platform)
     return [claimed(claim, case.id, variant, scope)] if claim else []
 
 
