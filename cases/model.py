@@ -86,8 +86,12 @@ class Knobs:
     fp16: bool = False
     fp8: bool = False  # BuilderFlag.FP8 (weakly typed networks, TensorRT 10.x)
     fp4: bool = False  # BuilderFlag.FP4 (weakly typed networks, TensorRT 10.8+)
-    dla_core: int | None = None  # run on this DLA core (Jetson AGX Orin has 0 and 1); None: the GPU
+    # The device of a case about DLA, which wins over the target's: dla_core builds for that DLA core (Jetson AGX Orin
+    # has 0 and 1) on every Orin target; gpu_only builds for the GPU even on a DLA target (dla_core in matrix.yaml);
+    # neither: the target's device (its dla_core with GPU fallback, else the GPU).
+    dla_core: int | None = None
     gpu_fallback: bool = False  # BuilderFlag.GPU_FALLBACK: layers DLA cannot run go to the GPU (DLA cells only)
+    gpu_only: bool = False
     strongly_typed: bool = False
     # Optimization profiles, in order: each a tuple of (input name, min shape, opt shape, max shape) per dynamic input.
     profiles: tuple[tuple[tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...], ...] = ()
@@ -103,6 +107,8 @@ class Knobs:
             raise ValueError(f"Knobs: calibrator {self.calibrator!r} is not one of {CALIBRATORS}")
         if self.gpu_fallback and self.dla_core is None:
             raise ValueError("Knobs: gpu_fallback only means something for a DLA build: set dla_core")
+        if self.gpu_only and self.dla_core is not None:
+            raise ValueError(f"Knobs: gpu_only and dla_core {self.dla_core} ask for two devices: set one")
         if self.dla_core is not None and self.dla_core not in (0, 1):
             raise ValueError(f"Knobs: dla_core {self.dla_core!r} is not 0 or 1 (the DLA cores of a Jetson AGX Orin)")
         if self.precision_constraints not in (None, "prefer", "obey"):

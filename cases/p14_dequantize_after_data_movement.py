@@ -45,16 +45,14 @@ _ORIN_NOTE = ("TensorRT 10.16.2.10 on L4T R39.2, Jetson AGX Orin (SM 8.7), trtex
               "... No matching rules found for input operand types', build failed.")
 _THOR_NOTE = ("Same TensorRT 10.16.2.10, same L4T R39.2 and the byte-identical ONNX on Jetson Thor (SM 11.0): the "
               "engine built in 123 s.")
-# Claims on targets that matrix.yaml does not have yet (branch i21-matrix adds the 2026 targets; ids not final): the
-# coordinator moves them onto the variants once the targets exist. Keyed by variant name.
-CLAIMS_ON_PENDING_TARGETS: dict[str, tuple[Claim, ...]] = {
-    "as-reported": (
-        Claim(target="trt1016-orin", outcome="fail", category="no-implementation", source=ISSUE,
-              strength="issue-thread", architecture="8.7", note=_ORIN_NOTE),
-        Claim(target="trt1016-thor", outcome="pass", source=ISSUE, strength="issue-thread", architecture="11.0",
-              note=_THOR_NOTE),
-    ),
-}
+# The reported pair on the 10.16 targets of JetPack 7.2: the same release line on Orin (SM 8.7) and Thor (SM 11.0). The
+# reporter ran JetPack's own 10.16.2.10; the targets' 26.04 image brings 10.16.1.11 (matrix.yaml: "10.16" takes both).
+CLAIMS = (
+    Claim(target="trt1016-orin", outcome="fail", category="no-implementation", source=ISSUE, strength="issue-thread",
+          architecture="8.7", note=_ORIN_NOTE),
+    Claim(target="trt1016-thor", outcome="pass", source=ISSUE, strength="issue-thread", architecture="11.0",
+          note=_THOR_NOTE),
+)
 
 
 class DequantizeAfterDataMovement(Case):
@@ -95,6 +93,7 @@ class DequantizeAfterDataMovement(Case):
             "weight, FP16 scales) -> Cast FP32, strongly typed.",
             params=REPORTED,
             knobs=Knobs(strongly_typed=True),
+            claims=CLAIMS,
         ),
         Variant(
             name="scale-fp32",

@@ -41,22 +41,21 @@ FLOAT = 1  # onnx.TensorProto.FLOAT
 
 _THOR = ("TensorRT 10.13.3.9, CUDA 13.0, Jetson Thor (SM 11.0), Python API on a model without Q/DQ: {flag} accepted, "
          "the engine was FP32 (DataType.FLOAT outputs, FP32 weights, larger file); no error, no warning.")
-_RFDETR_FLAG = ("RF-DETR build_engine(fp16=True) on TensorRT 11.2.1.2 (NVIDIA L4, SM 8.9) and 11.3.0.99: TensorRT 11 "
-                "has no BuilderFlag.FP16, RF-DETR built an FP32 engine with one warning (0.00 % Half layers).")
+_RFDETR_FLAG = ("RF-DETR build_engine(fp16=True) on TensorRT 11.2.1.2 (NVIDIA L4, SM 8.9; an RTX 3060, SM 8.6, the same) "
+                "and 11.3.0.99: TensorRT 11 has no BuilderFlag.FP16, RF-DETR built an FP32 engine with one warning "
+                "(0.00 % Half layers).")
 _RFDETR_CAST = ("RF-DETR's fix on TensorRT 11.3.0.99 (RTX 3060): the ONNX graph cast to FP16 before the build, FP32 "
                 "inputs and outputs kept, builds an FP16 engine (59.82 MB against 111.75 MB FP32).")
-# Claims on targets that matrix.yaml does not have yet (branch i21-matrix adds the 2026 targets; ids not final): the
-# coordinator moves them onto the variants once the targets exist. Keyed by variant name.
-CLAIMS_ON_PENDING_TARGETS: dict[str, tuple[Claim, ...]] = {
-    "as-reported": (Claim(target="trt1013-thor", outcome="fallback", source=ISSUE, strength="issue-thread",
-                          architecture="11.0", note=_THOR.format(flag="BuilderFlag.FP8")),),
-    "fp4-flag": (Claim(target="trt1013-thor", outcome="fallback", source=ISSUE, strength="issue-thread",
-                       architecture="11.0", note=_THOR.format(flag="BuilderFlag.FP4")),),
-    "fp16-flag-trt11": (Claim(target="trt11-x86", outcome="unsupported", source=TRT11_ISSUE, strength="issue-thread",
-                              architecture="8.9", note=_RFDETR_FLAG),),
-    "fp16-graph": (Claim(target="trt11-x86", outcome="pass", source=TRT11_FIX, strength="issue-thread",
-                         architecture="8.6", note=_RFDETR_CAST),),
-}
+# The RF-DETR claims name no GPU architecture: the report found the same on an L4 (SM 8.9) and an RTX 3060 (SM 8.6),
+# and TensorRT 11 has no FP16 builder flag on any GPU.
+THOR_FP8 = Claim(target="trt1013-thor", outcome="fallback", source=ISSUE, strength="issue-thread", architecture="11.0",
+                 note=_THOR.format(flag="BuilderFlag.FP8"))
+THOR_FP4 = Claim(target="trt1013-thor", outcome="fallback", source=ISSUE, strength="issue-thread", architecture="11.0",
+                 note=_THOR.format(flag="BuilderFlag.FP4"))
+TRT11_FP16_FLAG = Claim(target="trt11-x86", outcome="unsupported", source=TRT11_ISSUE, strength="issue-thread",
+                        note=_RFDETR_FLAG)
+TRT11_FP16_GRAPH = Claim(target="trt11-x86", outcome="pass", source=TRT11_FIX, strength="issue-thread",
+                         note=_RFDETR_CAST)
 
 
 class PrecisionFlagWithoutQdq(Case):
@@ -99,6 +98,7 @@ class PrecisionFlagWithoutQdq(Case):
             description="Conv -> Relu -> Conv without Q/DQ, BuilderFlag.FP8 set, no calibrator.",
             params={"form": "float", "asked": "fp8"},
             knobs=Knobs(fp8=True),
+            claims=(THOR_FP8,),
         ),
         Variant(
             name="fp4-flag",
@@ -106,6 +106,7 @@ class PrecisionFlagWithoutQdq(Case):
             description="As reported with BuilderFlag.FP4 in place of FP8.",
             params={"form": "float", "asked": "fp4"},
             knobs=Knobs(fp4=True),
+            claims=(THOR_FP4,),
             varies="as-reported",
             inherits=True,
         ),
@@ -116,6 +117,7 @@ class PrecisionFlagWithoutQdq(Case):
             "so a tool that skips the missing flag builds FP32.",
             params={"form": "float", "asked": "fp16"},
             knobs=Knobs(fp16=True),
+            claims=(TRT11_FP16_FLAG,),
         ),
         Variant(
             name="explicit-fp8-qdq",
@@ -134,6 +136,7 @@ class PrecisionFlagWithoutQdq(Case):
             "output), strongly typed: RF-DETR's fix for TensorRT 11.",
             params={"form": "fp16-graph", "asked": "fp16"},
             knobs=Knobs(strongly_typed=True),
+            claims=(TRT11_FP16_GRAPH,),
             varies="fp16-flag-trt11",
         ),
         Variant(

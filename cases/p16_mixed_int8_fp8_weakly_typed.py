@@ -36,22 +36,19 @@ REPORTED = {"precisions": ("int8", "fp8")}
 
 _BLACKWELL = ("trtutils maintainer (PR #163): on Blackwell (SM 10.0+) a weakly typed INT8+FP8 mix is a hard TensorRT "
               "error (Error Code 9); TensorRT 10.x, version not stated.")
-# Claims on targets that matrix.yaml does not have yet (branch i21-matrix adds the 2026 targets; ids not final): the
-# coordinator moves them onto the variants once the targets exist. Keyed by variant name.
-CLAIMS_ON_PENDING_TARGETS: dict[str, tuple[Claim, ...]] = {
-    "as-reported": (Claim(target="trt1016-x86", outcome="fail", source=PULL, strength="issue-thread",
-                          architecture="10.0+", note=_BLACKWELL),),
-    "strongly-typed": (Claim(target="trt1016-x86", outcome="pass", source=PULL, strength="issue-thread",
-                             architecture="10.0+", note="trtutils PR #163: strongly typed builds are what Blackwell "
-                             "needs for INT8+FP8 Q/DQ networks; its Q/DQ fixture builds on that path."),),
-    "fp8-only": (Claim(target="trt103-x86", outcome="fail", source=NO_FP8_HARDWARE, strength="issue-thread",
-                       architecture="8.6", category="unsupported-op",
-                       note="TensorRT 10.3.0.26 on an RTX A6000 (SM 8.6): 'Networks with FP8 Q/DQ layers require "
-                       "hardware with FP8 support.' (Error Code 9, API Usage Error); INT8 built."),),
-}
+# trtutils' PR names no TensorRT version (10.x, merged 2026-05): its claims sit on 10.16, the 10.x of NGC's 26.04,
+# and hold only on Blackwell hosts of that x86 target.
+BLACKWELL_WEAK = Claim(target="trt1016-x86", outcome="fail", source=PULL, strength="issue-thread", architecture="10.0+",
+                       note=_BLACKWELL)
+BLACKWELL_STRONG = Claim(target="trt1016-x86", outcome="pass", source=PULL, strength="issue-thread",
+                         architecture="10.0+", note="trtutils PR #163: strongly typed builds are what Blackwell needs "
+                         "for INT8+FP8 Q/DQ networks; its Q/DQ fixture builds on that path.")
+FP8_ON_AMPERE = Claim(target="trt103-x86", outcome="fail", source=NO_FP8_HARDWARE, strength="issue-thread",
+                      architecture="8.6", category="unsupported-op",
+                      note="TensorRT 10.3.0.26 on an RTX A6000 (SM 8.6): 'Networks with FP8 Q/DQ layers require "
+                      "hardware with FP8 support.' (Error Code 9, API Usage Error); INT8 built.")
 
-
-# On a target the matrix has: Orin is Ampere (SM 8.7), which a ModelOpt maintainer's answer in #70 places outside FP8
+# Orin is Ampere (SM 8.7), which a ModelOpt maintainer's answer in #70 places outside FP8
 # ("FP8 is available only from Ada, Hopper"), with the TensorRT of that report (10.3).
 FP8_ON_ORIN = Claim(
     target="trt103-orin", outcome="fail", category="unsupported-op", source=NO_FP8_HARDWARE, strength="issue-thread",
@@ -99,6 +96,7 @@ class MixedInt8Fp8WeaklyTyped(Case):
             description="INT8 Q/DQ conv -> Relu -> FP8 Q/DQ conv, weakly typed (INT8 and FP8 builder flags).",
             params=REPORTED,
             knobs=Knobs(fp8=True),
+            claims=(BLACKWELL_WEAK,),
         ),
         Variant(
             name="strongly-typed",
@@ -106,6 +104,7 @@ class MixedInt8Fp8WeaklyTyped(Case):
             description="As reported, built strongly typed (trtutils' fix).",
             params=REPORTED,
             knobs=Knobs(strongly_typed=True),
+            claims=(BLACKWELL_STRONG,),
             varies="as-reported",
         ),
         Variant(
@@ -121,7 +120,7 @@ class MixedInt8Fp8WeaklyTyped(Case):
             description="Both convs FP8 Q/DQ, weakly typed (FP8 flag): no mix; needs a GPU with FP8.",
             params={"precisions": ("fp8", "fp8")},
             knobs=Knobs(fp8=True),
-            claims=(FP8_ON_ORIN,),
+            claims=(FP8_ON_AMPERE, FP8_ON_ORIN),
             varies="as-reported",
         ),
         Variant(

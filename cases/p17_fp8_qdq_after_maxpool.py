@@ -19,6 +19,10 @@ Upstream:
 Graph: the ResNet stem as #118 names it: input (1, 3, 64, 64) -> FP8 Q/DQ -> Conv 7x7 stride 2, 3 -> 64 (FP8
 weight, per channel) -> Relu -> MaxPool 3x3 stride 2 -> FP8 Q/DQ (``/maxpool/MaxPool_output_0_QuantizeLinear``) ->
 Conv 3x3 64 -> 64 (FP8 weight) -> output (1, 64, 16, 16). Weights are Q/DQ of FP32 constants, as in the log.
+
+No claim: #118 names TensorRT 10.7 but not the GPU, and says an engine was written and ran slower than FP16 after
+every tactic of the quantizers was skipped; which layers ran FP8 is not reported, so neither a pass nor a fallback can
+be claimed for it (#439 gives no version).
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases._backend_notes import ORT_DROPS_RELU_BEFORE_FP8_Q
-from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
+from cases.model import Built, Case, Knobs, Match, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/Model-Optimizer/issues/118"
 FAILED_BUILD = "https://github.com/NVIDIA/Model-Optimizer/issues/439"
@@ -39,18 +43,6 @@ SIZE, STEM, CHANNELS = 64, 3, 64
 CONVS = ("/conv1/Conv", "/layer1/layer1.0/conv1/Conv")
 MAXPOOL = "/maxpool/MaxPool"
 REPORTED = {"precision": "fp8", "qdq": "after-maxpool"}
-
-# Claims on targets that matrix.yaml does not have yet (branch i21-matrix adds the 2026 targets; ids not final): the
-# coordinator moves them onto the variants once the targets exist. Keyed by variant name.
-CLAIMS_ON_PENDING_TARGETS: dict[str, tuple[Claim, ...]] = {
-    "as-reported": (Claim(
-        target="trt107-x86", outcome="pass", source=ISSUE, strength="issue-thread",
-        note="TensorRT 10.7, trtexec --fp8 --fp16 on a ModelOpt FP8 ResNet-18 (GPU not stated): every tactic of the "
-        "quantize after /maxpool/MaxPool and of the weight quantizers skipped ('Could not infer output types for "
-        "operation: ... quantize'), yet an engine was written and ran, slower than the FP16 engine; which layers ran "
-        "FP8 is not reported."),),
-}
-
 
 class Fp8QdqAfterMaxPool(Case):
     id = "p17-fp8-qdq-after-maxpool"

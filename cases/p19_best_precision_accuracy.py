@@ -39,17 +39,12 @@ OUTLIER_RATIO = 8.0  # a channel this many times the median channel is an outlie
 
 _BLACKWELL = ("TensorRT 10.16.1.11, RTX PRO 6000 Blackwell, trtexec --best on torchvision ResNet-152 with "
               "{weights} weights: {result}.")
-# Claims on targets that matrix.yaml does not have yet (branch i21-matrix adds the 2026 targets; ids not final): the
-# coordinator moves them onto the variants once the targets exist. Keyed by variant name.
-CLAIMS_ON_PENDING_TARGETS: dict[str, tuple[Claim, ...]] = {
-    "as-reported": (Claim(target="trt1016-x86", outcome="mismatch", source=ISSUE, strength="issue-thread",
-                          architecture="12.0", note=_BLACKWELL.format(
-                              weights="IMAGENET1K_V2", result="built; ImageNet accuracy near zero")),),
-    "v1-style": (Claim(target="trt1016-x86", outcome="pass", source=ISSUE, strength="issue-thread",
-                       architecture="12.0", note=_BLACKWELL.format(
-                           weights="IMAGENET1K_V1", result="accuracy kept (the V1 logs: 67 % FP16, 66 %)")),),
-}
-
+# The report's release and image line: trt1016-x86 is 10.16.1 from NGC 26.04 (the reporter's pytorch:26.04 has
+# 10.16.1.11); its GPU, an RTX PRO 6000 Blackwell, is SM 12.0.
+COLLAPSES = Claim(target="trt1016-x86", outcome="mismatch", source=ISSUE, strength="issue-thread", architecture="12.0",
+                  note=_BLACKWELL.format(weights="IMAGENET1K_V2", result="built; ImageNet accuracy near zero"))
+KEEPS = Claim(target="trt1016-x86", outcome="pass", source=ISSUE, strength="issue-thread", architecture="12.0",
+              note=_BLACKWELL.format(weights="IMAGENET1K_V1", result="accuracy kept (the V1 logs: 67 % FP16, 66 %)"))
 
 def _conv_names(block: int) -> tuple[str, ...]:
     scope = f"/layer1/layer1.{block}"
@@ -99,6 +94,7 @@ class BestPrecisionAccuracy(Case):
             "(trtexec --best), entropy calibration.",
             params=REPORTED,
             knobs=Knobs(fp16=True),
+            claims=(COLLAPSES,),
         ),
         Variant(
             name="v1-style",
@@ -106,6 +102,7 @@ class BestPrecisionAccuracy(Case):
             description="The same network without outlier channels (the reporter's V1 weights built fine).",
             params={"outlier_gain": 1.0},
             knobs=Knobs(fp16=True),
+            claims=(KEEPS,),
             varies="as-reported",
         ),
         Variant(

@@ -14,7 +14,19 @@ Upstream (documentation, not an issue thread; the facts as failure-patterns.md r
 
 Graph (ours, a small segmentation head, torch.onnx names): input (1, 16, 32, 32) -> Conv 3x3 16 -> 32 -> Relu ->
 MaxPool 2x2 -> Conv 3x3 32 -> 32 -> Relu -> Resize x2 (cubic) -> Conv 3x3 32 -> 16 -> output (1, 16, 32, 32), implicit
-INT8 (a calibrator: DLA's classic INT8 path). DLA on/off and GPU fallback are knobs (``dla_core``, ``gpu_fallback``).
+INT8 (a calibrator: DLA's classic INT8 path).
+
+Devices: each variant chooses its own with knobs, and that choice wins over the target's. The DLA variants
+(``dla_core=0``, with or without ``gpu_fallback``) build for DLA core 0 on every Orin target, the plain GPU ones
+(trt86-orin, trt103-orin ...) as much as the DLA ones (trt103-orin-dla ...), so both columns show the same DLA build
+and the JetPack 5 / 6.0 releases without a DLA target are covered too; ``gpu-only`` (``gpu_only``) builds for the GPU
+even on a DLA target. A DLA variant is ``unavailable`` with NVIDIA's reason where the release or platform has no DLA
+(10.8 to 11.4.0 and the 10.16 Orin build, Thor, x86). TensorRT 11 removed implicit quantization, so on 11.4.1, which
+has DLA again, every cell of this implicit case is ``unavailable`` too.
+
+No claims: the documentation says where DLA exists, and the harness already makes a DLA cell ``unavailable`` there
+with the same pages (harness/worker/backends/tensorrt/release_facts.py); no report covers this graph on a release that
+has DLA.
 """
 from __future__ import annotations
 
@@ -25,7 +37,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
+from cases.model import Built, Case, Knobs, Match, Tolerance, Variant
 
 MIGRATION = "https://docs.nvidia.com/deeplearning/tensorrt/11.3.0/api/migration/tensorrt-10x-to-11x-jetson.html"
 RETURNED = "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/release-notes-11/11.4.1.html"
@@ -35,19 +47,6 @@ CONVS = ("/head/conv1/Conv", "/head/conv2/Conv", "/head/conv3/Conv")
 RESIZE = "/head/upsample/Resize"
 REPORTED = {"resize": "cubic"}
 DLA_LACKS = {"cubic"}  # Resize modes outside DLA's supported-layer list (nearest and linear are in it)
-
-_NO_DLA = ("Documented: the TensorRT {version} build for Jetson AGX Orin has no DLA support (missing from 10.8 to "
-           "11.4.0 and from the 10.16 Orin SBSA build, back in 11.4.1), so a DLA build cannot be made there.")
-# Claims on targets that matrix.yaml does not have yet (branch i21-matrix adds the 2026 targets; ids not final; here
-# trt114-orin is taken to be 11.4.0): the coordinator moves them onto the variants once the targets exist.
-CLAIMS_ON_PENDING_TARGETS: dict[str, tuple[Claim, ...]] = {
-    name: (Claim(target="trt1016-orin", outcome="unsupported", source=MIGRATION, strength="documentation",
-                 architecture="8.7", note=_NO_DLA.format(version="10.16")),
-           Claim(target="trt114-orin", outcome="unsupported", source=MIGRATION, strength="documentation",
-                 architecture="8.7", note=_NO_DLA.format(version="11.4.0")))
-    for name in ("as-reported", "dla-no-fallback", "nearest-resize")
-}
-
 
 class OrinDlaFallback(Case):
     id = "p20-orin-dla-fallback"
@@ -71,6 +70,12 @@ class OrinDlaFallback(Case):
             "ONNX Runtime has no DLA: the dla_core and gpu_fallback knobs do not apply, and every cell runs on the CPU "
             "with its own static INT8 quantization (a cubic Resize stays float there). These cells show the graph "
             "quantizes and computes; which layers DLA takes is the Orin targets' question."
+        ),
+        "tensorrt": (
+            "Each variant's knobs choose its device on every target: the DLA variants build for DLA core 0 on plain "
+            "Orin GPU targets as on the DLA targets (same build in both columns), gpu-only builds for the GPU on both; "
+            "a DLA variant is unavailable where the release or platform has no DLA. Implicit INT8: unavailable on "
+            "TensorRT 11, 11.4.1's restored DLA included."
         ),
     }
     remedy = (
@@ -98,8 +103,9 @@ class OrinDlaFallback(Case):
         Variant(
             name="gpu-only",
             role="sweep",
-            description="As reported on the GPU (DLA off).",
+            description="As reported on the GPU (DLA off), on DLA targets too.",
             params=REPORTED,
+            knobs=Knobs(gpu_only=True),
             varies="as-reported",
         ),
         Variant(

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.worker.errors import InputError
-from harness.store.judgement import ClaimsError, variant_claims
-from harness.worker.record import claim_for
+from harness.store.judgement import ClaimsError, target_claim, variant_claims
 
 INDEX_FORMAT = "trt-matrix/cases/1"
 INDEX_FILE = "index.json"
@@ -45,8 +44,9 @@ class VariantRow:
     def key(self) -> tuple[str, str]:
         return self.case, self.variant
 
-    def claim_for(self, target_id: str) -> dict[str, Any] | None:
-        return claim_for(self.claims, target_id)
+    def claim_for(self, target_id: str, platform: str | None = None,
+                  gpu_arch: str | None = None) -> dict[str, Any] | None:
+        return target_claim(self.claims, target_id, platform, gpu_arch)
 
     def note_for(self, backend: str) -> str | None:
         return self.backend_notes.get(backend)

@@ -178,7 +178,7 @@ class _Observed:
         self.unavailable = None if speaking else next(
             (r for r in records if j.answer(r["outcome"]) == j.CANNOT_EXIST), None)
         self.infra = not speaking and any(j.answer(r["outcome"]) is None for r in records)
-        self.claim = row.claim_for(target.id)
+        self.claim = row.claim_for(target.id, target.platform)
         columns = target.columns if len(target.columns) == 1 else tuple(dict.fromkeys(
             f"{target.id} @ {host_text(record_host(r))}" for r in records))
         self.anchors = tuple(f"{row.case}/{row.variant}@{column.replace(' @ ', '@')}" for column in columns)

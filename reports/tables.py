@@ -292,7 +292,7 @@ class Cell:
 def make_cell(row: VariantRow, column: Column, record: dict[str, Any] | None,
               conflict: Conflict | None = None) -> Cell:
     """The cell of ``row`` x ``column``; a record's own expectation (what it was judged against) beats the library's."""
-    library_claim = row.claim_for(column.target)
+    library_claim = row.claim_for(column.target, column.platform, column.arch)
     if record is not None:
         if record["expectation"] is not None:
             claim, agrees = record["expectation"], record["agrees"]

@@ -109,9 +109,11 @@ def library_claims(case: type[Case]) -> dict[str, tuple[dict[str, Any], ...]]:
     return {variant: found for (_, variant), found in claims.items()}
 
 
-def claims_on(case: type[Case], variant: str, target: str, scope: str) -> list[Evidence]:
-    """The upstream claims for ``variant`` of ``case`` on ``target``, as evidence of ``scope``."""
-    return [claimed(c, case.id, variant, scope) for c in library_claims(case)[variant] if c["target"] == target]
+def claims_on(case: type[Case], variant: str, target: Target, scope: str) -> list[Evidence]:
+    """The upstream claim for ``variant`` of ``case`` on ``target``, as evidence of ``scope`` (none, or the one
+    judgement.target_claim shows: a claim naming a GPU architecture only on a Jetson target of that GPU)."""
+    claim = j.target_claim(library_claims(case).get(variant, ()), target.id, target.platform)
+    return [claimed(claim, case.id, variant, scope)] if claim else []
 
 
 @dataclasses.dataclass
@@ -154,20 +156,20 @@ def predict(finding: Finding, target: Target, observations: Observations,
     the observations of its extracted reproducer on this target (empty when it was not extracted or run)."""
     if not target.available:
         return Verdict(target.id, j.UNAVAILABLE, None, f"the target cannot exist: {target.reason}", [], [])
-    tiers = _tiers(finding, target.id, observations, layers)
+    tiers = _tiers(finding, target, observations, layers)
     evidence = [e for tier in tiers for e in tier.evidence]
     for tier in tiers:
         decisive = [e for e in tier.evidence if e.decisive]
         if decisive and tier.decides(decisive):
             verdict, deciding = _decide(decisive)
             reason = tier.prefix + deciding.describe() + _disagreement(deciding, evidence) + tier.suffix
-            return Verdict(target.id, verdict, deciding.kind, reason, evidence, _workarounds(finding, target.id,
+            return Verdict(target.id, verdict, deciding.kind, reason, evidence, _workarounds(finding, target,
                                                                                            observations, verdict))
     reason = "no observation or upstream claim for this pattern on this target"
     if any(not e.decisive for e in evidence):
         reason += " (only infra-error records: the harness or environment failed those cells)"
     return Verdict(target.id, j.UNVERIFIED, None, reason, evidence,
-                   _workarounds(finding, target.id, observations, j.UNVERIFIED))
+                   _workarounds(finding, target, observations, j.UNVERIFIED))
 
 
 @dataclasses.dataclass
@@ -182,7 +184,7 @@ class _Tier:
         return self.covered or VERDICTS.index(_decide(decisive)[0]) < VERDICTS.index(j.UNAVAILABLE)
 
 
-def _tiers(finding: Finding, target: str, observations: Observations,
+def _tiers(finding: Finding, target: Target, observations: Observations,
            layers: Sequence[list[Observation]] | None) -> list[_Tier]:
     """The finding's tiers of evidence on ``target``, in judgement.TIERS order (those that apply to it)."""
     case = finding.case
@@ -195,13 +197,13 @@ def _tiers(finding: Finding, target: str, observations: Observations,
         tiers["your-layer", "observed"] = _Tier(layer_evidence, suffix=suffix, covered=covered)
     if finding.variant is not None:
         name = finding.variant.name
-        tiers["variant", "observed"] = _Tier([observed(o, "variant") for o in observations.of(case.id, name, target)])
+        tiers["variant", "observed"] = _Tier([observed(o, "variant") for o in observations.of(case.id, name, target.id)])
         tiers["variant", "claimed"] = _Tier(claims_on(case, name, target, "variant"))
     reported = _reported_forms(finding)
     if reported:
         prefix = f"no evidence for your form {finding.variant.name}; " if finding.variant is not None else ""
         tiers["reported-form", "observed"] = _Tier([observed(o, "reported-form") for name in reported
-                                                    for o in observations.of(case.id, name, target)], prefix=prefix)
+                                                    for o in observations.of(case.id, name, target.id)], prefix=prefix)
         tiers["reported-form", "claimed"] = _Tier(
             [e for name in reported for e in claims_on(case, name, target, "reported-form")], prefix=prefix)
     return [tiers[key] for key in j.TIERS if key in tiers]
@@ -236,7 +238,7 @@ def _band(verdict: str) -> str:
     return "good" if verdict in j.SCAN_GOOD else verdict
 
 
-def _workarounds(finding: Finding, target: str, observations: Observations, verdict: str) -> list[WorkaroundCheck]:
+def _workarounds(finding: Finding, target: Target, observations: Observations, verdict: str) -> list[WorkaroundCheck]:
     """The case's workaround variants of the finding's form (not the user's own form) and their evidence on
     ``target``, those known to pass first; none when the finding is expected to be fine there, and only those known
     to pass when nothing is known of the finding itself."""
@@ -246,7 +248,7 @@ def _workarounds(finding: Finding, target: str, observations: Observations, verd
     for variant in finding.case.variants:
         if variant.role != "workaround" or variant is finding.variant or not _applies(variant, finding):
             continue
-        evidence = [observed(o, "variant") for o in observations.of(finding.case.id, variant.name, target)]
+        evidence = [observed(o, "variant") for o in observations.of(finding.case.id, variant.name, target.id)]
         evidence += claims_on(finding.case, variant.name, target, "variant")
         checks.append(WorkaroundCheck(variant, [e for e in evidence if e.decisive]))
     if verdict == j.UNVERIFIED:

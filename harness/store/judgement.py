@@ -25,7 +25,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from harness.worker.record import OBSERVED_OUTCOMES, OUTCOMES
+from harness.matrix import PLATFORM_ARCH
+from harness.worker.environment import compute_capability
+from harness.worker.record import OBSERVED_OUTCOMES, OUTCOMES, claim_for
 
 # What an outcome or a claim says about deploying the pattern on the target, best first.
 WORKS, FALLS_BACK, FAILS, CANNOT_EXIST = "works", "falls-back", "fails", "cannot-exist"
@@ -107,13 +109,23 @@ def band(outcome: str) -> int:
 
 
 # Upstream claims: what each claimed outcome (cases.model.CLAIM_OUTCOMES) answers, and how strong a claim is.
-CLAIM_ANSWERS = {"pass": WORKS, "fallback": FALLS_BACK, "fail": FAILS, "unsupported": FAILS}
+CLAIM_ANSWERS = {"pass": WORKS, "fallback": FALLS_BACK, "mismatch": FAILS, "fail": FAILS, "unsupported": FAILS}
 STRENGTH_LABELS = {"issue-thread": "issue thread", "write-up-only": "write-up only", "documentation": "documentation"}
 CLAIM_FIELDS = ("target", "outcome", "source", "strength")  # the strings every claim carries
 
 
 def claim_answer(claimed_outcome: str) -> str:
     return CLAIM_ANSWERS[claimed_outcome]
+
+
+def target_claim(claims, target_id: str, platform: str | None = None,
+                 gpu_arch: str | None = None) -> dict[str, Any] | None:
+    """The upstream claim a page or the scan shows for ``target_id``. A claim naming a GPU architecture counts where
+    the GPU is known: the architecture the records ran on (``gpu_arch``, "sm_120"), else the one the platform fixes
+    (Orin, Thor); on a target of any GPU (x86) with no records, only a claim naming none (the others speak of some
+    hosts only, and judge the records of those hosts)."""
+    arch = gpu_arch if gpu_arch not in (None, "any") else PLATFORM_ARCH.get(platform or "")
+    return claim_for(claims, target_id, compute_capability(arch))
 
 
 def strength_label(strength: str | None) -> str:

@@ -26,6 +26,12 @@ def gpu_arch(compute_capability: str | None) -> str | None:
     return f"sm_{major}{minor}"
 
 
+def compute_capability(arch: str | None) -> str | None:
+    """``8.7`` from the GPU architecture ``sm_87`` (``11.0`` from ``sm_110``); None for "any" or when not known."""
+    match = re.match(r"^sm_(\d+)(\d)$", arch or "")
+    return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
 def arch_mismatch(expected: str | None, observed: str | None) -> str | None:
     """A message when the GPU the cell ran on is not the architecture the target expects ("any" expects nothing)."""
     if not expected or expected == ANY_GPU_ARCH:

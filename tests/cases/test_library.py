@@ -1,7 +1,6 @@
 """Checks that hold for every case and variant of the library: declarations, claims, the ONNX each variant builds."""
 from __future__ import annotations
 
-import importlib
 import pathlib
 import re
 
@@ -250,16 +249,3 @@ def test_no_variant_inherits_across_the_two_p6_forms():
     assert {v.varies for v in linear.variants} == {None, "linear-per-channel-axis-1"}
     assert linear.pattern == act.pattern == "P6" and not any(v.claims for v in linear.variants)
 
-
-PENDING = [(case, name, claim) for case in all_cases()
-           for name, claims in getattr(importlib.import_module(case.__module__), "CLAIMS_ON_PENDING_TARGETS", {}).items()
-           for claim in claims]
-
-
-@pytest.mark.parametrize("case, name, claim", PENDING, ids=lambda x: getattr(x, "id", getattr(x, "target", x)))
-def test_a_pending_claim_names_a_variant_and_a_target_matrix_yaml_does_not_have_yet(case, name, claim, targets):
-    """Claims on the 2026 targets wait in CLAIMS_ON_PENDING_TARGETS; once matrix.yaml has the target, this fails and
-    the claim moves onto its variant (where test_claims_name_available_matrix_targets checks it)."""
-    assert name in {v.name for v in case.variants}, name
-    assert claim.target not in targets, f"{claim.target} exists now: move the claim onto {case.id}/{name}"
-    assert re.fullmatch(r"trt\d+-(x86|orin|thor)", claim.target), claim.target

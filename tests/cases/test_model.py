@@ -117,3 +117,6 @@ def test_dla_knobs_name_a_core_of_orin_and_fallback_only_with_one():
         Knobs(dla_core=2)
     with pytest.raises(ValueError, match="only means something for a DLA build"):
         Knobs(gpu_fallback=True)
+    with pytest.raises(ValueError, match="ask for two devices"):
+        Knobs(dla_core=0, gpu_only=True)
+    assert Knobs(gpu_only=True).to_dict()["gpu_only"] is True

@@ -5,7 +5,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from cases.p16_mixed_int8_fp8_weakly_typed import CLAIMS_ON_PENDING_TARGETS, CONVS
+from cases.p16_mixed_int8_fp8_weakly_typed import CONVS
 from cases.p16_mixed_int8_fp8_weakly_typed import MixedInt8Fp8WeaklyTyped as P16
 
 variant = P16.variant
@@ -19,14 +19,15 @@ def test_declaration_and_claims():
     assert P16.links == ("https://github.com/justincdavis/trtutils/pull/163",
                          "https://github.com/NVIDIA/Model-Optimizer/issues/70")
     assert [v.name for v in P16.variants if v.knobs.strongly_typed] == ["strongly-typed"]
-    (blackwell,) = CLAIMS_ON_PENDING_TARGETS["as-reported"]
-    assert (blackwell.outcome, blackwell.architecture) == ("fail", "10.0+")
-    (ampere,) = CLAIMS_ON_PENDING_TARGETS["fp8-only"]
+    (blackwell,) = variant("as-reported").claims
+    assert (blackwell.target, blackwell.outcome, blackwell.architecture) == ("trt1016-x86", "fail", "10.0+")
+    (strong,) = variant("strongly-typed").claims
+    assert (strong.target, strong.outcome, strong.architecture) == ("trt1016-x86", "pass", "10.0+")
+    ampere, orin = variant("fp8-only").claims
     assert (ampere.target, ampere.category, ampere.architecture) == ("trt103-x86", "unsupported-op", "8.6")
-    (orin,) = variant("fp8-only").claims  # the one claim on a target matrix.yaml has today
     assert (orin.target, orin.outcome, orin.category, orin.architecture) == ("trt103-orin", "fail", "unsupported-op",
                                                                              "8.7")
-    assert all(not v.claims for v in P16.variants if v.name != "fp8-only")
+    assert all(not v.claims for v in P16.variants if v.name not in ("as-reported", "strongly-typed", "fp8-only"))
 
 
 @pytest.mark.parametrize("v", P16.variants, ids=lambda v: v.name)

@@ -5,7 +5,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from cases.p17_fp8_qdq_after_maxpool import CLAIMS_ON_PENDING_TARGETS, CONVS, MAXPOOL
+from cases.p17_fp8_qdq_after_maxpool import CONVS, MAXPOOL
 from cases.p17_fp8_qdq_after_maxpool import Fp8QdqAfterMaxPool as P17
 
 variant = P17.variant
@@ -22,8 +22,8 @@ def test_declaration_flags_and_claim():
     assert (P17.pattern, P17.mode, P17.opset) == ("P17", "explicit-qdq", 19)
     assert variant("as-reported").knobs.fp16 and variant("as-reported").knobs.fp8
     assert variant("strongly-typed").knobs.strongly_typed and not variant("int8").knobs.fp8
-    (claim,) = CLAIMS_ON_PENDING_TARGETS["as-reported"]
-    assert (claim.target, claim.outcome, claim.source) == ("trt107-x86", "pass", P17.links[0])
+    # #118 names neither the GPU nor which layers ran FP8 on 10.7: no outcome can be claimed for it.
+    assert all(not v.claims for v in P17.variants)
 
 
 @pytest.mark.parametrize("v", P17.variants, ids=lambda v: v.name)

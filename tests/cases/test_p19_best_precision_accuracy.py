@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cases.p19_best_precision_accuracy import (BLOCKS, CLAIMS_ON_PENDING_TARGETS, CONVS, FC, OUTLIER_CHANNELS,
+from cases.p19_best_precision_accuracy import (BLOCKS, CONVS, FC, OUTLIER_CHANNELS,
                                                STEM)
 from cases.p19_best_precision_accuracy import BestPrecisionAccuracy as P19
 
@@ -16,8 +16,8 @@ def test_declaration_tolerance_and_claims():
     assert (P19.pattern, P19.mode, P19.opset) == ("P19", "implicit-int8", 17)
     assert (P19.tolerance.min_cosine, P19.tolerance.max_abs_error) == (0.99, 0.15)
     assert "#4780" in P19.tolerance.reason and "v1-style" in P19.tolerance.reason
-    assert CLAIMS_ON_PENDING_TARGETS["as-reported"][0].outcome == "mismatch"
-    assert CLAIMS_ON_PENDING_TARGETS["v1-style"][0].outcome == "pass"
+    claims = {v.name: [(c.target, c.outcome, c.architecture) for c in v.claims] for v in P19.variants if v.claims}
+    assert claims == {"as-reported": [("trt1016-x86", "mismatch", "12.0")], "v1-style": [("trt1016-x86", "pass", "12.0")]}
     assert all(v.knobs.fp16 for v in P19.variants) and variant("minmax-calibrator").knobs.calibrator == "minmax"
     assert P19.mode_of(variant("fp16-only")) == "float"
 

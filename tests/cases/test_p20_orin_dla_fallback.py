@@ -4,20 +4,22 @@ from __future__ import annotations
 import pytest
 
 from cases.model import Knobs
-from cases.p20_orin_dla_fallback import CLAIMS_ON_PENDING_TARGETS, CONVS, RESIZE
+from cases.p20_orin_dla_fallback import CONVS, RESIZE
 from cases.p20_orin_dla_fallback import OrinDlaFallback as P20
 
 variant = P20.variant
 
 
-def test_declaration_knobs_and_documented_claims():
+def test_declaration_knobs_and_no_claims():
     assert (P20.pattern, P20.mode, P20.opset) == ("P20", "implicit-int8", 13)
-    knobs = {v.name: (v.knobs.dla_core, v.knobs.gpu_fallback) for v in P20.variants}
-    assert knobs == {"as-reported": (0, True), "dla-no-fallback": (0, False), "gpu-only": (None, False),
-                     "nearest-resize": (0, True)}
-    claims = CLAIMS_ON_PENDING_TARGETS["as-reported"]
-    assert [(c.target, c.outcome, c.strength) for c in claims] == [
-        ("trt1016-orin", "unsupported", "documentation"), ("trt114-orin", "unsupported", "documentation")]
+    knobs = {v.name: (v.knobs.dla_core, v.knobs.gpu_fallback, v.knobs.gpu_only) for v in P20.variants}
+    # Every variant names its device, so a DLA target cannot turn the GPU control into a second DLA build.
+    assert knobs == {"as-reported": (0, True, False), "dla-no-fallback": (0, False, False),
+                     "gpu-only": (None, False, True), "nearest-resize": (0, True, False)}
+    # Where DLA is missing (10.16 on Orin, 11.0-11.4.0) the harness says so itself, from NVIDIA's pages; 11.4.1
+    # restores DLA on AGX Orin. No report covers this graph where DLA exists: no claims.
+    assert all(not v.claims for v in P20.variants)
+    assert "gpu-only builds for the GPU" in P20.backend_notes["tensorrt"]  # shown in its TensorRT cells
     with pytest.raises(ValueError, match="gpu_fallback"):
         Knobs(gpu_fallback=True)
 

@@ -230,3 +230,17 @@ def test_evidence_never_crosses_to_a_form_that_does_not_inherit_it():
                     assert verdict.workarounds == [], (case.id, variant.name, target.id)
                 assert all(check.variant.varies in (None, variant.name, variant.varies)
                            for check in verdict.workarounds), (case.id, variant.name, target.id)
+
+
+def test_a_claim_naming_a_gpu_predicts_on_the_jetson_of_that_gpu_and_not_on_an_x86_target_of_any_gpu():
+    """P14's Orin claim (SM 8.7) speaks for the 10.16 Orin target; P19's RTX PRO 6000 claim (SM 12.0) does not speak
+    for every GPU of the 10.16 x86 target, so the scan does not call a user's model blocked there from it."""
+    from cases.p14_dequantize_after_data_movement import DequantizeAfterDataMovement
+    from cases.p19_best_precision_accuracy import BestPrecisionAccuracy
+
+    orin = predict(Finding(DequantizeAfterDataMovement, DequantizeAfterDataMovement.variant("as-reported"),
+                           [Occurrence(("/head/conv/Conv",), "")]), TARGETS["trt1016-orin"], NO_RESULTS)
+    assert (orin.verdict, orin.basis) == ("blocked", "claimed")
+    x86 = predict(Finding(BestPrecisionAccuracy, BestPrecisionAccuracy.variant("as-reported"),
+                          [Occurrence(("/conv1/Conv",), "")]), TARGETS["trt1016-x86"], NO_RESULTS)
+    assert (x86.verdict, x86.basis) == ("unverified", None)

@@ -53,6 +53,24 @@ def test_claims_and_strengths_are_the_library_s_words():
     assert set(j.STRENGTH_LABELS) == set(CLAIM_STRENGTHS)
 
 
+def test_a_claim_naming_a_gpu_shows_where_the_gpu_is_known_and_a_claim_naming_none_everywhere():
+    """P14 on the 10.16 Orin target (SM 8.7 on every Orin) shows; P19's RTX PRO 6000 claim (SM 12.0) shows on an x86
+    column whose records ran on sm_120, not on the x86 target as a whole nor on another GPU's column."""
+    def claim(target, outcome, architecture=None):
+        return {"target": target, "outcome": outcome, "source": "https://x", "strength": "issue-thread",
+                "architecture": architecture}
+
+    orin, blackwell, any_gpu = claim("trt1016-orin", "fail", "8.7"), claim("trt1016-x86", "mismatch", "12.0"), claim(
+        "trt11-x86", "unsupported")
+    claims = (orin, blackwell, any_gpu)
+    assert j.target_claim(claims, "trt1016-orin", "orin") is orin
+    assert j.target_claim(claims, "trt1016-x86", "x86_64") is None
+    assert j.target_claim(claims, "trt1016-x86", "x86_64", "sm_120") is blackwell
+    assert j.target_claim(claims, "trt1016-x86", "x86_64", "sm_89") is None
+    assert j.target_claim(claims, "trt11-x86", "x86_64") is j.target_claim(claims, "trt11-x86", None, "sm_86") is any_gpu
+    assert j.target_claim([claim("trt1016-thor", "pass", "8.7")], "trt1016-thor", "thor") is None  # Thor is 11.0
+
+
 @pytest.mark.parametrize("claims, message", [
     ("a claim", "field 'claims' must be a list"),
     ([{"target": "t", "outcome": "fail", "source": "https://x"}], "needs the strings 'target', 'outcome'"),

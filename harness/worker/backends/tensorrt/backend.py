@@ -121,9 +121,12 @@ class TensorRTBackend(Backend):
         return self._implicit_quantization_gone(cell) or self._dla_missing(cell)
 
     def dla_build(self, cell: dict[str, Any]) -> tuple[int | None, bool]:
-        """(DLA core, GPU fallback allowed) of ``cell``: the cell's knobs ``dla_core``/``gpu_fallback`` (a case that is
-        about DLA), else the target's ``dla_core`` with GPU fallback allowed; (None, False): a GPU build."""
+        """(DLA core, GPU fallback allowed) of ``cell``: the cell's knobs ``dla_core``/``gpu_fallback`` or
+        ``gpu_only`` (a case that is about DLA chooses its device), else the target's ``dla_core`` with GPU fallback
+        allowed; (None, False): a GPU build."""
         knobs = cell["knobs"]
+        if knobs.get("gpu_only"):
+            return None, False
         if knobs.get("dla_core") is not None:
             return knobs["dla_core"], bool(knobs.get("gpu_fallback"))
         core = self.target.get("dla_core")

@@ -90,6 +90,9 @@ def test_tensorrt_11_4_1_restores_dla_and_keeps_the_network_strongly_typed(cells
 
 
 def test_every_library_cell_on_a_dla_target_runs_or_is_unavailable_or_unsupported(standin, library_cells, tmp_path):
+    # Test fake: AGX Orin's two DLA cores. Polygraphy asks for them when a cell forbids GPU fallback (P20's
+    # dla-no-fallback); the stand-in alone would answer 0, a device a real run marks unavailable before building.
+    standin.on("Builder.num_DLA_cores", 2)
     backend = BackendUpToInference(DLA_TARGET)
     for cell in library_cells:
         if backend.unavailable_reason(cell):
@@ -101,7 +104,9 @@ def test_every_library_cell_on_a_dla_target_runs_or_is_unavailable_or_unsupporte
         except BackendFailure as failure:
             assert failure.category == "unsupported-api", failure.message
             continue
-        assert execution.details["tensorrt_calls"]["config"]["dla"]["DLA_core"] == 0
+        dla = execution.details["tensorrt_calls"]["config"].get("dla")
+        # Every cell builds for the target's DLA core, except one whose knobs ask for the GPU (P20's gpu-only).
+        assert dla is None if cell["knobs"].get("gpu_only") else dla["DLA_core"] == 0, cell["variant"]
 
 
 # Test fakes on top of the 10.3.0 stand-in: an engine of one DLA region (the conv and its quantizers) and a GPU
@@ -162,3 +167,26 @@ def test_a_cells_dla_knobs_build_it_for_dla_even_on_a_gpu_target_and_without_fal
     assert execution.details["tensorrt_calls"]["config"]["dla"]["gpu_fallback"] is False
     assert "devices" in execution.details
     assert "platform x86_64 has none" in x86
+
+
+def test_p20s_variants_choose_their_device_on_a_dla_target_and_on_a_plain_orin_target(library_cells, tmp_path):
+    """The DLA case's knobs win over the target: on the DLA target and on the plain Orin GPU target alike, its DLA
+    variants build for DLA core 0 (GPU fallback as each asks) and gpu-only for the GPU, never a second DLA build."""
+    p20 = {cell["variant"]: cell for cell in library_cells if cell["case"] == "p20-orin-dla-fallback"}
+    orin = {"id": "trt103-orin", "backend": "tensorrt", "platform": "orin"}
+    expected = {"as-reported": (0, True), "dla-no-fallback": (0, False), "nearest-resize": (0, True),
+                "gpu-only": (None, None)}
+    assert set(p20) == set(expected)
+    for target in (DLA_TARGET, orin):
+        seen = {}
+        for name, cell in p20.items():
+            standin = ContractStandIn.for_version("10.3.0")
+            answers_that_let_the_path_continue(standin)
+            standin.on("Builder.num_DLA_cores", 2)  # test fake: AGX Orin's two DLA cores
+            with installed_as_tensorrt(standin):
+                execution = run(cell, tmp_path / target["id"] / name, target)
+            dla = execution.details["tensorrt_calls"]["config"].get("dla", {})
+            seen[name] = (dla.get("DLA_core"), dla.get("gpu_fallback"))
+            device_set = [c.args[0] for c in standin.calls_to("IBuilderConfig.default_device_type", "set")]
+            assert device_set == ([] if name == "gpu-only" else [standin.enum("DeviceType.DLA")]), (target, name)
+        assert seen == expected, target["id"]
