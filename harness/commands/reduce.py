@@ -38,7 +38,7 @@ or container, polygraphy failed, or the reduced model no longer fails the same w
 
 
 def cmd_reduce(args) -> int:
-    from harness.reduction.failure import NothingToReduce
+    from harness.reduction.failure import NothingToReduce, broken, works
     from harness.reduction.reducer import Request, reduce_model
     from harness.reduction.session import RunnerError
     from harness.reduction.state import SessionFileError
@@ -58,10 +58,10 @@ def cmd_reduce(args) -> int:
     try:
         result = reduce_model(request, progress)
     except NothingToReduce as err:
-        if err.outcome == "pass":
+        if works(err.outcome):
             print(f"{model}: {err}", flush=True)
             return EXIT_OK
-        raise CommandError(f"{model}: {err}", EXIT_BROKEN if err.outcome == "infra-error" else EXIT_USAGE) from None
+        raise CommandError(f"{model}: {err}", EXIT_BROKEN if broken(err.outcome) else EXIT_USAGE) from None
     except RunnerError as err:
         raise CommandError(f"{args.target}: {err}", EXIT_BROKEN) from None
     except SessionFileError as err:

@@ -5,12 +5,23 @@ import dataclasses
 import re
 from typing import Any
 
+from harness.store import judgement
 from harness.worker import record as rec
 
 KEEP_CHOICES = ("category", "node")
-# Outcomes a reduction can keep: the backend did something wrong with the model. ``pass`` has nothing to reduce;
-# ``infra-error`` and ``unavailable`` say nothing about the model.
-KEPT_OUTCOMES = ("fail", "crash", "timeout", "mismatch", "fallback")
+# Outcomes a reduction can keep: evidence that the backend did something wrong with the model (judgement's answer is
+# not "works"). A pass has nothing to reduce; infra-error and unavailable say nothing about the model.
+KEPT_OUTCOMES = tuple(o for o in judgement.EVIDENCE_OUTCOMES if judgement.answer(o) != judgement.WORKS)
+
+
+def works(outcome: str) -> bool:
+    """Whether ``outcome`` says the model works on the target (nothing to reduce)."""
+    return judgement.answer(outcome) == judgement.WORKS
+
+
+def broken(outcome: str) -> bool:
+    """Whether ``outcome`` says the harness or environment broke (no result about the model)."""
+    return judgement.meaning(outcome).broken
 _ERROR_KIND = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)(?=:)")  # "IndexError: ..." / "NotImplemented: ..."
 
 
@@ -56,7 +67,7 @@ class KeptFailure:
         if keep not in KEEP_CHOICES:
             raise ValueError(f"--keep {keep!r}: choose one of {', '.join(KEEP_CHOICES)}")
         outcome = record["outcome"]
-        if outcome == "pass":
+        if works(outcome):
             raise NothingToReduce(f"the model passes on {record['target']}: nothing to reduce", outcome)
         if outcome not in KEPT_OUTCOMES:
             failure = record.get("failure") or {}
