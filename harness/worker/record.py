@@ -198,10 +198,14 @@ def build(
 
 
 def requested_precision(cell: Cell) -> Dict[str, str]:
-    """Every expected node of ``cell`` and the precision it is asked for: index.json's ``expected_precision``, or its
-    ``expected_int8`` nodes asked for INT8 in a cases directory written before there was one."""
+    """Every expected node of ``cell`` and the precision it is asked for: index.json's ``expected_precision`` (the
+    ``expected_int8`` nodes first, in their order), or its ``expected_int8`` nodes asked for INT8 in a cases directory
+    written before there was one."""
+    int8 = cell.get("expected_int8", [])
     asked = cell.get("expected_precision")
-    return dict(asked) if asked is not None else dict.fromkeys(cell.get("expected_int8", []), "int8")
+    if asked is None:
+        return dict.fromkeys(int8, "int8")
+    return {**{node: asked[node] for node in int8 if node in asked}, **asked}  # expected_int8's build order first
 
 
 def fell_back(asked: str, got: str) -> bool:
