@@ -93,7 +93,8 @@ def test_the_users_own_layer_outranks_the_library():
     assert (verdict.verdict, verdict.basis) == ("verified", "observed")
     assert verdict.reason.startswith("observed pass on your layer (layer0-Conv)")
     fallback = observation("s1-conv-silu", "layer0-Conv", "ort-cpu", "fallback", nodes=["/layer0/Conv"])
-    assert "/layer0/Conv not in the precision asked" in predict(finding(), TARGETS["ort-cpu"], library, layers=[[fallback]]).reason
+    reason = predict(finding(), TARGETS["ort-cpu"], library, layers=[[fallback]]).reason
+    assert "/layer0/Conv not in the precision asked" in reason
 
 
 def test_layers_checked_in_part_decide_only_when_one_fails():
