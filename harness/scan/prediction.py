@@ -112,8 +112,8 @@ def library_claims(case: type[Case]) -> dict[str, tuple[dict[str, Any], ...]]:
 
 def claims_on(case: type[Case], variant: str, target: str, scope: str) -> list[Evidence]:
     """The upstream claims for ``variant`` of ``case`` on ``target``, as evidence of ``scope``."""
-    return [claimed(c, case.id, variant, scope) for c in library_claims(case).get(variant, ())  # not the library's:
-            if c["target"] == target]  # a form of the user's, e.g. a sweep named by --run, has no claims
+    claims = library_claims(case).get(variant, ())  # a variant the library does not declare has none
+    return [claimed(c, case.id, variant, scope) for c in claims if c["target"] == target]
 
 
 @dataclasses.dataclass
