@@ -43,7 +43,7 @@ import numpy as np
 
 from harness.worker.backends.base import Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker
 from harness.worker.backends.tensorrt import classify, layers
-from harness.worker.backends.tensorrt.build_config import config_settings
+from harness.worker.backends.tensorrt.build_config import config_settings, precision_flags_missing
 from harness.worker.backends.tensorrt.calibration_cache import after_build
 from harness.worker.backends.tensorrt.calibrator import calibrator_class_name
 from harness.worker.backends.tensorrt.capture import CellCapture
@@ -112,9 +112,10 @@ class TensorRTBackend(Backend):
         }
 
     def unavailable_reason(self, cell: dict[str, Any]) -> str | None:
-        if cell["mode"] != "implicit-int8":
-            return None
         trt = resolve(tensorrt)
+        missing_flags = precision_flags_missing(trt, cell["knobs"])
+        if missing_flags or cell["mode"] != "implicit-int8":
+            return missing_flags
         calibrator = calibrator_class_name(cell["knobs"])
         missing = [api for api in IMPLICIT_QUANTIZATION_API + (calibrator,) if tensorrt_api(trt, api) is None]
         if not missing:
