@@ -20,7 +20,8 @@ module runs the stages and turns what TensorRT said into a record:
 Versions: every API is found by feature detection on the imported module
 (:func:`~harness.worker.backends.tensorrt.compat.tensorrt_api`); the only version gate is the NATIVE_INSTANCENORM
 default. A cell that needs an API its version lacks ends as ``unsupported-api`` naming the API; implicit-int8 cells
-on a TensorRT without implicit quantization (11.x) are unavailable.
+on a TensorRT without implicit quantization (11.x), and cells whose fp8/fp4 knob names a builder flag the version
+lacks, are unavailable.
 
 Logs: each cell's TensorRT messages, Python warnings and Polygraphy messages are captured to files in the cell's
 directory by :mod:`~harness.worker.backends.tensorrt.capture`; a failed stage is classified from those logs by
