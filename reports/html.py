@@ -22,7 +22,7 @@ from harness.worker.record import OUTCOMES
 from reports.case_index import VariantRow, read_index
 from reports.columns import observed_architectures, plan_lines
 from reports.panels import PanelData, packed
-from reports.planning import build_plan, pattern_sort_key
+from reports.planning import build_plan, nodes_text, pattern_sort_key, precision_pairs, unverified_nodes
 from reports.tables import (
     BACKEND_LABELS, CLAIMED, OBSERVED, TARGET_UNAVAILABLE, Cell, Column, cell_grid, host_text, matrix_columns,
     matrix_rows, target_summary,
@@ -80,7 +80,8 @@ def template_environment() -> jinja2.Environment:
     env.filters.update(cosine=cosine_text, sqnr=sqnr_text, web_link=web_link,
                        truncate_version=major_minor, short_number=short_number,
                        strength=strength_label)
-    env.globals.update(OUTCOMES=OUTCOMES, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS, MEANINGS=MEANINGS, ATTENTION=ATTENTION,
+    env.globals.update(precision_pairs=precision_pairs, unverified_nodes=unverified_nodes, nodes_text=nodes_text,
+                       OUTCOMES=OUTCOMES, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS, MEANINGS=MEANINGS, ATTENTION=ATTENTION,
                        OUTCOME_MEANINGS=OUTCOME_MEANINGS, OBSERVED=OBSERVED, CLAIMED=CLAIMED,
                        TARGET_UNAVAILABLE=TARGET_UNAVAILABLE, VERDICT_KINDS=PLANNING_VERDICTS,
                        VERDICT_LABELS=PLANNING_LABELS, VERDICT_MEANINGS=PLANNING_MEANINGS,

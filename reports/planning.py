@@ -19,6 +19,7 @@ from harness.store.judgement import (
     NOT_RUN,
     PLANNING_LABELS as VERDICT_LABELS,
     PRECISION_FALLBACK as FALLBACK,
+    PRECISION_UNVERIFIED as UNVERIFIED,
     WORKAROUND,
     WORKS_AS_REPORTED as WORKS,
 )
@@ -144,7 +145,9 @@ def outcome_text(record: dict[str, Any]) -> str:
     """An observed outcome with what names it: the failure category and node, the fallback nodes, the cosine."""
     outcome, failure = record["outcome"], record.get("failure") or {}
     if j.answer(outcome) == j.FALLS_BACK:
-        return f"fallback: {nodes_text(record['fallback_nodes'])}"
+        return f"fallback: {fallback_text(record)}"
+    if outcome in j.RAN_WITHOUT_VERDICT:
+        return f"{outcome}: precision of {nodes_text(unverified_nodes(record))} not shown by {record['backend']}"
     metrics = record.get("metrics") or {}
     if metrics.get("within_tolerance") is False and metrics.get("cosine") is not None:
         return f"{outcome}: cosine {metrics['cosine']:.4f}"
@@ -159,6 +162,26 @@ def nodes_text(nodes: Sequence[str]) -> str:
     if not nodes:
         return "no node named"
     return nodes[0] + (f" +{len(nodes) - 1} more" if len(nodes) > 1 else "")
+
+
+def precision_pairs(record: dict[str, Any]) -> str:
+    """The asked -> got precisions of a fallback's nodes where one was asked for other than INT8 ('fp8 -> fp32'),
+    else '': an INT8 fallback reads as one without them."""
+    pairs = (record.get("details") or {}).get("fallback_precision") or {}
+    seen = dict.fromkeys(f"{p['asked']} -> {p['got']}" for p in pairs.values())
+    return ", ".join(seen) if any(p["asked"] != "int8" for p in pairs.values()) else ""
+
+
+def fallback_text(record: dict[str, Any]) -> str:
+    """A fallback's nodes, with the precisions where they help: '/model/up_proj/MatMul (fp8 -> fp16)'."""
+    pairs = precision_pairs(record)
+    return nodes_text(record["fallback_nodes"]) + (f" ({pairs})" if pairs else "")
+
+
+def unverified_nodes(record: dict[str, Any]) -> list[str]:
+    """The expected nodes whose precision the backend did not show (records before the field: expected_int8's)."""
+    details = record.get("details") or {}
+    return details.get("unverified_nodes", details.get("unverified_int8", []))
 
 
 def claim_text(claim: dict[str, Any]) -> str:
@@ -177,7 +200,9 @@ class _Observed:
         self.conflict = len({r["outcome"] for r in speaking}) > 1
         self.unavailable = None if speaking else next(
             (r for r in records if j.answer(r["outcome"]) == j.CANNOT_EXIST), None)
-        self.infra = not speaking and any(j.answer(r["outcome"]) is None for r in records)
+        self.unverified = None if speaking else next(
+            (r for r in records if r["outcome"] in j.RAN_WITHOUT_VERDICT), None)
+        self.infra = not speaking and not self.unverified and any(j.answer(r["outcome"]) is None for r in records)
         self.claim = row.claim_for(target.id, target.platform)
         columns = target.columns if len(target.columns) == 1 else tuple(dict.fromkeys(
             f"{target.id} @ {host_text(record_host(r))}" for r in records))
@@ -201,6 +226,8 @@ class _Observed:
             text = outcome_text(self.worst) + (" (hosts disagree)" if self.conflict else "")
         elif self.unavailable:
             text = f"unavailable: {(self.unavailable.get('failure') or {}).get('message') or 'cannot exist'}"
+        elif self.unverified:
+            text = outcome_text(self.unverified)
         elif self.infra:
             text = "infra-error: the harness failed, says nothing of the pattern"
         elif self.claim:
@@ -215,7 +242,8 @@ def _counts(observed: Iterable[_Observed]) -> str:
     """How the sweep points of a pattern ended on a target, e.g. "sweep points: 20 fallback, 4 pass, 2 not run"."""
     counts: dict[str, int] = {}
     for o in observed:
-        kind = o.outcome or ("unavailable" if o.unavailable else "infra-error" if o.infra else "not run")
+        kind = o.outcome or ("unavailable" if o.unavailable else o.unverified["outcome"] if o.unverified
+                             else "infra-error" if o.infra else "not run")
         counts[kind] = counts.get(kind, 0) + 1
     order = [*j.WORST_FIRST, "not run"]
     parts = [f"{counts[k]} {k}" for k in sorted(counts, key=order.index)]
@@ -255,14 +283,15 @@ def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verd
                            names, workaround=working[0].row.variant, **common)
         if as_reported == FALLBACK:
             nodes = tuple(worst.worst["fallback_nodes"])
-            return Verdict(FALLBACK, f"precision fallback: {nodes_text(nodes)}", nodes_text(nodes), nodes=nodes,
-                           **common)
+            return Verdict(FALLBACK, f"precision fallback: {fallback_text(worst.worst)}", fallback_text(worst.worst),
+                           nodes=nodes, **common)
         degraded = [o for o in workarounds if o.answer == j.FALLS_BACK]
         if degraded:
             nodes = tuple(degraded[0].worst["fallback_nodes"])
+            text = fallback_text(degraded[0].worst)
             return Verdict(FALLBACK, f"precision fallback with workaround {degraded[0].row.variant}: "
-                           f"{nodes_text(nodes)}; as reported {outcome_text(worst.worst)}",
-                           f"with workaround {degraded[0].row.variant}: {nodes_text(nodes)}", nodes=nodes,
+                           f"{text}; as reported {outcome_text(worst.worst)}",
+                           f"with workaround {degraded[0].row.variant}: {text}", nodes=nodes,
                            workaround=degraded[0].row.variant, **common)
         return Verdict(FAILS, f"fails as reported: {outcome_text(worst.worst)}", outcome_text(worst.worst), **common)
     if working:
@@ -285,6 +314,11 @@ def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verd
                       "claimed to pass"
         return Verdict(CLAIMED, f"claimed upstream only: {text}", detail,
                        claimed_pass=all(j.claim_answer(o.claim["outcome"]) == j.WORKS for o in claims), **common)
+    unverified = [o.unverified for o in primary if o.unverified]
+    if unverified:
+        return Verdict(UNVERIFIED, f"precision unverified: {outcome_text(unverified[0])}",
+                       nodes_text(unverified_nodes(unverified[0])), nodes=tuple(unverified_nodes(unverified[0])),
+                       **common)
     if any(o.infra for o in primary):
         return Verdict(NOT_RUN, "not run: infra-error (the harness failed, not the pattern)", "infra-error",
                        **common)

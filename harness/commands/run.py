@@ -9,6 +9,7 @@ from harness.commands.options import (
     DEFAULT_RESULTS,
     EXIT_BROKEN,
     EXIT_OK,
+    EXIT_REGRESSION,
     EXIT_USAGE,
     CommandError,
     add_cell_options,
@@ -17,6 +18,7 @@ from harness.commands.options import (
     output_file,
 )
 from harness.matrix import load_matrix
+from harness.store.judgement import RUN_FAIL_ON_LEVELS
 
 
 def selected_cells(cases_dir: Path, pattern: str | None) -> list[dict]:
@@ -45,7 +47,7 @@ def cmd_run(args) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     output_file(args.results, "--results")
-    selected_cells(args.cases, args.k)
+    chosen = selected_cells(args.cases, args.k)
     summaries = run_targets([targets[t] for t in args.target], args.cases, args.results, pattern=args.k,
                             jobs=args.jobs, timeout_s=args.timeout, force=args.force,
                             progress=lambda line: print(line, flush=True))
@@ -55,7 +57,30 @@ def cmd_run(args) -> int:
     if any(summary.harness_broken for summary in summaries):
         print("some cells are infra-error: the harness or environment failed them, see their records", file=sys.stderr)
         return EXIT_BROKEN
+    if args.fail_on and gate_failures(args.results, args.target, chosen, args.fail_on):
+        return EXIT_REGRESSION
     return EXIT_OK
+
+
+def gate_failures(results: Path, target_ids: list[str], cells: list[dict], level: str) -> list[dict]:
+    """The latest records of ``cells`` on ``target_ids`` in ``results`` that fail ``--fail-on level``, each printed
+    on a line of its own (the cell, its outcome, the nodes and precisions of a fallback)."""
+    from harness.store import judgement
+    from harness.store.results_file import read_results_file
+    from harness.worker.shapes import variant_key
+
+    wanted = {variant_key(cell) for cell in cells}
+    failing = [r for r in read_results_file(results).latest().values()
+               if r["target"] in target_ids and variant_key(r) in wanted and judgement.fails_gate(r["outcome"], level)]
+    for record in failing:
+        pairs = (record.get("details") or {}).get("fallback_precision") or {}
+        what = ", ".join(f"{node} {p['asked']} -> {p['got']}" for node, p in pairs.items())
+        category = (record.get("failure") or {}).get("category")
+        print(f"--fail-on {level}: {record['case']}/{record['variant']} on {record['target']}: {record['outcome']}"
+              + (f" ({what or category})" if what or category else ""), file=sys.stderr)
+    if failing:
+        print(f"{len(failing)} cell(s) fail --fail-on {level}", file=sys.stderr)
+    return failing
 
 
 def cmd_report(args) -> int:
@@ -93,8 +118,11 @@ def add_run_commands(commands) -> None:
         "are checked against the content hashes in index.json: a file changed since `generate` makes the cell "
         "infra-error, naming the file. Exit status: "
         f"{EXIT_OK} when every cell has a record that speaks about its pattern (pass, fallback, mismatch, fail, ...), "
-        f"{EXIT_BROKEN} when some cell is infra-error (its reason is on its progress line), {EXIT_USAGE} for bad "
-        "arguments (a -k that selects no cell lists the closest names).")
+        f"{EXIT_REGRESSION} with --fail-on LEVEL when a selected cell's latest record on a chosen target is at least "
+        "that bad (fallback: a precision fallback, an INT8 one or a silent FP8/FP16 loss, or any failure; mismatch: "
+        "an output outside tolerance or any failure; fail: fail, crash or timeout), "
+        f"{EXIT_BROKEN} when some cell is infra-error (its reason is on its progress line; it wins over "
+        f"{EXIT_REGRESSION}), {EXIT_USAGE} for bad arguments (a -k that selects no cell lists the closest names).")
     p.add_argument("--target", action="append", metavar="ID",
                    help="target id from matrix.yaml; repeat it to run several (docker targets on different engines run "
                    "at the same time). Default: the matrix's default target")
@@ -102,6 +130,10 @@ def add_run_commands(commands) -> None:
     p.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="JSON Lines results file (default: %(default)s)")
     add_cell_options(p)
     p.add_argument("--force", action="store_true", help="run cells again even if RESULTS already has them")
+    p.add_argument("--fail-on", choices=RUN_FAIL_ON_LEVELS, metavar="{" + "|".join(RUN_FAIL_ON_LEVELS) + "}",
+                   help=f"exit {EXIT_REGRESSION} when a selected cell on a chosen target ended at least this badly "
+                   "(its latest record in RESULTS, so a resumed run gates the cells it skipped too); each is named "
+                   "on stderr. Default: no gate, the run exits 0 whatever the outcomes")
     p.set_defaults(func=cmd_run)
 
     p = commands.add_parser("report", help="write the HTML compatibility matrix",

@@ -3,7 +3,8 @@
 - the case library's *source* (the ``cases`` package and the generator library versions): generated cases are a
   pure function of it (generation is deterministic), so a run reuses the cases generated for the same source;
 - a cell's *inputs*: the content hashes of its generated model and data, its parameters, knobs, tolerance and
-  expected-INT8 nodes (not its description or upstream claims, which change no observation);
+  expected nodes with the precision each is asked for (not its description or upstream claims, which change no
+  observation);
 - a target's *environment*: the target's definition, the harness's worker code, and what identifies the library
   under test: the image id for a docker target, the observed library versions, CPU, GPU and driver for a local one.
 """
@@ -19,8 +20,8 @@ from typing import Any, Callable
 from harness.matrix import Target
 from harness.worker.environment import nvidia_gpus, package_version
 
-CELL_INPUT_FIELDS = ("mode", "opset", "params", "knobs", "expected_int8", "tolerance", "inputs", "outputs",
-                     "calibration_batches", "model_sha256", "data_sha256")
+CELL_INPUT_FIELDS = ("mode", "opset", "params", "knobs", "expected_int8", "expected_precision", "tolerance",
+                     "inputs", "outputs", "calibration_batches", "model_sha256", "data_sha256")
 GENERATOR_PACKAGES = ("numpy", "onnx", "onnx-graphsurgeon")
 ENGINE_FACTS = ("Architecture", "KernelVersion", "OperatingSystem")  # docker info: the host under the container
 

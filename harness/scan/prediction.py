@@ -54,7 +54,8 @@ class Evidence:
 
     @property
     def answer(self) -> str | None:
-        """What it says about deploying the pattern (judgement.ANSWERS); None: nothing (an infra-error)."""
+        """What it says about deploying the pattern (judgement.ANSWERS); None: nothing (an infra-error, an
+        unverified record)."""
         return j.claim_answer(self.outcome) if self.kind == "claimed" else j.answer(self.outcome)
 
     @property
@@ -77,7 +78,7 @@ class Evidence:
                  else f"{j.SCOPE_LABELS[self.scope]} {subject}")
         text = f"observed {what} on {where}"
         if self.nodes:
-            text += f": {', '.join(self.nodes)} not in INT8"
+            text += f": {', '.join(self.nodes)} not in the precision asked"
         return text + f" [{self.source}" + (f", host {self.host}]" if self.host else "]")
 
     def to_dict(self) -> dict[str, Any]:
@@ -167,7 +168,8 @@ def predict(finding: Finding, target: Target, observations: Observations,
                                                                                            observations, verdict))
     reason = "no observation or upstream claim for this pattern on this target"
     if any(not e.decisive for e in evidence):
-        reason += " (only infra-error records: the harness or environment failed those cells)"
+        reason += (" (only records that say nothing of the pattern: infra-error, the harness or environment failed "
+                   "those cells, or unverified, they ran but the backend did not show an expected node's precision)")
     return Verdict(target.id, j.UNVERIFIED, None, reason, evidence,
                    _workarounds(finding, target, observations, j.UNVERIFIED))
 

@@ -15,6 +15,7 @@ def model_summary(loaded: LoadedModel) -> dict[str, Any]:
     ops = collections.Counter(node.op for node in graph.nodes)
     qdq = {op: ops.get(op, 0) for op in QDQ_OPS}
     explicit = any(qdq.values())
+    quantized = quantized_types(graph)
     return {
         "path": str(loaded.path),
         "size_bytes": loaded.path.stat().st_size,
@@ -26,13 +27,52 @@ def model_summary(loaded: LoadedModel) -> dict[str, Any]:
         "ops": [[op, count] for op, count in sorted(ops.items(), key=lambda item: (-item[1], item[0]))],
         "qdq": qdq,
         "mode": "explicit-qdq" if explicit else "implicit-int8",
-        "mode_text": ("explicit quantization: Q/DQ nodes set the INT8 tensors, TensorRT uses no calibrator" if explicit
-                      else "no Q/DQ: INT8 needs implicit quantization with a calibrator"),
+        "quantized_types": quantized,
+        "mode_text": (f"explicit quantization: Q/DQ nodes set the {' and '.join(quantized)} tensors, TensorRT uses no "
+                      "calibrator" if explicit else "no Q/DQ: INT8 needs implicit quantization with a calibrator"),
         "inputs": [_tensor(t) for t in graph.inputs],
         "outputs": [_tensor(t) for t in graph.outputs],
         "external_data": loaded.external_data,
         "notes": loaded.notes,
     }
+
+
+# The ONNX types a Q/DQ node quantizes to, as a user names them.
+QUANTIZED_TYPE_NAMES = {"INT8": "INT8", "UINT8": "UINT8", "INT4": "INT4", "UINT4": "UINT4", "INT16": "INT16",
+                        "UINT16": "UINT16", "FLOAT8E4M3FN": "FP8 (E4M3)", "FLOAT8E4M3FNUZ": "FP8 (E4M3, FNUZ)",
+                        "FLOAT8E5M2": "FP8 (E5M2)", "FLOAT8E5M2FNUZ": "FP8 (E5M2, FNUZ)", "FLOAT4E2M1": "FP4 (E2M1)"}
+
+
+def quantized_types(graph: Any) -> list[str]:
+    """The types the Q/DQ nodes of ``graph`` quantize to ("INT8", "FP8 (E4M3)", ...), most nodes first; "unknown
+    type" for a node whose quantized tensor and zero point carry no type."""
+    found: collections.Counter = collections.Counter()
+    for node in graph.nodes:
+        if node.op not in QDQ_OPS:
+            continue
+        quantized = node.outputs[0] if node.op == "QuantizeLinear" else node.inputs[0]
+        zero_point = node.inputs[2] if len(node.inputs) > 2 else None
+        names = [_onnx_type_name(getattr(t, "dtype", None)) for t in (quantized, zero_point)]
+        if node.op == "QuantizeLinear" and "output_dtype" in node.attrs:
+            names.append(_onnx_type_name(int(node.attrs["output_dtype"])))
+        name = next((n for n in names if n), None)
+        found[QUANTIZED_TYPE_NAMES.get(name, name) if name else "unknown type"] += 1
+    return [name for name, _ in found.most_common()]
+
+
+def _onnx_type_name(dtype: Any) -> str | None:
+    """ONNX's name of a tensor type ("INT8", "FLOAT8E4M3FN"): onnx-graphsurgeon gives a NumPy dtype, or the ONNX type
+    number of a type NumPy lacks."""
+    import onnx
+
+    if dtype is None:
+        return None
+    if isinstance(dtype, int) and not isinstance(dtype, bool):
+        return onnx.TensorProto.DataType.Name(dtype) if dtype else None
+    try:
+        return onnx.TensorProto.DataType.Name(onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
+    except (TypeError, KeyError, ValueError):
+        return None
 
 
 def _tensor(tensor: Any) -> dict[str, Any]:

@@ -19,6 +19,18 @@ Evidence about the pattern (``pass``, ``fallback``, ``mismatch``, ``fail``, ``cr
 :data:`harness.worker.record.OBSERVED_OUTCOMES`: the worker judges upstream claims with it inside containers, where
 this module cannot be imported. ``infra-error`` (the harness or environment broke) says nothing about the pattern
 anywhere; ``unavailable`` says the cell cannot exist on the target.
+
+Fallback, decided once for every precision: a cell asks each expected node for a precision (INT8, FP8, FP4, FP16,
+BF16: Q/DQ nodes, a builder flag, the graph's own types); a node that ran in another precision and not a narrower
+one (:data:`harness.worker.record.PRECISION_WIDTH`) fell back, so an FP8 request built FP32 without a word (P15,
+P18) is a ``fallback`` like an INT8 one, its asked/got pairs in the record.
+
+Unverified, decided once: a cell that ran within tolerance while the backend did not show the precision of an
+expected node is ``unverified``. It ran (``ran``), but it answers nothing about the pattern (``answer`` None, no
+severity, not evidence, no claim is judged against it): a pass needs every expected node seen in its precision, and
+a node not seen is not a fallback either. Nothing broke, so it is not ``broken`` (a run with one exits 0), and the
+backend will hide the same node tomorrow, so it is not ``retried``; a move to or from it is no regression
+(``compared`` False). The scan and the planning view say ``unverified`` for it where nothing decisive is known.
 """
 from __future__ import annotations
 
@@ -27,6 +39,7 @@ from typing import Any, Mapping
 
 from harness.matrix import PLATFORM_ARCH
 from harness.worker.environment import compute_capability
+from harness.worker.errors import InputError
 from harness.worker.record import OBSERVED_OUTCOMES, OUTCOMES, claim_for
 
 # What an outcome or a claim says about deploying the pattern on the target, best first.
@@ -57,10 +70,13 @@ class Meaning:
 _M = Meaning
 MEANINGS: dict[str, Meaning] = {m.outcome: m for m in (
     # outcome, answer, severity, ran, compared, retried, broken, symbol, text
-    _M("pass", WORKS, 0, True, True, False, False, "✓", "ran within tolerance, every expected-INT8 node in INT8"),
+    _M("pass", WORKS, 0, True, True, False, False, "✓",
+       "ran within tolerance, every expected node in the precision asked (INT8, FP8, FP16, ...)"),
     _M("fallback", FALLS_BACK, 1, True, True, False, False, "↓",
-       "within tolerance, but expected-INT8 nodes ran wider"),
+       "within tolerance, but expected nodes ran wider than asked (e.g. int8 -> fp32, fp8 -> fp32)"),
     _M("mismatch", FAILS, 2, True, True, False, False, "≠", "ran, output outside the tolerance vs FP32"),
+    _M("unverified", None, None, True, False, False, False, "?",
+       "ran within tolerance, but the backend did not show the precision of an expected node"),
     _M("fail", FAILS, 3, False, True, False, False, "✗", "the backend refused the model (parse/build/run error)"),
     _M("crash", FAILS, 3, False, True, False, False, "‼", "the cell's process died (signal, abort)"),
     _M("timeout", FAILS, 3, False, False, True, False, "◷",
@@ -76,13 +92,16 @@ RAN_OUTCOMES = tuple(o for o, m in MEANINGS.items() if m.ran)
 EVIDENCE_OUTCOMES = tuple(o for o, m in MEANINGS.items() if m.evidence)
 COMPARED_OUTCOMES = tuple(o for o, m in MEANINGS.items() if m.compared)
 NOT_COMPARED_OUTCOMES = tuple(o for o, m in MEANINGS.items() if not m.compared)
+RAN_WITHOUT_VERDICT = tuple(o for o, m in MEANINGS.items() if m.ran and m.answer is None)  # unverified
 RETRIED_OUTCOMES = tuple(o for o, m in MEANINGS.items() if m.retried)
 BROKEN_OUTCOMES = tuple(o for o, m in MEANINGS.items() if m.broken)
 WORST_FIRST = tuple(sorted(OUTCOMES, key=lambda o: (
     MEANINGS[o].severity is None, -(MEANINGS[o].severity or 0), OUTCOMES.index(o))))  # no-evidence outcomes last
 # How much a cell with each outcome calls for attention when a page sorts rows worst first: failures, then a
-# fallback, then a broken harness, then nothing (a pass, a cell that cannot exist).
-ATTENTION = {o: m.severity + 1 if m.severity else 1 if m.broken else 0 for o, m in MEANINGS.items()}
+# fallback, then a broken harness or a cell that ran without a verdict, then nothing (a pass, a cell that cannot
+# exist).
+ATTENTION = {o: m.severity + 1 if m.severity else 1 if m.broken or (m.ran and m.answer is None) else 0
+             for o, m in MEANINGS.items()}
 
 
 def meaning(outcome: str) -> Meaning:
@@ -99,6 +118,18 @@ def answer(outcome: str) -> str | None:
 
 def severity(outcome: str) -> int | None:
     return meaning(outcome).severity
+
+
+# `harness run --fail-on LEVEL`: the levels, mildest first; a cell fails the gate when its outcome is evidence at
+# least as severe as the level's (fallback: a fallback or any failure; mismatch: a mismatch or a failure; fail:
+# fail, crash, timeout).
+RUN_FAIL_ON_LEVELS = ("fallback", "mismatch", "fail")
+
+
+def fails_gate(outcome: str, level: str) -> bool:
+    """Whether a cell with ``outcome`` fails ``harness run --fail-on level`` (unverified, infra-error and unavailable
+    never do: they are no evidence; infra-error has an exit status of its own)."""
+    return severity(outcome) is not None and severity(outcome) >= severity(level)
 
 
 def band(outcome: str) -> int:
@@ -132,8 +163,9 @@ def strength_label(strength: str | None) -> str:
     return STRENGTH_LABELS.get(strength or "", strength or "unknown strength")
 
 
-class ClaimsError(ValueError):
-    """Claims in an index.json that cannot be read; the message names the file and the field."""
+class ClaimsError(InputError):
+    """Claims in an index.json that cannot be read (bad input from the user's cases directory); the message names the
+    file and the field."""
 
 
 def variant_claims(entry: Mapping[str, Any], where: str) -> tuple[dict[str, Any], ...]:
@@ -183,9 +215,10 @@ SCAN_VERDICT_SYMBOLS = {BLOCKED: "✗", FALLBACK: "↓", UNAVAILABLE: "⊘", UNV
                         CLEAR: "○"}
 SCAN_VERDICT_MEANINGS = {
     BLOCKED: "observed or claimed upstream to fail (the category is given), mismatch, crash or time out",
-    FALLBACK: "builds, but nodes expected in INT8 run in another precision (they are named)",
+    FALLBACK: "builds, but nodes run wider than asked: INT8, FP8 or FP16 requested, another precision ran (named)",
     UNAVAILABLE: "the target cannot run it at all (the reason is given)",
-    UNVERIFIED: "no observation and no upstream claim either way (infra-error records are none)",
+    UNVERIFIED: "no observation and no upstream claim either way (infra-error records are none, and unverified ones: "
+                "ran, but the backend did not show an expected node's precision)",
     LIKELY: "passed on the library's minimal graph, or claimed upstream to pass",
     VERIFIED: "your own layer, cut out of the model, passed on that target (--run)",
     CLEAR: "no known pattern of the library in the model (no guarantee that it builds)",
@@ -199,27 +232,31 @@ def scan_verdict(answer_: str, own_layer: bool = False) -> str:
 
 
 # The planning view's verdicts (one pattern on one target), best first, and what they mean.
-WORKS_AS_REPORTED, WORKAROUND, PRECISION_FALLBACK, FAILS_AS_REPORTED, CLAIMED, NOT_RUN, CANNOT_EXIST_HERE = (
-    "works", "workaround", "fallback", "fails", "claimed", "not-run", "cannot-exist")
-PLANNING_VERDICTS = (WORKS_AS_REPORTED, WORKAROUND, PRECISION_FALLBACK, FAILS_AS_REPORTED, CLAIMED, NOT_RUN,
-                     CANNOT_EXIST_HERE)
+(WORKS_AS_REPORTED, WORKAROUND, PRECISION_FALLBACK, FAILS_AS_REPORTED, CLAIMED, PRECISION_UNVERIFIED, NOT_RUN,
+ CANNOT_EXIST_HERE) = ("works", "workaround", "fallback", "fails", "claimed", "unverified", "not-run", "cannot-exist")
+PLANNING_VERDICTS = (WORKS_AS_REPORTED, WORKAROUND, PRECISION_FALLBACK, FAILS_AS_REPORTED, CLAIMED,
+                     PRECISION_UNVERIFIED, NOT_RUN, CANNOT_EXIST_HERE)
 PLANNING_VERDICT_OF_ANSWER = {WORKS: WORKS_AS_REPORTED, FALLS_BACK: PRECISION_FALLBACK, FAILS: FAILS_AS_REPORTED,
                               CANNOT_EXIST: CANNOT_EXIST_HERE}
 PLANNING_LABELS = {
     WORKS_AS_REPORTED: "works as reported", WORKAROUND: "works with workaround", PRECISION_FALLBACK:
-    "precision fallback", FAILS_AS_REPORTED: "fails", CLAIMED: "claimed upstream only", NOT_RUN: "not run",
+    "precision fallback", FAILS_AS_REPORTED: "fails", CLAIMED: "claimed upstream only", PRECISION_UNVERIFIED:
+    "precision unverified", NOT_RUN: "not run",
     CANNOT_EXIST_HERE: "cannot exist",
 }
 PLANNING_SYMBOLS = {WORKS_AS_REPORTED: "✓", WORKAROUND: "W", PRECISION_FALLBACK: "↓", FAILS_AS_REPORTED: "✗",
-                    CLAIMED: "?", NOT_RUN: "–", CANNOT_EXIST_HERE: "⊘"}
+                    CLAIMED: "?", PRECISION_UNVERIFIED: "◌", NOT_RUN: "–", CANNOT_EXIST_HERE: "⊘"}
 PLANNING_MEANINGS = {
-    WORKS_AS_REPORTED: "the failing form as upstream reported it ran within tolerance with every expected-INT8 node "
-                       "in INT8",
+    WORKS_AS_REPORTED: "the failing form as upstream reported it ran within tolerance with every expected node in the "
+                       "precision asked",
     WORKAROUND: "the failing form does not work here, the named workaround variant does",
-    PRECISION_FALLBACK: "it runs within tolerance, but the named expected-INT8 nodes ran in a wider precision",
+    PRECISION_FALLBACK: "it runs within tolerance, but the named expected nodes ran wider than asked (the asked -> got "
+                        "precisions are shown where they are not INT8 -> a float)",
     FAILS_AS_REPORTED: "the backend refused it, crashed, timed out or its output is outside tolerance (category and "
                        "node)",
     CLAIMED: "not run here: only what an upstream issue or write-up reported (never an observation)",
+    PRECISION_UNVERIFIED: "it ran within tolerance, but the backend did not show the precision of an expected node, "
+                          "and no upstream claim either way: no verdict (never a pass)",
     NOT_RUN: "no record and no upstream claim (or only infra-errors: the harness failed, not the pattern)",
     CANNOT_EXIST_HERE: "the target, or this pattern's API on it, does not exist",
 }
@@ -235,6 +272,7 @@ SCAN_VERDICTS_OF_PLANNING = {
     PRECISION_FALLBACK: (FALLBACK, BLOCKED),  # blocked: the form fails, and its best workaround falls back
     FAILS_AS_REPORTED: (BLOCKED,),
     CLAIMED: (BLOCKED, FALLBACK, LIKELY),  # what the claim answers, with the basis "claimed"
+    PRECISION_UNVERIFIED: (UNVERIFIED,),  # the unverified record decides nothing, in the scan as here
     NOT_RUN: (UNVERIFIED,),
     CANNOT_EXIST_HERE: (UNAVAILABLE,),
 }

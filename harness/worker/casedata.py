@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from harness.worker.errors import InputError
+from harness.worker.record import REQUESTED_PRECISIONS
 from harness.worker.shapes import Cell
 
 INDEX_FORMAT = "trt-matrix/cases/1"
@@ -60,6 +61,11 @@ def _cell(cases_dir: Path, where: str, case: dict, variant: Any) -> Cell:
             raise CasesDirError(
                 f"{where}: field {field!r} must be a {kind.__name__}, found {type(variant.get(field)).__name__}."
             )
+    asked = variant.get("expected_precision")
+    if asked is not None and not (isinstance(asked, dict) and all(
+            isinstance(node, str) and p in REQUESTED_PRECISIONS for node, p in asked.items())):
+        raise CasesDirError(f"{where}: field 'expected_precision' must map node names to one of "
+                            f"{REQUESTED_PRECISIONS}, found {str(asked)[:120]}.")
     for field in ("model", "data"):
         if not _SHA256.match(variant[f"{field}_sha256"]):
             raise CasesDirError(f"{where}: field '{field}_sha256' must be 64 lower-case hex digits, found "

@@ -1,7 +1,7 @@
 """How a cell can end, and the one place every record is built.
 
-A cell ends in exactly one record. Its ``outcome`` is one of :data:`OUTCOMES`: ``pass``, ``fallback`` and
-``mismatch`` (it ran to the end, :func:`ran`), ``fail`` (the backend refused it, :func:`failed`), ``crash`` and
+A cell ends in exactly one record. Its ``outcome`` is one of :data:`OUTCOMES`: ``pass``, ``fallback``, ``mismatch``
+and ``unverified`` (it ran to the end, :func:`ran`), ``fail`` (the backend refused it, :func:`failed`), ``crash`` and
 ``timeout`` (its process died or hung, :func:`ended_without_result`), ``infra-error`` (the harness or environment
 broke, :func:`infra_error`) and ``unavailable`` (the cell cannot exist on the target, :func:`unavailable`). Every
 builder goes through :func:`build`, which looks up the upstream claim for the target once and stores it with the
@@ -20,26 +20,37 @@ from harness.worker.shapes import Cell, Claim, JobTarget
 
 SCHEMA_ID = "trt-matrix/record/1"
 
-Outcome = Literal["pass", "fallback", "mismatch", "fail", "unavailable", "timeout", "crash", "infra-error"]
+Outcome = Literal["pass", "fallback", "mismatch", "unverified", "fail", "unavailable", "timeout", "crash",
+                  "infra-error"]
 Stage = Literal["generate", "parse", "build", "inspect", "infer", "compare"]
 FailureCategory = Literal[
     "no-implementation", "internal-assert", "cuda-runtime", "calibration", "parser", "out-of-memory", "crash",
     "timeout", "unsupported-api", "unsupported-op", "runtime-error", "harness", "environment", "env-mismatch",
     "unavailable",
 ]
-Precision = Literal["int8", "fp16", "fp32", "bf16", "fp8", "unknown"]
+Precision = Literal["int8", "fp16", "fp32", "bf16", "fp8", "fp4", "unknown"]
 Mode = Literal["implicit-int8", "explicit-qdq", "float"]
 
 OUTCOMES = get_args(Outcome)
 STAGES = get_args(Stage)
 FAILURE_CATEGORIES = get_args(FailureCategory)
 PRECISIONS = get_args(Precision)
+# How wide each precision a backend can run is, narrowest first: fp4 < fp8 = int8 < fp16 = bf16 < fp32. A node
+# "falls back" when it ran in another precision than the one asked and not a narrower one: wider (fp8 -> fp32, the
+# silent loss of P15 and P18), or another format of the same width (int8 where fp8 was asked, bf16 where fp16 was).
+# Same width is not "wider" in bits, but it is not what was asked: INT8 and FP8 E4M3 quantize to different grids
+# with different ranges (a per-tensor INT8 scale clips what E4M3's exponent holds), so the accuracy the user planned
+# for is not the one they got, and no backend swaps one for the other unasked. A node that ran narrower than asked is
+# kept in the record's asked/got pairs and judged by the tolerance (mismatch), not as a fallback.
+PRECISION_WIDTH = {"fp4": 0, "fp8": 1, "int8": 1, "fp16": 2, "bf16": 2, "fp32": 3}
+REQUESTED_PRECISIONS = ("int8", "fp8", "fp4", "fp16", "bf16")  # what a cell can ask for (cases.model's, in index.json)
 MODES = get_args(Mode)
 
 # The outcomes that are evidence about the pattern, judged against upstream claims (``agrees``) here, inside the
 # container. Every other meaning of an outcome (severity, compared across nights, retried, ...) is
 # harness/store/judgement.py's, which reads this one from here.
 OBSERVED_OUTCOMES = ("pass", "fallback", "mismatch", "fail", "crash", "timeout")
+FAILURE_OUTCOMES = ("fail", "crash", "timeout")  # what a claimed ``fail`` agrees with (a timeout has no category)
 INFRA_CATEGORIES = ("harness", "environment")  # the failure categories of an infra-error
 LOST_CELL_OUTCOMES = ("crash", "timeout")  # a cell whose process ended without handing back a record
 
@@ -74,6 +85,7 @@ class _RecordFields(TypedDict):
     mode: str
     knobs: Dict[str, Any]
     expected_int8: List[str]
+    requested_precision: Dict[str, str]  # every expected node -> the precision the cell asked for (int8, fp8, ...)
     expectation: Optional[Claim]  # the upstream claim for this target, when there is one
     agrees: Optional[bool]  # whether the outcome matches it; None without a claim or without an observation
     env_mismatch: Optional[str]
@@ -81,8 +93,8 @@ class _RecordFields(TypedDict):
     outcome: str  # one of OUTCOMES
     stage: str  # one of STAGES: reached (pass) or failed in
     failure: Optional[Failure]
-    precision: Dict[str, str]  # ONNX node -> one of PRECISIONS
-    fallback_nodes: List[str]
+    precision: Dict[str, str]  # ONNX node -> one of PRECISIONS: what the backend ran
+    fallback_nodes: List[str]  # expected nodes that ran in another precision than asked, not a narrower one
     metrics: Optional[Dict[str, Any]]
     warnings: Dict[str, int]
     environment: Dict[str, Any]
@@ -133,10 +145,10 @@ def agreement(expectation: Optional[Claim], outcome: str, failure: Optional[Fail
         return None
     claimed = expectation["outcome"]
     if claimed == "fail":
-        if outcome not in ("fail", "crash"):
+        if outcome not in FAILURE_OUTCOMES:
             return False
         category = expectation.get("category")
-        return category is None or (failure or {}).get("category") == category
+        return category is None or outcome == "timeout" or (failure or {}).get("category") == category
     if claimed == "unsupported":
         return outcome == "fail"
     return outcome == claimed
@@ -185,6 +197,7 @@ def build(
         "mode": cell["mode"],
         "knobs": cell.get("knobs", {}),
         "expected_int8": list(cell.get("expected_int8", [])),
+        "requested_precision": requested_precision(cell),
         "expectation": expectation,
         "agrees": agreement(expectation, outcome, failure),
         "env_mismatch": env_mismatch,
@@ -204,30 +217,45 @@ def build(
     }
 
 
+def requested_precision(cell: Cell) -> Dict[str, str]:
+    """Every expected node of ``cell`` and the precision it is asked for: index.json's ``expected_precision`` (the
+    ``expected_int8`` nodes first, in their order), or its ``expected_int8`` nodes asked for INT8 in a cases directory
+    written before there was one."""
+    int8 = cell.get("expected_int8", [])
+    asked = cell.get("expected_precision")
+    if asked is None:
+        return dict.fromkeys(int8, "int8")
+    return {**{node: asked[node] for node in int8 if node in asked}, **asked}  # expected_int8's build order first
+
+
+def fell_back(asked: str, got: str) -> bool:
+    """Whether a node asked for ``asked`` that ran in ``got`` fell back (see PRECISION_WIDTH); ``unknown`` never
+    does (it is unverified)."""
+    return got != asked and got in PRECISION_WIDTH and PRECISION_WIDTH[got] >= PRECISION_WIDTH[asked]
+
+
 def ran(cell: Cell, target: JobTarget, environment: Dict[str, Any], *, metrics: Dict[str, Any],
         precision: Dict[str, str], started_at: str, duration_s: float, backend_time_s: Optional[float],
         warnings: Optional[Dict[str, int]] = None, log: Optional[str] = None,
         details: Optional[Dict[str, Any]] = None) -> Record:
     """A cell that ran to the end: ``mismatch`` when its output is outside the tolerance, else ``fallback`` when an
-    expected-INT8 node ran in another precision, else ``pass`` when every expected-INT8 node was seen running INT8.
+    expected node ran in another precision than asked (not a narrower one: PRECISION_WIDTH), else ``unverified`` when
+    the backend did not show the precision of an expected node, else ``pass``: every expected node seen running in
+    the precision it was asked for (INT8, FP8, FP16, ...).
 
-    A node whose precision the backend could not read is unverified (listed in the details), never a fallback and
-    never part of a pass: a cell that would pass but for unverified nodes has no verdict, and ends ``infra-error``
-    (category "harness": the harness could not see what the backend ran), its metrics and precisions kept."""
-    observed = {node: precision.get(node, "unknown") for node in cell["expected_int8"]}
-    fallback = [node for node, p in observed.items() if p not in ("int8", "unknown")]
-    unverified = [node for node, p in observed.items() if p == "unknown"]
-    outcome = "mismatch" if not metrics["within_tolerance"] else ("fallback" if fallback else "pass")
-    problem = None
-    if outcome == "pass" and unverified:
-        outcome = "infra-error"
-        problem = failure("harness", f"The cell ran within tolerance, but the precision of expected-INT8 node(s) "
-                          f"{', '.join(unverified)} could not be established from what {target['backend']} ran: "
-                          "no verdict (see details.unverified_int8).")
+    The asked/got pair of every node that fell back is in ``details.fallback_precision`` and the unverified nodes in
+    ``details.unverified_nodes`` (whatever the outcome: a fallback or a mismatch is decided without them)."""
+    asked = requested_precision(cell)
+    got = {node: precision.get(node, "unknown") for node in asked}
+    fallback = [node for node in asked if fell_back(asked[node], got[node])]
+    unverified = [node for node in asked if got[node] == "unknown"]
+    outcome = ("mismatch" if not metrics["within_tolerance"] else "fallback" if fallback
+               else "unverified" if unverified else "pass")
+    details = {**(details or {}), "unverified_nodes": unverified,
+               "fallback_precision": {node: {"asked": asked[node], "got": got[node]} for node in fallback}}
     return build(cell, target, outcome=outcome, stage="compare", environment=environment, started_at=started_at,
-                 duration_s=duration_s, backend_time_s=backend_time_s, failure=problem, precision=precision,
-                 fallback_nodes=fallback, metrics=metrics, warnings=warnings, log=log,
-                 details={**(details or {}), "unverified_int8": unverified})
+                 duration_s=duration_s, backend_time_s=backend_time_s, precision=precision, fallback_nodes=fallback,
+                 metrics=metrics, warnings=warnings, log=log, details=details)
 
 
 def failed(cell: Cell, target: JobTarget, environment: Dict[str, Any], *, stage: str, category: str, message: str,

@@ -13,7 +13,7 @@ class Claim(TypedDict):
     """What upstream reported for one target (``cases.model.Claim`` as index.json writes it): never an observation."""
 
     target: str
-    outcome: str  # pass, fail, fallback or unsupported
+    outcome: str  # pass, fail, fallback, mismatch or unsupported
     source: str
     strength: str
     category: Optional[str]
@@ -44,6 +44,7 @@ class Cell(TypedDict, total=False):
     knobs: Dict[str, Any]
     claims: List[Claim]
     expected_int8: List[str]  # ONNX nodes that must run in INT8
+    expected_precision: Dict[str, str]  # every expected node -> the precision asked for (int8, fp8, fp4, fp16, bf16)
     tolerance: Tolerance
     inputs: Dict[str, Any]
     outputs: Dict[str, Any]

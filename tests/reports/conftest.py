@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from harness.matrix import Target
+from harness.store import judgement
 from harness.worker.record import build, failure
 from reports.case_index import VariantRow
 
@@ -65,7 +66,7 @@ def make_record(case: str, variant: str, target: str, outcome: str = "pass", *, 
     backend = TARGETS[target].backend if target in TARGETS else "tensorrt"
     cell = {"case": case, "variant": variant, "mode": "implicit-int8", "knobs": {"calibrator": "entropy2"},
             "expected_int8": ["/model.0/conv/Conv"], "claims": list(claims)}
-    reached = outcome in ("pass", "fallback", "mismatch")
+    reached = judgement.meaning(outcome).ran
     metrics = None
     if reached:
         tolerance = {"min_cosine": 0.99, "max_abs_error": 0.25, "reason": "test tolerance"}
@@ -76,6 +77,7 @@ def make_record(case: str, variant: str, target: str, outcome: str = "pass", *, 
         duration_s=duration_s, environment=ENVIRONMENTS[backend], failure=failure(*fail) if fail else None,
         precision=precision if precision is not None else ({"/model.0/conv/Conv": "int8"} if reached else None),
         fallback_nodes=fallback_nodes, metrics=metrics, log=log, env_mismatch=env_mismatch,
+        details={"unverified_nodes": ["/model.0/conv/Conv"]} if outcome == "unverified" else None,
     )
     if provenance is not None:
         record["provenance"] = provenance

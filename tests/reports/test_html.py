@@ -164,7 +164,23 @@ def test_a_cell_face_names_its_fallback_node_or_failure_node_and_shows_cosine_an
     _, parser = parsed_report(tmp_path, [three])
     cell = parser.cells[("s1-conv-silu", "stem", "ort-cpu")]
     assert normalised(cell.face).startswith("↓ fallback /a/Conv +2 more fallback nodes")
-    assert "Not in INT8: /a/Conv, /b/Conv, /c/Conv" in normalised(cell.text)  # the panel names every one
+    assert "Not in the precision asked: /a/Conv, /b/Conv, /c/Conv" in normalised(cell.text)  # the panel names all
+    assert "->" not in normalised(cell.face)  # an INT8 fallback reads as before, without precisions
+
+
+def test_a_silent_fp8_loss_shows_asked_and_got_and_an_unverified_cell_the_node_not_shown(tmp_path):
+    fp8 = make_record("s1-conv-silu", "stem", "ort-cpu", "fallback", fallback_nodes=["/model.0/conv/Conv"],
+                      precision={"/model.0/conv/Conv": "fp32"})
+    fp8["details"]["fallback_precision"] = {"/model.0/conv/Conv": {"asked": "fp8", "got": "fp32"}}
+    unverified = make_record("s1-conv-silu", "split-output", "ort-cpu", "unverified",
+                             precision={"/model.0/conv/Conv": "unknown"})
+    _, parser = parsed_report(tmp_path, [fp8, unverified])
+    face = normalised(parser.cells[("s1-conv-silu", "stem", "ort-cpu")].face)
+    assert face.startswith("↓ fallback /model.0/conv/Conv fp8 -> fp32"), face
+    cell = parser.cells[("s1-conv-silu", "split-output", "ort-cpu")]
+    assert "o-unverified" in cell.classes
+    assert normalised(cell.face).startswith("? unverified precision not shown: /model.0/conv/Conv")
+    assert "Precision not shown by onnxruntime: /model.0/conv/Conv" in normalised(cell.text)
 
 
 def test_an_upstream_claim_not_run_here_looks_different_from_an_observation(report):

@@ -77,6 +77,30 @@ def test_precision_fallback_names_the_first_node_and_how_many_more():
     assert (trt.kind, trt.workaround, trt.detail) == ("fallback", "split-output", "with workaround split-output: /x")
 
 
+def test_a_silent_fp8_loss_shows_asked_and_got_an_int8_fallback_does_not():
+    fp8 = make_record("s1-conv-silu", "stem", "ort-cpu", "fallback", fallback_nodes=["/model.0/conv/Conv"],
+                      precision={"/model.0/conv/Conv": "fp32"})
+    fp8["details"]["fallback_precision"] = {"/model.0/conv/Conv": {"asked": "fp8", "got": "fp32"}}
+    int8 = make_record("s1-conv-silu", "stem", "trt100-orin", "fallback", fallback_nodes=["/model.0/conv/Conv"],
+                       precision={"/model.0/conv/Conv": "fp32"})
+    int8["details"]["fallback_precision"] = {"/model.0/conv/Conv": {"asked": "int8", "got": "fp32"}}
+    plan = plan_of([fp8, int8])
+    assert verdict_of(plan, "S1", "ort-cpu").detail == "/model.0/conv/Conv (fp8 -> fp32)"
+    assert verdict_of(plan, "S1", "trt100-orin").detail == "/model.0/conv/Conv"
+
+
+def test_a_cell_that_ran_without_showing_a_precision_is_unverified_never_works_nor_not_run():
+    unverified = make_record("s1-conv-silu", "stem", "ort-cpu", "unverified",
+                             precision={"/model.0/conv/Conv": "unknown"})
+    verdict = verdict_of(plan_of([unverified]), "S1", "ort-cpu")
+    assert (verdict.kind, verdict.label, verdict.observed) == ("unverified", "precision unverified", False)
+    assert verdict.detail == "/model.0/conv/Conv" and "not shown by onnxruntime" in verdict.text
+    # an upstream claim on the target still speaks first, as it does in the scan (the record decides nothing)
+    claimed = make_record("s1-conv-silu", "stem", "trt86-orin", "unverified",
+                          precision={"/model.0/conv/Conv": "unknown"})
+    assert verdict_of(plan_of([claimed]), "S1", "trt86-orin").kind == "claimed"
+
+
 def test_a_claim_alone_is_claimed_upstream_only_never_an_observed_verdict():
     plan = plan_of([make_record("control-qdq", "conv-relu", "ort-cpu")])
     trt86 = verdict_of(plan, "S1", "trt86-orin")

@@ -33,6 +33,12 @@ _NODE_IN_MESSAGE = re.compile(r"node with name '([^']+)'")
 _UNSUPPORTED_OP = re.compile(r"is not a registered function/op|opset", re.IGNORECASE)  # ORT's words at model load
 
 
+def knob_is_set(value: Any) -> bool:
+    """Whether a knob's value asks for something: not None, False or empty. ``dla_core`` 0 is a core, not unset
+    (``0 == False``, so a membership test against False would drop it)."""
+    return value is not None and value is not False and value != {} and value != []
+
+
 class OnnxRuntimeBackend(Backend):
     name = "onnxruntime"
 
@@ -109,9 +115,8 @@ class OnnxRuntimeBackend(Backend):
         ran = map_kernels(onnx.load(model_path), optimized, tensor_types(optimized))
         details["ort_kernels"] = ran.kernels
         details["precision_unknown"] = ran.unknown_because
-        details["knobs_not_applicable"] = [
-            k for k, v in cell["knobs"].items() if k not in ("calibrator", "extra_outputs") and v not in (None, False, {}, [])
-        ]
+        details["knobs_not_applicable"] = [k for k, v in cell["knobs"].items()
+                                           if k not in ("calibrator", "extra_outputs") and knob_is_set(v)]
         stages.enter("infer")
         names = [o.name for o in session.get_outputs()]
         values = self._call(session.run, names, arrays["inputs"])

@@ -172,3 +172,50 @@ def test_a_path_of_the_wrong_kind_is_one_error_line_naming_it(control_cases_dir,
     named = next(p for a, p in zip(args, argv) if a in ("{file}", "{dir}"))
     assert named in result.stderr and ("is a directory" in result.stderr or "is a file" in result.stderr)
 
+
+
+@pytest.fixture(scope="module")
+def fp8_gemm_results(generated_cases, tmp_path_factory):
+    """P18 (an FP8 GEMM) and the Q/DQ control generated, and run on ort-cpu by the real command without a gate."""
+    import cases
+
+    cases_dir = generated_cases("p18-and-control", [cases.get_case("p18-fp8-gemm-mixed-scales"),
+                                                    cases.get_case("control-qdq-conv-relu")])
+    results = tmp_path_factory.mktemp("fp8-gemm") / "results.jsonl"
+    ran = harness("run", "--target", "ort-cpu", "--cases", str(cases_dir), "--results", str(results), check=False)
+    return cases_dir, results, ran
+
+
+def test_an_fp8_request_run_wider_is_a_fallback_with_the_asked_and_got_precisions(fp8_gemm_results):
+    _, results, ran = fp8_gemm_results
+    assert ran.returncode == 0, ran.stderr  # no --fail-on: the run is not a gate
+    record = next(r for r in read_records(results) if (r["case"], r["variant"]) == ("p18-fp8-gemm-mixed-scales",
+                                                                                   "as-reported"))
+    matmul = "/model/layers.0/mlp/up_proj/MatMul"
+    # ONNX Runtime's CPU EP has no FP8 GEMM: it runs the MatMul in FP32 on dequantized values, within tolerance
+    assert record["requested_precision"] == {matmul: "fp8"} and record["precision"][matmul] == "fp32"
+    assert (record["outcome"], record["fallback_nodes"]) == ("fallback", [matmul])
+    assert record["details"]["fallback_precision"] == {matmul: {"asked": "fp8", "got": "fp32"}}
+
+
+@pytest.mark.parametrize("level, selected, status", [
+    ("fallback", "p18-fp8-gemm-mixed-scales/as-reported", 1),
+    ("mismatch", "p18-fp8-gemm-mixed-scales/as-reported", 0),
+    ("fail", "p18-fp8-gemm-mixed-scales/as-reported", 0),
+    ("fallback", "control-qdq-conv-relu/*", 0),
+])
+def test_fail_on_makes_a_silent_precision_loss_exit_1(fp8_gemm_results, level, selected, status):
+    cases_dir, results, _ = fp8_gemm_results
+    # every selected cell is already recorded: the gate reads their latest records, as a resumed run would
+    gated = harness("run", "--target", "ort-cpu", "--cases", str(cases_dir), "--results", str(results), "-k",
+                    selected, "--fail-on", level, check=False)
+    assert gated.returncode == status, gated.stderr
+    named = ("--fail-on fallback: p18-fp8-gemm-mixed-scales/as-reported on ort-cpu: fallback "
+             "(/model/layers.0/mlp/up_proj/MatMul fp8 -> fp32)")
+    assert (named in gated.stderr) == (status == 1)
+
+
+def test_fail_on_refuses_a_level_that_is_not_one(control_cases_dir, tmp_path):
+    refused = harness("run", "--cases", str(control_cases_dir), "--results", str(tmp_path / "r.jsonl"), "--fail-on",
+                      "unverified", check=False)
+    assert refused.returncode == 2 and "fallback|mismatch|fail" in refused.stderr

@@ -159,3 +159,27 @@ def test_damaged_results_still_give_verdicts_and_exit_3(tmp_path, model_files, l
     data = scan_json(tmp_path / "o")
     assert data["evidence_damaged"] and data["exit_code"] == 3
     assert data["targets"][0]["verdict"] == "likely"  # the good records were still read
+
+
+def test_a_silent_fp8_loss_observed_in_the_library_fails_the_scan_under_fail_on_fallback(tmp_path, generated_cases):
+    """A user's FP8 GEMM with per-token and per-channel scales (P18's form) scanned against records where that form
+    ran within tolerance but its FP8 MatMul ran FP32: the scan says fallback, and --fail-on fallback exits 1."""
+    import cases
+
+    p18 = cases.get_case("p18-fp8-gemm-mixed-scales")
+    cases_dir = generated_cases("p18-only", [p18])
+    results = tmp_path / "results.jsonl"
+    harness("run", "--target", "ort-cpu", "--cases", str(cases_dir), "--results", str(results), "-k",
+            "p18-fp8-gemm-mixed-scales/as-reported")
+    model = cases_dir / p18.id / "as-reported.onnx"
+    plain = scan(model, "--results", results, "--targets", "ort-cpu", "--out", tmp_path / "plain")
+    assert plain.returncode == 0  # a fallback does not fail the default gate (blocked)
+    (finding,) = [f for f in scan_json(tmp_path / "plain")["findings"] if f["case"] == p18.id]
+    verdict = finding["verdicts"]["ort-cpu"]
+    assert (verdict["verdict"], verdict["basis"]) == ("fallback", "observed")
+    assert "/model/layers.0/mlp/up_proj/MatMul not in the precision asked" in verdict["reason"]
+    gated = scan(model, "--results", results, "--targets", "ort-cpu", "--fail-on", "fallback", "--out",
+                 tmp_path / "gated")
+    assert gated.returncode == 1 and "ort-cpu" in gated.stderr
+    summary = scan_json(tmp_path / "gated")["model"]
+    assert "FP8 (E4M3)" in summary["mode_text"] and "INT8" not in summary["mode_text"]

@@ -148,3 +148,20 @@ def test_the_summary_counts_ops_and_tells_the_quantization_mode(model_files):
     assert summary["opset"] == 17
     implicit = model_summary(load_model(model_files["backbone-silu"]))
     assert implicit["mode"] == "implicit-int8" and implicit["qdq"] == {"QuantizeLinear": 0, "DequantizeLinear": 0}
+
+
+def test_the_summary_names_the_types_fp8_and_mixed_qdq_models_quantize_to(tmp_path):
+    """An FP8 Q/DQ model is not an "INT8" model: the summary says what its Q/DQ nodes quantize to."""
+    import cases
+    from cases.generate import export_built
+
+    said = {}
+    for case_id, variant in (("p15-precision-flag-without-qdq", "explicit-fp8-qdq"),
+                             ("p16-mixed-int8-fp8-weakly-typed", "as-reported")):
+        model, _ = export_built(cases.get_case(case_id), cases.get_case(case_id).variant(variant))
+        onnx.save(model, tmp_path / f"{case_id}.onnx")
+        said[case_id] = model_summary(load_model(tmp_path / f"{case_id}.onnx"))
+    fp8 = said["p15-precision-flag-without-qdq"]
+    assert fp8["quantized_types"] == ["FP8 (E4M3)"] and "INT8" not in fp8["mode_text"]
+    assert "Q/DQ nodes set the FP8 (E4M3) tensors" in fp8["mode_text"]
+    assert set(said["p16-mixed-int8-fp8-weakly-typed"]["quantized_types"]) == {"INT8", "FP8 (E4M3)"}

@@ -67,7 +67,7 @@ def test_an_observed_failure_names_its_category_and_fallback_its_nodes():
     fallback = observed(observation("s1-conv-silu", "as-reported", "trt86-x86", "fallback",
                                     nodes=["/model.0/conv/Conv"]))
     verdict = predict(finding(), TARGETS["trt86-x86"], fallback)
-    assert verdict.verdict == "fallback" and "/model.0/conv/Conv not in INT8" in verdict.reason
+    assert verdict.verdict == "fallback" and "/model.0/conv/Conv not in the precision asked" in verdict.reason
 
 
 def test_hosts_that_disagree_give_the_worse_verdict():
@@ -83,7 +83,7 @@ def test_infra_errors_are_no_evidence():
     assert (verdict.verdict, verdict.basis) == ("blocked", "claimed")  # the claim decides
     alone = predict(finding(), TARGETS["trt86-x86"], observed(
         observation("s1-conv-silu", "as-reported", "trt86-x86", "infra-error", "harness")))
-    assert alone.verdict == "unverified" and "only infra-error records" in alone.reason
+    assert alone.verdict == "unverified" and "only records that say nothing of the pattern: infra-error" in alone.reason
 
 
 def test_the_users_own_layer_outranks_the_library():
@@ -93,7 +93,8 @@ def test_the_users_own_layer_outranks_the_library():
     assert (verdict.verdict, verdict.basis) == ("verified", "observed")
     assert verdict.reason.startswith("observed pass on your layer (layer0-Conv)")
     fallback = observation("s1-conv-silu", "layer0-Conv", "ort-cpu", "fallback", nodes=["/layer0/Conv"])
-    assert "/layer0/Conv not in INT8" in predict(finding(), TARGETS["ort-cpu"], library, layers=[[fallback]]).reason
+    reason = predict(finding(), TARGETS["ort-cpu"], library, layers=[[fallback]]).reason
+    assert "/layer0/Conv not in the precision asked" in reason
 
 
 def test_layers_checked_in_part_decide_only_when_one_fails():

@@ -11,6 +11,7 @@ import pytest
 from cases.model import CLAIM_OUTCOMES, CLAIM_STRENGTHS
 from harness.store import judgement as j
 from harness.worker import record as rec
+from harness.worker.errors import InputError
 from tests.conftest import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -25,7 +26,7 @@ def test_every_outcome_has_one_meaning_and_the_columns_hold_together():
         assert not m.compared or m.evidence, f"{outcome}: compared across nights but no evidence"
         assert not (m.compared and m.retried), f"{outcome}: a settled comparison cannot be retried every night"
         assert not m.broken or m.answer is None, f"{outcome}: the harness broke, yet it answers for the pattern"
-    assert set(j.RAN_OUTCOMES) == {"pass", "fallback", "mismatch"}  # the outcomes record.ran() gives
+    assert set(j.RAN_OUTCOMES) == {"pass", "fallback", "mismatch", "unverified"}  # the outcomes record.ran() gives
     assert sorted(j.COMPARED_OUTCOMES + j.NOT_COMPARED_OUTCOMES) == sorted(rec.OUTCOMES)
 
 
@@ -33,7 +34,7 @@ def test_severity_orders_a_deployment_s_answers():
     severities = {o: j.severity(o) for o in j.EVIDENCE_OUTCOMES}
     assert severities["pass"] < severities["fallback"] < severities["mismatch"] <= severities["fail"]
     assert severities["timeout"] == severities["crash"] == severities["fail"]
-    assert j.WORST_FIRST[-2:] == ("unavailable", "infra-error") and j.WORST_FIRST[-3] == "pass"
+    assert j.WORST_FIRST[-4:] == ("pass", "unverified", "unavailable", "infra-error")
     assert [j.band(o) for o in ("pass", "fallback", "fail")] == sorted([j.band(o) for o in ("pass", "fallback",
                                                                                              "fail")], reverse=True)
     with pytest.raises(ValueError, match="not compared across nights"):
@@ -46,6 +47,18 @@ def test_timeouts_are_decided_once_a_failure_never_a_regression():
     assert j.scan_verdict(timeout.answer) == "blocked"
     assert j.PLANNING_VERDICT_OF_ANSWER[timeout.answer] == "fails"
     assert "timeout" in rec.OBSERVED_OUTCOMES  # the worker judges a timeout against the upstream claim
+
+
+def test_an_unverified_cell_ran_but_answers_nothing_and_breaks_nothing():
+    """A backend that did not show an expected node's precision: never a pass, never retried every night, never the
+    "broken" exit status; the scan and the planning view both say unverified when nothing else is known."""
+    unverified = j.meaning("unverified")
+    assert (unverified.ran, unverified.answer, unverified.evidence) == (True, None, False)
+    assert (unverified.compared, unverified.retried, unverified.broken) == (False, False, False)
+    assert "unverified" not in j.BROKEN_OUTCOMES and "unverified" not in j.RETRIED_OUTCOMES
+    assert j.RAN_WITHOUT_VERDICT == ("unverified",)
+    assert j.ATTENTION["pass"] < j.ATTENTION["unverified"] < j.ATTENTION["fallback"]
+    assert j.SCAN_VERDICTS_OF_PLANNING[j.PRECISION_UNVERIFIED] == (j.UNVERIFIED,)
 
 
 def test_claims_and_strengths_are_the_library_s_words():
@@ -81,8 +94,18 @@ def test_a_claim_naming_a_gpu_shows_where_the_gpu_is_known_and_a_claim_naming_no
 ])
 def test_a_claim_that_cannot_be_read_names_the_file_and_the_field(claims, message):
     index = {"cases": [{"id": "c", "variants": [{"name": "v", "claims": claims}]}]}
-    with pytest.raises(j.ClaimsError, match=re.escape("idx.json: cases[0] (c).variants[0]") + ".*" + message):
+    with pytest.raises(j.ClaimsError, match=re.escape("idx.json: cases[0] (c).variants[0]") + ".*" + message) as err:
         j.index_claims(index, "idx.json")
+    assert isinstance(err.value, InputError)  # the user's bad index.json: a usage error, not a harness bug
+
+
+def test_a_claimed_mismatch_reads_as_a_failure_and_agrees_only_with_an_observed_mismatch():
+    claim = {"target": "t", "outcome": "mismatch", "source": "https://x", "strength": "issue-thread"}
+    index = {"cases": [{"id": "c", "variants": [{"name": "v", "claims": [claim]}]}]}
+    (read,) = j.index_claims(index, "idx.json")[("c", "v")]
+    assert j.claim_answer(read["outcome"]) == j.FAILS and j.scan_verdict(j.claim_answer("mismatch")) == j.BLOCKED
+    assert rec.agreement(read, "mismatch", None) is True
+    assert rec.agreement(read, "pass", None) is False
 
 
 def test_the_scan_and_the_report_read_the_same_claims():

@@ -69,16 +69,67 @@ def test_a_cell_that_ran_ends_by_its_output_and_its_precisions(precision, within
     record = rec.ran(cell(), TARGET, ENVIRONMENT, metrics=metrics(within), precision=precision, **timing())
     validate_record(record)
     assert (record["outcome"], record["stage"]) == (outcome, "compare")
-    assert record["fallback_nodes"] == fallback and record["details"]["unverified_int8"] == unverified
+    assert record["fallback_nodes"] == fallback and record["details"]["unverified_nodes"] == unverified
+    assert record["requested_precision"] == {"/conv/Conv": "int8", "/act/Mul": "int8"}  # a cell without
+    # expected_precision (a cases directory written before it existed) asks its expected_int8 nodes for INT8
 
 
 @pytest.mark.parametrize("precision", [{"/conv/Conv": "int8"}, {"/conv/Conv": "int8", "/act/Mul": "unknown"}])
-def test_a_cell_whose_expected_int8_node_is_unverified_never_passes(precision):
+def test_a_cell_whose_expected_node_is_unverified_never_passes_and_is_no_infra_error(precision):
     record = rec.ran(cell(), TARGET, ENVIRONMENT, metrics=metrics(True), precision=precision, **timing())
     validate_record(record)
-    assert (record["outcome"], record["failure"]["category"]) == ("infra-error", "harness")
-    assert "/act/Mul" in record["failure"]["message"] and record["details"]["unverified_int8"] == ["/act/Mul"]
+    assert (record["outcome"], record["failure"]) == ("unverified", None)
+    assert record["details"]["unverified_nodes"] == ["/act/Mul"]
     assert record["fallback_nodes"] == [] and record["precision"] == precision and record["metrics"]["within_tolerance"]
+
+
+def asking(**asked):
+    """A cell asking its two nodes for the given precisions (conv=..., mul=...)."""
+    return {**cell(), "expected_int8": [n for n, p in (("/conv/Conv", asked["conv"]), ("/act/Mul", asked["mul"]))
+                                        if p == "int8"],
+            "expected_precision": {"/conv/Conv": asked["conv"], "/act/Mul": asked["mul"]}}
+
+
+@pytest.mark.parametrize("asked, got, outcome, pairs", [
+    # an FP8 request built FP32 without a word (P15) and an FP8 GEMM run as FP16 (P18): silent losses are fallbacks
+    ({"conv": "fp8", "mul": "fp8"}, {"/conv/Conv": "fp32", "/act/Mul": "fp8"}, "fallback",
+     {"/conv/Conv": {"asked": "fp8", "got": "fp32"}}),
+    ({"conv": "fp8", "mul": "fp8"}, {"/conv/Conv": "fp16", "/act/Mul": "fp16"}, "fallback",
+     {"/conv/Conv": {"asked": "fp8", "got": "fp16"}, "/act/Mul": {"asked": "fp8", "got": "fp16"}}),
+    # TensorRT 11's form of P15: FP16 asked, the FP32 graph built FP32
+    ({"conv": "fp16", "mul": "fp16"}, {"/conv/Conv": "fp32", "/act/Mul": "fp16"}, "fallback",
+     {"/conv/Conv": {"asked": "fp16", "got": "fp32"}}),
+    # same width, another format: not what was asked
+    ({"conv": "fp8", "mul": "int8"}, {"/conv/Conv": "int8", "/act/Mul": "int8"}, "fallback",
+     {"/conv/Conv": {"asked": "fp8", "got": "int8"}}),
+    ({"conv": "int8", "mul": "fp16"}, {"/conv/Conv": "fp8", "/act/Mul": "bf16"}, "fallback",
+     {"/conv/Conv": {"asked": "int8", "got": "fp8"}, "/act/Mul": {"asked": "fp16", "got": "bf16"}}),
+    ({"conv": "fp4", "mul": "fp8"}, {"/conv/Conv": "fp8", "/act/Mul": "fp8"}, "fallback",
+     {"/conv/Conv": {"asked": "fp4", "got": "fp8"}}),
+    # every node in its precision, or narrower (the tolerance judges that): a pass
+    ({"conv": "fp8", "mul": "fp16"}, {"/conv/Conv": "fp8", "/act/Mul": "fp16"}, "pass", {}),
+    ({"conv": "fp8", "mul": "fp16"}, {"/conv/Conv": "fp4", "/act/Mul": "int8"}, "pass", {}),
+    ({"conv": "fp8", "mul": "fp16"}, {"/conv/Conv": "fp8", "/act/Mul": "unknown"}, "unverified", {}),
+])
+def test_a_record_compares_asked_and_got_for_every_precision(asked, got, outcome, pairs):
+    record = rec.ran(asking(**asked), TARGET, ENVIRONMENT, metrics=metrics(True), precision=got, **timing())
+    validate_record(record)
+    assert record["outcome"] == outcome
+    assert record["requested_precision"] == {"/conv/Conv": asked["conv"], "/act/Mul": asked["mul"]}
+    assert record["fallback_nodes"] == list(pairs) and record["details"]["fallback_precision"] == pairs
+
+
+@pytest.mark.parametrize("claimed, category, outcome, agrees", [
+    ("fail", None, "timeout", True),  # a timeout is a failure (judgement), with no category of its own
+    ("fail", "no-implementation", "timeout", True),
+    ("fail", None, "crash", True),
+    ("fail", None, "pass", False),
+    ("unsupported", None, "timeout", False),
+    ("mismatch", None, "mismatch", True),
+    ("fail", None, "unverified", None),  # no verdict: nothing to judge a claim against
+])
+def test_a_claimed_failure_agrees_with_every_observed_failure(claimed, category, outcome, agrees):
+    assert rec.agreement(claim(outcome=claimed, category=category), outcome, None) is agrees
 
 
 def test_every_builder_gives_a_record_the_store_accepts():

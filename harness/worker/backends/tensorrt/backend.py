@@ -21,8 +21,9 @@ module runs the stages and turns what TensorRT said into a record:
 Versions: every API is found by feature detection on the imported module
 (:func:`~harness.worker.backends.tensorrt.compat.tensorrt_api`); the only version gate is the NATIVE_INSTANCENORM
 default. A cell that needs an API its version lacks ends as ``unsupported-api`` naming the API; implicit-int8 cells
-on a TensorRT without implicit quantization (11.x) are unavailable, and so is every cell of a DLA target on a release
-or device without DLA (:mod:`~harness.worker.backends.tensorrt.release_facts`, ``Builder.num_DLA_cores``).
+on a TensorRT without implicit quantization (11.x), cells whose fp8/fp4 knob names a builder flag the version lacks,
+and every cell of a DLA target on a release or device without DLA (:mod:`~harness.worker.backends.tensorrt.release_facts`,
+``Builder.num_DLA_cores``) are unavailable.
 
 Logs: each cell's TensorRT messages, Python warnings and Polygraphy messages are captured to files in the cell's
 directory by :mod:`~harness.worker.backends.tensorrt.capture`; a failed stage is classified from those logs by
@@ -45,7 +46,7 @@ import numpy as np
 
 from harness.worker.backends.base import Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker
 from harness.worker.backends.tensorrt import classify, devices, layers
-from harness.worker.backends.tensorrt.build_config import config_settings
+from harness.worker.backends.tensorrt.build_config import config_settings, precision_flags_missing
 from harness.worker.backends.tensorrt.calibration_cache import after_build
 from harness.worker.backends.tensorrt.calibrator import calibrator_class_name
 from harness.worker.backends.tensorrt.capture import CellCapture
@@ -118,7 +119,8 @@ class TensorRTBackend(Backend):
         }
 
     def unavailable_reason(self, cell: dict[str, Any]) -> str | None:
-        return self._implicit_quantization_gone(cell) or self._dla_missing(cell)
+        return (precision_flags_missing(resolve(tensorrt), cell["knobs"]) or self._implicit_quantization_gone(cell)
+                or self._dla_missing(cell))
 
     def dla_build(self, cell: dict[str, Any]) -> tuple[int | None, bool]:
         """(DLA core, GPU fallback allowed) of ``cell``: the cell's knobs ``dla_core``/``gpu_fallback`` or

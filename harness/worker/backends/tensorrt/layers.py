@@ -30,7 +30,7 @@ Compute precision of one layer (``EngineLayer.precision``), first rule that give
    of fused ConvActPool layers): the weight type. A QAT residual conv that adds an FP16 tensor is INT8.
 3. Otherwise the data types of the inputs (``Format/Datatype`` in JSON up to 10.x, ``Datatype`` or ``DataType``
    from 11.x, the dtype in log text): the lowest
-   precision among them (int8 < fp8 < fp16 < bf16 < fp32), so Int8 inputs mean int8. Integer and boolean
+   precision among them (fp4 < int8 < fp8 < fp16 < bf16 < fp32), so Int8 inputs mean int8. Integer and boolean
    tensors (shapes, indices) say nothing and are skipped; with no informative input the outputs are read.
    Boundary layers read inputs and outputs together, so a Q/DQ conversion reports its quantized side.
 4. Last resort, the tactic name: ``int8``/``i8``/``imma`` mean int8, ``bf16`` bf16, ``hmma``/``f16``/``h16``
@@ -71,13 +71,20 @@ from pathlib import Path
 from typing import Any, Union
 
 # Widening order: a node that several compute layers cover gets the widest precision among them.
-_PRECISION_RANK = {"int8": 0, "fp8": 1, "fp16": 2, "bf16": 3, "fp32": 4}
+_PRECISION_RANK = {"fp4": 0, "int8": 1, "fp8": 2, "fp16": 3, "bf16": 4, "fp32": 5}
 
-# Data type words as TensorRT writes them in Format/Datatype strings, weight types, and log text.
+# Data type words as TensorRT writes them in Format/Datatype strings, weight types, and log text. The inspector's
+# FP8, FP4 and BF16 spellings ("Row major linear FP8 format", "FP8", "Row major linear FP4 format", "FP4",
+# "FP4E2M1", "Row major linear BFloat16 format", "BFloat16", "Half") are those NVIDIA's engine explorer reads from
+# inspector JSON (NVIDIA/TensorRT, tools/experimental/trt-engine-explorer/trex/activations.py, _regionFormatDict).
 _DTYPE_PRECISION = {
     "int8": "int8",
     "fp8": "fp8",
+    "float8": "fp8",
     "e4m3": "fp8",
+    "fp4": "fp4",
+    "fp4e2m1": "fp4",
+    "e2m1": "fp4",
     "half": "fp16",
     "fp16": "fp16",
     "bf16": "bf16",

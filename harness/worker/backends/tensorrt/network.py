@@ -56,7 +56,7 @@ def network_settings(trt, cell: dict[str, Any]) -> NetworkSettings:
     asked = bool(knobs.get("strongly_typed"))
     weak_typing = tensorrt_api(trt, "BuilderFlag.INT8") is not None  # 11.0 removed weak typing and its flags
     if asked:
-        conflicting = [k for k in ("fp16", "precision_constraints", "layer_precisions") if knobs.get(k)]
+        conflicting = [k for k in ("fp16", "fp8", "fp4", "precision_constraints", "layer_precisions") if knobs.get(k)]
         if cell["mode"] == "implicit-int8" or conflicting:
             raise ValueError(
                 f"Cell {cell['case']}/{cell['variant']} asks for a strongly typed network together with "

@@ -127,7 +127,8 @@ def test_a_node_fused_away_takes_the_precision_of_the_kernel_that_absorbed_it_re
     # ORT names a fusion after the node it heads; the name says nothing about precision, the input types do
     optimized = graph([gs.Node("QuantizeLinear", "q", inputs=[x], outputs=[q]),
                        gs.Node("FusedMatMul", "fc/Fusion", inputs=[q, q], outputs=[z])], [x], [z])
-    for read, precision in (("tensor(int8)", "int8"), ("tensor(float)", "fp32")):
+    for read, precision in (("tensor(int8)", "int8"), ("tensor(float)", "fp32"), ("tensor(float8e4m3fn)", "fp8"),
+                            ("tensor(float8e5m2)", "fp8"), ("tensor(float16)", "fp16")):
         ran = map_kernels(original, optimized, {"x": "tensor(float)", "q": read, "z": "tensor(float)"})
         assert ran.precision == {"fc": precision, "act": precision}
         assert ran.kernels == {"fc": ["fc/Fusion"], "act": ["fc/Fusion"]}
@@ -202,3 +203,11 @@ def test_nchwc_kernels_orts_highest_level_puts_in_are_mapped_back_with_the_preci
     assert ran.precision == {"conv1": "fp32", "relu": "fp32", "conv2": "fp32"} and ran.unknown_because == {}
     nchwc = {n.name for n in optimized.graph.node}
     assert all(ran.kernels[node] and set(ran.kernels[node]) <= nchwc for node in ("conv1", "relu", "conv2"))
+
+
+def test_a_knob_orts_cannot_apply_is_listed_dla_core_0_included():
+    from harness.worker.backends.onnxruntime import knob_is_set
+
+    knobs = {"dla_core": 0, "fp8": True, "fp16": False, "gpu_fallback": False, "layer_precisions": {},
+             "profiles": [], "precision_constraints": None, "calibrator": "entropy2"}
+    assert [k for k, v in knobs.items() if knob_is_set(v)] == ["dla_core", "fp8", "calibrator"]

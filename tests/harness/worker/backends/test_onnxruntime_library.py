@@ -106,14 +106,31 @@ def test_every_recorded_precision_is_the_type_of_the_data_the_kernels_that_ran_t
             if recorded != precision_of(seen):
                 disagreements.append((*where, f"recorded {recorded}, its kernels {kernels} read {seen}"))
     assert checked > 500
-    assert disagreements == []
+    assert disagreements == [], "\n".join(map(str, disagreements))
 
 
-def test_every_expected_int8_node_of_the_library_has_an_established_precision_on_ort(library_on_ort):
+def test_every_expected_node_of_the_library_has_an_established_precision_on_ort(library_on_ort):
     _, records, _ = library_on_ort
-    unverified = {key: r["details"]["unverified_int8"] for key, r in records.items() if r["details"]["unverified_int8"]}
+    unverified = {key: r["details"]["unverified_nodes"] for key, r in records.items()
+                  if r["details"]["unverified_nodes"]}
     assert unverified == {}
     assert all(r["outcome"] in ("pass", "fallback", "mismatch", "fail") for r in records.values())
+
+
+def test_every_fp8_or_fp16_request_of_the_library_is_compared_with_what_ort_ran(library_on_ort):
+    """ONNX Runtime's CPU EP has no FP8 or FP16 convolution or GEMM: an FP8 Q/DQ conv runs as an FP32 conv on
+    dequantized values, an FP16 request on a float graph runs FP32. Every such cell that stays within tolerance is a
+    fallback whose pairs say what was asked and what ran, never a pass."""
+    _, records, _ = library_on_ort
+    asked_beyond_int8 = {key: r for key, r in records.items()
+                         if any(p != "int8" for p in r["requested_precision"].values())}
+    assert {key[0] for key in asked_beyond_int8} >= {"p15-precision-flag-without-qdq", "p18-fp8-gemm-mixed-scales"}
+    for key, record in asked_beyond_int8.items():
+        assert record["outcome"] in ("fallback", "mismatch"), key
+        if record["outcome"] == "fallback":
+            pairs = record["details"]["fallback_precision"]
+            assert pairs and all(p["got"] == record["precision"][node] for node, p in pairs.items()), key
+            assert all(pairs[node]["asked"] == record["requested_precision"][node] for node in pairs), key
 
 
 def test_the_cells_issue_20_found_wrong_now_say_what_ort_ran(library_on_ort):

@@ -160,3 +160,53 @@ def test_config_settings_of_an_implicit_cell_with_profiles_leave_the_calibrator_
     assert record["calibrator"]["batches"] == (0 if cache_only else 2)
     assert record["calibration"]["tensorrt_reads"] == {"x": [2, 3, 8, 8]}  # profile 0's kOPT
     assert record["calibration"]["batches_handed"] == ({} if cache_only else {"x": [2, 3, 8, 8]})
+
+
+def float_cell(cells, **knobs):
+    """The implicit control's FP32 graph as a float cell: no Q/DQ, no calibrator, precision asked by knobs only."""
+    return with_knobs({**cells["implicit-int8"], "mode": "float"}, **knobs)
+
+
+def test_a_float_cell_gets_no_int8_flag_and_no_calibrator(weakly_typed_standin, cells, tmp_path):
+    execution = run(float_cell(cells), tmp_path)
+    assert "INT8" not in {f.name for f in set_builder_flags(weakly_typed_standin)}
+    assert not [c for c in weakly_typed_standin.calls_to("IBuilderConfig.int8_calibrator") if c.action == "set"]
+    config = execution.details["tensorrt_calls"]["config"]
+    assert config["calibrator"] is None and config["int8"].startswith("not set: a float cell")
+
+
+@pytest.mark.parametrize("knob, flag_name", [("fp8", "FP8"), ("fp4", "FP4")])
+def test_an_fp8_or_fp4_knob_sets_its_flag_where_it_exists_else_the_cell_is_unavailable(standin, cells, tmp_path, knob,
+                                                                                        flag_name):
+    from tests.trt_contract.backend_run import BackendUpToInference, TARGET
+
+    cell = float_cell(cells, **{knob: True})
+    reason = BackendUpToInference(TARGET).unavailable_reason(cell)
+    if not standin.has(f"BuilderFlag.{flag_name}"):  # FP4 before 10.8; neither on 11.x (strongly typed only)
+        assert reason and f"BuilderFlag.{flag_name} is not in TensorRT {standin.version}" in reason
+        return
+    assert reason is None
+    execution = run(cell, tmp_path)
+    assert flag_name in {f.name for f in set_builder_flags(standin)}
+    assert execution.details["tensorrt_calls"]["config"][knob] is True
+
+
+def test_an_fp16_request_where_only_strongly_typed_networks_exist_is_recorded_as_not_expressible(standin, cells,
+                                                                                                tmp_path):
+    """P15's TensorRT 11 form: no BuilderFlag.FP16, so the FP32 graph builds FP32; the record says the request could
+    not be expressed (the inspector on a GPU then shows the fallback fp16 -> fp32)."""
+    execution = run(float_cell(cells, fp16=True), tmp_path)
+    config = execution.details["tensorrt_calls"]["config"]
+    if standin.has("BuilderFlag.FP16"):
+        assert config["fp16"] is True and "FP16" in {f.name for f in set_builder_flags(standin)}
+        return
+    assert config["fp16"]["set"] is False and "cannot be expressed" in config["fp16"]["why"]
+    assert not {"FP16", "INT8"} & {f.name for f in set_builder_flags(standin)}
+
+
+def test_a_strongly_typed_cell_asking_for_a_precision_flag_is_refused_as_a_mistake_of_the_case(standin, cells,
+                                                                                               tmp_path):
+    if not standin.has("NetworkDefinitionCreationFlag.STRONGLY_TYPED"):
+        pytest.skip(f"TensorRT {standin.version} has no strongly typed networks")
+    with pytest.raises(ValueError, match=r"strongly typed network together with \['fp8'\]"):
+        run(with_knobs(cells["explicit-qdq"], strongly_typed=True, fp8=True), tmp_path)

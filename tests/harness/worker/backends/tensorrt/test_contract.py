@@ -9,6 +9,7 @@ import warnings
 import pytest
 
 from harness.worker.backends.base import BackendFailure
+from harness.worker.backends.tensorrt.build_config import PRECISION_FLAG_KNOBS
 from harness.worker.backends.tensorrt.doctor import build_modes, tensorrt_doctor
 from harness.worker.casedata import load_cells
 from tests.trt_contract.backend_run import (
@@ -20,6 +21,7 @@ from tests.trt_contract.backend_run import (
     network_has_the_conv,
     network_shaped_like_the_model,
     run,
+    set_builder_flags,
     with_knobs,
 )
 from tests.trt_contract.standin import ContractStandIn, installed_as_tensorrt
@@ -36,22 +38,64 @@ def test_parse_build_inspect_runs_on_every_version(standin, cells, tmp_path):
     assert standin.calls_to("EngineInspector.get_engine_information")
 
 
+NEW_PATTERNS = ("p14", "p15", "p16", "p17", "p18", "p19", "p20")  # the 2025-2026 cases (issue 22)
+
+
+@pytest.fixture(scope="module")
+def library_cells(generated_cases):
+    """Every variant of the case library, generated once."""
+    import cases
+
+    return load_cells(generated_cases("library", cases.all_cases()))
+
+
 def test_every_cell_of_the_case_library_runs_or_is_unavailable_or_unsupported(standin, library_cells, tmp_path):
-    """The library's knobs (extra outputs, parser flags, calibrators) on every version: only the documented outcomes
-    of the code path, a finished run, an unavailable cell or an unsupported-api failure, never another exception."""
+    """The library's knobs (extra outputs, parser flags, calibrators, FP8/FP4/FP16 requests) on every version, the
+    2025-2026 cases (P14-P20) on 10.16 and 11.4 included: only the documented outcomes of the code path, a finished
+    run, an unavailable cell (implicit INT8 where it is gone, an fp8/fp4 knob whose builder flag the version lacks)
+    or an unsupported-api failure, each with its reason, never another exception. A float cell (no Q/DQ) never gets
+    BuilderFlag.INT8 or a calibrator; a precision knob gets its flag where the version has it."""
     backend = BackendUpToInference(TARGET)
+    ended = {}
     for cell in library_cells:
-        if backend.unavailable_reason(cell):
-            assert cell["mode"] == "implicit-int8" and not standin.has("BuilderFlag.INT8")
+        reason = backend.unavailable_reason(cell)
+        if reason:
+            lacking = [flag for knob, flag in PRECISION_FLAG_KNOBS.items()
+                       if cell["knobs"].get(knob) and not standin.has(flag)]
+            assert lacking or (cell["mode"] == "implicit-int8" and not standin.has("BuilderFlag.INT8")), reason
+            assert all(flag in reason for flag in lacking) and f"TensorRT {standin.version}" in reason, reason
+            ended[cell["case"], cell["variant"]] = "unavailable"
             continue
         standin.calls.clear()
         network_shaped_like_the_model(standin, cell)
         try:
-            run(cell, tmp_path / cell["variant"])
+            execution = run(cell, tmp_path / cell["variant"])
         except BackendFailure as failure:
             assert failure.category == "unsupported-api", failure.message
+            assert " is not in TensorRT " in failure.message  # names the API it lacks
+            ended[cell["case"], cell["variant"]] = "unsupported-api"
+        else:
+            ended[cell["case"], cell["variant"]] = "built"
+            flags = {f.name for f in set_builder_flags(standin)}
+            config = execution.details["tensorrt_calls"]["config"]
+            if cell["mode"] == "float":
+                assert "INT8" not in flags and config["calibrator"] is None, cell["variant"]
+            for knob, flag in PRECISION_FLAG_KNOBS.items():
+                assert (flag.split(".")[1] in flags) == bool(cell["knobs"].get(knob)), (cell["variant"], knob)
+            if cell["knobs"].get("fp16") and not standin.has("BuilderFlag.FP16"):
+                assert config["fp16"]["set"] is False and "cannot be expressed" in config["fp16"]["why"]
         marked = [c.args[0].name for c in standin.calls_to("INetworkDefinition.mark_output")]
         assert marked == [name for name in cell["knobs"]["extra_outputs"] if name not in cell["outputs"]]
+    assert len(ended) == len(library_cells)
+    new_cases = {key: how for key, how in ended.items() if key[0].split("-")[0] in NEW_PATTERNS}
+    assert {key[0].split("-")[0] for key in new_cases} == set(NEW_PATTERNS)
+    if standin.version.startswith("10.16"):  # every 2025-2026 case builds there but what needs the GPU or a cache
+        assert "built" in set(new_cases.values())
+        assert new_cases[("p15-precision-flag-without-qdq", "fp4-flag")] == "built"  # BuilderFlag.FP4 from 10.8
+    if standin.version.startswith("11."):  # strongly typed only: FP8/FP4 flags unavailable, the FP16 request built
+        assert new_cases[("p15-precision-flag-without-qdq", "as-reported")] == "unavailable"
+        assert new_cases[("p15-precision-flag-without-qdq", "fp16-flag-trt11")] == "built"
+        assert new_cases[("p18-fp8-gemm-mixed-scales", "as-reported")] == "built"
 
 
 @pytest.mark.parametrize("knob", [True, False, None])
@@ -145,8 +189,7 @@ def test_implicit_cells_are_unavailable_exactly_where_implicit_quantization_is_g
         assert "https://docs.nvidia.com/deeplearning/tensorrt/" in reason
 
 
-@pytest.mark.parametrize("knobs, api", [({"fp16": True}, "BuilderFlag.FP16"),
-                                        ({"precision_constraints": "obey"}, "BuilderFlag.OBEY_PRECISION_CONSTRAINTS"),
+@pytest.mark.parametrize("knobs, api", [({"precision_constraints": "obey"}, "BuilderFlag.OBEY_PRECISION_CONSTRAINTS"),
                                         ({"layer_precisions": {"/conv/Conv": "int8"}}, "ILayer.precision")])
 def test_a_knob_needing_an_api_the_version_lacks_is_unsupported_api(standin, cells, tmp_path, knobs, api):
     network_has_the_conv(standin)

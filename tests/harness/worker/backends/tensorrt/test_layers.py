@@ -321,6 +321,14 @@ def test_metadata_is_preferred_over_the_layer_name():
         ({"TacticName": "trt_turing_cutlass_image_network_first_layer_hmma_fprop_f16f16f32_nhwc_nhwc"}, "fp16"),
         ({"TacticName": "ampere_scudnn_128x64_relu_xregs_large_nn_v1"}, "fp32"),
         ({}, "unknown"),
+        # FP8, FP4 and BF16 as the inspector names them (NVIDIA's engine explorer, trex/activations.py)
+        ({"Inputs": [{"Format/Datatype": "Row major linear FP8 format"}]}, "fp8"),
+        ({"Inputs": [{"Format/Datatype": "FP8"}, {"Format/Datatype": "Half"}]}, "fp8"),
+        ({"Inputs": [{"Format/Datatype": "Row major linear FP4 format"}]}, "fp4"),
+        ({"Inputs": [{"Datatype": "FP4E2M1"}]}, "fp4"),
+        ({"Inputs": [{"Format/Datatype": "Row major linear BFloat16 format"}]}, "bf16"),
+        ({"Inputs": [{"Format/Datatype": "Half"}]}, "fp16"),
+        ({"Weights": {"Type": "FP8", "Count": 9}, "Inputs": [{"Format/Datatype": "Half"}]}, "fp8"),
     ],
 )
 def test_precision_rule_order(fields, precision):
