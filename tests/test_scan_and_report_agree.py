@@ -45,6 +45,7 @@ SCENARIOS = {
     "trt100-orin": ("infra-error", "infra-error", None),  # no evidence: claimed or not run
     "trt85-orin": ("unavailable", "unavailable", "unavailable"),  # cannot exist
     "trt103-orin": ("crash", "fallback", None),  # precision fallback with a workaround
+    "ort1.31-cpu": ("unverified", "infra-error", None),  # ran, precision not shown: no verdict either way
 }
 
 
@@ -57,11 +58,11 @@ def synthetic_records() -> list[dict]:
                 outcome = outcomes[role]
                 if outcome is None:
                     continue
+                seen = {"fallback": "fp32", "unverified": "unknown"}.get(outcome, "int8")
                 record = make_record(case.id, variant.name, target, outcome, fail=FAILURES.get(outcome),
                                      fallback_nodes=["/conv/Conv"] if outcome == "fallback" else None,
-                                     precision={"/conv/Conv": "fp32" if outcome == "fallback" else "int8"}
-                                     if j.meaning(outcome).ran else None)
-                record["environment"] = ENVIRONMENTS["tensorrt"]
+                                     precision={"/conv/Conv": seen} if j.meaning(outcome).ran else None)
+                record["environment"] = ENVIRONMENTS[record["backend"]]
                 records.append(record)
     return records
 
