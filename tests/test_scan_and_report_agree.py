@@ -151,7 +151,7 @@ def test_the_scan_of_each_form_agrees_with_the_planning_view_on_every_target(sca
             by_role = {role: [e for e in cell.evidence if e.role == role] for role in ("failing", "workaround")}
             scan = scan_verdicts(found, observations, [(e.case, e.variant) for e in by_role["failing"]], target.id)
             where = f"{row.pattern.id} on {target.id}: planning {cell.kind} ({cell.text})"
-            if not scan:  # no failing form the scan can find as itself (P15's: a builder flag on a graph like any other)
+            if not scan:  # no failing form the scan finds as itself (P15's: a builder flag on a plain graph)
                 assert all((e.case, e.variant) in MATCHER_GAPS or (e.case, e.variant) in untellable
                            for e in by_role["failing"]), where
                 continue
