@@ -202,10 +202,12 @@ def matrix_columns(targets: Mapping[str, Any], records: Iterable[dict[str, Any]]
 
 def _same_jetpack_same_release(columns: list[Column]) -> list[Column]:
     """A Jetson column whose release comes from its title's JetPack (no image: a target that cannot exist) joins the
-    L4T release of another column of its platform whose title names the same JetPack."""
-    l4t = {(c.backend, c.platform, jetpack_named(c.title)): c.release for c in columns
-           if c.release and c.release.startswith("L4T") and jetpack_named(c.title)}
-    return [dataclasses.replace(c, release=l4t.get((c.backend, c.platform, c.release), c.release)) for c in columns]
+    release of another column of its platform whose title names the same JetPack and whose image names its release:
+    the L4T release on JetPack 5 and 6, the NGC SBSA image on JetPack 7 (a DLA target that cannot exist beside its GPU
+    target)."""
+    imaged = {(c.backend, c.platform, jetpack_named(c.title)): c.release for c in columns
+              if c.release and jetpack_named(c.title) and c.release != jetpack_named(c.title)}
+    return [dataclasses.replace(c, release=imaged.get((c.backend, c.platform, c.release), c.release)) for c in columns]
 
 
 def host_text(host: str | None) -> str:

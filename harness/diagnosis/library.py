@@ -18,7 +18,8 @@ from harness.scan.observations import Observations
 from harness.scan.prediction import Verdict, predict
 from harness.worker.backends.tensorrt.calibration_cache import NEWEST_MAJOR, CalibrationCache, check_cache
 from harness.worker.backends.tensorrt.classify import WARNING_KINDS
-from harness.worker.backends.tensorrt.compat import REMOVED_COMMAND_FLAGS, version_tuple
+from harness.worker.backends.tensorrt.compat import version_tuple
+from harness.worker.backends.tensorrt.release_facts import REMOVED_COMMAND_FLAGS, flag_removed
 from harness.worker.backends.tensorrt.layers import OnnxNames, onnx_nodes_from_layer_name
 
 # How a file's text names a pattern. Only a known failure decides alone; a form (other models show it too) applies
@@ -128,8 +129,7 @@ def removed_flags(commands: Iterable[dict[str, Any]], targets: Iterable[Target])
             if removed.tool != command["tool"] or removed.flag not in command["flags"]:
                 continue
             for target in targets:
-                if (target.backend == "tensorrt" and target.version
-                        and version_tuple(target.version)[:2] >= version_tuple(removed.removed_in)[:2]):
+                if target.backend == "tensorrt" and target.version and flag_removed(removed, target.version):
                     found.append({"tool": removed.tool, "flag": removed.flag, "target": target.id,
                                   "removed_in": removed.removed_in, "instead": removed.instead,
                                   "source": removed.source})

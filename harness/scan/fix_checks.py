@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from cases.model import FixTolerance
-from harness.scan.fixing import FixFailed, PlaceFix
+from harness.scan.fix_places import FixFailed, PlaceFix
 
 WHOLE = "(the whole model)"
 DEFAULT_SEED = 0

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from cases import rewriting
-from cases.model import FixResult, FixTolerance, Match, NoRewrite, Variant
-from harness.scan.matching import Finding, Occurrence
+from cases.model import FixTolerance, Match, NoRewrite, Variant
+from harness.scan.fix_places import FixFailed, PlaceFix
+from harness.scan.matching import Finding
 
 GOOD = ("likely", "verified")
 NOTHING_TO_FIX = ("likely", "verified", "clear")
@@ -147,33 +148,6 @@ def group_targets(findings: Sequence[Finding], verdicts: Sequence[dict[str, Any]
                                for mine, theirs in zip(group.choices[i].candidates, choice.candidates))
                 group.choices[i] = dataclasses.replace(group.choices[i], candidates=merged)
     return list(groups.values()), skipped
-
-
-@dataclasses.dataclass
-class PlaceFix:
-    """One place rewritten: the finding's form, the workaround, and what the rewrite did."""
-
-    finding: Finding
-    occurrence: Occurrence
-    workaround: Variant
-    result: FixResult
-
-    def to_dict(self) -> dict[str, Any]:
-        r = self.result
-        return {"case": self.finding.case.id, "pattern": self.finding.case.pattern,
-                "form": self.finding.variant.name if self.finding.variant else None,
-                "workaround": self.workaround.name, "place": self.occurrence.anchor,
-                "nodes": list(self.occurrence.nodes), "nodes_added": r.nodes_added, "nodes_removed": r.nodes_removed,
-                "outputs_added": r.outputs_added, "build_time": r.build_time or None, "note": r.note,
-                "tolerance": dataclasses.asdict(r.tolerance) if r.tolerance else "bit-equal"}
-
-
-class FixFailed(Exception):
-    """A rewrite or a check of the fixed model failed; ``place`` and ``check`` say where and which."""
-
-    def __init__(self, place: str, check: str, message: str):
-        super().__init__(f"{place}: {check}: {message}")
-        self.place, self.check, self.message = place, check, message
 
 
 def rewrite(loaded: Any, findings: Sequence[Finding], group: Group,

@@ -136,7 +136,9 @@ def test_the_planning_view_answers_with_one_verdict_per_pattern_and_target(with_
     assert verdict(with_js, "control", "trt86-orin") == "✓ works as reported"
     assert verdict(with_js, "S1", "trt92-orin") == "⊘ cannot exist"
     columns = [th.get_attribute("data-target") for th in with_js.find_elements(By.CSS_SELECTOR, "table.plan th.ptarget")]
-    assert columns == ["trt86-orin", "trt92-orin", "trt102-orin", "ort-cpu"]  # by platform, release, version; ORT apart
+    # observed targets and those that cannot exist (⊘; the 2026 matrix's DLA targets of 10.16 on Orin and of Thor
+    # too), by platform, release, version; ORT apart
+    assert columns == ["trt86-orin", "trt92-orin", "trt102-orin", "trt1016-orin-dla", "trt114-thor-dla", "ort-cpu"]
     recommend = with_js.find_element(By.CSS_SELECTOR, 'tr#plan-S1 [data-recommend="S1"]').text
     assert "TensorRT · Jetson AGX Orin: trt86-orin (works with workaround sigmoid-output-marked)" in recommend
     assert "What to do: Mark the Sigmoid's output as a network output." in with_js.find_element(

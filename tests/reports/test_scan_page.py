@@ -78,12 +78,12 @@ def test_the_headline_follows_fail_on(tmp_path, model_files, fail_on, headline):
 def test_a_diagnosis_gets_its_section_escaped_and_a_plain_scan_none(tmp_path, model_files):
     """`diagnose --model` adds the diagnosis to the scan's data: one article per file, the paragraph as text."""
     result = scan(model_files["backbone-silu"], ScanOptions(targets=[load_matrix()["trt86-orin"]], out_dir=tmp_path))
-    plain = parse_html(write_results(result.to_dict(), tmp_path / "plain")[1].read_text())
+    plain = parse_html(write_results(scan_data(result), tmp_path / "plain")[1].read_text())
     assert plain.find_all("section", id="diagnosis") == []
     diagnosis = {"outcome": "applies", "outcome_text": "a known failure applies to a chosen target", "exit_code": 1,
                  "files": [{"path": "build <1>.log", "kind": "tensorrt-log", "status": "read", "applies": {"x": []},
                             "text": "The build failed: no-implementation at node \"<script>\"."}]}
-    html = write_results({**result.to_dict(), "diagnosis": diagnosis}, tmp_path / "diagnosed")[1].read_text()
+    html = write_results({**scan_data(result), "diagnosis": diagnosis}, tmp_path / "diagnosed")[1].read_text()
     section = parse_html(html).find("section", id="diagnosis")
     article = section.find("article", data_file="build <1>.log")
     assert article.attrs["data-kind"] == "tensorrt-log" and "worst-blocked" in article.classes

@@ -21,7 +21,8 @@ def test_every_signature_names_a_case_of_the_library_that_cites_its_report(signa
     ("8.6.2", "Jetson AGX Orin (sm_87)", ["trt86-orin"]),
     ("8.6.1", None, ["trt86-x86", "trt86-orin"]),  # no platform stated: both
     ("8.6.1", "a discrete GPU (sm_80: x86_64 or an SBSA server)", ["trt86-x86"]),
-    ("10.7.0", None, []),
+    ("10.7.0", None, ["trt107-x86", "trt107-orin", "trt107-orin-dla"]),  # a DLA target is a TensorRT target too
+    ("10.5.0", None, []),  # no target of that release
     (None, "Jetson AGX Orin (sm_87)", []),
 ])
 def test_a_build_finds_the_targets_of_its_version_and_platform(version, platform, targets):
@@ -31,7 +32,10 @@ def test_a_build_finds_the_targets_of_its_version_and_platform(version, platform
 def test_a_flag_is_removed_from_the_version_the_table_says_on_tensorrt_targets_only():
     command = {"tool": "trtexec", "flags": ["--onnx", "--explicitBatch", "--int8"]}
     found = {(f["flag"], f["target"]) for f in removed_flags([command], MATRIX)}
-    tensorrt_10 = {t.id for t in MATRIX if t.backend == "tensorrt" and t.version and t.version.startswith("10.")}
-    assert found == {("--explicitBatch", target) for target in tensorrt_10}  # 8.x and 9.2 keep it; ort has no flags
+    major = {t.id: int(t.version.split(".")[0]) for t in MATRIX if t.backend == "tensorrt" and t.version}
+    assert {"trt11-x86", "trt114-orin-dla", "trt107-orin-dla"} <= set(major)  # 11.x and DLA targets are TensorRT's
+    # --explicitBatch is gone from 10.0 on (11.x too), --int8 from 11.0 on; 8.x and 9.2 keep both; ort has no flags
+    assert found == ({("--explicitBatch", target) for target, m in major.items() if m >= 10}
+                     | {("--int8", target) for target, m in major.items() if m >= 11})
     polygraphy = {"tool": "polygraphy", "flags": ["--workspace"]}  # a trtexec flag under another tool's name
     assert removed_flags([polygraphy], MATRIX) == []

@@ -82,6 +82,11 @@ def test_each_log_whose_label_names_a_pattern_is_matched_to_it(diagnosed, labels
     # S1's #3640, not cited by the case, and is matched by S1's message all the same.
     assert len(expected) == 10
     expected["F04"] = {"S1"}
+    # F09's report (Model-Optimizer#16) is cited by P17 for its advice (INT8 quantizers for Conv), not as P17's
+    # failure: F09 is a broadcast assertion and no implementation at the first Conv's FP8 weight quantizer, with no
+    # MaxPool and no quantize whose output types could not be inferred. Naming P17 there would be wrong.
+    assert expected.pop("F09") == {"P17"}
+    assert "P17" not in {p["pattern"] for p in files["F09.log"]["patterns"]}
     for stem, patterns in expected.items():
         found = {p["pattern"] for p in files[f"{stem}.log"]["patterns"]}
         assert patterns <= found, (stem, patterns, found)

@@ -13,7 +13,7 @@ from cases.s4_bn_mish import BnMish
 from harness.matrix import load_matrix
 from harness.scan.matching import Finding, Occurrence
 from harness.scan.observations import Observation, Observations
-from harness.scan.prediction import fails, model_verdict, predict
+from harness.scan.prediction import fails, library_claims, model_verdict, predict
 
 TARGETS = load_matrix()
 NO_RESULTS = Observations([], [], {})
@@ -146,10 +146,21 @@ def test_a_sweep_that_changes_the_structure_inherits_nothing_from_the_reported_f
     assert predict(finding(DwConvSwishLastNode, "relu"), TARGETS["ort-cpu"], results).verdict == "unverified"
 
 
-def test_an_inheriting_sweep_takes_the_evidence_of_the_form_it_varies_only():
-    """S4 has two failing forms; a sweep of one of them never reads the other's claims."""
+@pytest.fixture
+def s4_with_an_inheriting_sweep(monkeypatch):
+    """S4 with a sweep of one failing form declared among its variants: the scan reads claims from the case's
+    index.json form (judgement), which lists only the case's own variants."""
     sweep = Variant("decomposed-mish-wide", "sweep", "decomposed-mish, other sizes", varies="decomposed-mish",
                     inherits=True)
+    monkeypatch.setattr(BnMish, "variants", type(BnMish.variants)([*BnMish.variants, sweep]))
+    library_claims.cache_clear()
+    yield sweep
+    library_claims.cache_clear()
+
+
+def test_an_inheriting_sweep_takes_the_evidence_of_the_form_it_varies_only(s4_with_an_inheriting_sweep):
+    """S4 has two failing forms; a sweep of one of them never reads the other's claims."""
+    sweep = s4_with_an_inheriting_sweep
     native = {c.target for c in BnMish.variant("native-mish").claims}
     decomposed = {c.target for c in BnMish.variant("decomposed-mish").claims}
     assert native - decomposed  # targets where only the other failing form has a claim

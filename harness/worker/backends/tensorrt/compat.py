@@ -77,50 +77,6 @@ TENSORRT_API_DETECTED = (
 # Implicit quantization: deprecated in 10.1, removed in 11.0 (with the calibrator classes, calibrator.CALIBRATOR_CLASSES).
 IMPLICIT_QUANTIZATION_API = ("BuilderFlag.INT8", "IBuilderConfig.int8_calibrator")
 
-
-
-@dataclass(frozen=True)
-class RemovedCommandFlag:
-    """A flag of a TensorRT command-line tool that a TensorRT release removed: a command using it fails there."""
-
-    tool: str  # "trtexec" or "polygraphy"
-    flag: str
-    removed_in: str  # the first TensorRT version without it, "MAJOR.MINOR"
-    instead: str  # what to use from that version on
-    source: str
-    needs: str | None = None  # the TensorRT API the flag sets (Polygraphy), gone from the version it was removed in
-
-
-_TRTEXEC_10 = "https://docs.nvidia.com/deeplearning/tensorrt/11.4.1/api/migration/tensorrt-8x-to-10x-trtexec.html"
-_TRTEXEC_11 = "https://docs.nvidia.com/deeplearning/tensorrt/11.4.1/api/migration/tensorrt-10x-to-11x-trtexec.html"
-# 11.x's BuilderFlag has no INT8, FP16, BF16 or FP8 (../shared/reference/trt-api/tensorrt-11.4.0.106.json), and
-# IInt8Calibrator is gone: Polygraphy's precision flags set those builder flags.
-_TENSORRT_11 = "https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/tensorrt-10x-to-11x.html"
-_STRONGLY_TYPED = "a strongly typed build: the precision comes from the graph (explicit Q/DQ, casts)"
-# Removed command-line flags of trtexec and Polygraphy (`harness diagnose` checks command lines against the targets).
-REMOVED_COMMAND_FLAGS = (
-    RemovedCommandFlag("trtexec", "--workspace", "10.0", "--memPoolSize=workspace:<MiB>", _TRTEXEC_10),
-    RemovedCommandFlag("trtexec", "--explicitBatch", "10.0",
-                       "nothing: every network is explicit batch (listed removed in 10.0 by platforms.md of the "
-                       "reference data)", _TRTEXEC_10),
-    RemovedCommandFlag("trtexec", "--minTiming", "10.0", "--avgTiming", _TRTEXEC_10),
-    RemovedCommandFlag("trtexec", "--batch", "10.0", "explicit batch shapes (--shapes)", _TRTEXEC_10),
-    RemovedCommandFlag("trtexec", "--maxBatch", "10.0", "explicit batch shapes (--minShapes/--optShapes/--maxShapes)",
-                       _TRTEXEC_10),
-    RemovedCommandFlag("trtexec", "--int8", "11.0", _STRONGLY_TYPED, _TRTEXEC_11),
-    RemovedCommandFlag("trtexec", "--fp16", "11.0", _STRONGLY_TYPED, _TRTEXEC_11),
-    RemovedCommandFlag("trtexec", "--best", "11.0", _STRONGLY_TYPED, _TRTEXEC_11),
-    RemovedCommandFlag("trtexec", "--calib", "11.0", "explicit Q/DQ scales in the graph (no calibration cache)",
-                       _TRTEXEC_11),
-    RemovedCommandFlag("polygraphy", "--int8", "11.0", _STRONGLY_TYPED, _TENSORRT_11, "BuilderFlag.INT8"),
-    RemovedCommandFlag("polygraphy", "--fp16", "11.0", _STRONGLY_TYPED, _TENSORRT_11, "BuilderFlag.FP16"),
-    RemovedCommandFlag("polygraphy", "--bf16", "11.0", _STRONGLY_TYPED, _TENSORRT_11, "BuilderFlag.BF16"),
-    RemovedCommandFlag("polygraphy", "--fp8", "11.0", _STRONGLY_TYPED, _TENSORRT_11, "BuilderFlag.FP8"),
-    RemovedCommandFlag("polygraphy", "--calibration-cache", "11.0",
-                       "explicit Q/DQ scales in the graph (no calibration cache)", _TENSORRT_11,
-                       "IBuilderConfig.int8_calibrator"),
-)
-
 _MISSING = object()
 
 

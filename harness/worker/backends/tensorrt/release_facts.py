@@ -1,5 +1,6 @@
 """What TensorRT releases changed for someone moving a model between them, as data, each fact with NVIDIA's page:
-where Jetson AGX Orin's DLA exists, and what TensorRT 11.0 removed (trtexec's precision options, weak typing).
+where Jetson AGX Orin's DLA exists, the command-line flags 10.0 and 11.0 removed (trtexec's, Polygraphy's), and weak
+typing's end in 11.0.
 
 Implicit quantization's lifecycle (deprecated 10.1, removed 11.0) is
 :mod:`~harness.worker.backends.tensorrt.quantization_lifecycle`. Standard library only (runs inside worker images).
@@ -65,23 +66,65 @@ def dla_absent(version: str, platform: str | None) -> ReleaseFact | None:
         (DLA_WORKING_WITH_11_4_1, DLA_JETSON_MIGRATION_11_3))
 
 
-# trtexec options TensorRT 11.0 removed (an unknown option fails trtexec): option -> what replaces it.
-TRTEXEC_OPTIONS_REMOVED_IN_11 = {
-    "--int8": "INT8 comes from the model's Q/DQ nodes (explicit quantization) in a strongly typed network",
-    "--fp16": "FP16 comes from the network's tensor types (strongly typed network)",
-    "--best": "precisions come from the network's tensor types (strongly typed network)",
-    "--calib": "calibrate offline and write Q/DQ nodes into the ONNX model (explicit quantization)",
-}
+@dataclass(frozen=True)
+class RemovedCommandFlag:
+    """A flag of a TensorRT command-line tool that a TensorRT release removed: a command using it fails there."""
+
+    tool: str  # "trtexec" or "polygraphy"
+    flag: str
+    removed_in: str  # the first TensorRT version without it, "MAJOR.MINOR"
+    instead: str  # what to use from that version on
+    source: str
+    needs: str | None = None  # the TensorRT API the flag sets (Polygraphy), gone from the version it was removed in
+
+
+TRTEXEC_MIGRATION_10 = (
+    "https://docs.nvidia.com/deeplearning/tensorrt/11.4.1/api/migration/tensorrt-8x-to-10x-trtexec.html")
+_STRONGLY_TYPED = "a strongly typed build: the precision comes from the graph (explicit Q/DQ, casts)"
+_EXPLICIT_SCALES = "calibrate offline and write Q/DQ nodes into the ONNX model (explicit quantization, no cache)"
+# The one table of removed command-line flags of trtexec and Polygraphy (an unknown option fails the tool): the
+# migration guides' lists. `harness diagnose` checks command lines against the targets with it. 11.x's BuilderFlag has
+# no INT8, FP16, BF16 or FP8 (../shared/reference/trt-api/tensorrt-11.4.0.106.json) and IInt8Calibrator is gone:
+# Polygraphy's precision flags set those builder flags.
+REMOVED_COMMAND_FLAGS = (
+    RemovedCommandFlag("trtexec", "--workspace", "10.0", "--memPoolSize=workspace:<MiB>", TRTEXEC_MIGRATION_10),
+    RemovedCommandFlag("trtexec", "--explicitBatch", "10.0",
+                       "nothing: every network is explicit batch (listed removed in 10.0 by platforms.md of the "
+                       "reference data)", TRTEXEC_MIGRATION_10),
+    RemovedCommandFlag("trtexec", "--minTiming", "10.0", "--avgTiming", TRTEXEC_MIGRATION_10),
+    RemovedCommandFlag("trtexec", "--batch", "10.0", "explicit batch shapes (--shapes)", TRTEXEC_MIGRATION_10),
+    RemovedCommandFlag("trtexec", "--maxBatch", "10.0", "explicit batch shapes (--minShapes/--optShapes/--maxShapes)",
+                       TRTEXEC_MIGRATION_10),
+    RemovedCommandFlag("trtexec", "--int8", "11.0", "INT8 comes from the model's Q/DQ nodes (explicit quantization) "
+                       "in a strongly typed network", TRTEXEC_MIGRATION_11),
+    RemovedCommandFlag("trtexec", "--fp16", "11.0", "FP16 comes from the network's tensor types (strongly typed "
+                       "network)", TRTEXEC_MIGRATION_11),
+    RemovedCommandFlag("trtexec", "--best", "11.0", "precisions come from the network's tensor types (strongly typed "
+                       "network)", TRTEXEC_MIGRATION_11),
+    RemovedCommandFlag("trtexec", "--calib", "11.0", _EXPLICIT_SCALES, TRTEXEC_MIGRATION_11),
+    RemovedCommandFlag("polygraphy", "--int8", "11.0", _STRONGLY_TYPED, MIGRATION_11, "BuilderFlag.INT8"),
+    RemovedCommandFlag("polygraphy", "--fp16", "11.0", _STRONGLY_TYPED, MIGRATION_11, "BuilderFlag.FP16"),
+    RemovedCommandFlag("polygraphy", "--bf16", "11.0", _STRONGLY_TYPED, MIGRATION_11, "BuilderFlag.BF16"),
+    RemovedCommandFlag("polygraphy", "--fp8", "11.0", _STRONGLY_TYPED, MIGRATION_11, "BuilderFlag.FP8"),
+    RemovedCommandFlag("polygraphy", "--calibration-cache", "11.0", _EXPLICIT_SCALES, MIGRATION_11,
+                       "IBuilderConfig.int8_calibrator"),
+)
+
+
+def flag_removed(flag: RemovedCommandFlag, version: str) -> bool:
+    """Whether TensorRT ``version`` is ``flag``'s removal release or later; a bare major ("11": any 11.x, as matrix.yaml
+    names a target that follows the newest release) counts as MAJOR.0."""
+    return (version_tuple(version) + (0,))[:2] >= version_tuple(flag.removed_in)[:2]
 
 
 def trtexec_option_removed(option: str, version: str) -> ReleaseFact | None:
     """Why trtexec of TensorRT ``version`` rejects ``option`` ("--int8"), or None where it still takes it."""
-    replacement = TRTEXEC_OPTIONS_REMOVED_IN_11.get(option.split("=", 1)[0])
-    if replacement is None or version_tuple(version)[:2] < ELEVEN:
-        return None
     name = option.split("=", 1)[0]
-    return ReleaseFact(f"trtexec of TensorRT {version} has no {name} (removed in 11.0): {replacement}.",
-                       (TRTEXEC_MIGRATION_11,))
+    removed = next((f for f in REMOVED_COMMAND_FLAGS if f.tool == "trtexec" and f.flag == name), None)
+    if removed is None or not flag_removed(removed, version):
+        return None
+    return ReleaseFact(f"trtexec of TensorRT {version} has no {name} (removed in {removed.removed_in}): "
+                       f"{removed.instead}.", (removed.source,))
 
 
 def network_typing(version: str) -> ReleaseFact:

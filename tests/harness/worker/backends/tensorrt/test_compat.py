@@ -6,7 +6,6 @@ import pytest
 
 from harness.worker.backends.base import BackendFailure
 from harness.worker.backends.tensorrt.compat import (
-    REMOVED_COMMAND_FLAGS,
     major_version,
     polygraphy_problem_message,
     require_api,
@@ -14,7 +13,7 @@ from harness.worker.backends.tensorrt.compat import (
     tensorrt_missing_message,
     version_tuple,
 )
-from tests.trt_contract.standin import ContractStandIn, api_exists
+from tests.trt_contract.standin import ContractStandIn
 
 
 @pytest.mark.parametrize("version, parsed", [("0.49.26", (0, 49, 26)), ("9.2.0.post12", (9, 2, 0)),
@@ -75,16 +74,3 @@ def test_the_advice_when_polygraphy_does_not_fit():
         "`python -m pip install 'polygraphy>=0.50.3'`.",
     ]
     assert polygraphy_problem_message("x").endswith("`python -m pip install 'polygraphy>=0.49.9'`.")
-
-
-def test_each_removed_command_flag_has_its_source_and_a_polygraphy_flag_sets_an_api_gone_from_11():
-    """trtexec's removals are the migration guides' lists; a Polygraphy flag is removed with the builder API it sets,
-    read from the recorded API surfaces (10.16.1.11 has it, 11.4.0.106 does not)."""
-    assert {(f.flag, f.removed_in) for f in REMOVED_COMMAND_FLAGS if f.tool == "trtexec"} >= {
-        ("--workspace", "10.0"), ("--explicitBatch", "10.0"), ("--int8", "11.0"), ("--fp16", "11.0"),
-        ("--best", "11.0"), ("--calib", "11.0")}
-    for flag in REMOVED_COMMAND_FLAGS:
-        assert flag.source.startswith("https://docs.nvidia.com/") and flag.flag.startswith("--"), flag
-        assert version_tuple(flag.removed_in)[0] in (10, 11) and flag.instead, flag
-        if flag.tool == "polygraphy":
-            assert api_exists("10.16.1.11", flag.needs) and not api_exists("11.4.0.106", flag.needs), flag

@@ -2,7 +2,14 @@
 builder lost in 11.0. Each answer cites NVIDIA's page."""
 import pytest
 
-from harness.worker.backends.tensorrt.release_facts import dla_absent, network_typing, trtexec_option_removed
+from harness.worker.backends.tensorrt.compat import version_tuple
+from harness.worker.backends.tensorrt.release_facts import (
+    REMOVED_COMMAND_FLAGS,
+    dla_absent,
+    network_typing,
+    trtexec_option_removed,
+)
+from tests.trt_contract.standin import api_exists
 
 
 @pytest.mark.parametrize("version", ["8.5.2", "8.6.2", "10.0.1", "10.3.0", "10.7.0", "11.4.1", "11.4.1.5", "11.5"])
@@ -37,8 +44,28 @@ def test_trtexec_lost_its_precision_options_in_11(option):
     assert fact.sources == ("https://docs.nvidia.com/deeplearning/tensorrt/11.4.1/api/migration/"
                             "tensorrt-10x-to-11x-trtexec.html",)
     assert trtexec_option_removed("--saveEngine=x.plan", "11.4.1") is None
+    assert trtexec_option_removed(option, "11") is not None  # a target naming the major only (trt11-x86)
+
+
+def test_trtexec_lost_its_implicit_batch_options_in_10():
+    assert trtexec_option_removed("--explicitBatch", "8.6.1") is None
+    fact = trtexec_option_removed("--explicitBatch", "10.0.1")
+    assert "removed in 10.0" in fact.statement and "tensorrt-8x-to-10x-trtexec" in fact.sources[0]
 
 
 def test_networks_are_strongly_typed_only_from_11():
     assert "strongly typed networks only" in network_typing("11.0.0").statement
     assert "weakly by default" in network_typing("10.16.1").statement
+
+
+def test_each_removed_command_flag_has_its_source_and_a_polygraphy_flag_sets_an_api_gone_from_11():
+    """trtexec's removals are the migration guides' lists; a Polygraphy flag is removed with the builder API it sets,
+    read from the recorded API surfaces (10.16.1.11 has it, 11.4.0.106 does not)."""
+    assert {(f.flag, f.removed_in) for f in REMOVED_COMMAND_FLAGS if f.tool == "trtexec"} >= {
+        ("--workspace", "10.0"), ("--explicitBatch", "10.0"), ("--int8", "11.0"), ("--fp16", "11.0"),
+        ("--best", "11.0"), ("--calib", "11.0")}
+    for flag in REMOVED_COMMAND_FLAGS:
+        assert flag.source.startswith("https://docs.nvidia.com/") and flag.flag.startswith("--"), flag
+        assert version_tuple(flag.removed_in)[0] in (10, 11) and flag.instead, flag
+        if flag.tool == "polygraphy":
+            assert api_exists("10.16.1.11", flag.needs) and not api_exists("11.4.0.106", flag.needs), flag
