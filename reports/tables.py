@@ -24,9 +24,10 @@ PLATFORM_LABELS = {"x86_64": "x86_64 GPU server", "orin": "Jetson AGX Orin", "th
                    "any": "this machine (local)"}
 # A release read from a target's title or base image when matrix.yaml gives none (first match wins).
 _RELEASE_IN_TITLE = re.compile(r"\bJetPack (\d+(?:\.\d+)*)")
+_L4T_IMAGE = re.compile(r"/l4t-(?:jetpack|tensorrt|ml):r(\d+\.\d+)")
 _RELEASE_IN_IMAGE = (
     (re.compile(r"/tensorrt:(\d\d\.\d\d)"), "NGC {}"),
-    (re.compile(r"/l4t-(?:jetpack|tensorrt|ml):r(\d+\.\d+)"), "L4T R{}"),
+    (_L4T_IMAGE, "L4T R{}"),
     (re.compile(r"\bcuda:(\d+\.\d+)"), "CUDA {} image"),
 )
 BACKEND_LABELS = {"tensorrt": "TensorRT", "onnxruntime": "ONNX Runtime"}
@@ -68,6 +69,9 @@ def release_of(target: Any) -> str | None:
     if isinstance(release, str) and release:
         return release
     image = getattr(target, "base_image", None) or ""
+    jetpack = getattr(target, "jetpack", None)
+    if jetpack and not _L4T_IMAGE.search(image):  # JetPack 7 runs SBSA images: the JetPack is the release, not NGC's
+        return f"JetPack {jetpack}"
     from_image = next((label.format(found.group(1)) for pattern, label in _RELEASE_IN_IMAGE
                        if (found := pattern.search(image))), None)
     title = _RELEASE_IN_TITLE.search(getattr(target, "title", "") or "")

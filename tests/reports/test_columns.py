@@ -35,6 +35,21 @@ def test_a_release_is_read_from_matrix_yaml_first_then_the_base_image_then_the_t
     assert release_of(Declared("ort", "ONNX Runtime", "any", None, "python:3.11-slim", backend="onnxruntime")) is None
 
 
+def test_a_jetpack_7_target_on_an_sbsa_image_is_in_its_jetpack_release_not_the_ngc_image_s():
+    """JetPack 7 runs NGC's SBSA images: a Jetson target names its JetPack, which is what a planner moves between;
+    a JetPack 6 target keeps its L4T release, read from its image."""
+
+    @dataclasses.dataclass(frozen=True)
+    class OnJetson(Declared):
+        jetpack: str | None = None
+
+    thor = OnJetson("trt1016-thor", "TensorRT 10.16 on Thor", "thor", "10.16", "nvcr.io/nvidia/tensorrt:26.04-py3",
+                    jetpack="7.2")
+    orin = OnJetson("trt103-orin", "TensorRT 10.3 (JetPack 6.1)", "orin", "10.3.0",
+                    "nvcr.io/nvidia/l4t-jetpack:r36.4.0", jetpack="6.1")
+    assert (release_of(thor), release_of(orin)) == ("JetPack 7.2", "L4T R36.4")
+
+
 def test_columns_of_one_release_stand_together_and_a_title_only_jetpack_joins_its_l4t_release():
     image = "nvcr.io/nvidia/l4t-jetpack:r{}"
     declared = [
