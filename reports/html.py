@@ -24,7 +24,7 @@ from reports.columns import observed_architectures, plan_lines
 from reports.panels import PanelData, packed
 from reports.planning import build_plan, nodes_text, pattern_sort_key, precision_pairs, unverified_nodes
 from reports.tables import (
-    BACKEND_LABELS, CLAIMED, OBSERVED, TARGET_UNAVAILABLE, Cell, Column, cell_grid, host_text, matrix_columns,
+    BACKEND_LABELS, CLAIMED, OBSERVED, TARGET_UNAVAILABLE, Cell, Column, cell_grid, filter_counts, host_text, matrix_columns,
     matrix_rows, target_summary,
 )
 
@@ -121,7 +121,8 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
                                     "strengths": STRENGTH_LABELS, "evidence": EVIDENCE_OUTCOMES, "trend": trend_href}
     plan = build_plan(rows, columns, records)
     html = template_environment().get_template(TEMPLATE).render(
-        columns=columns, groups=groups, summary=target_summary(grid), notes=list(notes), skipped=list(skipped),
+        columns=columns, groups=groups, summary=target_summary(grid), kind_counts=filter_counts(grid),
+        notes=list(notes), skipped=list(skipped),
         incomplete=list(incomplete),
         record_count=len(records), row_count=len(rows), conflicts=find_conflicts(records),
         hosts=sorted(map(host_text, hosts)) if hosts - {None} else [],

@@ -350,6 +350,20 @@ def cell_frame(grid: pd.DataFrame) -> pd.DataFrame:
     return long
 
 
+# The matrix filter's word for a cell that was not observed (an observed cell goes by its outcome).
+FILTER_KINDS = {CLAIMED: "claimed", NOT_RUN: "not-run", TARGET_UNAVAILABLE: "cannot-exist"}
+
+
+def filter_counts(grid: pd.DataFrame) -> dict[str, int]:
+    """Cells per kind the matrix's outcome filter offers (an observed cell's outcome, else claimed, not-run or
+    cannot-exist), counted here so the page's script need not read every cell when it loads."""
+    counts: dict[str, int] = {}
+    for cell in grid.to_numpy().ravel():
+        kind = cell.outcome if cell.kind == OBSERVED else FILTER_KINDS[cell.kind]
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
 def target_summary(grid: pd.DataFrame) -> pd.DataFrame:
     """Per column (a target, or a target on one host): cells per outcome, cells with fallback nodes, and how
     observations compare with upstream claims."""

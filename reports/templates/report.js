@@ -311,19 +311,14 @@
     columnStyle.textContent = rules.length ? rules.join(",\n") + " { display: none; }" : "";
     var text = form.querySelector("#f-text").value.trim().toLowerCase();
     var outcomes = checked("f-outcome");
+    var everyOutcome = !form.querySelector("#f-outcome input:not(:checked)");
+    var anyColumn = columns.some(Boolean);
     var patterns = checked("f-pattern");
     var shown = 0;
     rows.forEach(function (row) {
-      var cells = row.cells;
-      var any = false;
-      var score = 0;
-      for (var i = 1; i < cells.length; i++) {
-        if (!columns[i - 1]) continue;
-        var kind = kindOf(cells[i]);
-        if (outcomes[kind]) any = true;
-        score += Math.pow(10, SEVERITY[kind] || 0) - 1;
-      }
-      row._score = score;
+      // a row shows when one of its shown cells has a checked outcome: with every box checked (the page as it
+      // loads) that is any shown cell, and no cell needs reading
+      var any = everyOutcome ? anyColumn : rowHas(row, columns, outcomes);
       if (text && row._text === undefined) row._text = row.textContent.toLowerCase();
       var visible = any && patterns[row.dataset.pattern] && (!text || row._text.indexOf(text) >= 0);
       row.classList.toggle("hide", !visible);
@@ -334,15 +329,31 @@
     });
     form.querySelector("#f-count").textContent = "showing " + shown + " of " + rows.length + " variants, " +
       columns.filter(Boolean).length + " of " + heads.length + " columns";
-    sort();
+    sort(columns);
+  }
+
+  function rowHas(row, columns, outcomes) {
+    for (var i = 1; i < row.cells.length; i++) {
+      if (columns[i - 1] && outcomes[kindOf(row.cells[i])]) return true;
+    }
+    return false;
+  }
+
+  function score(row, columns) {  // how much a row calls for attention over its shown cells
+    var total = 0;
+    for (var i = 1; i < row.cells.length; i++) {
+      if (columns[i - 1]) total += Math.pow(10, SEVERITY[kindOf(row.cells[i])] || 0) - 1;
+    }
+    return total;
   }
 
   var sorted = "library";
 
-  function sort() {
+  function sort(columns) {
     var how = form.querySelector("#f-sort").value;
     if (how === "library" && sorted === "library") return;  // the page's own order: nothing to move
     sorted = how;
+    rows.forEach(function (row) { row._score = how === "worst" ? score(row, columns) : 0; });
     function key(row) {
       if (how === "worst") return -row._score;
       if (how === "name") return row.dataset.variant;
@@ -363,18 +374,6 @@
     ordered.forEach(function (tbody) { matrix.appendChild(tbody); });
   }
 
-  (function countKinds() {  // each outcome box says how many cells have it, as pytest-html's do
-    var counts = {};
-    rows.forEach(function (row) {
-      for (var i = 1; i < row.cells.length; i++) {
-        var kind = kindOf(row.cells[i]);
-        counts[kind] = (counts[kind] || 0) + 1;
-      }
-    });
-    form.querySelectorAll("#f-outcome input").forEach(function (box) {
-      box.parentNode.appendChild(document.createTextNode(" (" + (counts[box.value] || 0) + ")"));
-    });
-  })();
   form.hidden = false;
   form.addEventListener("input", apply);
   form.addEventListener("change", apply);

@@ -463,3 +463,13 @@ def test_the_merge_command_renders_runs_of_several_hosts(tmp_path):
     assert "o-crash" in report.cells[("s1-conv-silu", "stem", "trt86-orin @ orin-02")].classes
     assert "orin-01: pass, orin-02: crash" in html
     assert "n2/results.jsonl:2: torn last line" in html
+
+
+def test_each_outcome_filter_box_counts_the_cells_of_that_kind(report_html, report):
+    """Counted as the page is written, so the script reads no cell when the page loads."""
+    boxes = dict(re.findall(r'<input type="checkbox" value="([a-z-]+)" checked> [a-z -]+ \((\d+)\)</label>',
+                            report_html.split('id="f-outcome"', 1)[1].split("</fieldset>", 1)[0]))
+    kinds = [re.match(r"o-([a-z-]+)", c).group(1) if c.startswith("o-") else {"cl": "claimed", "nr": "not-run",
+             "na": "cannot-exist"}[c] for c in re.findall(r'<td class="(o-[a-z-]+|cl|nr|na)\b', report_html)]
+    assert {kind: int(n) for kind, n in boxes.items() if int(n)} == {k: kinds.count(k) for k in set(kinds)}
+    assert sum(map(int, boxes.values())) == len(kinds) > 0
