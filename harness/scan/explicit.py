@@ -22,6 +22,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from harness.scan.fix_checks import InputsError, draw, read_npz, run_onnxruntime
+from harness.worker.metrics import compare_output
 
 DRAWN_BATCHES, DRAWN_HELD_OUT = 8, 2
 RANDOM_WARNING = ("WARNING: no --calibration-data: the scales come from N(0, 1) random inputs, not from your data. "
@@ -153,15 +154,12 @@ def accuracy(reference: Path, quantized: Path, batches: list[dict[str, np.ndarra
     got = [run_onnxruntime(quantized, batch, outputs) for batch in batches]
     figures = {}
     for index, name in enumerate(outputs):
-        a = np.concatenate([r[index].astype(np.float64).ravel() for r in ref])
-        b = np.concatenate([g[index].astype(np.float64).ravel() for g in got])
-        noise = float(np.sum((a - b) ** 2))
-        norms = float(np.linalg.norm(a) * np.linalg.norm(b))
-        figures[name] = {
-            "cosine": round(float(np.dot(a, b) / norms), 6) if norms else 1.0,
-            "sqnr_db": round(10 * float(np.log10(float(np.sum(a ** 2)) / noise)), 2) if noise else None,  # None: exact
-            "max_abs_error": float(np.max(np.abs(a - b))) if a.size else 0.0,
-        }
+        found = compare_output(np.concatenate([g[index].ravel() for g in got]),
+                               np.concatenate([r[index].ravel() for r in ref]))
+        sqnr = found["sqnr_db"]
+        figures[name] = {"cosine": round(found["cosine"], 6),
+                         "sqnr_db": round(sqnr, 2) if np.isfinite(sqnr) else None,  # None: exact
+                         "max_abs_error": found["max_abs_error"]}
     return figures
 
 

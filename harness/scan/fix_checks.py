@@ -21,6 +21,7 @@ import numpy as np
 
 from cases.model import FixTolerance
 from harness.scan.fix_places import FixFailed, PlaceFix
+from harness.worker.metrics import compare_output
 
 WHOLE = "(the whole model)"
 DEFAULT_SEED = 0
@@ -120,11 +121,9 @@ def compare(reference: np.ndarray, fixed: np.ndarray, tolerance: FixTolerance | 
                                                                     np.issubdtype(reference.dtype, np.floating)))}
     if reference.shape != fixed.shape:
         return {**figures, "within": False, "why": f"shape {list(fixed.shape)}, was {list(reference.shape)}"}
-    a, b = reference.astype(np.float64).ravel(), fixed.astype(np.float64).ravel()
-    error = float(np.max(np.abs(a - b))) if a.size else 0.0
-    norms = float(np.linalg.norm(a) * np.linalg.norm(b))
-    cosine = float(np.dot(a, b) / norms) if norms else float(np.array_equal(a, b))
-    peak = float(np.max(np.abs(a))) if a.size else 0.0
+    found = compare_output(fixed, reference)
+    error, cosine = found["max_abs_error"], found["cosine"]
+    peak = float(np.max(np.abs(reference.astype(np.float64)))) if reference.size else 0.0
     figures.update(max_abs_error=error, cosine=round(cosine, 9), max_abs_reference=peak)
     if tolerance is None:
         figures["within"] = figures["bit_equal"]
