@@ -16,6 +16,7 @@ from harness.matrix import Target
 from harness.scan.matching import Finding
 from harness.scan.observations import Observations
 from harness.scan.prediction import Verdict, predict
+from harness.store import judgement as j
 from harness.worker.backends.tensorrt.calibration_cache import NEWEST_MAJOR, CalibrationCache, check_cache
 from harness.worker.backends.tensorrt.classify import WARNING_KINDS
 from harness.worker.backends.tensorrt.compat import version_tuple
@@ -29,7 +30,7 @@ STRENGTHS = {
     "warning-form": "warnings of the form the pattern gives (other models give them too)",
     "node-form": "a failing node of the form the pattern gives (other models fail in this form too)",
 }
-APPLYING_VERDICTS = ("blocked", "fallback")
+APPLYING_VERDICTS = j.SCAN_FAILING  # a known failure applies to a target the scan judges so
 CACHE_DECISIONS = {
     "reuse": "the header names this version: TensorRT reads the cache",
     "rebuild": "the header names another version: TensorRT skips the cache and calibrates again, and a build given "
@@ -76,7 +77,7 @@ def pattern_evidence(pattern: str, context: Context) -> list[dict[str, Any]]:
         evidence.append({
             "case": case.id, "title": case.title, "remedy": case.remedy or None, "links": list(case.links),
             "targets": {tid: _verdict_dict(v, tid in context.chosen) for tid, v in verdicts.items()},
-            "fixed_on": [tid for tid, v in verdicts.items() if v.verdict in ("likely", "verified")],
+            "fixed_on": [tid for tid, v in verdicts.items() if v.verdict in j.SCAN_GOOD],
             "fails_on": [tid for tid, v in verdicts.items() if v.verdict in APPLYING_VERDICTS],
         })
     return evidence
@@ -161,7 +162,7 @@ def model_nodes(layer_names: Iterable[str], names: OnnxNames) -> list[str]:
 
 
 def _verdict_dict(verdict: Verdict, chosen: bool) -> dict[str, Any]:
-    passing = [w for w in verdict.workarounds if w.verdict in ("likely", "verified")]
+    passing = [w for w in verdict.workarounds if w.verdict in j.SCAN_GOOD]
     return {"verdict": verdict.verdict, "basis": verdict.basis, "reason": verdict.reason, "chosen": chosen,
             "workarounds": [{"variant": w.variant.name, "verdict": w.verdict, "description": w.variant.description,
                              "basis": w.evidence[0].kind if w.evidence else None} for w in passing]}

@@ -6,7 +6,8 @@ import textwrap
 from typing import Any
 
 from harness.diagnosis.diagnose import Diagnosis, FileDiagnosis
-from harness.diagnosis.library import CACHE_DECISIONS, STRENGTHS
+from harness.diagnosis.library import APPLYING_VERDICTS, CACHE_DECISIONS, STRENGTHS
+from harness.store import judgement as j
 
 WIDTH = 116
 SHOWN = 3  # layers, nodes, targets named before "and N more"
@@ -135,7 +136,7 @@ def _library(f: FileDiagnosis) -> list[str]:
         for decision in dict.fromkeys(c["decision"] for c in cache["targets"].values()):
             sentences.append(f"{decision}: {CACHE_DECISIONS[decision]}.")
         for tid, check in cache["targets"].items():
-            if check.get("evidence") and check["evidence"]["verdict"] != "unverified":
+            if check.get("evidence") and check["evidence"]["verdict"] != j.UNVERIFIED:
                 sentences.append(f"P11 on {tid}: {check['evidence']['reason']}.")
     targets_per_flag: dict[tuple[str, str], list[str]] = {}
     for flag in f.removed_flags:
@@ -152,7 +153,7 @@ def _case(case: dict[str, Any]) -> str:
     text += f": fixed (passes, observed or claimed) on {_names(case['fixed_on'])}" if case["fixed_on"] else \
         ": no target known to pass"
     text += f"; fails or falls back on {_names(case['fails_on'])}" if case["fails_on"] else ""
-    chosen = [(tid, v) for tid, v in case["targets"].items() if v["chosen"] and v["verdict"] in ("blocked", "fallback")]
+    chosen = [(tid, v) for tid, v in case["targets"].items() if v["chosen"] and v["verdict"] in APPLYING_VERDICTS]
     for tid, verdict in chosen:
         text += f"; {tid}: {verdict['reason']}"
         for workaround in verdict["workarounds"]:

@@ -21,6 +21,7 @@ import numpy as np
 
 from cases.model import FixTolerance
 from harness.scan.fix_places import FixFailed, PlaceFix
+from harness.store import judgement as j
 from harness.worker.metrics import compare_output
 
 WHOLE = "(the whole model)"
@@ -283,9 +284,6 @@ def _rescan(result: Any, fixed: Any, places: Sequence[PlaceFix]) -> dict[str, An
     return {"check": "rescan", "passed": True, "places": status, "changed_forms": changed, "findings": findings}
 
 
-# Verdicts worst first, as harness.scan.prediction orders them: a changed form may not move a target up this list.
-VERDICT_ORDER = ("blocked", "fallback", "unavailable", "unverified", "likely", "verified", "clear")
-
-
 def _rank(verdict: str) -> int:
-    return VERDICT_ORDER.index(verdict)
+    """Where ``verdict`` stands among the scan's verdicts, worst first: a changed form may not move a target up."""
+    return j.SCAN_VERDICTS.index(verdict)

@@ -20,9 +20,10 @@ from cases import rewriting
 from cases.model import FixTolerance, Match, NoRewrite, Variant
 from harness.scan.fix_places import FixFailed, PlaceFix
 from harness.scan.matching import Finding
+from harness.store import judgement as j
 
-GOOD = ("likely", "verified")
-NOTHING_TO_FIX = ("likely", "verified", "clear")
+GOOD = j.SCAN_GOOD
+NOTHING_TO_FIX = (*j.SCAN_GOOD, j.CLEAR)
 STAGING_DIR = ".fix-staging"
 
 
@@ -82,7 +83,7 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]],
                    if variant.role == "workaround" and variant.name not in known
                    for own in [own_verdict(variant)]]
     for variant, verdict_there, evidence in checks:
-        if verdict_there not in GOOD and not (migrating and verdict_there == "unverified"):
+        if verdict_there not in GOOD and not (migrating and verdict_there == j.UNVERIFIED):
             reasons.append(f"{variant.name} is {verdict_there} here")
             continue
         problem = case.rewrite_problem(variant, form)
@@ -94,7 +95,7 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]],
             "the library's workaround form, placed by --to-explicit"
         candidate = Candidate(variant, basis, f"{variant.name} ({verdict_there}, {basis})",
                               tuple(e.describe() for e in evidence))
-        ranked.append(((verdict_there != "verified", not observed, verdict_there not in GOOD), len(ranked), candidate))
+        ranked.append(((verdict_there != j.VERIFIED, not observed, verdict_there not in GOOD), len(ranked), candidate))
     if migrating:
         if not ranked and not reasons:
             reasons.append(f"{case.id} has no workaround form in the library")
