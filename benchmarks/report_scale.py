@@ -156,7 +156,7 @@ def synthetic_record(case_id: str, variant: dict[str, Any], target, night: int, 
                    failure=fail, precision={n: ("fp32" if n in fallback else "int8") for n in nodes} if reached else None,
                    fallback_nodes=fallback, metrics=metrics, warnings={"missing-scale": 3} if fallback else None,
                    log=LOG.format(node=nodes[0]) if fail else None, backend_time_s=0.9,
-                   details={"fused_into": {}, "unverified_int8": []})
+                   details={"unverified_nodes": [], "fallback_precision": {}})
     if provenance is not None:
         record["provenance"] = provenance
     return record
