@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.store.judgement import SCAN_VERDICT_MEANINGS, SCAN_VERDICT_SYMBOLS
+from harness.store.judgement import SCAN_VERDICT_MEANINGS, SCAN_VERDICT_SYMBOLS, SCAN_WORKAROUND_VERDICTS
 from reports.html import template_environment
 
 TEMPLATE = "scan.html.j2"
@@ -20,7 +20,7 @@ def render_scan_page(scan: dict[str, Any], out_path: Path | str) -> Path:
     env = template_environment()
     env.filters["json_text"] = lambda value: json.dumps(value, sort_keys=True, ensure_ascii=False)  # a variant's knobs
     env.globals.update(VERDICT_SYMBOLS=SCAN_VERDICT_SYMBOLS, VERDICT_MEANINGS=SCAN_VERDICT_MEANINGS,
-                       VERDICT_COLOURS=VERDICT_COLOURS)
+                       VERDICT_COLOURS=VERDICT_COLOURS, WORKAROUND_VERDICTS=SCAN_WORKAROUND_VERDICTS)
     html = env.get_template(TEMPLATE).render(scan=scan, model=scan["model"])
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)

@@ -244,7 +244,7 @@ def _workarounds(finding: Finding, target: Target, observations: Observations, v
     """The case's workaround variants of the finding's form (not the user's own form) and their evidence on
     ``target``, those known to pass first; none when the finding is expected to be fine there, and only those known
     to pass when nothing is known of the finding itself."""
-    if verdict in (*j.SCAN_GOOD, j.UNAVAILABLE):
+    if verdict not in j.SCAN_WORKAROUND_VERDICTS:
         return []
     checks = []
     for variant in finding.case.variants:
