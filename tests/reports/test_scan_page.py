@@ -44,6 +44,23 @@ def test_each_finding_lists_its_places_evidence_and_workarounds(tmp_path, model_
     assert "https://github.com/NVIDIA/TensorRT/issues/3640" in orin.text
 
 
+def test_a_target_without_a_workaround_says_so_only_where_the_scan_lists_workarounds(tmp_path, model_files,
+                                                                                     library_results):
+    """'none in the library' stands where the verdict calls for a workaround (judgement.SCAN_WORKAROUND_VERDICTS)
+    and the library knows none that works there; a target expected to be fine says nothing of workarounds."""
+    from harness.store import judgement as j
+
+    _, tree = page(model_files["backbone-silu"], tmp_path, [library_results])
+    stem = tree.find("article", data_case="s1-conv-silu", data_variant="size-64")
+    rows = {row.attrs["data-target"]: row for row in stem.find_all("tr") if "data-target" in row.attrs}
+    verdicts = {target: row.find_all("td")[0].find("span", cls="verdict").attrs["data-verdict"]
+                for target, row in rows.items()}
+    bare = {target for target, row in rows.items() if not row.find_all("div", cls="workaround")}
+    said = {target for target in bare if "none in the library" in rows[target].text}
+    assert said == {t for t in bare if verdicts[t] in j.SCAN_WORKAROUND_VERDICTS} and said
+    assert verdicts["ort-cpu"] in j.SCAN_GOOD and "ort-cpu" not in said
+
+
 def test_a_clean_model_says_so(tmp_path, model_files):
     _, tree = page(model_files["plain-cnn-qdq"], tmp_path)
     assert "No known INT8 failure pattern" in tree.find("p", cls="clean").text
