@@ -237,6 +237,7 @@ def _fix(args, result, options, overrides, out_dir, progress):
 
     from harness.scan.fix_checks import ComparisonInputs, InputsError
     from harness.scan.fixing import fix_model
+    from harness.scan.loading import load_model
     from harness.scan.scanner import scan
 
     inputs = ComparisonInputs(args.inputs, args.seed)
@@ -249,7 +250,7 @@ def _fix(args, result, options, overrides, out_dir, progress):
 
     def rescan(path, target_ids, graph):
         return scan(path, dataclasses.replace(options, targets=[matrix[t] for t in target_ids], run_targets=()),
-                    graph=graph)
+                    loaded=load_model(path, graph))
 
     return fix_model(result, overrides, inputs, out_dir, rescan, progress, migrating=args.to_explicit)
 

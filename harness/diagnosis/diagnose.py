@@ -101,8 +101,10 @@ def diagnose_files(paths: Sequence[Path], options: DiagnoseOptions) -> Diagnosis
     if model_path is not None:
         from harness.scan.scanner import ScanOptions, scan
 
+        read = next((item.content for item in identified if item.path == model_path and item.status == READ
+                     and item.kind == "onnx-model"), None)  # a model among the files is not read twice
         scanned = scan(model_path, ScanOptions(targets=options.targets, results=options.results,
-                                               out_dir=options.out_dir))
+                                               out_dir=options.out_dir), loaded=read)
         names = OnnxNames.from_model(scanned.loaded.model)
         problems += [p for p in scanned.problems if p not in problems]
     files = [_diagnose(item, identified, context, scanned, names) for item in identified]

@@ -96,10 +96,11 @@ class ScanResult:
 
 
 def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None] = lambda line: None,
-         graph: Any = None) -> ScanResult:
+         loaded: LoadedModel | None = None) -> ScanResult:
     """Scan the model at ``path``. Raises ``ModelInputError`` for a model that cannot be read and
-    ``ObservationsError`` for a --results path that cannot be read at all. ``graph``: the model's graph already in
-    onnx-graphsurgeon (the graph --fix exported to ``path``), matched instead of importing the file again."""
+    ``ObservationsError`` for a --results path that cannot be read at all. ``loaded``: the model at ``path`` already
+    read by :func:`~harness.scan.loading.load_model` (by --fix for the model it wrote, by diagnose for a model among
+    its files), scanned instead of reading the file again."""
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -112,7 +113,7 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
     observations = read_observations(options.results)
     lap("read_results")
     with gc_paused():  # the matchers walk the graph just built; collecting it over and over finds nothing to free
-        loaded = load_model(path, graph)
+        loaded = loaded or load_model(path)
         lap("load")
         matches = find_patterns(loaded.graph)
         lap("match")
