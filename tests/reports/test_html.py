@@ -183,6 +183,21 @@ def test_a_silent_fp8_loss_shows_asked_and_got_and_an_unverified_cell_the_node_n
     assert "Precision not shown by onnxruntime: /model.0/conv/Conv" in normalised(cell.text)
 
 
+def test_a_dla_build_whose_nodes_fell_back_to_the_gpu_says_so_apart_from_precision(tmp_path):
+    """A device fallback (DLA -> GPU, recorded by the TensorRT backend in details.dla_fallback_nodes) is its own badge
+    and line; a DLA cell without one, and a precision fallback, show none."""
+    moved = make_record("s1-conv-silu", "stem", "trt86-orin", "pass", precision={"/model.0/conv/Conv": "int8"})
+    moved["details"]["dla_fallback_nodes"] = ["/model.0/act/Sigmoid", "/model.0/act/Mul"]
+    stayed = make_record("s1-conv-silu", "split-output", "trt86-orin", "pass", precision={"/model.0/conv/Conv": "int8"})
+    stayed["details"]["dla_fallback_nodes"] = []
+    _, parser = parsed_report(tmp_path, [moved, stayed])
+    cell = parser.cells[("s1-conv-silu", "stem", "trt86-orin")]
+    assert "⇄ GPU fallback 2" in normalised(cell.face)
+    assert "DLA to GPU fallback (a device fallback, not a precision one): /model.0/act/Sigmoid, /model.0/act/Mul" in \
+        normalised(cell.text)
+    assert "GPU fallback" not in normalised(parser.cells[("s1-conv-silu", "split-output", "trt86-orin")].text)
+
+
 def test_an_upstream_claim_not_run_here_looks_different_from_an_observation(report):
     claimed = report.cells[("s1-conv-silu", "stem", "trt100-orin")]
     assert "cl" in claimed.classes
