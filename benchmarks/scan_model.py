@@ -11,10 +11,11 @@ models of 5k and 50k nodes: `scan`, and `scan --fix` applying S3's float-weight 
 (one per unit, so ~1,250 places at 50k; P3's identity-qdq there would be refused: 160 residual units in a row each
 round the identity once more and the output drifts past the tolerance), with its stages from scan.json (rewrite and
 save, the second scan's load and match, the ONNX Runtime runs). Targets (issue 23): a 5k-node scan under 1 s, a
-50k-node scan under 4 s, --fix at most twice its scan plus the ONNX Runtime runs. Each process's CPU seconds are
-printed beside its wall seconds: on a shared machine only CPU time is comparable. Run it with Python's bytecode cache
-on (PYTHONDONTWRITEBYTECODE unset), as an installed tool runs: each command runs once, writing the cache, before it
-is timed.
+50k-node scan under 4 s, --fix at most twice its scan plus the ONNX Runtime runs' own seconds, all in the seconds a
+user waits (wall): run it on an idle machine (the load average is printed). Each process's CPU seconds (its children
+included) are printed beside: loading a large model and --fix's run of the original use a second core, so they add up
+to more than the wall seconds. Run it with Python's bytecode cache on (PYTHONDONTWRITEBYTECODE unset), as an installed
+tool runs: each command runs once, writing the cache, before it is timed.
 
     python benchmarks/scan_model.py [--sizes 5000 20000 50000] [--keep DIR] [--processes-only]
 """
@@ -193,8 +194,9 @@ def timed_process(command: list[str]) -> tuple[float, float, subprocess.Complete
 
 
 def whole_processes(out: Path) -> bool:
-    """`scan` and `scan --fix` as whole processes on the 5k and 50k Q/DQ models; whether the targets are met (on
-    CPU seconds)."""
+    """`scan` and `scan --fix` as whole processes on the 5k and 50k Q/DQ models; whether the targets are met, on the
+    seconds a user waits (wall). CPU seconds are printed too: a large model's loading and --fix's ONNX Runtime run of
+    the original use a second core, so they add up to more than the wall seconds on a machine with two cores."""
     print(f"\nwhole processes (load average {os.getloadavg()[0]:.1f}; PYTHONDONTWRITEBYTECODE="
           f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '(unset)')})")
     print(f"{'model':<12}{'command':<10}{'wall s':>8}{'CPU s':>8}   stages of --fix (wall s)")
@@ -211,20 +213,24 @@ def whole_processes(out: Path) -> bool:
         fix_wall, fix_cpu, done = timed_process(fix_cmd)
         fix = json.loads((out / f"process-{size}-fix" / "scan.json").read_text())["fix"]
         group = next(g for g in fix["groups"] if g["model"]) if fix["status"] == "fixed" else None
-        checks = {c["check"]: c.get("seconds", 0.0) for c in group["checks"]} if group else {}
-        ort = checks.get("fp32-function", 0.0)
-        stages = (f"rewrite+save {group['rewrite_seconds']:.2f}, rescan load {checks['onnx.checker']:.2f}, "
-                  f"match {checks['rescan']:.2f}, ORT runs {ort:.2f}, places {len(group['places'])}") if group \
+        checks = {c["check"]: c for c in group["checks"]} if group else {}
+        # The ORT runs' own seconds: the CPU seconds of each run's thread (single-threaded, session included), what
+        # they take alone. The original's runs in a thread beside the rewrite, so the check waits less than that.
+        ort = sum(checks["fp32-function"]["onnxruntime_cpu_seconds"].values()) if group else 0.0
+        stages = (f"rewrite+save {group['rewrite_seconds']:.2f}, rescan load {checks['onnx.checker']['seconds']:.2f}, "
+                  f"match {checks['rescan']['seconds']:.2f}, ORT runs {ort:.2f} (the check waited "
+                  f"{checks['fp32-function']['seconds']:.2f}), places {len(group['places'])}") if group \
             else f"fix {fix['status']} (exit {done.returncode}): {fix['failure']}"
         name = f"qdq-{size // 1000}k"
         print(f"{name:<12}{'scan':<10}{scan_wall:>8.2f}{scan_cpu:>8.2f}")
         print(f"{name:<12}{'--fix':<10}{fix_wall:>8.2f}{fix_cpu:>8.2f}   {stages}")
-        scan_ok = scan_cpu < target
-        # The ORT runs are single-threaded (harness.scan.fix_checks), so their wall time bounds their CPU time.
-        fix_ok = group is not None and fix_cpu <= 2 * scan_cpu + ort
-        print(f"  scan under {target:.0f} s: {'met' if scan_ok else 'MISSED'} ({scan_cpu:.2f} CPU s); --fix at most "
-              f"twice the scan plus the ORT runs: {'met' if fix_ok else 'MISSED'} ({fix_cpu:.2f} vs 2 x "
-              f"{scan_cpu:.2f} + {ort:.2f} s)")
+        scan_ok = scan_wall < target
+        fix_ok = group is not None and fix_wall <= 2 * scan_wall + ort
+        print(f"  scan under {target:.0f} s: {'met' if scan_ok else 'MISSED'} ({scan_wall:.2f} s); --fix at most twice "
+              f"the scan plus the ORT runs: {'met' if fix_ok else 'MISSED'} ({fix_wall:.2f} vs 2 x {scan_wall:.2f} + "
+              f"{ort:.2f} s)")
+        print(f"  in CPU seconds (both cores' work added up): scan {scan_cpu:.2f}, --fix {fix_cpu:.2f} vs 2 x "
+              f"{scan_cpu:.2f} + {ort:.2f}")
         ok = ok and scan_ok and fix_ok
     return ok
 

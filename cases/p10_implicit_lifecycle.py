@@ -26,7 +26,7 @@ from typing import Any
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
-from cases.matching import QDQ_OPS
+from cases.matching import has_qdq
 from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
 
 DEPRECATION_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4095"
@@ -143,7 +143,7 @@ class ImplicitLifecycle(Case):
     @classmethod
     def find(cls, graph: Any) -> list[Match]:
         """The whole model, when it has no Q/DQ node: TensorRT can then make it INT8 only through a calibrator."""
-        if not graph.nodes or any(node.op in QDQ_OPS for node in graph.nodes):
+        if not graph.nodes or has_qdq(graph):
             return []
         return [Match(
             case=cls.id,

@@ -29,7 +29,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
-from cases.matching import QDQ_OPS
+from cases.matching import has_qdq
 from cases.model import Built, Case, Claim, FixResult, Knobs, Match, NoRewrite, Tolerance, Variant
 
 BATCH_QUESTION = "https://github.com/NVIDIA/TensorRT/issues/2561"
@@ -163,7 +163,7 @@ class DynamicBatchCalibration(Case):
     @classmethod
     def find(cls, graph: Any) -> list[Match]:
         """Every graph input whose batch (first) dimension is not fixed, in a model without Q/DQ nodes."""
-        if any(node.op in QDQ_OPS for node in graph.nodes):
+        if has_qdq(graph):
             return []  # explicit quantization: no calibrator, no calibration profile
         matches = []
         for tensor in graph.inputs:

@@ -29,6 +29,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
+from cases.matching import nodes_of
 from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
 
 MYELIN_INT8_FAIL = "https://github.com/NVIDIA/TensorRT/issues/3972"
@@ -211,7 +212,7 @@ class AttentionMyelin(Case):
     def find(cls, graph: Any) -> list[Match]:
         """Every MatMul -> Softmax -> MatMul chain with a LayerNorm (the op, or its decomposed form) upstream."""
         matches = []
-        for softmax in (n for n in graph.nodes if n.op == "Softmax"):
+        for softmax in nodes_of(graph, "Softmax"):
             first = _producer_through(softmax.inputs[0], ("Mul", "Div", "Add", "Where", "Cast"), "MatMul")
             second = next((c for c in _consumers_through(softmax.outputs[0], ("Cast",)) if c.op == "MatMul"), None)
             if first is None or second is None:

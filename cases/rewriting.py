@@ -172,6 +172,35 @@ def drop_removed(graph: Any) -> None:
         removed.clear()
 
 
+def in_data_flow_order(graph: Any) -> None:
+    """Order ``graph.nodes`` so that each node comes after the writers of what it reads, the user's order kept
+    otherwise: a node the helpers appended moves up to just before its first reader.
+
+    The user's graph was in that order (ONNX requires it) and the helpers only append nodes that read tensors already
+    written where they are put, so one pass in the user's order, placing the unplaced writers of a node's inputs
+    before it, is enough; onnx-graphsurgeon's ``Graph.toposort`` re-sorts every node by depth, a second at 50,000.
+    """
+    placed: set[int] = set()
+    ordered = []
+    for node in graph.nodes:
+        pending, opened = [(node, False)], set()
+        while pending:
+            current, inputs_placed = pending.pop()
+            if id(current) in placed:
+                continue
+            if inputs_placed:
+                placed.add(id(current))
+                ordered.append(current)
+                continue
+            if id(current) in opened:  # reached again before it was placed: it reads what it writes
+                raise ValueError(f"the rewritten graph has a cycle through node {current.name!r}")
+            opened.add(id(current))
+            pending.append((current, True))
+            pending.extend((t.inputs[0], False) for t in reversed(current.inputs)
+                           if t.inputs and id(t.inputs[0]) not in placed)
+    graph.nodes = ordered
+
+
 # The tolerance of a rewrite that adds a Q/DQ pair with a scale the model already uses: the tensor there is rounded
 # to a 255-step grid (at most half a step off, values beyond the grid clipped), which the layers after it carry on.
 QDQ_ADDED = FixTolerance(

@@ -150,8 +150,8 @@ def _drop_unused_domains(path: Path) -> None:
 def accuracy(reference: Path, quantized: Path, batches: list[dict[str, np.ndarray]],
              outputs: Sequence[str]) -> dict[str, dict[str, float]]:
     """Per output, the quantized model against FP32 on ``batches``: cosine, SQNR (dB) and max abs error."""
-    ref = [run_onnxruntime(reference, batch, outputs) for batch in batches]
-    got = [run_onnxruntime(quantized, batch, outputs) for batch in batches]
+    ref = [run_onnxruntime(reference, batch, outputs).outputs for batch in batches]
+    got = [run_onnxruntime(quantized, batch, outputs).outputs for batch in batches]
     figures = {}
     for index, name in enumerate(outputs):
         found = compare_output(np.concatenate([g[index].ravel() for g in got]),

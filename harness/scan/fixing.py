@@ -179,7 +179,7 @@ def rewrite(loaded: Any, findings: Sequence[Finding], group: Group,
                 raise FixFailed(occurrence.anchor, "rewrite", f"{finding.label}: no workaround applies here: "
                                 + "; ".join(problems))
     rewriting.drop_removed(graph)
-    graph.toposort()
+    rewriting.in_data_flow_order(graph)
     model = gs.export_onnx(graph, do_type_check=False)
     original = loaded.model
     model.ir_version = original.ir_version
@@ -278,6 +278,8 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
     outcome = FixOutcome([], skipped, inputs.describe())
     original = fix_checks.Original.of(result.loaded, inputs)
     names = model_names(groups)
+    if any(names):
+        original.start_reference()
     last = max((i for i, name in enumerate(names) if name), default=-1)
     staging = Path(out_dir) / STAGING_DIR
     shutil.rmtree(staging, ignore_errors=True)

@@ -4,6 +4,9 @@ Every problem with the input is a :class:`ModelInputError` whose message names t
 (not an ONNX file, a truncated file, an opset or IR version newer than the installed onnx, missing external data).
 Weights kept in external data files are never read here: shape inference and matching need their shapes only, so a
 model over 2 GB scans without loading it (``onnx.shape_inference.infer_shapes_path`` works on the files).
+
+onnx's checks (:mod:`harness.scan.file_checks`) and onnx-graphsurgeon's import are the two costs of loading; on a large
+model they run at once, the checks in a second process, and the shapes they infer are put on the imported graph.
 """
 from __future__ import annotations
 
@@ -20,10 +23,16 @@ import onnx
 import onnx_graphsurgeon as gs
 from google.protobuf.message import DecodeError
 from onnx import external_data_helper
+from onnx_graphsurgeon.importers.onnx_importer import get_onnx_tensor_dtype, get_onnx_tensor_shape, \
+    get_onnx_tensor_type
 
+from harness.scan.file_checks import ChildChecks, FileChecks, check_file
 from harness.worker.errors import InputError
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
+# From this many nodes, onnx's checks run in a second process beside the graph's import (with two cores or more):
+# below it, starting a Python process costs more than the checks (a 5,000-node model's take 0.1 s).
+CHECKS_APART_FROM_NODES = 10_000
 # Top-level fields of onnx.ModelProto (onnx/onnx.proto): number -> (name, protobuf wire type).
 _MODEL_FIELDS = {
     1: ("ir_version", 0), 2: ("producer_name", 2), 3: ("producer_version", 2), 4: ("domain", 2),
@@ -63,31 +72,106 @@ def default_opset(model: onnx.ModelProto) -> int:
 def load_model(path: Path | str, graph: Any = None) -> LoadedModel:
     """Read, check and shape-infer ``path``; raise :class:`ModelInputError` when it cannot be scanned.
 
-    The checks and shape inference work on the file (``onnx.checker.check_model`` and
-    ``onnx.shape_inference.infer_shapes_path``): no 2 GB protobuf limit, and no round trip of the model through
-    Python, which is what makes a 50k-node model load in seconds. ``graph``, when given, is the file's graph already
-    in onnx-graphsurgeon (the one it was exported from): the file is checked, and not imported again.
+    ``graph``, when given, is the file's graph already in onnx-graphsurgeon (the one it was exported from): the file
+    is checked, and not imported again.
     """
     path = Path(path)
-    _check_header(path)
-    notes: list[str] = []
-    model, strict = _inferred_model(path, notes)
+    model = _parsed(path, _check_header(path))
     external = _check_external_data(path, model)
-    _check_structure(path, model)
-    if graph is not None:
-        return LoadedModel(path, model, graph, external, notes, strict)
+    if not model.graph.node:
+        raise ModelInputError(f"{path}: the graph has no nodes, nothing to scan")
+    imported = graph is None
+    with tempfile.TemporaryDirectory(prefix="trt-matrix-scan-") as tmp:
+        inferred = os.path.join(tmp, "inferred.onnx")
+        if imported and len(model.graph.node) >= CHECKS_APART_FROM_NODES and _cores() > 1:
+            graph, checks = _imported_beside_checks(path, model, inferred)
+        else:
+            checks = check_file(os.fspath(path), inferred)
+            _raise_invalid(path, checks)
+            graph = _imported(path, model) if imported else graph
+        if checks.inferred:
+            _take_inferred_shapes(model, _parsed(path, Path(checks.inferred).read_bytes()))
+    if imported:
+        _put_shapes(graph, model)
+        _name_nodes(graph, checks.notes)
+    return LoadedModel(path, model, graph, external, checks.notes, checks.strict)
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _imported_beside_checks(path: Path, model: onnx.ModelProto, inferred: str) -> tuple[Any, FileChecks]:
+    """The graph imported while onnx's checks of the file run in a second process, and what they said; an invalid
+    model is named by the checker first, before any importer failure."""
+    child = ChildChecks(os.fspath(path), inferred)
+    try:
+        graph = _imported(path, model)
+    except ModelInputError:
+        _raise_invalid(path, _child_result(path, child))
+        raise
+    except BaseException:  # an interrupt, a harness bug: the checks are not left running
+        child.stop()
+        raise
+    checks = _child_result(path, child)
+    _raise_invalid(path, checks)
+    return graph, checks
+
+
+def _child_result(path: Path, child: ChildChecks) -> FileChecks:
+    try:
+        return child.result()
+    except RuntimeError as err:  # onnx's C++ crashed on the file: a problem of the input, told in one line
+        raise ModelInputError(f"{path}: {err}") from None
+
+
+def _raise_invalid(path: Path, checks: FileChecks) -> None:
+    if checks.invalid:
+        raise ModelInputError(f"{path}: not a valid ONNX model: {checks.invalid}")
+
+
+def _imported(path: Path, model: onnx.ModelProto) -> Any:
     try:
         with gc_paused():  # the importer allocates an object per tensor: collections would only slow it down
-            graph = gs.import_onnx(model)
+            return gs.import_onnx(model)
     except Exception as err:  # an importer failure on an exotic graph is a problem of the input, told in one line
         raise ModelInputError(f"{path}: onnx-graphsurgeon cannot import it ({type(err).__name__}: {err})") from None
-    _name_nodes(graph, notes)
-    return LoadedModel(path, model, graph, external, notes, strict)
 
 
-def _check_header(path: Path) -> None:
-    """The file exists and is a whole onnx.ModelProto at its top level (walked without parsing the graph), with a
-    graph, and an opset and IR version the installed onnx knows."""
+def _take_inferred_shapes(model: onnx.ModelProto, inferred: onnx.ModelProto) -> None:
+    """Give ``model`` the value infos and output types of ``inferred`` (the same model, its shapes inferred), so one
+    copy of its weights is kept."""
+    del model.graph.value_info[:]
+    model.graph.value_info.extend(inferred.graph.value_info)
+    del model.graph.output[:]
+    model.graph.output.extend(inferred.graph.output)
+
+
+def _put_shapes(graph: Any, model: onnx.ModelProto) -> None:
+    """Put the types and shapes ``model`` declares (inferred) on the graph imported from it before they were known:
+    what ``gs.import_onnx`` would have set, read by its own functions, value infos before graph inputs and outputs."""
+    variables = {t.name: t for t in graph.inputs}
+    variables.update((t.name, t) for node in graph.nodes for t in node.outputs)
+    dtypes: dict[int, Any] = {}  # a tensor's ONNX element type -> onnx-graphsurgeon's dtype (slow to look up)
+    seen = set()
+    for info in (*model.graph.value_info, *model.graph.input, *model.graph.output):
+        tensor = variables.get(info.name)
+        if tensor is None or info.name in seen or info.type.ByteSize() == 0:
+            continue
+        seen.add(info.name)
+        if info.type.HasField("tensor_type"):
+            element = info.type.tensor_type.elem_type
+            if element not in dtypes:
+                dtypes[element] = get_onnx_tensor_dtype(info)
+            tensor.dtype, tensor.type = dtypes[element], "tensor_type"
+        else:
+            tensor.dtype, tensor.type = get_onnx_tensor_dtype(info), get_onnx_tensor_type(info)
+        tensor.shape = get_onnx_tensor_shape(info)
+
+
+def _check_header(path: Path) -> bytes:
+    """The file's bytes, once it is known to exist and to be a whole onnx.ModelProto at its top level (walked without
+    parsing the graph), with a graph, and an opset and IR version the installed onnx knows."""
     if not path.exists():
         raise ModelInputError(f"{path}: no such file")
     if not path.is_file():
@@ -123,6 +207,7 @@ def _check_header(path: Path) -> None:
         raise ModelInputError(f"{path}: not an ONNX model: it has no {' and no '.join(missing)} (a truncated file, or "
                               "another format)")
     _check_versions(path, ir_version, opsets)
+    return data
 
 
 def _top_level_fields(data: bytes) -> Iterator[tuple[int, int, int, int]]:
@@ -209,41 +294,9 @@ def _check_external_data(path: Path, model: onnx.ModelProto) -> list[str]:
     return sorted(files)
 
 
-def _check_structure(path: Path, model: onnx.ModelProto) -> None:
-    """onnx.checker on the file (not full_check: shape inference has run)."""
-    if not model.graph.node:
-        raise ModelInputError(f"{path}: the graph has no nodes, nothing to scan")
+def _parsed(path: Path, data: bytes) -> onnx.ModelProto:
     try:
-        onnx.checker.check_model(os.fspath(path))
-    except onnx.checker.ValidationError as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ModelInputError(f"{path}: not a valid ONNX model: {first}") from None
-
-
-def _inferred_model(path: Path, notes: list[str]) -> tuple[onnx.ModelProto, bool]:
-    """The model with strictly inferred shapes (types checked, shapes propagated through shape computations); when
-    strict mode rejects it, the shapes the permissive mode infers; failing that, the model as it is. Each fallback is
-    noted. External data is not loaded: the tensors stay references to their files. Also says whether strict mode
-    passed."""
-    with tempfile.TemporaryDirectory(prefix="trt-matrix-scan-") as tmp:
-        inferred = Path(tmp) / "inferred.onnx"
-        for strict in (True, False):
-            try:
-                onnx.shape_inference.infer_shapes_path(os.fspath(path), os.fspath(inferred), check_type=True,
-                                                       strict_mode=strict, data_prop=True)
-            except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as err:
-                message = " ".join(str(err).split())[:300]
-                notes.append(f"strict shape inference failed ({message}); scanned with the shapes the permissive "
-                             "mode infers, some may be unknown" if strict else
-                             f"shape inference failed ({message}); scanned without inferred shapes")
-                continue
-            return _parsed(path, inferred), strict
-    return _parsed(path, path), False
-
-
-def _parsed(path: Path, source: Path) -> onnx.ModelProto:
-    try:
-        return onnx.load(os.fspath(source), load_external_data=False)
+        return onnx.ModelProto.FromString(data)
     except DecodeError as err:
         raise ModelInputError(f"{path}: corrupt ONNX file: protobuf cannot parse its graph ({err})") from None
 

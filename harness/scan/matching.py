@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable
 
+from cases.matching import indexed
 from cases.model import Case, Match, Variant, all_cases
 
 
@@ -60,21 +61,22 @@ def find_patterns(graph: Any, cases: Iterable[type[Case]] | None = None) -> Matc
     node_names = {node.name for node in graph.nodes}
     findings: dict[tuple[str, str | None], Finding] = {}
     problems: list[str] = []
-    for case in cases if cases is not None else all_cases():
-        try:
-            matches = case.find(graph)
-        except Exception as err:  # a matcher's bug must not hide the other cases' findings
-            problems.append(f"case {case.id}: its matcher failed ({type(err).__name__}: {err}); its pattern was not "
-                            "searched")
-            continue
-        for match in matches:
-            problem = _invalid(case, match, node_names)
-            if problem:
-                problems.append(problem)
+    with indexed(graph):  # the matchers only read the graph
+        for case in cases if cases is not None else all_cases():
+            try:
+                matches = list(case.find(graph))
+            except Exception as err:  # a matcher's bug must not hide the other cases' findings
+                problems.append(f"case {case.id}: its matcher failed ({type(err).__name__}: {err}); its pattern was "
+                                "not searched")
                 continue
-            variant = next((v for v in case.variants if v.name == match.variant), None)
-            finding = findings.setdefault((case.id, match.variant), Finding(case, variant, []))
-            finding.occurrences.append(Occurrence(tuple(match.nodes), match.note))
+            for match in matches:
+                problem = _invalid(case, match, node_names)
+                if problem:
+                    problems.append(problem)
+                    continue
+                variant = next((v for v in case.variants if v.name == match.variant), None)
+                finding = findings.setdefault((case.id, match.variant), Finding(case, variant, []))
+                finding.occurrences.append(Occurrence(tuple(match.nodes), match.note))
     ordered = sorted(findings.values(), key=lambda f: (f.case.id, _variant_position(f)))
     return Matches(ordered, problems)
 

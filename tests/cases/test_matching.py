@@ -1,6 +1,8 @@
 """The graph questions the matchers ask, on small hand-built graphs (each a shape a user's model can have)."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import onnx_graphsurgeon as gs
 import pytest
@@ -140,10 +142,23 @@ def float_graph():
     return graph
 
 
-def test_nodes_of_keeps_graph_order_and_filters_by_op():
+@pytest.mark.parametrize("indexed", [False, True], ids=["walk", "indexed"])
+def test_nodes_of_keeps_graph_order_and_filters_by_op(indexed):
     graph, _ = qdq_conv_graph()
-    assert [n.name for n in m.nodes_of(graph, "Conv", "Relu")] == ["/conv/Conv", "/act/Relu"]
-    assert list(m.nodes_of(graph, "Mish")) == []
+    with m.indexed(graph) if indexed else contextlib.nullcontext():
+        assert [n.name for n in m.nodes_of(graph, "Relu", "Conv")] == ["/conv/Conv", "/act/Relu"]
+        assert [n.op for n in m.nodes_of(graph, "DequantizeLinear", "QuantizeLinear")] == \
+            [n.op for n in graph.nodes if n.op in m.QDQ_OPS]
+        assert list(m.nodes_of(graph, "Mish")) == [] and m.has_qdq(graph)
+
+
+def test_the_index_answers_only_for_its_own_graph_and_only_while_open():
+    graph, other = qdq_conv_graph()[0], float_graph()
+    with m.indexed(graph):
+        graph.nodes.append(gs.Node("Mish", name="/late/Mish"))  # not in the index: matchers never change a graph
+        assert list(m.nodes_of(graph, "Mish")) == []
+        assert [n.op for n in m.nodes_of(other, "Conv")] == ["Conv"]  # another graph is walked
+    assert [n.name for n in m.nodes_of(graph, "Mish")] == ["/late/Mish"]
 
 
 def test_producer_and_consumers_follow_graphsurgeon_links():

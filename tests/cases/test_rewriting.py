@@ -70,3 +70,23 @@ def test_a_weight_quantizer_is_computed_offline_as_onnx_defines_it():
     np.testing.assert_array_equal(rw.constant_value(dq.inputs[0].inputs[0]), [[1, -2], [1, 3]])  # the Q output
     np.testing.assert_array_equal(rw.constant_value(dq), [[0.5, -1.0], [1.0, 3.0]])
     assert rw.constant_value(g.graph_input("x", (1,))) is None
+
+
+def test_appended_nodes_move_up_to_their_first_reader_and_the_users_order_stays():
+    graph = small_graph()
+    y = rw.node_named(graph, "/relu").outputs[0]
+    scale, zero = gs.Constant("s", np.array(0.5, np.float32)), gs.Constant("z", np.array(0, np.int8))
+    q, dq = rw.qdq_between(graph, y, [rw.node_named(graph, "/sigmoid")], (scale, zero, None), "/sigmoid/quantizer")
+    assert [n.name for n in graph.nodes][-2:] == [q, dq]  # appended: /sigmoid reads a tensor written after it
+    rw.in_data_flow_order(graph)
+    assert [n.name for n in graph.nodes] == ["/relu", q, dq, "/sigmoid", "/neg"]
+    rw.in_data_flow_order(graph)  # an ordered graph is left as it is
+    assert [n.name for n in graph.nodes] == ["/relu", q, dq, "/sigmoid", "/neg"]
+
+
+def test_a_cycle_is_named_instead_of_sorted_forever():
+    graph = small_graph()
+    relu, neg = rw.node_named(graph, "/relu"), rw.node_named(graph, "/neg")
+    relu.inputs[0] = neg.outputs[0]  # /relu now reads what /neg, its reader, writes
+    with pytest.raises(ValueError, match="cycle through node '/(relu|neg)'"):
+        rw.in_data_flow_order(graph)

@@ -1,14 +1,30 @@
-"""Reading a user's model: one-line errors naming the file and the problem, external data, models over 2 GB."""
+"""Reading a user's model: one-line errors naming the file and the problem, external data, models over 2 GB.
+
+Every test runs twice: onnx's checks in this process (a small model), and in a second process beside the graph's
+import (a large model, here forced).
+"""
 from __future__ import annotations
 
 import re
 
 import onnx
+import onnx_graphsurgeon as gs
 import pytest
 from onnx import TensorProto, helper
 
+from harness.scan import loading
 from harness.scan.loading import ModelInputError, load_model
 from harness.scan.summary import model_summary
+
+
+@pytest.fixture(autouse=True, params=["checks-inline", "checks-apart"])
+def checks_where(request, monkeypatch):
+    if request.param == "checks-apart":
+        monkeypatch.setattr(loading, "CHECKS_APART_FROM_NODES", 1)
+        monkeypatch.setattr(loading, "_cores", lambda: 2)
+    else:
+        monkeypatch.setattr(loading, "CHECKS_APART_FROM_NODES", 10**9)
+    return request.param
 
 
 def error_of(path) -> str:
@@ -65,6 +81,34 @@ def save_external(model_path, tmp_path, location="weights.bin"):
     onnx.save(model, out, save_as_external_data=True, all_tensors_to_one_file=True, location=location,
               size_threshold=0)
     return out
+
+
+def test_an_invalid_graph_is_named_by_the_checker_even_when_the_importer_fails_too(tmp_path, model_files,
+                                                                                  monkeypatch):
+    def importer_failing(model):
+        raise KeyError("a tensor the graph does not have")
+
+    model = onnx.load(model_files["plain-cnn-qdq"])
+    model.graph.node[3].input[0] = "no_such_tensor"
+    onnx.save(model, tmp_path / "broken.onnx")
+    monkeypatch.setattr(loading.gs, "import_onnx", importer_failing)
+    assert "not a valid ONNX model" in error_of(tmp_path / "broken.onnx")
+    assert "onnx-graphsurgeon cannot import it (KeyError" in error_of(model_files["plain-cnn-qdq"])
+
+
+def test_the_graph_has_the_types_and_shapes_graphsurgeon_imports_from_the_inferred_model(tmp_path, model_files):
+    """The graph is imported before shape inference ends and its shapes are put on it after: the same result as
+    importing the inferred model, tensor by tensor."""
+    for name, path in model_files.items():
+        inferred = onnx.shape_inference.infer_shapes(onnx.load(path), check_type=True, strict_mode=True,
+                                                     data_prop=True)
+        expected = {t.name: (t.__class__.__name__, str(t.dtype), t.shape, getattr(t, "type", None))
+                    for t in gs.import_onnx(inferred).tensors().values()}
+        graph = load_model(path).graph
+        got = {t.name: (t.__class__.__name__, str(t.dtype), t.shape, getattr(t, "type", None))
+               for t in graph.tensors().values()}
+        assert got == expected, name
+        assert any(t.shape for node in graph.nodes[:-1] for t in node.outputs), name  # inferred, not declared
 
 
 def test_external_data_is_checked_but_not_read(tmp_path, model_files):

@@ -1,0 +1,72 @@
+"""onnx's checks of a model file, in this process or in a second one beside the graph's import: the same answers, a
+second process only for a large model, and a crash of onnx's C++ told in one line instead of ending the scan."""
+from __future__ import annotations
+
+import sys
+
+import onnx
+import pytest
+
+from harness.scan import file_checks, loading
+from harness.scan.loading import ModelInputError, load_model
+
+
+@pytest.fixture()
+def children(monkeypatch):
+    """The checks processes started, as (model, inferred) pairs."""
+    started = []
+
+    def recorded(model, inferred):
+        started.append((model, inferred))
+        return file_checks.ChildChecks(model, inferred)
+
+    monkeypatch.setattr(loading, "ChildChecks", recorded)
+    monkeypatch.setattr(loading, "_cores", lambda: 2)
+    return started
+
+
+def test_only_a_large_model_gets_its_checks_in_a_second_process(model_files, monkeypatch, children):
+    path = model_files["plain-cnn-qdq"]
+    nodes = len(onnx.load(path).graph.node)
+    monkeypatch.setattr(loading, "CHECKS_APART_FROM_NODES", nodes + 1)
+    small = load_model(path)
+    assert children == []
+    monkeypatch.setattr(loading, "CHECKS_APART_FROM_NODES", nodes)
+    large = load_model(path)
+    assert [model for model, _ in children] == [str(path)]
+    assert (large.strict_shapes, large.notes) == (small.strict_shapes, small.notes) == (True, [])
+    assert large.model == small.model
+
+
+def test_one_core_keeps_the_checks_in_this_process(model_files, monkeypatch, children):
+    monkeypatch.setattr(loading, "CHECKS_APART_FROM_NODES", 1)
+    monkeypatch.setattr(loading, "_cores", lambda: 1)
+    load_model(model_files["plain-cnn-qdq"])
+    assert children == []
+
+
+def test_the_checks_answer_the_same_in_either_process(tmp_path, model_files):
+    model = onnx.load(model_files["plain-cnn-qdq"])
+    model.graph.node[3].input[0] = "no_such_tensor"
+    onnx.save(model, tmp_path / "broken.onnx")
+    for path in (model_files["plain-cnn-qdq"], tmp_path / "broken.onnx"):
+        here = file_checks.check_file(str(path), str(tmp_path / "here.onnx"))
+        apart = file_checks.ChildChecks(str(path), str(tmp_path / "apart.onnx")).result()
+        assert (apart.strict, apart.notes, apart.invalid) == (here.strict, here.notes, here.invalid)
+        assert (apart.inferred is None) == (here.inferred is None)
+    assert "no_such_tensor" in here.invalid
+
+
+def test_a_crash_of_the_checks_process_is_told_in_one_line(model_files, monkeypatch, children):
+    class Crashing(file_checks.ChildChecks):
+        def __init__(self, model, inferred):
+            self.process = file_checks.subprocess.Popen([sys.executable, "-c", "import os; os.abort()"],
+                                                        stdout=file_checks.subprocess.PIPE,
+                                                        stderr=file_checks.subprocess.PIPE, text=True)
+
+    monkeypatch.setattr(loading, "ChildChecks", Crashing)
+    monkeypatch.setattr(loading, "CHECKS_APART_FROM_NODES", 1)
+    path = model_files["plain-cnn-qdq"]
+    with pytest.raises(ModelInputError) as caught:
+        load_model(path)
+    assert str(caught.value) == f"{path}: onnx's checks of the model stopped in their process (exit status -6)"
