@@ -47,7 +47,8 @@ class ModelInputError(InputError):
 
 @dataclasses.dataclass
 class LoadedModel:
-    """A checked model: its proto with inferred shapes (external data not loaded), and its graphsurgeon graph."""
+    """A checked model: its proto (external data not loaded, graph outputs typed as shape inference left them) and
+    its graphsurgeon graph, every tensor typed and shaped as shape inference left it."""
 
     path: Path
     model: onnx.ModelProto
@@ -89,10 +90,11 @@ def load_model(path: Path | str, graph: Any = None) -> LoadedModel:
             checks = check_file(os.fspath(path), inferred)
             _raise_invalid(path, checks)
             graph = _imported(path, model) if imported else graph
-        if checks.inferred:
-            _take_inferred_shapes(model, _parsed(path, Path(checks.inferred).read_bytes()))
+    if checks.outputs:
+        del model.graph.output[:]
+        model.graph.output.extend(onnx.ValueInfoProto.FromString(bytes.fromhex(o)) for o in checks.outputs)
     if imported:
-        _put_shapes(graph, model)
+        _put_shapes(graph, checks)
         _name_nodes(graph, checks.notes)
     return LoadedModel(path, model, graph, external, checks.notes, checks.strict)
 
@@ -138,35 +140,25 @@ def _imported(path: Path, model: onnx.ModelProto) -> Any:
         raise ModelInputError(f"{path}: onnx-graphsurgeon cannot import it ({type(err).__name__}: {err})") from None
 
 
-def _take_inferred_shapes(model: onnx.ModelProto, inferred: onnx.ModelProto) -> None:
-    """Give ``model`` the value infos and output types of ``inferred`` (the same model, its shapes inferred), so one
-    copy of its weights is kept."""
-    del model.graph.value_info[:]
-    model.graph.value_info.extend(inferred.graph.value_info)
-    del model.graph.output[:]
-    model.graph.output.extend(inferred.graph.output)
-
-
-def _put_shapes(graph: Any, model: onnx.ModelProto) -> None:
-    """Put the types and shapes ``model`` declares (inferred) on the graph imported from it before they were known:
-    what ``gs.import_onnx`` would have set, read by its own functions, value infos before graph inputs and outputs."""
+def _put_shapes(graph: Any, checks: FileChecks) -> None:
+    """Put the types and shapes shape inference found on the graph imported before they were known: what
+    ``gs.import_onnx`` of the inferred model would have set (a test compares them)."""
     variables = {t.name: t for t in graph.inputs}
     variables.update((t.name, t) for node in graph.nodes for t in node.outputs)
-    dtypes: dict[int, Any] = {}  # a tensor's ONNX element type -> onnx-graphsurgeon's dtype (slow to look up)
-    seen = set()
-    for info in (*model.graph.value_info, *model.graph.input, *model.graph.output):
-        tensor = variables.get(info.name)
-        if tensor is None or info.name in seen or info.type.ByteSize() == 0:
+    dtypes: dict[int, Any] = {}  # an ONNX element type -> onnx-graphsurgeon's dtype (slow to look up)
+    for name, element, dims in checks.shapes:
+        tensor = variables.get(name)
+        if tensor is None:
             continue
-        seen.add(info.name)
-        if info.type.HasField("tensor_type"):
-            element = info.type.tensor_type.elem_type
-            if element not in dtypes:
-                dtypes[element] = get_onnx_tensor_dtype(info)
-            tensor.dtype, tensor.type = dtypes[element], "tensor_type"
-        else:
-            tensor.dtype, tensor.type = get_onnx_tensor_dtype(info), get_onnx_tensor_type(info)
-        tensor.shape = get_onnx_tensor_shape(info)
+        if element not in dtypes:
+            dtypes[element] = get_onnx_tensor_dtype(onnx.helper.make_tensor_value_info(name, element, None))
+        tensor.dtype, tensor.shape, tensor.type = dtypes[element], dims, "tensor_type"
+    for serialized in checks.other_types:
+        info = onnx.ValueInfoProto.FromString(bytes.fromhex(serialized))
+        tensor = variables.get(info.name)
+        if tensor is not None:
+            tensor.dtype, tensor.shape = get_onnx_tensor_dtype(info), get_onnx_tensor_shape(info)
+            tensor.type = get_onnx_tensor_type(info)
 
 
 def _check_header(path: Path) -> bytes:

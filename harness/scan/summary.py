@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import functools
 from typing import Any
 
 import numpy as np
@@ -60,9 +61,10 @@ def quantized_types(graph: Any) -> list[str]:
     return [name for name, _ in found.most_common()]
 
 
+@functools.lru_cache(maxsize=64)
 def _onnx_type_name(dtype: Any) -> str | None:
     """ONNX's name of a tensor type ("INT8", "FLOAT8E4M3FN"): onnx-graphsurgeon gives a NumPy dtype, or the ONNX type
-    number of a type NumPy lacks."""
+    number of a type NumPy lacks (cached: a model asks for the same few types tens of thousands of times)."""
     import onnx
 
     if dtype is None:

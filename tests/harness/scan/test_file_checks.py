@@ -52,9 +52,12 @@ def test_the_checks_answer_the_same_in_either_process(tmp_path, model_files):
     for path in (model_files["plain-cnn-qdq"], tmp_path / "broken.onnx"):
         here = file_checks.check_file(str(path), str(tmp_path / "here.onnx"))
         apart = file_checks.ChildChecks(str(path), str(tmp_path / "apart.onnx")).result()
-        assert (apart.strict, apart.notes, apart.invalid) == (here.strict, here.notes, here.invalid)
-        assert (apart.inferred is None) == (here.inferred is None)
+        assert apart == here  # through JSON and back: the same answers, types and shapes
     assert "no_such_tensor" in here.invalid
+    good = file_checks.check_file(str(model_files["plain-cnn-qdq"]), str(tmp_path / "good.onnx"))
+    assert good.strict and good.invalid is None and len(good.outputs) == 1
+    assert all(isinstance(element, int) and (dims is None or isinstance(dims, list)) for _, element, dims in
+               good.shapes) and len(good.shapes) > len(onnx.load(model_files["plain-cnn-qdq"]).graph.node) / 2
 
 
 def test_a_crash_of_the_checks_process_is_told_in_one_line(model_files, monkeypatch, children):
