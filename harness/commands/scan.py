@@ -44,7 +44,8 @@ Writes OUT/scan.json and OUT/scan.html (offline, self-contained).
 --fix rewrites the model into the workaround forms with the best evidence on the chosen targets (observed pass, then
 claimed pass; never one that fails or is unverified there) with each case's own rewrite, checks the result (checker
 and strict shapes, same inputs and outputs, the same FP32 outputs on ONNX Runtime, a second scan) and writes
-OUT/fixed.onnx, one per group of targets that need different fixes. It never changes your weights or scales.
+OUT/fixed.onnx, one per group of targets that need different fixes (weights kept in external data files go to
+OUT/fixed.onnx.data). It never changes your weights or scales.
 --to-explicit first quantizes an implicit-INT8 model to explicit Q/DQ for TensorRT 11 (OUT/explicit.onnx).
 
 Exit status: {EXIT_OK} nothing chosen fails, {EXIT_FAILS} some target is blocked (--fail-on: also fallback, or also
@@ -285,7 +286,8 @@ def _print_fix(fix: dict, out_dir: Path) -> None:
                 print(f"    {item['finding']}: {item['reason']}")
             continue
         state = "written" if fix["status"] == "fixed" else "NOT written"
-        print(f"fix: {out_dir / group['model']} ({state}) for {targets}:")
+        weights = f", its weights in {group['weights_file']} beside it" if group["weights_file"] else ""
+        print(f"fix: {out_dir / group['model']} ({state}{weights}) for {targets}:")
         for item in group["fixes"]:
             print(f"    {item['finding']} -> {', then '.join(w['reason'] for w in item['workarounds'])}")
         for place in group["places"]:

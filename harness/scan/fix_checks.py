@@ -99,10 +99,18 @@ def read_npz(path: Path, graph_inputs: Sequence[Any]) -> dict[str, np.ndarray]:
     return arrays
 
 
-def save(model: Any, path: Path) -> None:
+def save(model: Any, path: Path, external_data: bool) -> list[str]:
+    """Write a fixed model to ``path``; with ``external_data`` (the user's model kept its weights in files of their
+    own) its tensors over 1 KiB go to one file beside it, ``<name>.data``. The names of the files written."""
     import onnx
 
-    onnx.save(model, os.fspath(path))
+    if not external_data:
+        onnx.save(model, os.fspath(path))
+        return [path.name]
+    location = f"{path.name}.data"
+    onnx.save(model, os.fspath(path), save_as_external_data=True, all_tensors_to_one_file=True, location=location,
+              size_threshold=1024)
+    return [path.name, location]
 
 
 @dataclasses.dataclass

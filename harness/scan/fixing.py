@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
+
+from onnx import external_data_helper
 
 from cases import rewriting
 from cases.model import FixTolerance, Match, NoRewrite, Variant
@@ -211,6 +214,7 @@ class GroupResult:
     checks: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     rescan: Any = None  # the ScanResult of the fixed model
     rewrite_seconds: float = 0.0  # rewriting, exporting and saving the fixed model
+    files: list[str] = dataclasses.field(default_factory=list)  # the fixed model's file, and its weights' file
 
     def to_dict(self, findings: Sequence[Finding]) -> dict[str, Any]:
         not_fixed = [{"finding": findings[i].label, "reason": self.group.why_not(i)} for i, c in
@@ -219,7 +223,9 @@ class GroupResult:
                   "workarounds": [{"workaround": w.workaround.name, "basis": w.basis, "reason": w.reason,
                                    "evidence": list(w.evidence)} for w in c.candidates]}
                  for i, c in self.group.fixes.items()]
-        return {"targets": self.group.targets, "model": self.name, "fixes": fixes, "not_fixed": not_fixed,
+        weights = self.files[1] if len(self.files) > 1 else None
+        return {"targets": self.group.targets, "model": self.name, "weights_file": weights, "fixes": fixes,
+                "not_fixed": not_fixed,
                 "places": [p.to_dict() for p in self.places], "checks": self.checks,
                 "verdicts": [v.to_dict() for v in self.rescan.model_verdicts] if self.rescan else None,
                 "build_time": list(dict.fromkeys(p.result.build_time for p in self.places if p.result.build_time)),
@@ -280,6 +286,8 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
     names = model_names(groups)
     if any(names):
         original.start_reference()
+    if any(names) and result.loaded.external_data:  # the rewrites may read weights: read them all, once
+        external_data_helper.load_external_data_for_model(result.loaded.model, os.fspath(result.loaded.base_dir))
     last = max((i for i, name in enumerate(names) if name), default=-1)
     staging = Path(out_dir) / STAGING_DIR
     shutil.rmtree(staging, ignore_errors=True)
@@ -293,23 +301,20 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
                     raise FixFailed(finding.occurrences[0].anchor, "rewrite", f"{finding.label}: {choice.reason}")
             if name is None:
                 continue
-            if result.loaded.external_data:
-                raise FixFailed("(the whole model)", "rewrite", "the model keeps its weights in external data files; "
-                                "--fix does not rewrite such models yet")
             started = time.perf_counter()
             graph, model, group_result.places = rewrite(result.loaded, result.findings, group,
                                                         in_place=index == last)
             staging.mkdir(parents=True, exist_ok=True)
             staged = staging / name
-            fix_checks.save(model, staged)
+            group_result.files = fix_checks.save(model, staged, bool(result.loaded.external_data))
             group_result.rewrite_seconds = time.perf_counter() - started
             progress(f"checking {name} for {', '.join(group.targets)}")
             group_result.rescan, group_result.checks = fix_checks.check_fixed(
                 result, original, staged, group_result.places, tolerance_of(group_result.places), inputs,
                 lambda path: rescan(path, group.targets, graph))
         for group_result in outcome.groups:
-            if group_result.name:
-                (staging / group_result.name).replace(Path(out_dir) / group_result.name)
+            for file_name in group_result.files:
+                (staging / file_name).replace(Path(out_dir) / file_name)
     except FixFailed as err:
         outcome.failure = err
     finally:

@@ -189,6 +189,32 @@ def test_s3_depthwise_weights_become_the_float_values_their_qdq_computed(models,
     assert_same_outputs(models["efficientnet-b0-features-qdq"], out / "fixed.onnx", exact=True)
 
 
+def test_a_model_with_external_data_is_fixed_and_keeps_its_weights_in_a_file_beside_it(models, tmp_path):
+    """Every tensor in weights.bin (scales too), scanned from another directory: the rewrites read the weights from
+    the model's directory, the fixed model's go to fixed.onnx.data, the user's files are left as they were."""
+    user = tmp_path / "user"
+    user.mkdir()
+    onnx.save(onnx.load(str(models["efficientnet-b0-features-qdq"])), str(user / "model.onnx"),
+              save_as_external_data=True, all_tensors_to_one_file=True, location="weights.bin", size_threshold=0)
+    before = {path.name: path.read_bytes() for path in user.iterdir()}
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code, stdout, stderr = scan(user / "model.onnx", "--targets", "ort-cpu", "--fix", "--workaround",
+                                "s3-depthwise-qdq=depthwise-c32-float", "--out", out, cwd=elsewhere)
+    assert code == 0, stdout + stderr
+    group = results(out)["fix"]["groups"][0]
+    assert (group["model"], group["weights_file"]) == ("fixed.onnx", "fixed.onnx.data")
+    assert sorted(p.name for p in out.iterdir() if "fixed" in p.name) == ["fixed.onnx", "fixed.onnx.data"]
+    assert f"fix: {out / 'fixed.onnx'} (written, its weights in fixed.onnx.data beside it)" in stdout
+    assert {p["place"] for p in group["places"]} == {efficientnet.STAGE1_DEPTHWISE, efficientnet.TAIL_DEPTHWISE}
+    kept = [t for t in onnx.load(str(out / "fixed.onnx"), load_external_data=False).graph.initializer
+            if onnx.external_data_helper.uses_external_data(t)]
+    assert len(kept) >= 5 and {dict((e.key, e.value) for e in t.external_data)["location"] for t in kept} == \
+        {"fixed.onnx.data"}
+    assert_same_outputs(models["efficientnet-b0-features-qdq"], out / "fixed.onnx", exact=True)
+    assert {path.name: path.read_bytes() for path in user.iterdir()} == before
+
+
 def test_a_workaround_the_evidence_says_falls_back_is_not_applied(models, tmp_path):
     out = tmp_path / "out"
     scan(models["backbone-qdq"], "--targets", "trt86-x86", "--fix", "--out", out)
