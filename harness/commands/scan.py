@@ -317,7 +317,9 @@ def _check_figures(check: dict) -> str:
         return f" (same inputs and outputs{'; added ' + ', '.join(added) if added else ''})"
     if check["check"] == "rescan":
         return "".join(f"; {p['place']}: {p['state']}" for p in check["places"][:3]) + (
-            f" (+{len(check['places']) - 3} more)" if len(check["places"]) > 3 else "")
+            f" (+{len(check['places']) - 3} more)" if len(check["places"]) > 3 else "") + "".join(
+            f"; {c['place']}: {c['from']} is now {c['to']}" for c in check["changed_forms"]) + "".join(
+            f"; {g['place']}: {g['was']} {g['state']}" for g in check["gone"])
     return ""
 
 

@@ -8,7 +8,8 @@
    the same inputs; every original output bit-equal, or within the tolerance the rewrites declare. The original's run
    starts in a thread as soon as there is something to fix.
 4. ``rescan``: a scan of the fixed model finds each fixed place in its workaround form (or, when the case's matcher
-   does not report that form, no longer in a failing one) and no finding the original model lacked.
+   does not report that form, no longer in a failing one) and no finding the original model lacked; a finding the
+   rewrites of other places changed into another form, or out of every form the library knows, is listed.
 """
 from __future__ import annotations
 
@@ -313,8 +314,15 @@ def _rescan(result: Any, fixed: Any, places: Sequence[PlaceFix]) -> dict[str, An
             changed.append({"place": occurrence.anchor, "case": finding.case.id, "from": before[1].label,
                             "to": finding.label, "state": "another form of a case found here before, no worse on "
                             "these targets"})
+    rewritten = {(p.finding.case.id, p.occurrence.anchor) for p in places}
+    gone = [{"place": o.anchor, "case": f.case.id, "was": f.label, "state": "no longer found here: a rewrite changed "
+             "this place into a form the case's matcher does not report, so the evidence about its old form no "
+             "longer applies"}
+            for f in result.findings for o in f.occurrences
+            if (f.case.id, o.anchor) not in found and (f.case.id, o.anchor) not in rewritten]
     findings = sum(len(f.occurrences) for f in fixed.findings)
-    return {"check": "rescan", "passed": True, "places": status, "changed_forms": changed, "findings": findings}
+    return {"check": "rescan", "passed": True, "places": status, "changed_forms": changed, "gone": gone,
+            "findings": findings}
 
 
 def _rank(verdict: str) -> int:

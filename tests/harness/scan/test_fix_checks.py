@@ -74,3 +74,12 @@ def test_another_place_changing_form_passes_when_no_worse_and_stops_the_fix_when
         _rescan(scanned((stem, "fallback"), (add, "likely")),
                 scanned(fixed_stem, (finding(P3, "identity-float", ADD), "blocked")), [place])
     assert failed.value.place == ADD and "which is worse on t blocked (was likely)" in failed.value.message
+
+
+def test_a_finding_another_rewrite_took_out_of_every_known_form_is_listed_as_gone():
+    stem, add = finding(S1, "as-reported", STEM), finding(P3, "identity-float", ADD)
+    check = _rescan(scanned((stem, "fallback"), (add, "blocked")),
+                    scanned((finding(S1, "conv-output-marked", STEM), "likely")),
+                    [stem_fixed_with("conv-output-marked", stem)])
+    assert [(g["place"], g["was"]) for g in check["gone"]] == [(ADD, "p3-residual-add-qdq/identity-float")]
+    assert "the evidence about its old form no longer applies" in check["gone"][0]["state"]
