@@ -11,6 +11,9 @@ as *not compared*.
   other fallback nodes);
 - new / gone: a cell only one side has.
 
+Records of two GPU architectures (sm_87 on one side, sm_110 on the other: a runner pool's machines, or a host whose
+GPU was changed) are of different cells of the world: *not compared*, and the architectures are said.
+
 Night after night (:func:`classify_history`), a cell's latest outcome is compared with its last *comparable* one
 before it, however many infra-error, timeout or missing nights lie between: pass -> infra-error -> fail is a
 regression on the night of the fail. A cell whose outcome band flipped more than K times in the last N runs is
@@ -22,7 +25,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.store.results_file import record_host, variant_on_target
+from harness.store.results_file import record_gpu_arch, record_host, variant_on_target
 from harness.store.judgement import COMPARED_OUTCOMES, NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, band
 from harness.worker.record import Record
 
@@ -79,11 +82,19 @@ def classify(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
     before, after = old["outcome"], new["outcome"]
     if before in NOT_COMPARED_OUTCOMES or after in NOT_COMPARED_OUTCOMES:
         return "unchanged" if before == after else "not-compared"
+    if other_gpu(old, new):
+        return "not-compared"
     if BAND[after] < BAND[before]:
         return "regression"
     if BAND[after] > BAND[before]:
         return "progression"
     return "unchanged" if _evidence(old) == _evidence(new) else "changed"
+
+
+def other_gpu(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """"sm_87 -> sm_110" when the two records name different GPU architectures, else None (one unknown: the same)."""
+    archs = record_gpu_arch(old), record_gpu_arch(new)
+    return f"{archs[0]} -> {archs[1]}" if None not in archs and archs[0] != archs[1] else None
 
 
 def band_flips(outcomes: Iterable[str]) -> int:
@@ -110,7 +121,7 @@ def classify_history(new: dict[str, Any] | None, previous: dict[str, Any] | None
     if new["outcome"] not in BAND:
         unchanged = new["outcome"] == "unavailable" and (previous or {}).get("outcome") == "unavailable"
         return ("unchanged" if unchanged else "not-compared"), flips
-    if earlier is None:
+    if earlier is None or other_gpu(earlier, new):
         return "not-compared", flips
     if flips > flaky_flips:
         return "flaky", flips
@@ -167,6 +178,8 @@ def compare_records(old: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]]
             why = f"{describe(old_record)} -> {describe(new_record)}"
             if old_record and new_record and old_host != new_host:
                 why += f" (host {old_host} -> {new_host})"
+            if old_record and new_record and other_gpu(old_record, new_record):
+                why += f" (GPU {other_gpu(old_record, new_record)}: another GPU, not compared)"
             changes.append(CellChange(*cell, host=new_host if new_record else old_host, kind=kind, why=why,
                                       old=old_record, new=new_record))
     return Comparison(old_label, new_label, changes)
@@ -191,10 +204,13 @@ def not_compared_groups(comparison: Comparison) -> dict[tuple[str, str | None], 
 
 
 def not_compared_text(changes: list[CellChange]) -> str:
-    """'infra-error 35, timeout 2': what the latest records of not-compared cells were."""
+    """'infra-error 35, timeout 2, another GPU (sm_87 -> sm_110) 4': why the cells were not compared (the latest
+    record's outcome when it is one that is never compared)."""
     counts: dict[str, int] = {}
     for change in changes:
-        outcome = change.new_outcome if change.new_outcome not in COMPARED_OUTCOMES else "no comparable earlier"
+        gpus = other_gpu(change.old, change.new) if change.old and change.new else None
+        outcome = (change.new_outcome if change.new_outcome not in COMPARED_OUTCOMES else
+                   f"another GPU ({gpus})" if gpus else "no comparable earlier")
         counts[outcome] = counts.get(outcome, 0) + 1
     return ", ".join(f"{outcome} {count}" for outcome, count in sorted(counts.items(), key=lambda kv: -kv[1]))
 

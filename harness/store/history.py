@@ -17,7 +17,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple
 
-from harness.store.compare import CellChange, Comparison, classify_history, describe
+from harness.store.compare import CellChange, Comparison, classify_history, describe, other_gpu
+from harness.store.results_file import record_gpu_arch
 from harness.store.run_dirs import CASES_INDEX, RESULTS, RunDirError, find_run_dirs, read_run
 from harness.store.judgement import COMPARED_OUTCOMES
 
@@ -25,7 +26,8 @@ DEFAULT_LAST = 14
 DEFAULT_FLAKY_WINDOW = 14  # nights of a series looked at for flips
 DEFAULT_FLAKY_FLIPS = 2  # a cell that changed band more often than this in the window is flaky
 INDEX_FILE = "history.sqlite"
-INDEX_FORMAT = "trt-matrix/history-index/2"  # 2: a run's targets with no records left are series runs of no cells
+# 2: a run's targets with no records left are series runs of no cells; 3: each record's GPU architecture
+INDEX_FORMAT = "trt-matrix/history-index/3"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -39,7 +41,8 @@ CREATE TABLE IF NOT EXISTS series_runs (
 CREATE TABLE IF NOT EXISTS records (
   target TEXT NOT NULL, host TEXT NOT NULL, run_key TEXT NOT NULL, run TEXT NOT NULL, case_id TEXT NOT NULL,
   variant TEXT NOT NULL, outcome TEXT NOT NULL, category TEXT, node TEXT, message TEXT, fallback TEXT,
-  fallback_count INTEGER NOT NULL, carried_from TEXT, PRIMARY KEY (target, host, run_key, case_id, variant))
+  fallback_count INTEGER NOT NULL, carried_from TEXT, gpu_arch TEXT,
+  PRIMARY KEY (target, host, run_key, case_id, variant))
   WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS cell_history ON records (target, host, case_id, variant, run_key, outcome);
 """
@@ -134,10 +137,11 @@ def _short_image(image: str | None) -> str | None:
 
 def _record_summary(row: sqlite3.Row | tuple, run: str, host: str) -> dict[str, Any]:
     """The fields of a record the comparisons read, rebuilt from an index row."""
-    outcome, category, node, message, fallback, carried = row
+    outcome, category, node, message, fallback, carried, gpu_arch = row
     failure = None if category is None else {"category": category, "node": node, "message": message or ""}
     return {"outcome": outcome, "failure": failure, "fallback_nodes": json.loads(fallback) if fallback else [],
-            "provenance": {"run": run, "host": host, "carried_over_from": carried}}
+            "provenance": {"run": run, "host": host, "carried_over_from": carried},
+            "environment": {"gpu_arch": gpu_arch}}
 
 
 def _environment_facts(records: list[dict[str, Any]]) -> tuple[str | None, str | None, str | None]:
@@ -261,12 +265,12 @@ class HistoryStore:
             self.db.execute("INSERT INTO series_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (
                 target, run.host, run.id, key, manifest.get("date") or run.started_at[:10],
                 *_environment_facts(records), len(records), carried))
-            self.db.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+            self.db.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
                 (target, run.host, key, run.id, case, variant, r["outcome"],
                  (r.get("failure") or {}).get("category"), (r.get("failure") or {}).get("node"),
                  (r.get("failure") or {}).get("message"),
                  json.dumps(r["fallback_nodes"]) if r["fallback_nodes"] else None, len(r["fallback_nodes"]),
-                 (r.get("provenance") or {}).get("carried_over_from"))
+                 (r.get("provenance") or {}).get("carried_over_from"), record_gpu_arch(r))
                 for (case, variant), r in cells.items()])
 
     # ---------- reading ----------
@@ -300,7 +304,7 @@ class HistoryStore:
         """run -> (case, variant) -> record summary (outcome, failure, fallback nodes, provenance), for ``runs``."""
         found: dict[str, dict[tuple[str, str], dict[str, Any]]] = {run: {} for run in runs}
         for run, case, variant, *rest in self._rows(series, list(found), "outcome, category, node, message, "
-                                                     "fallback, carried_from"):
+                                                     "fallback, carried_from, gpu_arch"):
             found[run][(case, variant)] = _record_summary(rest, run, series.host)
         return found
 
@@ -323,7 +327,7 @@ class HistoryStore:
     def _previous_comparable(self, series: Series, cell: tuple[str, str], before: str) -> tuple[str, dict] | None:
         marks = ",".join("?" * len(COMPARED_OUTCOMES))
         row = self.db.execute(
-            f"SELECT run, outcome, category, node, message, fallback, carried_from FROM records "
+            f"SELECT run, outcome, category, node, message, fallback, carried_from, gpu_arch FROM records "
             f"WHERE target = ? AND host = ? AND case_id = ? AND variant = ? AND run_key < ? AND outcome IN ({marks}) "
             f"ORDER BY run_key DESC LIMIT 1", (series.target, series.host, *cell, before, *COMPARED_OUTCOMES)).fetchone()
         return (row[0], _record_summary(row[1:], row[0], series.host)) if row else None
@@ -357,6 +361,8 @@ class HistoryStore:
                 why += f" (last comparable outcome in run {earlier[0]})"
             if kind == "flaky":
                 why += f"; changed {flips} times in the last {len(window)} runs"
+            if old and new and other_gpu(old, new):
+                why += f" (GPU {other_gpu(old, new)}: another GPU, not compared)"
             changes.append(CellChange(*cell, series.target, series.host, kind, why, old, new,
                                       old_run=earlier[0] if earlier else previous.run if old else None))
         return Comparison(previous.run, latest.run, changes)

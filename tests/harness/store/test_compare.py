@@ -6,10 +6,12 @@ from harness.store.judgement import COMPARED_OUTCOMES
 from tests.reports.conftest import make_record
 
 
-def record(outcome, host="h", variant="stem", *, category=None, fallback=None):
+def record(outcome, host="h", variant="stem", *, category=None, fallback=None, gpu_arch=None):
     fail = (category, "message", "/conv") if category else None
     made = make_record("s1-conv-silu", variant, "trt86-orin", outcome, fail=fail, fallback_nodes=fallback)
     made["provenance"] = {"run": "r", "host": host}
+    if gpu_arch:
+        made["environment"] = {**made["environment"], "gpu_arch": gpu_arch}
     return made
 
 
@@ -60,3 +62,13 @@ def test_cells_pair_by_host_and_a_target_on_one_host_each_side_pairs_across_host
 
 def test_every_compared_outcome_has_a_band_and_no_other_outcome_does():
     assert sorted(BAND) == sorted(COMPARED_OUTCOMES)
+
+
+def test_records_of_two_gpu_architectures_are_not_compared_and_the_architectures_are_said():
+    pool = compare_records([record("pass", host="runner-1", gpu_arch="sm_80")],
+                           [record("fail", host="runner-7", gpu_arch="sm_89")])
+    [change] = pool.changes
+    assert change.kind == "not-compared" and "(GPU sm_80 -> sm_89: another GPU, not compared)" in change.why
+    assert classify(record("pass", gpu_arch="sm_87"), record("fail", gpu_arch="sm_110")) == "not-compared"
+    assert classify(record("pass", gpu_arch="sm_87"), record("fail", gpu_arch="sm_87")) == "regression"
+    assert classify(record("pass"), record("fail", gpu_arch="sm_87")) == "regression"  # one side unknown: compared

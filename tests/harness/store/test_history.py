@@ -16,14 +16,15 @@ STEM, FLIP, STEADY = ("s1-conv-silu", "stem"), ("s5-qdq-resnet-block", "identity
 FAIL = ("no-implementation", "Could not find any implementation", "/model.0/conv/Conv")
 
 
-def night(root, number: int, outcomes: dict[tuple[str, str], str], host: str = "orin-01"):
-    """Run n<number> of trt86-orin on ``host``, on 2026-11-<number>."""
+def night(root, number: int, outcomes: dict[tuple[str, str], str], host: str = "orin-01", gpu_arch: str = "sm_87"):
+    """Run n<number> of trt86-orin on ``host`` (its GPU ``gpu_arch``), on 2026-11-<number>."""
     run = f"n{number}"
     records = []
     for (case, variant), outcome in outcomes.items():
         fail = FAIL if outcome == "fail" else ("harness", "docker went away", None) if outcome == "infra-error" else None
         records.append(make_record(case, variant, "trt86-orin", outcome, fail=fail,
                                    provenance={"run": run, "host": host, "carried_over_from": None}))
+        records[-1]["environment"] = {**records[-1]["environment"], "gpu_arch": gpu_arch}
     return write_run(root, run, host, f"2026-11-{number:02d}T02:00:00+00:00", records)
 
 
@@ -75,6 +76,18 @@ def test_a_latest_infra_error_is_not_compared_and_collapses_to_one_line(tmp_path
     result = harness("history", str(tmp_path / "history"), "--add", str(incoming), "--out", str(tmp_path / "t.html"))
     [line] = [line for line in result.stdout.splitlines() if line.startswith("not-compared")]
     assert line.split()[:4] == ["not-compared", "trt86-orin", "orin-01", "2"] and "infra-error 2" in line
+
+
+def test_a_host_whose_gpu_changed_is_not_compared_across_the_change(tmp_path):
+    incoming = tmp_path / "incoming"
+    night(incoming, 1, {STEM: "pass", STEADY: "pass"})
+    night(incoming, 2, {STEM: "fail", STEADY: "pass"}, gpu_arch="sm_110")  # the board swapped for a newer one
+    result = harness("history", str(tmp_path / "history"), "--add", str(incoming), "--out", str(tmp_path / "t.html"))
+    assert "regression" not in result.stdout and result.returncode == 0
+    assert "2 cell(s) another GPU (sm_87 -> sm_110) 2" in result.stdout
+    changes = HistoryStore(tmp_path / "history").latest_change(HistoryStore(tmp_path / "history").series()[0])
+    [stem] = [c for c in changes.changes if c.cell == "s1-conv-silu/stem"]
+    assert stem.kind == "not-compared" and "(GPU sm_87 -> sm_110: another GPU, not compared)" in stem.why
 
 
 def test_records_are_validated_once_when_a_run_is_added(nights, tmp_path, monkeypatch):
