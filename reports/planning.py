@@ -95,6 +95,7 @@ class Verdict:
     evidence: tuple[Evidence, ...] = ()
     claimed_pass: bool = False  # CLAIMED: upstream claims the failing form passes
     sweep_counts: str = ""  # e.g. "sweep points: 20 fallback, 4 pass"
+    gpu_fallback: tuple[str, ...] = ()  # a DLA target: the deciding record's nodes that ran on the GPU instead
 
     @property
     def label(self) -> str:
@@ -250,8 +251,29 @@ def _counts(observed: Iterable[_Observed]) -> str:
     return f"sweep points: {', '.join(parts)}" if parts else ""
 
 
+def dla_fallback_nodes(record: dict[str, Any]) -> list[str]:
+    """The nodes a DLA build ran on the GPU instead (a device fallback, not a precision one)."""
+    return list((record.get("details") or {}).get("dla_fallback_nodes") or [])
+
+
+def with_gpu_fallback(found: Verdict, record: dict[str, Any]) -> Verdict:
+    """``found``, saying which nodes of the record that decided it ran on the GPU, not on the DLA it was built for."""
+    nodes = dla_fallback_nodes(record)
+    if not nodes:
+        return found
+    return dataclasses.replace(found, gpu_fallback=tuple(nodes), text=f"{found.text}; on the GPU, not the DLA: "
+                               f"{nodes_text(nodes)} (a device fallback, not a precision one)")
+
+
 def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verdict:
-    """The one verdict of ``pattern`` on ``target`` (see the module docstring)."""
+    """The one verdict of ``pattern`` on ``target`` (see the module docstring); on a DLA target, with the nodes of
+    the record that decided it that ran on the GPU instead."""
+    found, deciding = _verdict(pattern, target, records_by_cell)
+    return with_gpu_fallback(found, deciding) if deciding else found
+
+
+def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tuple[Verdict, dict | None]:
+    """The verdict and the record that decided it (None when no record did)."""
     observed = [_Observed(row, target, records_by_cell.get((row.case, row.variant, target.id), []))
                 for row in pattern.rows]
     primary_role = "failing" if any(o.row.role == "failing" for o in observed) else "control"
@@ -262,7 +284,7 @@ def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verd
     common = dict(notes=pattern.notes_for(target.backend), evidence=evidence, conflict=any(o.conflict for o in observed),
                   sweep_counts=_counts(o for o in observed if o.row.role == "sweep"))
     if not target.available:
-        return Verdict(CANNOT_EXIST, f"cannot exist: {target.reason or 'the target is unavailable'}", **common)
+        return Verdict(CANNOT_EXIST, f"cannot exist: {target.reason or 'the target is unavailable'}", **common), None
     seen = [o for o in primary if o.worst]
     working = [o for o in workarounds if o.answer == j.WORKS]
     sweep_text = None
@@ -276,15 +298,15 @@ def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verd
         as_reported = j.PLANNING_VERDICT_OF_ANSWER[worst.answer]  # what the failing form's own record says
         if as_reported == WORKS:
             partial = "" if len(seen) == len(primary) else f" ({len(seen)} of {len(primary)} forms run)"
-            return Verdict(WORKS, VERDICT_LABELS[WORKS] + partial, partial.strip(" ()"), **common)
+            return Verdict(WORKS, VERDICT_LABELS[WORKS] + partial, partial.strip(" ()"), **common), worst.worst
         if working:
             names = ", ".join(o.row.variant for o in working)
             return Verdict(WORKAROUND, f"works with workaround {names}; as reported {outcome_text(worst.worst)}",
-                           names, workaround=working[0].row.variant, **common)
+                           names, workaround=working[0].row.variant, **common), working[0].worst
         if as_reported == FALLBACK:
             nodes = tuple(worst.worst["fallback_nodes"])
             return Verdict(FALLBACK, f"precision fallback: {fallback_text(worst.worst)}", fallback_text(worst.worst),
-                           nodes=nodes, **common)
+                           nodes=nodes, **common), worst.worst
         degraded = [o for o in workarounds if o.answer == j.FALLS_BACK]
         if degraded:
             nodes = tuple(degraded[0].worst["fallback_nodes"])
@@ -292,15 +314,16 @@ def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verd
             return Verdict(FALLBACK, f"precision fallback with workaround {degraded[0].row.variant}: "
                            f"{text}; as reported {outcome_text(worst.worst)}",
                            f"with workaround {degraded[0].row.variant}: {text}", nodes=nodes,
-                           workaround=degraded[0].row.variant, **common)
-        return Verdict(FAILS, f"fails as reported: {outcome_text(worst.worst)}", outcome_text(worst.worst), **common)
+                           workaround=degraded[0].row.variant, **common), degraded[0].worst
+        return Verdict(FAILS, f"fails as reported: {outcome_text(worst.worst)}", outcome_text(worst.worst),
+                       **common), None
     if working:
         names = ", ".join(o.row.variant for o in working)
         return Verdict(WORKAROUND, f"works with workaround {names}; the failing form was not run",
-                       f"{names} (failing form not run)", workaround=working[0].row.variant, **common)
+                       f"{names} (failing form not run)", workaround=working[0].row.variant, **common), working[0].worst
     if primary and all(o.unavailable for o in primary):
         message = (primary[0].unavailable.get("failure") or {}).get("message") or "cannot exist on this target"
-        return Verdict(CANNOT_EXIST, f"cannot exist: {message}", message, **common)
+        return Verdict(CANNOT_EXIST, f"cannot exist: {message}", message, **common), None
     claims = [o for o in primary if o.claim]
     if claims:
         texts = list(dict.fromkeys(claim_text(o.claim) for o in claims))
@@ -313,16 +336,16 @@ def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verd
             detail += f"; {len(claimed_workarounds)} workaround{'s' if len(claimed_workarounds) > 1 else ''} " \
                       "claimed to pass"
         return Verdict(CLAIMED, f"claimed upstream only: {text}", detail,
-                       claimed_pass=all(j.claim_answer(o.claim["outcome"]) == j.WORKS for o in claims), **common)
+                       claimed_pass=all(j.claim_answer(o.claim["outcome"]) == j.WORKS for o in claims), **common), None
     unverified = [o.unverified for o in primary if o.unverified]
     if unverified:
         return Verdict(UNVERIFIED, f"precision unverified: {outcome_text(unverified[0])}",
                        nodes_text(unverified_nodes(unverified[0])), nodes=tuple(unverified_nodes(unverified[0])),
-                       **common)
+                       **common), None
     if any(o.infra for o in primary):
         return Verdict(NOT_RUN, "not run: infra-error (the harness failed, not the pattern)", "infra-error",
-                       **common)
-    return Verdict(NOT_RUN, "not run", **common)
+                       **common), None
+    return Verdict(NOT_RUN, "not run", **common), None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -367,7 +390,8 @@ class Plan:
 
 def _recommend(targets: Sequence[PlanTarget], verdicts: Sequence[Verdict]) -> tuple[Recommendation, ...]:
     """Per platform group, the targets where the pattern works best (as reported, else with a workaround, else
-    with fallback), newest version first; a group where nothing observed works names upstream's pass claims."""
+    with fallback), those whose layers all ran on the device they were built for first, then newest version first; a
+    group where nothing observed works names upstream's pass claims."""
     groups: dict[str, list[tuple[PlanTarget, Verdict]]] = {}
     for target, found in zip(targets, verdicts):
         groups.setdefault(target.group, []).append((target, found))
@@ -376,8 +400,8 @@ def _recommend(targets: Sequence[PlanTarget], verdicts: Sequence[Verdict]) -> tu
         for kind in (WORKS, WORKAROUND, FALLBACK):
             best = [(t, v) for t, v in members if v.kind == kind]
             if best:
-                best.sort(key=lambda pair: target_sort_key(pair[0].backend, pair[0].platform, pair[0].version,
-                                                           pair[0].id), reverse=True)
+                best.sort(key=lambda pair: (not pair[1].gpu_fallback, target_sort_key(  # all on its device first
+                    pair[0].backend, pair[0].platform, pair[0].version, pair[0].id)), reverse=True)
                 out.append(Recommendation(group, tuple(t.id for t, _ in best), best[0][1]))
                 break
         else:

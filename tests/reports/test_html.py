@@ -190,9 +190,11 @@ def test_a_dla_build_whose_nodes_fell_back_to_the_gpu_says_so_apart_from_precisi
     moved["details"]["dla_fallback_nodes"] = ["/model.0/act/Sigmoid", "/model.0/act/Mul"]
     stayed = make_record("s1-conv-silu", "split-output", "trt86-orin", "pass", precision={"/model.0/conv/Conv": "int8"})
     stayed["details"]["dla_fallback_nodes"] = []
-    _, parser = parsed_report(tmp_path, [moved, stayed])
+    html, parser = parsed_report(tmp_path, [moved, stayed])
     cell = parser.cells[("s1-conv-silu", "stem", "trt86-orin")]
     assert "⇄ GPU fallback 2" in normalised(cell.face)
+    plan_cell = html.split('<tr id="plan-S1"', 1)[1].split('data-target="trt86-orin"', 1)[1].split("</td>", 1)[0]
+    assert "⇄ GPU fallback 2</span>" in plan_cell and "on the GPU, not the DLA: /model.0/act/Sigmoid +1 more" in plan_cell
     assert "DLA to GPU fallback (a device fallback, not a precision one): /model.0/act/Sigmoid, /model.0/act/Mul" in \
         normalised(cell.text)
     assert "GPU fallback" not in normalised(parser.cells[("s1-conv-silu", "split-output", "trt86-orin")].text)

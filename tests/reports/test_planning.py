@@ -161,6 +161,21 @@ def test_the_recommended_target_is_the_newest_that_works_best_per_platform():
     assert by_group["ONNX Runtime"].verdict.kind == "fallback"
 
 
+def test_a_dla_build_whose_layers_ran_on_the_gpu_says_so_and_is_recommended_after_one_whose_layers_did_not():
+    """Both targets work as reported; trt100-orin's record is of a DLA build whose SiLU ran on the GPU."""
+    moved = make_record("s1-conv-silu", "stem", "trt100-orin")
+    moved["details"]["dla_fallback_nodes"] = ["/model.0/act/Sigmoid", "/model.0/act/Mul"]
+    plan = plan_of([make_record("s1-conv-silu", "stem", "trt86-orin"), moved])
+    found = verdict_of(plan, "S1", "trt100-orin")
+    assert (found.kind, found.gpu_fallback) == ("works", ("/model.0/act/Sigmoid", "/model.0/act/Mul"))
+    assert found.text == ("works as reported; on the GPU, not the DLA: /model.0/act/Sigmoid +1 more (a device "
+                          "fallback, not a precision one)")
+    assert verdict_of(plan, "S1", "trt86-orin").gpu_fallback == ()
+    [s1] = [r for r in plan.rows if r.pattern.id == "S1"]
+    assert {rec.group: rec.targets for rec in s1.recommendations}["TensorRT · Jetson AGX Orin"] == \
+        ("trt86-orin", "trt100-orin")  # all on its device beats newer
+
+
 def test_nothing_observed_working_names_upstream_pass_claims_apart():
     plan = plan_of([make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=FAIL)])
     [s1] = [r for r in plan.rows if r.pattern.id == "S1"]
