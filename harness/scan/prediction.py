@@ -48,6 +48,7 @@ class Evidence:
     category: str | None
     source: str  # the results file of an observation, the link of a claim
     nodes: tuple[str, ...] = ()  # an observation's fallback nodes (the user's names for their own layer)
+    gpu_nodes: tuple[str, ...] = ()  # a DLA build's nodes that ran on the GPU instead (a device fallback)
     host: str | None = None
     strength: str | None = None
     note: str = ""
@@ -79,11 +80,13 @@ class Evidence:
         text = f"observed {what} on {where}"
         if self.nodes:
             text += f": {', '.join(self.nodes)} not in the precision asked"
+        if self.gpu_nodes:
+            text += f"; on the GPU, not the DLA: {', '.join(self.gpu_nodes)} (a device fallback)"
         return text + f" [{self.source}" + (f", host {self.host}]" if self.host else "]")
 
     def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "nodes": list(self.nodes), "verdict": self.verdict,
-                "text": self.describe()}
+        return {**dataclasses.asdict(self), "nodes": list(self.nodes), "gpu_nodes": list(self.gpu_nodes),
+                "verdict": self.verdict, "text": self.describe()}
 
 
 def observed(observation: Observation, scope: str) -> Evidence:
@@ -91,7 +94,8 @@ def observed(observation: Observation, scope: str) -> Evidence:
     failure = record.get("failure") or {}
     return Evidence("observed", scope, record["case"], record["variant"], record["target"], record["outcome"],
                     failure.get("category"), observation.source, tuple(record.get("fallback_nodes") or ()),
-                    host=observation.host, note=failure.get("message") or "")
+                    tuple((record.get("details") or {}).get("dla_fallback_nodes") or ()), host=observation.host,
+                    note=failure.get("message") or "")
 
 
 def claimed(claim: dict[str, Any], case: str, variant: str, scope: str) -> Evidence:

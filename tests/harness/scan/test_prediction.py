@@ -70,6 +70,16 @@ def test_an_observed_failure_names_its_category_and_fallback_its_nodes():
     assert verdict.verdict == "fallback" and "/model.0/conv/Conv not in the precision asked" in verdict.reason
 
 
+def test_a_dla_build_whose_layers_ran_on_the_gpu_is_said_beside_its_verdict():
+    moved = observation("s1-conv-silu", "as-reported", "trt107-orin-dla", "pass", host="orin-01")
+    moved.record["details"] = {"dla_fallback_nodes": ["/model.0/act/Sigmoid", "/model.0/act/Mul"]}
+    verdict = predict(finding(), TARGETS["trt107-orin-dla"], observed(moved))
+    assert (verdict.verdict, verdict.basis) == ("likely", "observed")
+    assert ("observed pass on the library variant s1-conv-silu/as-reported; on the GPU, not the DLA: "
+            "/model.0/act/Sigmoid, /model.0/act/Mul (a device fallback) [r.jsonl, host orin-01]") in verdict.reason
+    assert verdict.evidence[0].to_dict()["gpu_nodes"] == ["/model.0/act/Sigmoid", "/model.0/act/Mul"]
+
+
 def test_hosts_that_disagree_give_the_worse_verdict():
     results = observed(observation("s1-conv-silu", "as-reported", "trt86-x86", "pass", host="a"),
                        observation("s1-conv-silu", "as-reported", "trt86-x86", "crash", "crash", host="b"))
