@@ -31,7 +31,7 @@ def test_declaration_flags_and_claims():
     (thor,) = variant("as-reported").claims
     assert (thor.target, thor.outcome, thor.architecture) == ("trt1013-thor", "fallback", "11.0")
     (flag,), (cast,) = variant("fp16-flag-trt11").claims, variant("fp16-graph").claims
-    assert (flag.target, flag.outcome, cast.target, cast.outcome) == ("trt11-x86", "unsupported", "trt11-x86", "pass")
+    assert (flag.target, flag.outcome, cast.target, cast.outcome) == ("trt11-x86", "fallback", "trt11-x86", "pass")
     assert cast.source == "https://github.com/roboflow/rf-detr/pull/1454"
     # TensorRT 11 has no FP16 flag on any GPU (#1453 found it on SM 8.9 and 8.6): no architecture narrows them.
     assert flag.architecture is None and cast.architecture is None
