@@ -84,8 +84,10 @@ class ChildChecks:
     """:func:`check_file` running in a second Python process; :meth:`result` waits for it."""
 
     def __init__(self, model: str, inferred: str):
+        # PYTHONSAFEPATH (Python 3.11+): the script's directory, this package's, is not put before the libraries
         self.process = subprocess.Popen([sys.executable, os.fspath(Path(__file__)), model, inferred],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        env={**os.environ, "PYTHONSAFEPATH": "1"})
 
     def result(self) -> FileChecks:
         out, err = self.process.communicate()
