@@ -60,6 +60,7 @@ def check_file(model: str, inferred: str) -> FileChecks:
 
 
 def _read_shapes(graph: onnx.GraphProto, checks: FileChecks) -> None:
+    """Fill ``checks``' shapes, other types and outputs from the inferred ``graph``."""
     seen = set()
     for info in (*graph.value_info, *graph.output):
         if info.name in seen or info.type.ByteSize() == 0:
