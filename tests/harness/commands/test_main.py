@@ -14,6 +14,14 @@ COMMANDS = ["generate", "list", "run", "report", "doctor", "classify", "layers",
             "history", "diff", "scan", "diagnose"]
 
 
+def interruptible_harness(*args) -> subprocess.Popen:
+    """``python -m harness ARGS`` started in the background, Ctrl-C (SIGINT) reaching it as it reaches a user's: a
+    shell that runs the tests as a background job starts them with SIGINT ignored, and children inherit that."""
+    return subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
 def harness(*args, check=True, timeout=240, **kwargs):
     env = {**os.environ, "PYTHONPATH": str(REPO), **kwargs.pop("env", {})}
     result = subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, env=env,

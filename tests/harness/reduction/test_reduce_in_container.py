@@ -7,10 +7,7 @@ fewer, and the case module it writes reproduces the failure through `generate` a
 Needs Docker and the ort1.15-cpu image (built from BASE_IMAGE when missing): fails under CI=true without them."""
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
 
 import onnx
@@ -18,7 +15,7 @@ import pytest
 
 from harness.reduction.session import CONTAINER_PREFIX
 from harness.reduction.state import read_steps
-from tests.harness.commands.test_main import REPO, harness
+from tests.harness.commands.test_main import harness, interruptible_harness
 from tests.harness.reduction.reproduce import reproduce_case, same_failure, summary
 from tests.models import style_transfer
 
@@ -78,9 +75,7 @@ def test_the_case_module_reproduces_the_failure_through_generate_and_run(reducti
 def test_an_interrupted_reduction_removes_its_container_and_resumes_in_a_new_one(model, reduction, docker_client,
                                                                                tmp_path):
     out = tmp_path / "interrupted"
-    process = subprocess.Popen([sys.executable, "-m", "harness", "reduce", str(model), "--target", TARGET, "--out",
-                                str(out)], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = interruptible_harness("reduce", str(model), "--target", TARGET, "--out", str(out))
     deadline = time.monotonic() + 600
     while len(read_steps(out)) < 2 and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.2)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 
 import onnx
@@ -17,7 +15,7 @@ from cases import get_case
 from cases.generate import export_model
 
 from harness.reduction.state import read_steps
-from tests.harness.commands.test_main import REPO, harness
+from tests.harness.commands.test_main import harness, interruptible_harness
 from tests.harness.reduction.reproduce import reproduce_case, same_failure, summary
 from tests.models import f64_gelu
 
@@ -83,10 +81,7 @@ def test_the_case_module_reproduces_the_failure_through_generate_and_run(reducti
 
 def test_an_interrupted_reduction_resumes_without_running_its_checks_again(model, reduction, tmp_path):
     out = tmp_path / "interrupted"
-    env = {"PYTHONPATH": str(REPO)}
-    process = subprocess.Popen([sys.executable, "-m", "harness", "reduce", str(model), "--target", "ort-cpu",
-                                "--out", str(out)], cwd=REPO, env={**__import__("os").environ, **env},
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = interruptible_harness("reduce", str(model), "--target", "ort-cpu", "--out", str(out))
     deadline = time.monotonic() + 300
     while len(read_steps(out)) < 4 and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.2)
