@@ -286,8 +286,8 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
     names = model_names(groups)
     if any(names):
         original.start_reference()
-    if any(names) and result.loaded.external_data:  # the rewrites may read weights: read them all, once
-        external_data_helper.load_external_data_for_model(result.loaded.model, os.fspath(result.loaded.base_dir))
+        if result.loaded.external_data:  # the rewrites may read weights: read them all, once
+            external_data_helper.load_external_data_for_model(result.loaded.model, os.fspath(result.loaded.base_dir))
     last = max((i for i, name in enumerate(names) if name), default=-1)
     staging = Path(out_dir) / STAGING_DIR
     shutil.rmtree(staging, ignore_errors=True)
