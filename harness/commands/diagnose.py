@@ -13,6 +13,7 @@ from harness.commands.options import (
     EXIT_REGRESSION,
     EXIT_USAGE,
     CommandError,
+    add_observations_option,
     input_file,
     output_directory,
 )
@@ -184,9 +185,7 @@ def add_diagnose_commands(commands) -> None:
                    "its findings joined to the nodes the files name")
     p.add_argument("--targets", nargs="+", metavar="ID", help="the chosen targets: where a known failure makes the "
                    "exit status 1 (default: every target of the matrix)")
-    p.add_argument("--results", nargs="+", type=Path, metavar="PATH", action="extend",
-                   help="observed records: results files (.jsonl), run directories, merged directories or a history "
-                   "store")
+    add_observations_option(p)
     p.add_argument("--json", action="store_true", help="print the diagnosis as JSON instead of text")
     p.add_argument("--out", type=Path, metavar="DIR", help="with a model: where scan.json and scan.html go (default: "
                    "out/diagnose/<model name>)")

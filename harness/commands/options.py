@@ -120,3 +120,10 @@ def add_cell_options(p: argparse.ArgumentParser) -> None:
                    help="cells run at once, 1 or more (default: %(default)s)")
     p.add_argument("--timeout", type=positive_seconds, default=300.0,
                    help="seconds per cell before it is killed, above 0 (default: %(default)s)")
+
+
+def add_observations_option(p: argparse.ArgumentParser) -> None:
+    """--results: the observed records a scan's (or a diagnosis's) verdicts rest on."""
+    p.add_argument("--results", nargs="+", type=Path, metavar="PATH", action="extend",
+                   help="observed records: results files (.jsonl), run directories, merged directories or a history "
+                   "store")

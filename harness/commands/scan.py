@@ -15,6 +15,7 @@ from harness.commands.options import (
     EXIT_REGRESSION,
     EXIT_USAGE,
     CommandError,
+    add_observations_option,
     output_directory,
     positive_int,
     positive_seconds,
@@ -371,9 +372,7 @@ def add_scan_commands(commands) -> None:
     p.add_argument("model", type=Path, metavar="MODEL.onnx", help="the ONNX model (external data next to it)")
     p.add_argument("--targets", nargs="+", metavar="ID", help="targets to predict (default: every target of the "
                    "matrix)")
-    p.add_argument("--results", nargs="+", type=Path, metavar="PATH", action="extend",
-                   help="observed records: results files (.jsonl), run directories, merged directories or a history "
-                   "store")
+    add_observations_option(p)
     p.add_argument("--run", action="store_true", help="cut each match out of MODEL and run it through the harness")
     p.add_argument("--run-on", nargs="+", metavar="ID", help="with --run: the targets to run on, local or docker "
                    "(default: the matrix's default target); they are predicted too")
