@@ -317,10 +317,11 @@ def _check_figures(check: dict) -> str:
         added = [o["name"] for o in check["outputs_added"]]
         return f" (same inputs and outputs{'; added ' + ', '.join(added) if added else ''})"
     if check["check"] == "rescan":
-        return "".join(f"; {p['place']}: {p['state']}" for p in check["places"][:3]) + (
-            f" (+{len(check['places']) - 3} more)" if len(check["places"]) > 3 else "") + "".join(
-            f"; {c['place']}: {c['from']} is now {c['to']}" for c in check["changed_forms"]) + "".join(
-            f"; {g['place']}: {g['was']} {g['state']}" for g in check["gone"])
+        text = "".join(f"; {p['place']}: {p['state']}" for p in check["places"][:3])
+        if len(check["places"]) > 3:
+            text += f" (+{len(check['places']) - 3} more)"
+        text += "".join(f"; {c['place']}: {c['from']} is now {c['to']}" for c in check["changed_forms"])
+        return text + "".join(f"; {g['place']}: {g['was']} {g['state']}" for g in check["gone"])
     return ""
 
 

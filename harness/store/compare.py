@@ -178,8 +178,9 @@ def compare_records(old: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]]
             why = f"{describe(old_record)} -> {describe(new_record)}"
             if old_record and new_record and old_host != new_host:
                 why += f" (host {old_host} -> {new_host})"
-            if old_record and new_record and other_gpu(old_record, new_record):
-                why += f" (GPU {other_gpu(old_record, new_record)}: another GPU, not compared)"
+            gpus = other_gpu(old_record, new_record) if old_record and new_record else None
+            if gpus:
+                why += f" (GPU {gpus}: another GPU, not compared)"
             changes.append(CellChange(*cell, host=new_host if new_record else old_host, kind=kind, why=why,
                                       old=old_record, new=new_record))
     return Comparison(old_label, new_label, changes)

@@ -361,8 +361,9 @@ class HistoryStore:
                 why += f" (last comparable outcome in run {earlier[0]})"
             if kind == "flaky":
                 why += f"; changed {flips} times in the last {len(window)} runs"
-            if old and new and other_gpu(old, new):
-                why += f" (GPU {other_gpu(old, new)}: another GPU, not compared)"
+            gpus = other_gpu(old, new) if old and new else None
+            if gpus:
+                why += f" (GPU {gpus}: another GPU, not compared)"
             changes.append(CellChange(*cell, series.target, series.host, kind, why, old, new,
                                       old_run=earlier[0] if earlier else previous.run if old else None))
         return Comparison(previous.run, latest.run, changes)
