@@ -126,9 +126,9 @@ def quantize(source: Path, target: Path, data: CalibrationData) -> None:
             quant_pre_process(os.fspath(source), os.fspath(prepared))
             quantize_static(os.fspath(prepared), os.fspath(target), reader, quant_format=QuantFormat.QDQ,
                             op_types_to_quantize=value["op_types_to_quantize"], per_channel=value["per_channel"],
-                            reduce_range=value["reduce_range"], activation_type=QuantType.QInt8,
-                            weight_type=QuantType.QInt8, calibrate_method=CalibrationMethod.MinMax,
-                            extra_options=extra)
+                            reduce_range=value["reduce_range"], activation_type=QuantType[value["activation_type"]],
+                            weight_type=QuantType[value["weight_type"]],
+                            calibrate_method=CalibrationMethod[value["calibrate_method"]], extra_options=extra)
     finally:
         root.setLevel(level)
     _drop_unused_domains(target)
