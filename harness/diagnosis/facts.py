@@ -16,8 +16,9 @@ from harness.diagnosis.identify import Identified, command_lines, command_tool
 from harness.worker.backends.tensorrt import classify
 from harness.worker.backends.tensorrt.calibration_cache import CalibrationCache, headers_in_text
 from harness.worker.backends.tensorrt.layers import EngineLayer, LayersRead, is_foreign_node
+from harness.worker.record import fell_back
 
-PRECISION_ORDER = ("int8", "fp8", "fp16", "bf16", "fp32")  # narrowest first
+PRECISION_ORDER = ("int8", "fp8", "fp16", "bf16", "fp32")  # narrowest first: which of several asked to name
 _PRECISION_FLAGS = {"--int8": "int8", "--best": "int8", "--fp8": "fp8", "--fp16": "fp16", "--bf16": "bf16"}
 _PRECISION_WORDS = {"INT8": "int8", "FP8": "fp8", "FP16": "fp16", "BF16": "bf16", "FP32": "fp32"}
 # trtexec prints its command after "&&&& RUNNING|PASSED|FAILED TensorRT.trtexec [TensorRT v8502] # ".
@@ -94,7 +95,9 @@ def gpu_facts(text: str) -> dict[str, Any]:
 
 def layer_facts(read: LayersRead, requested: str | None = None, requested_from: str | None = None) -> dict[str, Any]:
     """Layer counts by precision and the compute layers that left the requested precision (the narrowest the build
-    asked for; when not known, the narrowest any compute layer ran in, and ``requested_from`` says so)."""
+    asked for; when not known, the narrowest any compute layer ran in, and ``requested_from`` says so): those that
+    fell back by the record's own rule (``harness.worker.record.fell_back``), wider or another format of the same
+    width."""
     compute = [layer for layer in read.layers if not layer.is_boundary]
     by_precision: dict[str, int] = {}
     for layer in compute:
@@ -103,8 +106,7 @@ def layer_facts(read: LayersRead, requested: str | None = None, requested_from: 
     if requested is None and known:
         requested = min(known, key=PRECISION_ORDER.index)
         requested_from = "inferred: the narrowest precision a compute layer ran in"
-    left = [_layer_dict(layer) for layer in compute if requested and layer.precision in PRECISION_ORDER
-            and PRECISION_ORDER.index(layer.precision) > PRECISION_ORDER.index(requested)]
+    left = [_layer_dict(layer) for layer in compute if requested and fell_back(requested, layer.precision)]
     return {
         "read": read.summary(),
         "layers": len(read.layers),

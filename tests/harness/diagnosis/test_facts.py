@@ -1,7 +1,8 @@
 """Facts read from a log's device lines and from a command line: what is printed is read, nothing is guessed."""
 import pytest
 
-from harness.diagnosis.facts import command_facts, gpu_facts
+from harness.diagnosis.facts import command_facts, gpu_facts, layer_facts
+from harness.worker.backends.tensorrt.layers import EngineLayer, LayersRead
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -31,3 +32,17 @@ def test_a_polygraphy_command_gives_its_subcommand_and_positional_model():
     facts = command_facts("CUDA_VISIBLE_DEVICES=0 python3 -m polygraphy convert 'my model.onnx' --fp16 -o m.engine")
     assert (facts["tool"], facts["subcommand"], facts["models"], facts["flags"], facts["requested_precision"]) == (
         "polygraphy", "convert", ["my model.onnx"], ["--fp16"], "fp16")
+
+
+@pytest.mark.parametrize(("requested", "left"), [
+    ("int8", ["/conv2/Conv", "/conv3/Conv", "/head/Gemm"]),  # fp8 is another format of int8's width; fp16, fp32 wider
+    ("fp8", ["/conv1/Conv", "/conv3/Conv", "/head/Gemm"]),  # and int8 of fp8's: not what was asked either
+    ("fp16", ["/head/Gemm"]),  # narrower layers are judged by the tolerance, not named here
+])
+def test_layers_that_left_the_requested_precision_follow_the_records_fallback_rule(requested, left):
+    layers = [EngineLayer(name, "Convolution", precision, False, (name,), None)
+              for name, precision in (("/conv1/Conv", "int8"), ("/conv2/Conv", "fp8"), ("/conv3/Conv", "fp16"),
+                                      ("/head/Gemm", "fp32"), ("/act/Sigmoid", "unknown"))]
+    facts = layer_facts(LayersRead(layers, "engine inspector JSON"), requested, "the test")
+    assert [layer["name"] for layer in facts["left_requested_precision"]] == left
+    assert facts["unknown_precision"] == 1  # never counted as left: unverified
