@@ -27,7 +27,6 @@ from harness.worker.shapes import variant_key
 CONTAINER_PREFIX = "trt-matrix-reduce-"  # every reduction container's name starts with it
 QUEUE_IN_CONTAINER = "/work/queue"  # in CONTAINER_WORK
 POLL_S = 0.05
-START_ALLOWANCE_S = 120.0  # the first check imports the backend in the container's worker
 Progress = Callable[[str], None]
 
 
@@ -172,7 +171,10 @@ class ContainerSession:
         """The server's ``done`` text once it is written; RuntimeError when the container stops or time runs out."""
         import docker.errors
 
-        deadline = time.monotonic() + self.timeout_s + START_ALLOWANCE_S
+        from harness.orchestration.docker.containers import whole_run_timeout
+
+        limit = whole_run_timeout(1, 1, self.timeout_s)  # one check, the worker's start and imports allowed for
+        deadline = time.monotonic() + limit
         while time.monotonic() < deadline:
             try:
                 return self._read(f"{job_dir}/{DONE}")
@@ -184,7 +186,7 @@ class ContainerSession:
                 raise RuntimeError(f"the container's worker stopped ({self.container.status}, exit status "
                                    f"{self.container.attrs['State'].get('ExitCode')}): {tail}")
             time.sleep(POLL_S)
-        raise RuntimeError(f"no answer from the container's worker within {self.timeout_s + START_ALLOWANCE_S:.0f} s")
+        raise RuntimeError(f"no answer from the container's worker within {limit:.0f} s")
 
     def _read(self, path: str) -> str:
         chunks, _ = self.container.get_archive(path)
