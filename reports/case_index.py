@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.worker.errors import InputError
-from harness.store.judgement import ClaimsError, target_claim, variant_claims
+from harness.store.claims import ClaimsError, target_claim, variant_claims
 
 INDEX_FORMAT = "trt-matrix/cases/1"
 INDEX_FILE = "index.json"

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import jinja2
 from markupsafe import Markup
 
-from harness.store.judgement import (
+from harness.judgement import (
     ATTENTION, EVIDENCE_OUTCOMES, MEANINGS, PLANNING_LABELS, PLANNING_MEANINGS, PLANNING_SYMBOLS, PLANNING_VERDICTS,
     STRENGTH_LABELS, strength_label,
 )

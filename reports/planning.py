@@ -1,18 +1,18 @@
 """The planning view: one verdict per (pattern, target), the target to pick per pattern, and what blocks each target.
 
-A pattern's verdict on a target reads the variants of its cases: the failing form as reported (the controls, for
-the control pattern), then its workarounds. Only records of this project decide *works*, *fails* or *fallback*;
-an upstream claim alone gives *claimed upstream only*, never an observed verdict. What each outcome and claim
-answers, the verdict words and their labels are :mod:`harness.store.judgement`'s, as are the scan's (with the mapping
-between the two).
+A pattern's verdict on a target is the engine's (:func:`harness.judgement.judge`, the scan's own) applied to the
+failing forms as reported (the controls, for the control pattern) and to each workaround, projected into a cell by
+:func:`harness.judgement.planning_verdict`: only records of this project decide *works*, *fails* or *fallback*; an
+upstream claim alone gives *claimed upstream only*, never an observed verdict. This module reads the records and
+claims of each variant and words the cell; the verdict words and their labels are :mod:`harness.judgement`'s.
 """
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Iterable, Sequence
 
-from harness.store import judgement as j
-from harness.store.judgement import (
+from harness import judgement as j
+from harness.judgement import (
     CANNOT_EXIST_HERE as CANNOT_EXIST,
     CLAIMED,
     FAILS_AS_REPORTED as FAILS,
@@ -103,7 +103,7 @@ class Verdict:
 
     @property
     def observed(self) -> bool:
-        return self.kind in (WORKS, WORKAROUND, FALLBACK, FAILS)
+        return self.kind in j.OBSERVED_PLANNING_VERDICTS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,6 +196,7 @@ class _Observed:
 
     def __init__(self, row: VariantRow, target: PlanTarget, records: list[dict[str, Any]]):
         self.row = row
+        self.records = records
         speaking = [r for r in records if j.meaning(r["outcome"]).evidence]
         self.worst = max(speaking, key=lambda r: j.severity(r["outcome"]), default=None)
         self.conflict = len({r["outcome"] for r in speaking}) > 1
@@ -222,19 +223,24 @@ class _Observed:
         """What its worst observation says about deploying the pattern (None: nothing observed)."""
         return j.answer(self.outcome) if self.worst else None
 
+    def pieces(self) -> list[j.Piece]:
+        """Its records and its claim on the target, as the engine reads evidence."""
+        claim = [j.Piece(j.CLAIMED, j.VARIANT, self.claim["outcome"], self.claim)] if self.claim else []
+        return [j.Piece(j.OBSERVED, j.VARIANT, r["outcome"], r) for r in self.records] + claim
+
     def evidence(self) -> Evidence:
         if self.worst:
             text = outcome_text(self.worst) + (" (hosts disagree)" if self.conflict else "")
         elif self.unavailable:
-            text = f"unavailable: {(self.unavailable.get('failure') or {}).get('message') or 'cannot exist'}"
+            text = f"{j.UNAVAILABLE}: {(self.unavailable.get('failure') or {}).get('message') or 'cannot exist'}"
         elif self.unverified:
             text = outcome_text(self.unverified)
         elif self.infra:
-            text = "infra-error: the harness failed, says nothing of the pattern"
+            text = f"{j.INFRA_ERROR}: the harness failed, says nothing of the pattern"
         elif self.claim:
             text = f"claimed upstream: {claim_text(self.claim)}"
         else:
-            text = "not run"
+            text = VERDICT_LABELS[NOT_RUN]
         return Evidence(self.row.case, self.row.variant, self.row.role, self.outcome, text, self.anchors,
                         self.conflict)
 
@@ -243,11 +249,11 @@ def _counts(observed: Iterable[_Observed]) -> str:
     """How the sweep points of a pattern ended on a target, e.g. "sweep points: 20 fallback, 4 pass, 2 not run"."""
     counts: dict[str, int] = {}
     for o in observed:
-        kind = o.outcome or ("unavailable" if o.unavailable else o.unverified["outcome"] if o.unverified
-                             else "infra-error" if o.infra else "not run")
+        kind = o.outcome or (j.UNAVAILABLE if o.unavailable else o.unverified["outcome"] if o.unverified
+                             else j.INFRA_ERROR if o.infra else NOT_RUN)
         counts[kind] = counts.get(kind, 0) + 1
-    order = [*j.WORST_FIRST, "not run"]
-    parts = [f"{counts[k]} {k}" for k in sorted(counts, key=order.index)]
+    order = [*j.WORST_FIRST, NOT_RUN]
+    parts = [f"{counts[k]} {VERDICT_LABELS.get(k, k) if k == NOT_RUN else k}" for k in sorted(counts, key=order.index)]
     return f"sweep points: {', '.join(parts)}" if parts else ""
 
 
@@ -273,7 +279,8 @@ def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verd
 
 
 def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tuple[Verdict, dict | None]:
-    """The verdict and the record that decided it (None when no record did)."""
+    """The verdict and the record that decided it (None when no record did): the engine's judgement of the failing
+    forms and of each workaround, projected into a cell, then worded."""
     observed = [_Observed(row, target, records_by_cell.get((row.case, row.variant, target.id), []))
                 for row in pattern.rows]
     primary_role = "failing" if any(o.row.role == "failing" for o in observed) else "control"
@@ -283,49 +290,49 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
     evidence = tuple(o.evidence() for o in [*primary, *workarounds])
     common = dict(notes=pattern.notes_for(target.backend), evidence=evidence, conflict=any(o.conflict for o in observed),
                   sweep_counts=_counts(o for o in observed if o.row.role == "sweep"))
+    form = j.judge(piece for o in primary for piece in o.pieces())
+    judged = [(o, j.judge(o.pieces())) for o in workarounds]
+    kind = j.planning_verdict(form, [w for _, w in judged], target.available)
     if not target.available:
-        return Verdict(CANNOT_EXIST, f"cannot exist: {target.reason or 'the target is unavailable'}", **common), None
+        return Verdict(kind, f"cannot exist: {target.reason or 'the target is unavailable'}", **common), None
+    working = [o for o, w in judged if w.basis == j.OBSERVED and w.verdict in j.SCAN_GOOD]
     seen = [o for o in primary if o.worst]
-    working = [o for o in workarounds if o.answer == j.WORKS]
-    sweep_text = None
-    if seen:
-        worst = max(seen, key=lambda o: o.severity)
+    worst = max(seen, key=lambda o: o.severity) if seen else None
+    if worst:
         worse_sweeps = [o for o in sweeps if o.severity > worst.severity]
         if worse_sweeps:
             kinds = sorted({o.outcome for o in worse_sweeps}, key=j.WORST_FIRST.index)
-            sweep_text = f"{len(worse_sweeps)} of {len(sweeps)} sweep points worse ({', '.join(kinds)})"
-        common["sweeps"] = sweep_text
-        as_reported = j.PLANNING_VERDICT_OF_ANSWER[worst.answer]  # what the failing form's own record says
-        if as_reported == WORKS:
-            partial = "" if len(seen) == len(primary) else f" ({len(seen)} of {len(primary)} forms run)"
-            return Verdict(WORKS, VERDICT_LABELS[WORKS] + partial, partial.strip(" ()"), **common), worst.worst
-        if working:
-            names = ", ".join(o.row.variant for o in working)
-            return Verdict(WORKAROUND, f"works with workaround {names}; as reported {outcome_text(worst.worst)}",
-                           names, workaround=working[0].row.variant, **common), working[0].worst
-        if as_reported == FALLBACK:
-            nodes = tuple(worst.worst["fallback_nodes"])
-            return Verdict(FALLBACK, f"precision fallback: {fallback_text(worst.worst)}", fallback_text(worst.worst),
-                           nodes=nodes, **common), worst.worst
-        degraded = [o for o in workarounds if o.answer == j.FALLS_BACK]
-        if degraded:
-            nodes = tuple(degraded[0].worst["fallback_nodes"])
-            text = fallback_text(degraded[0].worst)
-            return Verdict(FALLBACK, f"precision fallback with workaround {degraded[0].row.variant}: "
-                           f"{text}; as reported {outcome_text(worst.worst)}",
-                           f"with workaround {degraded[0].row.variant}: {text}", nodes=nodes,
-                           workaround=degraded[0].row.variant, **common), degraded[0].worst
+            common["sweeps"] = f"{len(worse_sweeps)} of {len(sweeps)} sweep points worse ({', '.join(kinds)})"
+        else:
+            common["sweeps"] = None
+    if kind == WORKS:
+        partial = "" if len(seen) == len(primary) else f" ({len(seen)} of {len(primary)} forms run)"
+        return Verdict(WORKS, VERDICT_LABELS[WORKS] + partial, partial.strip(" ()"), **common), worst.worst
+    if kind == WORKAROUND:
+        names = ", ".join(o.row.variant for o in working)
+        as_reported = f"as reported {outcome_text(worst.worst)}" if worst else "the failing form was not run"
+        detail = names if worst else f"{names} (failing form not run)"
+        return Verdict(WORKAROUND, f"works with workaround {names}; {as_reported}", detail,
+                       workaround=working[0].row.variant, **common), working[0].worst
+    if kind == FALLBACK and form.verdict == j.FALLBACK:
+        nodes = tuple(worst.worst["fallback_nodes"])
+        return Verdict(FALLBACK, f"precision fallback: {fallback_text(worst.worst)}", fallback_text(worst.worst),
+                       nodes=nodes, **common), worst.worst
+    if kind == FALLBACK:  # the failing form fails; its first workaround that falls back is what works at all
+        degraded = next(o for o, w in judged if w.basis == j.OBSERVED and w.verdict == j.FALLBACK)
+        text = fallback_text(degraded.worst)
+        return Verdict(FALLBACK, f"precision fallback with workaround {degraded.row.variant}: "
+                       f"{text}; as reported {outcome_text(worst.worst)}",
+                       f"with workaround {degraded.row.variant}: {text}", nodes=tuple(degraded.worst["fallback_nodes"]),
+                       workaround=degraded.row.variant, **common), degraded.worst
+    if kind == FAILS:
         return Verdict(FAILS, f"fails as reported: {outcome_text(worst.worst)}", outcome_text(worst.worst),
                        **common), None
-    if working:
-        names = ", ".join(o.row.variant for o in working)
-        return Verdict(WORKAROUND, f"works with workaround {names}; the failing form was not run",
-                       f"{names} (failing form not run)", workaround=working[0].row.variant, **common), working[0].worst
-    if primary and all(o.unavailable for o in primary):
-        message = (primary[0].unavailable.get("failure") or {}).get("message") or "cannot exist on this target"
+    if kind == CANNOT_EXIST:
+        message = (form.deciding.item.get("failure") or {}).get("message") or "cannot exist on this target"
         return Verdict(CANNOT_EXIST, f"cannot exist: {message}", message, **common), None
-    claims = [o for o in primary if o.claim]
-    if claims:
+    if kind == CLAIMED:
+        claims = [o for o in primary if o.claim]
         texts = list(dict.fromkeys(claim_text(o.claim) for o in claims))
         claimed_workarounds = [o for o in workarounds if o.claim and j.claim_answer(o.claim["outcome"]) == j.WORKS]
         text = "; ".join(f"{o.row.variant}: {claim_text(o.claim)}" for o in claims)
@@ -335,17 +342,17 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
             text += f"; workaround {names} claimed to pass"
             detail += f"; {len(claimed_workarounds)} workaround{'s' if len(claimed_workarounds) > 1 else ''} " \
                       "claimed to pass"
-        return Verdict(CLAIMED, f"claimed upstream only: {text}", detail,
+        return Verdict(CLAIMED, f"{VERDICT_LABELS[CLAIMED]}: {text}", detail,
                        claimed_pass=all(j.claim_answer(o.claim["outcome"]) == j.WORKS for o in claims), **common), None
-    unverified = [o.unverified for o in primary if o.unverified]
-    if unverified:
-        return Verdict(UNVERIFIED, f"precision unverified: {outcome_text(unverified[0])}",
-                       nodes_text(unverified_nodes(unverified[0])), nodes=tuple(unverified_nodes(unverified[0])),
+    if kind == UNVERIFIED:
+        unverified = next(o.unverified for o in primary if o.unverified)
+        return Verdict(UNVERIFIED, f"{VERDICT_LABELS[UNVERIFIED]}: {outcome_text(unverified)}",
+                       nodes_text(unverified_nodes(unverified)), nodes=tuple(unverified_nodes(unverified)),
                        **common), None
     if any(o.infra for o in primary):
-        return Verdict(NOT_RUN, "not run: infra-error (the harness failed, not the pattern)", "infra-error",
-                       **common), None
-    return Verdict(NOT_RUN, "not run", **common), None
+        return Verdict(NOT_RUN, f"{VERDICT_LABELS[NOT_RUN]}: {j.INFRA_ERROR} (the harness failed, not the pattern)",
+                       j.INFRA_ERROR, **common), None
+    return Verdict(NOT_RUN, VERDICT_LABELS[NOT_RUN], **common), None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -397,7 +404,7 @@ def _recommend(targets: Sequence[PlanTarget], verdicts: Sequence[Verdict]) -> tu
         groups.setdefault(target.group, []).append((target, found))
     out = []
     for group, members in groups.items():
-        for kind in (WORKS, WORKAROUND, FALLBACK):
+        for kind in j.PLANNING_PREFERENCE:
             best = [(t, v) for t, v in members if v.kind == kind]
             if best:
                 best.sort(key=lambda pair: (not pair[1].gpu_fallback, target_sort_key(  # all on its device first

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.store.judgement import SCAN_VERDICT_MEANINGS, SCAN_VERDICT_SYMBOLS, SCAN_WORKAROUND_VERDICTS
+from harness.judgement import SCAN_VERDICT_MEANINGS, SCAN_VERDICT_SYMBOLS, SCAN_WORKAROUND_VERDICTS
 from reports.html import template_environment
 
 TEMPLATE = "scan.html.j2"

@@ -21,7 +21,7 @@ from harness.scan.loading import load_model
 from harness.scan.matching import find_patterns
 from harness.scan.observations import read_observations
 from harness.scan.prediction import predict
-from harness.store import judgement as j
+from harness import judgement as j
 from reports.case_index import rows_from_index
 from reports.planning import build_plan
 from reports.tables import matrix_columns
@@ -159,20 +159,20 @@ def test_the_scan_of_each_form_agrees_with_the_planning_view_on_every_target(sca
                            or e.variant in getattr(cases.get_case(e.case), "unmatchable_forms", ())
                            for e in by_role["failing"]), where
                 continue
-            worst = min((v.verdict for v in scan.values()), key=j.SCAN_VERDICTS.index)
-            if worst not in j.SCAN_VERDICTS_OF_PLANNING[cell.kind]:
-                disagreements.append(f"{where}; scan of the failing form {worst}: "
-                                     + "; ".join(f"{n}: {v.reason}" for (_, n), v in scan.items()))
-            basis = {j.CLAIMED: {"claimed"}, j.NOT_RUN: {None}}.get(cell.kind)
-            if basis and {v.basis for v in scan.values()} != basis:
-                disagreements.append(f"{where}; the scan rests on {[v.basis for v in scan.values()]}, not {basis}")
+            form = j.judge(e for v in scan.values() for e in v.evidence)
+            listed = [j.judge(w.evidence) for v in scan.values() for w in v.workarounds]
+            projected = j.planning_verdict(form, listed, target.available)
+            if projected != cell.kind:
+                disagreements.append(f"{where}; the scan's judgement of the failing form, {form.verdict} "
+                                     f"({form.basis}), and of its workarounds {[w.verdict for w in listed]} project to "
+                                     f"{projected}: " + "; ".join(f"{n}: {v.reason}" for (_, n), v in scan.items()))
             # Form by form: what the planning view read of each variant is what the scan says of it.
             workarounds = scan_verdicts(found, observations, by_role["workaround"], target.id)
             for e in by_role["failing"] + by_role["workaround"]:
                 verdict = {**scan, **workarounds}.get((e.case, e.variant))
                 if verdict is None:
                     continue
-                expected = (j.scan_verdict(j.answer(e.outcome)) if e.outcome else None)
+                expected = j.verdict_of(j.Piece(j.OBSERVED, j.VARIANT, e.outcome)) if e.outcome else None
                 if expected and (verdict.verdict, verdict.basis) != (expected, "observed"):
                     disagreements.append(f"{where}; {e.variant} observed {e.text}, the scan says {verdict.verdict} "
                                          f"({verdict.basis}): {verdict.reason}")

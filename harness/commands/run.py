@@ -18,7 +18,7 @@ from harness.commands.options import (
     output_file,
 )
 from harness.matrix import load_matrix
-from harness.store.judgement import RUN_FAIL_ON_LEVELS
+from harness.judgement import RUN_FAIL_ON_LEVELS
 
 
 def selected_cells(cases_dir: Path, pattern: str | None) -> list[dict]:
@@ -65,7 +65,7 @@ def cmd_run(args) -> int:
 def gate_failures(results: Path, target_ids: list[str], cells: list[dict], level: str) -> list[dict]:
     """The latest records of ``cells`` on ``target_ids`` in ``results`` that fail ``--fail-on level``, each printed
     on a line of its own (the cell, its outcome, the nodes and precisions of a fallback)."""
-    from harness.store import judgement
+    from harness import judgement
     from harness.store.results_file import read_results_file
     from harness.worker.shapes import variant_key
 

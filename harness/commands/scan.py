@@ -21,7 +21,9 @@ from harness.commands.options import (
     positive_seconds,
 )
 from harness.matrix import default_target, load_matrix
-from harness.store.judgement import SCAN_FAILING, SCAN_GOOD, SCAN_VERDICT_MEANINGS
+from harness.judgement import (
+    SCAN_FAIL_ON_DEFAULT, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICT_MEANINGS,
+)
 
 EXIT_FAILS = EXIT_REGRESSION  # the gate fails: some chosen target is predicted or observed to fail (see --fail-on)
 JSON_NAME, HTML_NAME = "scan.json", "scan.html"
@@ -378,8 +380,10 @@ def add_scan_commands(commands) -> None:
     p.add_argument("--run-on", nargs="+", metavar="ID", help="with --run: the targets to run on, local or docker "
                    "(default: the matrix's default target); they are predicted too")
     p.add_argument("--out", type=Path, metavar="DIR", help="output directory (default: out/scan/<model name>)")
-    p.add_argument("--fail-on", choices=("blocked", "fallback", "unverified"), default="blocked",
-                   help="the verdicts that make the exit status 1: blocked (default), also fallback, also unverified")
+    p.add_argument("--fail-on", choices=SCAN_FAIL_ON_LEVELS, default=SCAN_FAIL_ON_DEFAULT,
+                   help="the verdicts that make the exit status 1: " + ", also ".join(
+                       f"{level} (default)" if level == SCAN_FAIL_ON_DEFAULT else level
+                       for level in SCAN_FAIL_ON_LEVELS))
     p.add_argument("--max-reproducers", type=positive_int, default=8, metavar="N",
                    help="with --run: at most N reproducers per pattern form (occurrences of one shape share one; "
                    "default: %(default)s)")

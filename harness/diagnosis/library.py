@@ -16,7 +16,7 @@ from harness.matrix import Target
 from harness.scan.matching import Finding
 from harness.scan.observations import Observations
 from harness.scan.prediction import Verdict, predict
-from harness.store import judgement as j
+from harness import judgement as j
 from harness.worker.backends.tensorrt.calibration_cache import NEWEST_MAJOR, CalibrationCache, check_cache
 from harness.worker.backends.tensorrt.classify import WARNING_KINDS
 from harness.worker.backends.tensorrt.compat import version_tuple

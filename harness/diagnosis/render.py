@@ -7,7 +7,7 @@ from typing import Any
 
 from harness.diagnosis.diagnose import Diagnosis, FileDiagnosis
 from harness.diagnosis.library import APPLYING_VERDICTS, CACHE_DECISIONS, STRENGTHS
-from harness.store import judgement as j
+from harness import judgement as j
 
 WIDTH = 116
 SHOWN = 3  # layers, nodes, targets named before "and N more"

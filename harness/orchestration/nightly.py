@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator
 from harness.orchestration import fingerprint
 from harness.matrix import Target
 from harness.orchestration.run_targets import RunSummary, matches, run_targets
-from harness.store.judgement import RETRIED_OUTCOMES
+from harness.judgement import RETRIED_OUTCOMES
 from harness.store.results_file import ResultsWriter, read_results_file, variant_on_target
 from harness.store.run_dirs import (
     CASES_INDEX,

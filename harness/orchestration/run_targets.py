@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness.matrix import Target
-from harness.store.judgement import BROKEN_OUTCOMES
+from harness.judgement import BROKEN_OUTCOMES
 from harness.store.results_file import ResultsWriter
 from harness.worker import record as rec
 from harness.worker.casedata import load_cells

@@ -5,7 +5,7 @@ import dataclasses
 import re
 from typing import Any
 
-from harness.store import judgement
+from harness import judgement
 from harness.worker import record as rec
 
 KEEP_CHOICES = ("category", "node")

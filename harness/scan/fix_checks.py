@@ -24,7 +24,7 @@ import numpy as np
 
 from cases.model import FixTolerance
 from harness.scan.fix_places import FixFailed, PlaceFix
-from harness.store import judgement as j
+from harness import judgement as j
 from harness.worker.metrics import compare_output
 
 WHOLE = "(the whole model)"

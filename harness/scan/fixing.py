@@ -23,10 +23,9 @@ from cases import rewriting
 from cases.model import FixTolerance, Match, NoRewrite, Variant
 from harness.scan.fix_places import FixFailed, PlaceFix
 from harness.scan.matching import Finding
-from harness.store import judgement as j
+from harness import judgement as j
 
 GOOD = j.SCAN_GOOD
-NOTHING_TO_FIX = (*j.SCAN_GOOD, j.CLEAR)
 STAGING_DIR = ".fix-staging"
 
 
@@ -35,7 +34,7 @@ class Candidate:
     """A workaround variant --fix may apply for a finding on a target, and why it may."""
 
     workaround: Variant
-    basis: str  # "observed", "claimed", or "your choice" (--workaround)
+    basis: str  # the basis of its verdict (judgement.BASES), or "your choice" (--workaround)
     reason: str
     evidence: tuple[str, ...] = ()  # the workaround's evidence on the target, one sentence each
 
@@ -74,9 +73,9 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]],
                                         "whatever the evidence says"))
         return Choice(tuple(chosen), "; ".join(problems), refused=not chosen)
     migrating = own_verdict is not None and form is not None and form.role == "failing"
-    if verdict.verdict in NOTHING_TO_FIX and not migrating:
+    if verdict.verdict in j.SCAN_NOTHING_TO_FIX and not migrating:
         return Choice((), f"nothing to fix: {verdict.verdict} here")
-    if verdict.verdict == "unavailable":
+    if verdict.verdict == j.UNAVAILABLE:
         return Choice((), "the target is unavailable")
     reasons, ranked = [], []
     checks = [(check.variant, check.verdict, check.evidence) for check in verdict.workarounds]
@@ -93,12 +92,11 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]],
         if problem:
             reasons.append(f"{variant.name}: {problem}")
             continue
-        observed = any(e.kind == "observed" for e in evidence)
-        basis = ("observed" if observed else "claimed") if verdict_there in GOOD else \
+        basis = j.judge(evidence).basis if verdict_there in GOOD else \
             "the library's workaround form, placed by --to-explicit"
         candidate = Candidate(variant, basis, f"{variant.name} ({verdict_there}, {basis})",
                               tuple(e.describe() for e in evidence))
-        ranked.append(((verdict_there != j.VERIFIED, not observed, verdict_there not in GOOD), len(ranked), candidate))
+        ranked.append((j.fix_rank(verdict_there, basis), len(ranked), candidate))
     if migrating:
         if not ranked and not reasons:
             reasons.append(f"{case.id} has no workaround form in the library")

@@ -10,10 +10,11 @@ others are listed beside it:
    form, or when the form named is a variant that inherits the evidence of the failing form it varies
    (``Variant.inherits``, ``Variant.varies``); evidence never crosses to a form of another structure.
 
-What each outcome and claim says, the tiers, the verdict words (``blocked``, ``fallback``, ``unavailable``,
-``unverified``, ``likely``, ``verified``, ``clear``) and the claims themselves (read through the index.json form, as
-the report reads them) are :mod:`harness.store.judgement`'s. A model with no finding is ``clear`` on every available
-target: nothing known against it.
+Which tier and which evidence decide, and the verdict they give, are the engine's (:func:`harness.judgement.judge`,
+the one the planning view's cells are projected from); what each outcome and claim says, the tiers and the verdict
+words are :mod:`harness.judgement`'s, the claims are read through the index.json form as the report reads them
+(:mod:`harness.store.claims`). This module gathers the evidence and words the reasons. A model with no finding is
+``clear`` on every available target: nothing known against it.
 """
 from __future__ import annotations
 
@@ -22,25 +23,19 @@ import functools
 from typing import Any, Iterable, Sequence
 
 from cases.model import Case, Knobs, Variant
+from harness import judgement as j
 from harness.matrix import Target
 from harness.scan.matching import Finding
 from harness.scan.observations import Observation, Observations
-from harness.store import judgement as j
-
-VERDICTS = j.SCAN_VERDICTS  # worst first
-FAIL_ON = {  # --fail-on LEVEL: the verdicts that make the scan exit 1
-    j.BLOCKED: (j.BLOCKED,),
-    j.FALLBACK: (j.BLOCKED, j.FALLBACK),
-    j.UNVERIFIED: (j.BLOCKED, j.FALLBACK, j.UNVERIFIED),
-}
+from harness.store.claims import index_claims, target_claim
 
 
 @dataclasses.dataclass(frozen=True)
 class Evidence:
     """One observation or one upstream claim about a (case, variant) on a target."""
 
-    kind: str  # "observed" (a record of this harness) or "claimed" (upstream, never run here)
-    scope: str  # key of judgement.SCOPE_LABELS
+    kind: str  # its basis (judgement.BASES): observed (a record of this harness) or claimed (upstream, never run here)
+    scope: str  # judgement.SCOPES
     case: str
     variant: str
     target: str
@@ -57,11 +52,11 @@ class Evidence:
     def answer(self) -> str | None:
         """What it says about deploying the pattern (judgement.ANSWERS); None: nothing (an infra-error, an
         unverified record)."""
-        return j.claim_answer(self.outcome) if self.kind == "claimed" else j.answer(self.outcome)
+        return j.answer_of(self)
 
     @property
     def verdict(self) -> str:
-        return j.scan_verdict(self.answer, own_layer=self.scope == "your-layer")
+        return j.verdict_of(self)
 
     @property
     def decisive(self) -> bool:
@@ -71,13 +66,13 @@ class Evidence:
         """The evidence in one sentence, saying plainly whether it was observed here or claimed upstream."""
         what = self.outcome + (f" ({self.category})" if self.category else "")
         subject = f"{self.case}/{self.variant}"
-        if self.kind == "claimed":
+        if self.kind != j.OBSERVED:
             strength = j.strength_label(self.strength)
-            whose = f" for the reported form {subject}" if self.scope == "reported-form" else ""
-            return f"claimed upstream ({strength}), not observed here: {what}{whose}"
-        where = (f"your layer ({self.variant})" if self.scope == "your-layer"
+            whose = f" for the reported form {subject}" if self.scope == j.REPORTED_FORM else ""
+            return f"{j.BASIS[self.kind].tag} ({strength}), not observed here: {what}{whose}"
+        where = (f"your layer ({self.variant})" if self.scope == j.YOUR_LAYER
                  else f"{j.SCOPE_LABELS[self.scope]} {subject}")
-        text = f"observed {what} on {where}"
+        text = f"{j.BASIS[self.kind].tag} {what} on {where}"
         if self.nodes:
             text += f": {', '.join(self.nodes)} not in the precision asked"
         if self.gpu_nodes:
@@ -92,32 +87,32 @@ class Evidence:
 def observed(observation: Observation, scope: str) -> Evidence:
     record = observation.record
     failure = record.get("failure") or {}
-    return Evidence("observed", scope, record["case"], record["variant"], record["target"], record["outcome"],
+    return Evidence(j.OBSERVED, scope, record["case"], record["variant"], record["target"], record["outcome"],
                     failure.get("category"), observation.source, tuple(record.get("fallback_nodes") or ()),
                     tuple((record.get("details") or {}).get("dla_fallback_nodes") or ()), host=observation.host,
                     note=failure.get("message") or "")
 
 
 def claimed(claim: dict[str, Any], case: str, variant: str, scope: str) -> Evidence:
-    """A claim as :func:`harness.store.judgement.variant_claims` reads it."""
-    return Evidence("claimed", scope, case, variant, claim["target"], claim["outcome"], claim["category"],
+    """A claim as :func:`harness.store.claims.variant_claims` reads it."""
+    return Evidence(j.CLAIMED, scope, case, variant, claim["target"], claim["outcome"], claim["category"],
                     claim["source"], strength=claim["strength"], note=claim["note"])
 
 
 @functools.lru_cache(maxsize=None)
 def library_claims(case: type[Case]) -> dict[str, tuple[dict[str, Any], ...]]:
     """Per variant of ``case``, its upstream claims read as the report reads them: from the case's index.json form
-    (built in memory by the function that writes index.json) through :func:`harness.store.judgement.index_claims`."""
+    (built in memory by the function that writes index.json) through :func:`harness.store.claims.index_claims`."""
     from cases.generate import declared_index
 
-    claims = j.index_claims(declared_index([case]), f"the case library ({case.__module__})")
+    claims = index_claims(declared_index([case]), f"the case library ({case.__module__})")
     return {variant: found for (_, variant), found in claims.items()}
 
 
 def claims_on(case: type[Case], variant: str, target: Target, scope: str) -> list[Evidence]:
     """The upstream claim for ``variant`` of ``case`` on ``target``, as evidence of ``scope`` (none, or the one
-    judgement.target_claim shows: a claim naming a GPU architecture only on a Jetson target of that GPU)."""
-    claim = j.target_claim(library_claims(case).get(variant, ()), target.id, target.platform)
+    target_claim shows: a claim naming a GPU architecture only on a Jetson target of that GPU)."""
+    claim = target_claim(library_claims(case).get(variant, ()), target.id, target.platform)
     return [claimed(claim, case.id, variant, scope)] if claim else []
 
 
@@ -130,9 +125,9 @@ class WorkaroundCheck:
 
     @property
     def verdict(self) -> str:
-        """As for a finding: what was observed of the workaround decides, its claims only when nothing was."""
-        observed = [e for e in self.evidence if e.kind == "observed"]
-        return _decide(observed or self.evidence)[0] if self.evidence else j.UNVERIFIED
+        """As for a finding: the engine's verdict of its evidence (what was observed of it decides, its claims only
+        when nothing was)."""
+        return j.judge(self.evidence).verdict
 
     def to_dict(self) -> dict[str, Any]:
         knobs = {k: v for k, v in self.variant.knobs.to_dict().items() if v != Knobs().to_dict()[k]}
@@ -157,62 +152,48 @@ class Verdict:
 
 def predict(finding: Finding, target: Target, observations: Observations,
             layers: Sequence[list[Observation]] | None = None) -> Verdict:
-    """The verdict of ``finding`` on ``target``. ``layers`` (with ``--run``) holds, per occurrence of the finding,
-    the observations of its extracted reproducer on this target (empty when it was not extracted or run)."""
+    """The verdict of ``finding`` on ``target``: the engine's judgement of its evidence, with the reason in words.
+    ``layers`` (with ``--run``) holds, per occurrence of the finding, the observations of its extracted reproducer on
+    this target (empty when it was not extracted or run)."""
     if not target.available:
         return Verdict(target.id, j.UNAVAILABLE, None, f"the target cannot exist: {target.reason}", [], [])
-    tiers = _tiers(finding, target, observations, layers)
-    evidence = [e for tier in tiers for e in tier.evidence]
-    for tier in tiers:
-        decisive = [e for e in tier.evidence if e.decisive]
-        if decisive and tier.decides(decisive):
-            verdict, deciding = _decide(decisive)
-            reason = tier.prefix + deciding.describe() + _disagreement(deciding, evidence) + tier.suffix
-            return Verdict(target.id, verdict, deciding.kind, reason, evidence, _workarounds(finding, target,
-                                                                                           observations, verdict))
+    evidence, uncovered_suffix = _evidence(finding, target, observations, layers)
+    judged = j.judge(evidence, uncovered=(j.YOUR_LAYER,) if uncovered_suffix else ())
+    if judged.basis is not None:
+        deciding = judged.deciding
+        prefix = (f"no evidence for your form {finding.variant.name}; "
+                  if judged.scope == j.REPORTED_FORM and finding.variant is not None else "")
+        suffix = uncovered_suffix if judged.scope == j.YOUR_LAYER else ""
+        reason = prefix + deciding.describe() + _disagreement(deciding, evidence) + suffix
+        return Verdict(target.id, judged.verdict, judged.basis, reason, evidence,
+                       _workarounds(finding, target, observations, judged.verdict))
     reason = "no observation or upstream claim for this pattern on this target"
-    if any(not e.decisive for e in evidence):
+    if judged.silent:
         reason += (" (only records that say nothing of the pattern: infra-error, the harness or environment failed "
                    "those cells, or unverified, they ran but the backend did not show an expected node's precision)")
     return Verdict(target.id, j.UNVERIFIED, None, reason, evidence,
                    _workarounds(finding, target, observations, j.UNVERIFIED))
 
 
-@dataclasses.dataclass
-class _Tier:
-    evidence: list[Evidence]
-    prefix: str = ""
-    suffix: str = ""
-    covered: bool = True  # every occurrence has evidence in this tier (only the your-layer tier can fall short)
-
-    def decides(self, decisive: list[Evidence]) -> bool:
-        """A tier that does not cover every occurrence decides only when some occurrence fails or falls back."""
-        return self.covered or VERDICTS.index(_decide(decisive)[0]) < VERDICTS.index(j.UNAVAILABLE)
-
-
-def _tiers(finding: Finding, target: Target, observations: Observations,
-           layers: Sequence[list[Observation]] | None) -> list[_Tier]:
-    """The finding's tiers of evidence on ``target``, in judgement.TIERS order (those that apply to it)."""
+def _evidence(finding: Finding, target: Target, observations: Observations,
+              layers: Sequence[list[Observation]] | None) -> tuple[list[Evidence], str]:
+    """The finding's evidence on ``target``, each piece with its scope, and, when not every occurrence was checked on
+    its own layer, what the reason says of that."""
     case = finding.case
-    tiers: dict[tuple[str, str], _Tier] = {}
+    evidence, suffix = [], ""
     if layers is not None:
-        layer_evidence = [observed(o, "your-layer") for occurrence in layers for o in occurrence]
+        evidence += [observed(o, j.YOUR_LAYER) for occurrence in layers for o in occurrence]
         covered = all(any(j.answer(o.record["outcome"]) is not None for o in occurrence) for occurrence in layers)
         checked = sum(bool(occurrence) for occurrence in layers)
         suffix = "" if covered else f" ({checked} of {len(layers)} occurrences checked on their own layer)"
-        tiers["your-layer", "observed"] = _Tier(layer_evidence, suffix=suffix, covered=covered)
     if finding.variant is not None:
         name = finding.variant.name
-        tiers["variant", "observed"] = _Tier([observed(o, "variant") for o in observations.of(case.id, name, target.id)])
-        tiers["variant", "claimed"] = _Tier(claims_on(case, name, target, "variant"))
-    reported = _reported_forms(finding)
-    if reported:
-        prefix = f"no evidence for your form {finding.variant.name}; " if finding.variant is not None else ""
-        tiers["reported-form", "observed"] = _Tier([observed(o, "reported-form") for name in reported
-                                                    for o in observations.of(case.id, name, target.id)], prefix=prefix)
-        tiers["reported-form", "claimed"] = _Tier(
-            [e for name in reported for e in claims_on(case, name, target, "reported-form")], prefix=prefix)
-    return [tiers[key] for key in j.TIERS if key in tiers]
+        evidence += [observed(o, j.VARIANT) for o in observations.of(case.id, name, target.id)]
+        evidence += claims_on(case, name, target, j.VARIANT)
+    for name in _reported_forms(finding):
+        evidence += [observed(o, j.REPORTED_FORM) for o in observations.of(case.id, name, target.id)]
+        evidence += claims_on(case, name, target, j.REPORTED_FORM)
+    return evidence, suffix
 
 
 def _reported_forms(finding: Finding) -> list[str]:
@@ -225,23 +206,13 @@ def _reported_forms(finding: Finding) -> list[str]:
     return [variant.varies] if variant.inherits else []
 
 
-def _decide(evidence: Iterable[Evidence]) -> tuple[str, Evidence]:
-    """The worst verdict among ``evidence`` and the evidence that gives it."""
-    deciding = min(evidence, key=lambda e: VERDICTS.index(e.verdict))
-    return deciding.verdict, deciding
-
-
 def _disagreement(deciding: Evidence, evidence: list[Evidence]) -> str:
     """When an observation decides, the upstream claims for the same variant that say otherwise."""
-    if deciding.kind != "observed":
+    if deciding.kind != j.OBSERVED:
         return ""
-    others = [e for e in evidence if e.kind == "claimed" and e.variant == deciding.variant
-              and _band(e.verdict) != _band(deciding.verdict)]
+    others = [e for e in evidence if e.kind == j.CLAIMED and e.variant == deciding.variant
+              and j.verdict_group(e.verdict) != j.verdict_group(deciding.verdict)]
     return "".join(f"; upstream claimed {e.outcome} ({j.strength_label(e.strength)})" for e in others)
-
-
-def _band(verdict: str) -> str:
-    return "good" if verdict in j.SCAN_GOOD else verdict
 
 
 def _workarounds(finding: Finding, target: Target, observations: Observations, verdict: str) -> list[WorkaroundCheck]:
@@ -254,12 +225,12 @@ def _workarounds(finding: Finding, target: Target, observations: Observations, v
     for variant in finding.case.variants:
         if variant.role != "workaround" or variant is finding.variant or not _applies(variant, finding):
             continue
-        evidence = [observed(o, "variant") for o in observations.of(finding.case.id, variant.name, target.id)]
-        evidence += claims_on(finding.case, variant.name, target, "variant")
+        evidence = [observed(o, j.VARIANT) for o in observations.of(finding.case.id, variant.name, target.id)]
+        evidence += claims_on(finding.case, variant.name, target, j.VARIANT)
         checks.append(WorkaroundCheck(variant, [e for e in evidence if e.decisive]))
     if verdict == j.UNVERIFIED:
-        checks = [check for check in checks if _workaround_rank(check.verdict) == 0]
-    return sorted(checks, key=lambda check: _workaround_rank(check.verdict))
+        checks = [check for check in checks if check.verdict in j.SCAN_GOOD]
+    return sorted(checks, key=lambda check: j.workaround_rank(check.verdict))
 
 
 def _applies(workaround: Variant, finding: Finding) -> bool:
@@ -273,11 +244,6 @@ def _applies(workaround: Variant, finding: Finding) -> bool:
     if workaround.varies is None:
         return variant.role in ("failing", "workaround") or variant.varies is not None
     return workaround.varies in (variant.name, variant.varies)
-
-
-def _workaround_rank(verdict: str) -> int:
-    """Known to pass first, then unknown, then known to fail."""
-    return 0 if verdict in j.SCAN_GOOD else 1 if verdict == j.UNVERIFIED else 2
 
 
 @dataclasses.dataclass
@@ -303,12 +269,7 @@ def model_verdict(target: Target, verdicts: Sequence[tuple[str, Verdict]]) -> Mo
         return ModelVerdict(target, j.UNAVAILABLE, None, f"the target cannot exist: {target.reason}", [])
     if not verdicts:
         return ModelVerdict(target, j.CLEAR, None, "no known INT8 failure pattern of the library in this model", [])
-    ranked = sorted(verdicts, key=lambda item: VERDICTS.index(item[1].verdict))
+    ranked = sorted(verdicts, key=lambda item: j.worst_first(item[1].verdict))
     label, worst = ranked[0]
     return ModelVerdict(target, worst.verdict, worst.basis, f"{label}: {worst.reason}",
                         [(name, v.verdict) for name, v in ranked])
-
-
-def fails(verdict: str, fail_on: str) -> bool:
-    """Whether ``verdict`` makes the scan exit 1 under ``--fail-on fail_on``."""
-    return verdict in FAIL_ON[fail_on]

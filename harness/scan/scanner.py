@@ -8,11 +8,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from harness import judgement as j
 from harness.matrix import Target
 from harness.scan.loading import LoadedModel, gc_paused, load_model
 from harness.scan.matching import Finding, find_patterns
 from harness.scan.observations import Observation, Observations, read_observations
-from harness.scan.prediction import ModelVerdict, Verdict, fails, model_verdict, predict
+from harness.scan.prediction import ModelVerdict, Verdict, model_verdict, predict
 from harness.scan.reproducers import DEFAULT_LIMIT, ReproducerSet, run_reproducers, write_reproducers
 from harness.scan.summary import model_summary
 
@@ -29,7 +30,7 @@ class ScanOptions:
     max_reproducers: int = DEFAULT_LIMIT
     jobs: int = 1
     timeout_s: float = 300.0
-    fail_on: str = "blocked"
+    fail_on: str = j.SCAN_FAIL_ON_DEFAULT
 
 
 @dataclasses.dataclass
@@ -48,7 +49,7 @@ class ScanResult:
     @property
     def failing_targets(self) -> list[str]:
         """Targets whose verdict makes the scan fail under the options' --fail-on level."""
-        return [v.target.id for v in self.model_verdicts if fails(v.verdict, self.options.fail_on)]
+        return [v.target.id for v in self.model_verdicts if j.fails_scan_gate(v.verdict, self.options.fail_on)]
 
     @property
     def evidence_damaged(self) -> bool:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.store.results_file import record_gpu_arch, record_host, variant_on_target
-from harness.store.judgement import COMPARED_OUTCOMES, NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, band
+from harness.judgement import COMPARED_OUTCOMES, NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, band
 from harness.worker.record import Record
 
 BAND = {outcome: band(outcome) for outcome in COMPARED_OUTCOMES}  # per compared outcome; higher is better

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 from harness.store.compare import CellChange, Comparison, classify_history, describe, other_gpu
 from harness.store.results_file import record_gpu_arch
 from harness.store.run_dirs import CASES_INDEX, RESULTS, RunDirError, find_run_dirs, read_run
-from harness.store.judgement import COMPARED_OUTCOMES
+from harness.judgement import COMPARED_OUTCOMES
 
 DEFAULT_LAST = 14
 DEFAULT_FLAKY_WINDOW = 14  # nights of a series looked at for flips

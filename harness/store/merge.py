@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.store.judgement import COMPARED_OUTCOMES
+from harness.judgement import COMPARED_OUTCOMES
 from harness.store.results_file import (
     UNKNOWN_HOST, CellKey, ResultsWriter, cell_key, host_name, read_results_file, variant_on_target,
 )

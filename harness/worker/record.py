@@ -16,43 +16,31 @@ import copy
 import datetime
 from typing import Any, Dict, Iterable, List, Literal, Optional, TypedDict, get_args
 
+from harness.judgement.meaning import agreement, claim_for
+from harness.judgement.vocabulary import (
+    CRASH, FAIL, FALLBACK, INFRA_ERROR, INT8, LOST_CELL_OUTCOMES, MISMATCH, OBSERVED_OUTCOMES, OUTCOMES, PASS,
+    PRECISION_BITS, PRECISIONS, REQUESTED_PRECISIONS, TIMEOUT, UNAVAILABLE, UNKNOWN_PRECISION, UNVERIFIED,
+)
 from harness.worker.shapes import Cell, Claim, JobTarget
 
 SCHEMA_ID = "trt-matrix/record/1"
 
-Outcome = Literal["pass", "fallback", "mismatch", "unverified", "fail", "unavailable", "timeout", "crash",
-                  "infra-error"]
 Stage = Literal["generate", "parse", "build", "inspect", "infer", "compare"]
-FailureCategory = Literal[
-    "no-implementation", "internal-assert", "cuda-runtime", "calibration", "parser", "out-of-memory", "crash",
-    "timeout", "unsupported-api", "unsupported-op", "runtime-error", "harness", "environment", "env-mismatch",
-    "unavailable",
-]
-Precision = Literal["int8", "fp16", "fp32", "bf16", "fp8", "fp4", "unknown"]
 Mode = Literal["implicit-int8", "explicit-qdq", "float"]
 
-OUTCOMES = get_args(Outcome)
 STAGES = get_args(Stage)
-FAILURE_CATEGORIES = get_args(FailureCategory)
-PRECISIONS = get_args(Precision)
-# How wide each precision a backend can run is, narrowest first: fp4 < fp8 = int8 < fp16 = bf16 < fp32. A node
-# "falls back" when it ran in another precision than the one asked and not a narrower one: wider (fp8 -> fp32, the
-# silent loss of P15 and P18), or another format of the same width (int8 where fp8 was asked, bf16 where fp16 was).
-# Same width is not "wider" in bits, but it is not what was asked: INT8 and FP8 E4M3 quantize to different grids
-# with different ranges (a per-tensor INT8 scale clips what E4M3's exponent holds), so the accuracy the user planned
-# for is not the one they got, and no backend swaps one for the other unasked. A node that ran narrower than asked is
-# kept in the record's asked/got pairs and judged by the tolerance (mismatch), not as a fallback.
-PRECISION_WIDTH = {"fp4": 0, "fp8": 1, "int8": 1, "fp16": 2, "bf16": 2, "fp32": 3}
-REQUESTED_PRECISIONS = ("int8", "fp8", "fp4", "fp16", "bf16")  # what a cell can ask for (cases.model's, in index.json)
+# A failure's category (crash, timeout and unavailable are also the outcomes of their cells).
+FAILURE_CATEGORIES = (
+    "no-implementation", "internal-assert", "cuda-runtime", "calibration", "parser", "out-of-memory", CRASH,
+    TIMEOUT, "unsupported-api", "unsupported-op", "runtime-error", "harness", "environment", "env-mismatch",
+    UNAVAILABLE,
+)
+# The outcomes (OUTCOMES, OBSERVED_OUTCOMES: the evidence judged against upstream claims here, inside the container,
+# LOST_CELL_OUTCOMES), the precisions (PRECISIONS, REQUESTED_PRECISIONS, PRECISION_BITS: what a fallback is) and
+# claim_for/agreement are harness.judgement's, which every other meaning of an outcome is too.
 MODES = get_args(Mode)
 
-# The outcomes that are evidence about the pattern, judged against upstream claims (``agrees``) here, inside the
-# container. Every other meaning of an outcome (severity, compared across nights, retried, ...) is
-# harness/store/judgement.py's, which reads this one from here.
-OBSERVED_OUTCOMES = ("pass", "fallback", "mismatch", "fail", "crash", "timeout")
-FAILURE_OUTCOMES = ("fail", "crash", "timeout")  # what a claimed ``fail`` agrees with (a timeout has no category)
 INFRA_CATEGORIES = ("harness", "environment")  # the failure categories of an infra-error
-LOST_CELL_OUTCOMES = ("crash", "timeout")  # a cell whose process ended without handing back a record
 
 
 class RecordInvariantError(Exception):
@@ -112,46 +100,6 @@ class Record(_RecordFields, total=False):
 
 def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-def claim_for(claims: Iterable[Claim], target_id: str, compute_capability: Optional[str] = None) -> Optional[Claim]:
-    """The upstream claim for ``target_id`` among ``claims``, or None. A claim naming a GPU architecture
-    (``architecture``: a compute capability such as "8.7", or "10.0+" for that one and newer) holds only for cells that
-    ran on it, and then before a claim naming none."""
-    mine = [claim for claim in claims if claim["target"] == target_id
-            and _ran_on(claim.get("architecture"), compute_capability)]
-    return next((claim for claim in mine if claim.get("architecture")), next(iter(mine), None))
-
-
-def _ran_on(architecture: Optional[str], compute_capability: Optional[str]) -> bool:
-    """Whether a cell on ``compute_capability`` ("8.7") is one a claim on ``architecture`` ("8.7", "10.0+", None:
-    any) speaks of."""
-    if architecture is None:
-        return True
-    if not compute_capability:
-        return False
-
-    def number(text: str) -> tuple[int, ...]:
-        return tuple(int(part) for part in text.rstrip("+").split("."))
-
-    if architecture.endswith("+"):
-        return number(compute_capability) >= number(architecture)
-    return number(compute_capability) == number(architecture)
-
-
-def agreement(expectation: Optional[Claim], outcome: str, failure: Optional[Failure]) -> Optional[bool]:
-    """Whether an observed outcome matches the upstream claim; None when there is no claim or nothing observed."""
-    if expectation is None or outcome not in OBSERVED_OUTCOMES:
-        return None
-    claimed = expectation["outcome"]
-    if claimed == "fail":
-        if outcome not in FAILURE_OUTCOMES:
-            return False
-        category = expectation.get("category")
-        return category is None or outcome == "timeout" or (failure or {}).get("category") == category
-    if claimed == "unsupported":
-        return outcome == "fail"
-    return outcome == claimed
 
 
 def failure(category: str, message: str, node: Optional[str] = None) -> Failure:
@@ -224,14 +172,17 @@ def requested_precision(cell: Cell) -> Dict[str, str]:
     int8 = cell.get("expected_int8", [])
     asked = cell.get("expected_precision")
     if asked is None:
-        return dict.fromkeys(int8, "int8")
+        return dict.fromkeys(int8, INT8)
     return {**{node: asked[node] for node in int8 if node in asked}, **asked}  # expected_int8's build order first
 
 
 def fell_back(asked: str, got: str) -> bool:
-    """Whether a node asked for ``asked`` that ran in ``got`` fell back (see PRECISION_WIDTH); ``unknown`` never
-    does (it is unverified)."""
-    return got != asked and got in PRECISION_WIDTH and PRECISION_WIDTH[got] >= PRECISION_WIDTH[asked]
+    """Whether a node asked for ``asked`` that ran in ``got`` fell back: another precision, not a narrower one
+    (PRECISION_BITS), so wider (fp8 -> fp32, the silent loss of P15 and P18) or another format of the same width
+    (int8 where fp8 was asked, bf16 where fp16 was: INT8 and FP8 E4M3 quantize to different grids with different
+    ranges, so the accuracy planned for is not the one got, and no backend swaps one for the other unasked). A node
+    that ran narrower than asked is judged by the tolerance (mismatch); ``unknown`` never falls back (unverified)."""
+    return got != asked and got in PRECISION_BITS and PRECISION_BITS[got] >= PRECISION_BITS[asked]
 
 
 def ran(cell: Cell, target: JobTarget, environment: Dict[str, Any], *, metrics: Dict[str, Any],
@@ -246,11 +197,11 @@ def ran(cell: Cell, target: JobTarget, environment: Dict[str, Any], *, metrics: 
     The asked/got pair of every node that fell back is in ``details.fallback_precision`` and the unverified nodes in
     ``details.unverified_nodes`` (whatever the outcome: a fallback or a mismatch is decided without them)."""
     asked = requested_precision(cell)
-    got = {node: precision.get(node, "unknown") for node in asked}
+    got = {node: precision.get(node, UNKNOWN_PRECISION) for node in asked}
     fallback = [node for node in asked if fell_back(asked[node], got[node])]
-    unverified = [node for node in asked if got[node] == "unknown"]
-    outcome = ("mismatch" if not metrics["within_tolerance"] else "fallback" if fallback
-               else "unverified" if unverified else "pass")
+    unverified = [node for node in asked if got[node] == UNKNOWN_PRECISION]
+    outcome = (MISMATCH if not metrics["within_tolerance"] else FALLBACK if fallback
+               else UNVERIFIED if unverified else PASS)
     details = {**(details or {}), "unverified_nodes": unverified,
                "fallback_precision": {node: {"asked": asked[node], "got": got[node]} for node in fallback}}
     return build(cell, target, outcome=outcome, stage="compare", environment=environment, started_at=started_at,
@@ -263,7 +214,7 @@ def failed(cell: Cell, target: JobTarget, environment: Dict[str, Any], *, stage:
            warnings: Optional[Dict[str, int]] = None, log: Optional[str] = None,
            details: Optional[Dict[str, Any]] = None) -> Record:
     """A cell the backend refused at ``stage`` (``fail``): a result about the pattern."""
-    return build(cell, target, outcome="fail", stage=stage, environment=environment, started_at=started_at,
+    return build(cell, target, outcome=FAIL, stage=stage, environment=environment, started_at=started_at,
                  duration_s=duration_s, backend_time_s=backend_time_s, failure=failure(category, message, node),
                  warnings=warnings, log=log, details=details)
 
@@ -272,8 +223,8 @@ def unavailable(cell: Cell, target: JobTarget, environment: Dict[str, Any], reas
                 started_at: Optional[str] = None, duration_s: float = 0.0,
                 backend_time_s: Optional[float] = None) -> Record:
     """A cell that cannot exist on ``target`` (an API this version lacks, a platform without the version)."""
-    return build(cell, target, outcome="unavailable", stage=stage, environment=environment, started_at=started_at,
-                 duration_s=duration_s, backend_time_s=backend_time_s, failure=failure("unavailable", reason))
+    return build(cell, target, outcome=UNAVAILABLE, stage=stage, environment=environment, started_at=started_at,
+                 duration_s=duration_s, backend_time_s=backend_time_s, failure=failure(UNAVAILABLE, reason))
 
 
 def infra_error(cell: Cell, target: JobTarget, environment: Dict[str, Any], category: str, message: str, *,
@@ -284,14 +235,14 @@ def infra_error(cell: Cell, target: JobTarget, environment: Dict[str, Any], cate
     the pattern."""
     if category not in INFRA_CATEGORIES:
         raise RecordInvariantError(f"infra-error category {category!r} is not one of {INFRA_CATEGORIES}")
-    return build(cell, target, outcome="infra-error", stage=stage, environment=environment, started_at=started_at,
+    return build(cell, target, outcome=INFRA_ERROR, stage=stage, environment=environment, started_at=started_at,
                  duration_s=duration_s, backend_time_s=backend_time_s, failure=failure(category, message), log=log,
                  details=details, env_mismatch=env_mismatch)
 
 
 def ended_without_result(cell: Cell, target: JobTarget, environment: Dict[str, Any], kind: str, detail: str, *,
                          stage: str, duration_s: float, log: Optional[str]) -> Record:
-    """A cell whose process crashed (``kind`` "crash") or was killed at its timeout ("timeout") at ``stage``;
+    """A cell whose process crashed (``kind`` CRASH) or was killed at its timeout (TIMEOUT) at ``stage``;
     ``detail`` says how it ended, e.g. "was killed by signal 11 (SIGSEGV)"."""
     if kind not in LOST_CELL_OUTCOMES:
         raise RecordInvariantError(f"a cell without a result ends in one of {LOST_CELL_OUTCOMES}, not {kind!r}")

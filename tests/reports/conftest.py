@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from harness.matrix import Target
-from harness.store import judgement
+from harness import judgement
 from harness.worker.record import build, failure
 from reports.case_index import VariantRow
 

@@ -48,7 +48,7 @@ def test_a_target_without_a_workaround_says_so_only_where_the_scan_lists_workaro
                                                                                      library_results):
     """'none in the library' stands where the verdict calls for a workaround (judgement.SCAN_WORKAROUND_VERDICTS)
     and the library knows none that works there; a target expected to be fine says nothing of workarounds."""
-    from harness.store import judgement as j
+    from harness import judgement as j
 
     _, tree = page(model_files["backbone-silu"], tmp_path, [library_results])
     stem = tree.find("article", data_case="s1-conv-silu", data_variant="size-64")

@@ -13,7 +13,7 @@ from cases.s4_bn_mish import BnMish
 from harness.matrix import load_matrix
 from harness.scan.matching import Finding, Occurrence
 from harness.scan.observations import Observation, Observations
-from harness.scan.prediction import fails, library_claims, model_verdict, predict
+from harness.scan.prediction import library_claims, model_verdict, predict
 
 TARGETS = load_matrix()
 NO_RESULTS = Observations([], [], {})
@@ -223,7 +223,7 @@ def test_the_model_verdict_is_the_worst_finding_or_clear():
                                             ("unverified", {"blocked", "fallback", "unverified"})])
 def test_fail_on_levels(level, failing):
     verdicts = ("blocked", "fallback", "unavailable", "unverified", "likely", "verified", "clear")
-    assert {v for v in verdicts if fails(v, level)} == failing
+    assert {v for v in verdicts if j.fails_scan_gate(v, level)} == failing
 
 
 def test_when_nothing_is_known_only_workarounds_known_to_pass_are_listed():

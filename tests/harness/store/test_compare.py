@@ -2,7 +2,7 @@
 import pytest
 
 from harness.store.compare import BAND, classify, compare_records
-from harness.store.judgement import COMPARED_OUTCOMES
+from harness.judgement import COMPARED_OUTCOMES
 from tests.reports.conftest import make_record
 
 

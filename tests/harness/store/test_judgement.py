@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cases.model import CLAIM_OUTCOMES, CLAIM_STRENGTHS
-from harness.store import judgement as j
+from harness import judgement as j
 from harness.worker import record as rec
 from harness.worker.errors import InputError
 from tests.conftest import REPO

@@ -1,0 +1,56 @@
+"""Judgement: what every outcome, claim and verdict means, decided once for every page and command (the scan, the
+planning view, the matrix, history, diff, the nightly, ``run --fail-on``, ``--fix`` and ``diagnose``), and the one
+engine that turns evidence into a verdict. Standard library only and no import of the rest of the project: the worker
+imports its words and the precision order inside containers (harness/orchestration/docker/containers.py puts the
+package in every worker container).
+
+- :mod:`~harness.judgement.vocabulary`: every word (outcomes, answers, bases, the scan's and the planning view's
+  verdicts), their orders and groups, the precision order, the gates and their defaults.
+- :mod:`~harness.judgement.meaning`: what each outcome and each claim means; which claim holds; agreement.
+- :mod:`~harness.judgement.bases`: the ordered table of evidence bases (observed, claimed).
+- :mod:`~harness.judgement.engine`: :func:`judge` (evidence for one form on one target -> verdict, basis, the deciding
+  evidence), :func:`planning_verdict` (the planning cell, a projection of judgements), the gates and orders.
+- :mod:`~harness.judgement.presentation`: symbols, labels, meanings and colours that pages and the README show.
+Reading claims from a cases directory's ``index.json`` is :mod:`harness.store.claims`'s (it reports bad input as the
+CLI's usage errors).
+
+Timeouts, decided once: a ``timeout`` is evidence about the pattern and a failure for a deployment. A minimal
+reproducer that builds and runs in seconds elsewhere and is still running at the cell's time limit would hang a
+deployment's build too, so the scan says ``blocked``, the planning view ``fails`` and the record's claim check
+judges it. The limit is the harness's, though, and a loaded host can reach it: a timeout is run again every night
+and never counted as a regression or a progression (history and diff list it as not compared).
+
+Fallback, decided once for every precision: a cell asks each expected node for a precision (INT8, FP8, FP4, FP16,
+BF16: Q/DQ nodes, a builder flag, the graph's own types); a node that ran in another precision and not a narrower
+one (:data:`~harness.judgement.vocabulary.PRECISION_BITS`) fell back, so an FP8 request built FP32 without a word
+(P15, P18) is a ``fallback`` like an INT8 one, its asked/got pairs in the record.
+
+Unverified, decided once: a cell that ran within tolerance while the backend did not show the precision of an
+expected node is ``unverified``. It ran (``ran``), but it answers nothing about the pattern (``answer`` None, no
+severity, not evidence, no claim is judged against it): a pass needs every expected node seen in its precision, and
+a node not seen is not a fallback either. Nothing broke, so it is not ``broken`` (a run with one exits 0), and the
+backend will hide the same node tomorrow, so it is not ``retried``; a move to or from it is no regression
+(``compared`` False). The scan and the planning view say ``unverified`` for it where nothing decisive is known.
+
+Adding a kind of evidence (a basis: a target's fact, a claim over a range of versions, a prediction from TensorRT's
+documented rules) is one entry of :data:`~harness.judgement.bases.BASES`, placed at its precedence (observed first:
+the engine tries the bases of each scope in that order):
+
+1. its word in :mod:`~harness.judgement.vocabulary` (``PREDICTED = "predicted"``, beside ``OBSERVED``, ``CLAIMED``);
+2. its ``Basis`` entry: the answer each of its evidence's words gives (``answers``), the scan verdicts it may give
+   (``verdicts``: a prediction ``(FALLBACK, LIKELY)``, never ``BLOCKED``; the engine raises on any other), how the
+   scan page names it (``label``, ``tag``), whether pages hatch it (``hatched``), and its planning cell's symbol,
+   label and meaning (a basis without them would be projected as observation: only observation may do that).
+
+The engine's tiers, the planning view's verdicts (the basis's cell after ``claimed``, before ``unverified``), the
+scan page's and the report's CSS classes and legends, ``--fix`` (which reads the scan's verdicts and bases) and
+``diagnose`` follow from the table. Then the producer of that evidence hands the scan pieces with ``kind`` the new
+word (harness/scan/prediction.py gathers them per tier), and the README's tables gain their rows (a test compares
+them). A new verdict word is its word in the vocabulary, placed in its order (``SCAN_VERDICTS``) and its groups,
+plus its symbol, colour and meaning in :mod:`~harness.judgement.presentation` (a missing one fails at import).
+"""
+from harness.judgement.vocabulary import *  # noqa: F401,F403
+from harness.judgement.meaning import *  # noqa: F401,F403
+from harness.judgement.bases import *  # noqa: F401,F403
+from harness.judgement.engine import *  # noqa: F401,F403
+from harness.judgement.presentation import *  # noqa: F401,F403

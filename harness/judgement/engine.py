@@ -1,0 +1,140 @@
+"""The one engine: the evidence for one form on one target in, a verdict with its basis and the evidence that
+decided it out. The scan calls :func:`judge` per finding and per workaround; the planning view's cell is
+:func:`planning_verdict` of the same judgements of a pattern's failing forms and workarounds (a projection, never a
+second decision); ``--fix`` and ``diagnose`` read the scan's verdicts. Standard library only.
+
+Evidence is any object with ``kind`` (a basis: :data:`harness.judgement.bases.BASES`), ``scope`` (what it is about,
+:data:`SCOPES`) and ``outcome`` (a word its basis answers). Tiers are scopes, closest to the user's layer first, and
+within a scope the bases in precedence order (:data:`TIERS`): the first tier holding evidence that answers something
+decides, with the worst verdict of that tier's evidence.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Collection, Iterable, Optional, Sequence, Tuple
+
+from harness.judgement.bases import BASES, BASIS, PLANNING_BASES
+from harness.judgement.meaning import RAN_WITHOUT_VERDICT
+from harness.judgement.vocabulary import (
+    BLOCKED, CANNOT_EXIST, CANNOT_EXIST_HERE, FAILS, FAILS_AS_REPORTED, FALLBACK, FALLS_BACK, LIKELY, NOT_RUN,
+    OBSERVED, PRECISION_FALLBACK, PRECISION_UNVERIFIED, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICTS,
+    UNAVAILABLE, UNVERIFIED, VERIFIED, WORKAROUND, WORKS, WORKS_AS_REPORTED,
+)
+
+# What a piece of evidence is about, closest to the user's layer first.
+YOUR_LAYER, VARIANT, REPORTED_FORM = "your-layer", "variant", "reported-form"
+SCOPES = (YOUR_LAYER, VARIANT, REPORTED_FORM)
+SCOPE_LABELS = {YOUR_LAYER: "your layer", VARIANT: "the library variant", REPORTED_FORM: "the reported form"}
+TIERS = tuple((scope, basis.name) for scope in SCOPES for basis in BASES)
+SCAN_VERDICT_OF_ANSWER = {FAILS: BLOCKED, FALLS_BACK: FALLBACK, CANNOT_EXIST: UNAVAILABLE, WORKS: LIKELY}
+
+
+@dataclasses.dataclass(frozen=True)
+class Piece:
+    """One piece of evidence, for a caller without a type of its own (the planning view): its basis, its scope, the
+    word its basis answers and what it was read from (a record, a claim)."""
+
+    kind: str
+    scope: str
+    outcome: str
+    item: Any = None
+
+
+def answer_of(evidence: Any) -> Optional[str]:
+    """What one piece of evidence says about deploying the pattern (None: nothing, e.g. an infra-error record)."""
+    return BASIS[evidence.kind].answers[evidence.outcome]
+
+
+def verdict_of(evidence: Any) -> str:
+    """The scan's verdict of one decisive piece of evidence: its answer's, ``verified`` for a pass on the user's own
+    layer. A verdict its basis may not give is a bug of the caller."""
+    verdict = SCAN_VERDICT_OF_ANSWER[answer_of(evidence)]
+    verdict = VERIFIED if verdict == LIKELY and evidence.scope == YOUR_LAYER else verdict
+    if verdict not in BASIS[evidence.kind].verdicts:
+        raise ValueError(f"evidence {evidence.kind} {evidence.outcome!r} on {evidence.scope} would give "
+                         f"{verdict!r}, which that basis may not give: {BASIS[evidence.kind].verdicts}")
+    return verdict
+
+
+def worst_first(verdict: str) -> int:
+    """Sort key of the scan's verdicts, worst first."""
+    return SCAN_VERDICTS.index(verdict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Judgement:
+    """A verdict, the basis it rests on (None: no evidence answered anything) and the evidence that decided it."""
+
+    verdict: str
+    basis: Optional[str]
+    deciding: Any = None
+    scope: Optional[str] = None
+    silent: Tuple[Any, ...] = ()  # evidence that answers nothing (infra-error, unverified records)
+
+    @property
+    def unverified_ran(self) -> bool:
+        """Nothing decided, and a record ran without showing an expected node's precision."""
+        return self.basis is None and any(e.kind == OBSERVED and e.outcome in RAN_WITHOUT_VERDICT
+                                          for e in self.silent)
+
+
+def judge(evidence: Iterable[Any], uncovered: Collection[str] = ()) -> Judgement:
+    """The verdict of one form on one target from ``evidence`` (module docstring). A scope in ``uncovered`` (the
+    user's layer when not every occurrence of a finding was checked on its own) decides only a failing verdict."""
+    evidence = list(evidence)
+    silent = tuple(e for e in evidence if answer_of(e) is None)
+    for scope, basis in TIERS:
+        decisive = [e for e in evidence if e.scope == scope and e.kind == basis and answer_of(e) is not None]
+        if not decisive:
+            continue
+        deciding = min(decisive, key=lambda e: worst_first(verdict_of(e)))
+        verdict = verdict_of(deciding)
+        if scope in uncovered and verdict not in SCAN_FAILING:
+            continue
+        return Judgement(verdict, basis, deciding, scope, silent)
+    return Judgement(UNVERIFIED, None, silent=silent)
+
+
+def planning_verdict(form: Judgement, workarounds: Sequence[Judgement] = (), available: bool = True) -> str:
+    """The planning view's cell of a pattern on a target: the judgement of its failing forms, then of its
+    workarounds, projected. Only observation gives works, workaround, fallback or fails; another basis gives the
+    cell of that basis (claimed upstream only)."""
+    if not available:
+        return CANNOT_EXIST_HERE
+    observed = [w.verdict for w in workarounds if w.basis == OBSERVED]
+    if form.basis == OBSERVED and form.verdict in SCAN_GOOD:
+        return WORKS_AS_REPORTED
+    if any(verdict in SCAN_GOOD for verdict in observed):
+        return WORKAROUND
+    if form.basis == OBSERVED:
+        if form.verdict == UNAVAILABLE:
+            return CANNOT_EXIST_HERE
+        return PRECISION_FALLBACK if FALLBACK in (form.verdict, *observed) else FAILS_AS_REPORTED
+    if form.basis in PLANNING_BASES:
+        return form.basis
+    return PRECISION_UNVERIFIED if form.unverified_ran else NOT_RUN
+
+
+def verdict_group(verdict: str) -> str:
+    """The group of a scan verdict a reader tells apart: every good one is one group; any other is its own."""
+    return SCAN_GOOD[0] if verdict in SCAN_GOOD else verdict
+
+
+def workaround_rank(verdict: str) -> int:
+    """How a workaround's verdict ranks among a finding's workarounds: known to work first, then unknown (no
+    verdict), then known to fail or fall back."""
+    return 0 if verdict in SCAN_GOOD else 1 if verdict == UNVERIFIED else 2
+
+
+def fix_rank(verdict: str, basis: Optional[str]) -> Tuple[bool, int, bool]:
+    """How ``--fix`` ranks a workaround it may apply, best first: verified on the user's own layer, then by the
+    precedence of its verdict's basis (observed before claimed; anything else last), then known to work first."""
+    precedence = [b.name for b in BASES]
+    return (verdict != VERIFIED, precedence.index(basis) if basis in precedence else len(precedence),
+            verdict not in SCAN_GOOD)
+
+
+def fails_scan_gate(verdict: str, level: str) -> bool:
+    """Whether a target's ``verdict`` makes ``harness scan --fail-on level`` exit 1: the levels are the verdicts a
+    gate can stop at, worst first, and each stops every one before it too."""
+    return verdict in SCAN_FAIL_ON_LEVELS[:SCAN_FAIL_ON_LEVELS.index(level) + 1]

@@ -1,0 +1,57 @@
+"""How pages and commands show the verdicts: symbols, labels, meanings (the README's tables and the pages' legends)
+and the outcome colour each scan verdict borrows. Templates and report.js are handed these tables; they spell no
+verdict of their own. Standard library only."""
+from __future__ import annotations
+
+from harness.judgement.bases import BASES, PLANNING_VERDICTS
+from harness.judgement.vocabulary import (
+    BLOCKED, CANNOT_EXIST_HERE, CLEAR, FAIL, FAILS_AS_REPORTED, FALLBACK, LIKELY, NOT_RUN, PASS, PRECISION_FALLBACK,
+    PRECISION_UNVERIFIED, SCAN_VERDICTS, UNAVAILABLE, UNVERIFIED, VERIFIED, WORKAROUND, WORKS_AS_REPORTED,
+)
+
+# The scan's verdicts: symbol, the outcome whose colour it borrows (layout.html.j2's .o-* classes), meaning.
+SCAN_VERDICT_SYMBOLS = {BLOCKED: "✗", FALLBACK: "↓", UNAVAILABLE: "⊘", UNVERIFIED: "?", LIKELY: "✓", VERIFIED: "✔",
+                        CLEAR: "○"}
+SCAN_VERDICT_COLOURS = {BLOCKED: FAIL, FALLBACK: FALLBACK, UNAVAILABLE: UNAVAILABLE, UNVERIFIED: UNVERIFIED,
+                        LIKELY: PASS, VERIFIED: PASS, CLEAR: PASS}
+SCAN_VERDICT_MEANINGS = {
+    BLOCKED: "observed or claimed upstream to fail (the category is given), mismatch, crash or time out",
+    FALLBACK: "builds, but nodes run wider than asked: INT8, FP8 or FP16 requested, another precision ran (named)",
+    UNAVAILABLE: "the target cannot run it at all (the reason is given)",
+    UNVERIFIED: "no observation and no upstream claim either way (infra-error records are none, and unverified ones: "
+                "ran, but the backend did not show an expected node's precision)",
+    LIKELY: "passed on the library's minimal graph, or claimed upstream to pass",
+    VERIFIED: "your own layer, cut out of the model, passed on that target (--run)",
+    CLEAR: "no known pattern of the library in the model (no guarantee that it builds)",
+}
+
+# The planning view's verdicts: label, symbol and meaning; a basis's own cell (claimed) from its entry in BASES.
+_BASIS_CELLS = [b for b in BASES if b.planning_label]
+PLANNING_LABELS = {
+    WORKS_AS_REPORTED: "works as reported", WORKAROUND: "works with workaround", PRECISION_FALLBACK:
+    "precision fallback", FAILS_AS_REPORTED: "fails", **{b.name: b.planning_label for b in _BASIS_CELLS},
+    PRECISION_UNVERIFIED: "precision unverified", NOT_RUN: "not run", CANNOT_EXIST_HERE: "cannot exist",
+}
+PLANNING_SYMBOLS = {WORKS_AS_REPORTED: "✓", WORKAROUND: "W", PRECISION_FALLBACK: "↓", FAILS_AS_REPORTED: "✗",
+                    **{b.name: b.planning_symbol for b in _BASIS_CELLS}, PRECISION_UNVERIFIED: "◌", NOT_RUN: "–",
+                    CANNOT_EXIST_HERE: "⊘"}
+PLANNING_MEANINGS = {
+    WORKS_AS_REPORTED: "the failing form as upstream reported it ran within tolerance with every expected node in the "
+                       "precision asked",
+    WORKAROUND: "the failing form does not work here, the named workaround variant does",
+    PRECISION_FALLBACK: "it runs within tolerance, but the named expected nodes ran wider than asked (the asked -> got "
+                        "precisions are shown where they are not INT8 -> a float)",
+    FAILS_AS_REPORTED: "the backend refused it, crashed, timed out or its output is outside tolerance (category and "
+                       "node)",
+    **{b.name: b.planning_meaning for b in _BASIS_CELLS},
+    PRECISION_UNVERIFIED: "it ran within tolerance, but the backend did not show the precision of an expected node, "
+                          "and no upstream claim either way: no verdict (never a pass)",
+    NOT_RUN: "no record and no upstream claim (or only infra-errors: the harness failed, not the pattern)",
+    CANNOT_EXIST_HERE: "the target, or this pattern's API on it, does not exist",
+}
+PLANNING_LABELS = {kind: PLANNING_LABELS[kind] for kind in PLANNING_VERDICTS}  # in PLANNING_VERDICTS' order
+PLANNING_SYMBOLS = {kind: PLANNING_SYMBOLS[kind] for kind in PLANNING_VERDICTS}
+PLANNING_MEANINGS = {kind: PLANNING_MEANINGS[kind] for kind in PLANNING_VERDICTS}
+SCAN_VERDICT_SYMBOLS = {v: SCAN_VERDICT_SYMBOLS[v] for v in SCAN_VERDICTS}  # a verdict without one fails here
+SCAN_VERDICT_COLOURS = {v: SCAN_VERDICT_COLOURS[v] for v in SCAN_VERDICTS}
+SCAN_VERDICT_MEANINGS = {v: SCAN_VERDICT_MEANINGS[v] for v in SCAN_VERDICTS}
