@@ -21,6 +21,7 @@ ROOTS = ("harness", "reports", "cases")
 LAYERS = ("harness.commands", "harness.orchestration", "harness.store", "harness.worker", "harness.scan", "reports",
           "cases", "harness.diagnosis")
 WORKER_THIRD_PARTY = {"numpy", "onnx", "onnxruntime", "tensorrt", "polygraphy"}
+JUDGEMENT = "harness.judgement"  # goes into worker containers too: the standard library and itself only
 FORBIDDEN = {  # layer -> layers it must never import
     "reports": {"cases", "harness.commands", "harness.diagnosis"},  # the scan page shows a diagnosis as data
     "harness.store": {"harness.commands", "harness.orchestration"},
@@ -195,10 +196,18 @@ def test_the_worker_imports_only_itself_the_standard_library_numpy_onnx_and_back
             continue
         for name, line in imported_names(module, path):
             top = name.split(".")[0]
-            inside = layer_of(project_module(name) or "") == "harness.worker"
+            inside = layer_of(project_module(name) or "") == "harness.worker" or name.startswith(JUDGEMENT)
             if not (inside or top in sys.stdlib_module_names or top in WORKER_THIRD_PARTY or top == "__future__"):
                 offending.append(f"{path.relative_to(REPO)}:{line} imports {name}")
     assert not offending, "harness/worker runs inside containers:\n" + "\n".join(offending)
+
+
+def test_judgement_imports_only_the_standard_library_and_itself():
+    offending = [f"{path.relative_to(REPO)}:{line} imports {name}" for module, path in MODULES.items()
+                 if module.startswith(JUDGEMENT) for name, line in imported_names(module, path)
+                 if not (name.startswith(JUDGEMENT) or name.split(".")[0] in sys.stdlib_module_names
+                         or name == "__future__")]
+    assert not offending, "harness/judgement goes into worker containers:\n" + "\n".join(offending)
 
 
 def test_known_exceptions_still_exist():

@@ -10,6 +10,7 @@ from cases.p1_dwconv_swish_last_node import DwConvSwishLastNode
 from cases.s1_conv_silu import ConvSilu
 from cases.s3_depthwise_qdq import DepthwiseQdq
 from cases.s4_bn_mish import BnMish
+from harness import judgement as j
 from harness.matrix import load_matrix
 from harness.scan.matching import Finding, Occurrence
 from harness.scan.observations import Observation, Observations
