@@ -10,16 +10,16 @@ import dataclasses
 import re
 from typing import Any, ClassVar, Iterable
 
+# The variant roles, the precisions a case can ask an expected node to run in (Built.expected_precision) and the
+# outcomes a claim can name are harness.judgement's words.
+from harness.judgement.vocabulary import CLAIM_OUTCOMES, REQUESTED_PRECISIONS, VARIANT_ROLES  # noqa: F401
+
 # implicit-int8: a float graph and a calibrator; explicit-qdq: Q/DQ nodes in the graph; float: a float graph without
 # Q/DQ and without a calibrator, whose precision is asked for only through builder flags (knobs fp16/fp8/fp4) or the
 # graph's own types (an FP16 graph, strongly typed).
 BUILD_MODES = ("implicit-int8", "explicit-qdq", "float")
-# The precisions a case can ask an expected node to run in (Built.expected_precision).
-REQUESTED_PRECISIONS = ("int8", "fp8", "fp4", "fp16", "bf16")
 CALIBRATORS = ("entropy2", "minmax")
-VARIANT_ROLES = ("failing", "workaround", "sweep", "control")
 CLAIM_STRENGTHS = ("issue-thread", "write-up-only", "documentation")
-CLAIM_OUTCOMES = ("pass", "fail", "fallback", "mismatch", "unsupported")  # mismatch: built, output wrong (P19)
 # Header algorithm names of TensorRT calibration caches ("TRT-8601-EntropyCalibration2"), as seen in real caches.
 CACHE_ALGORITHMS = ("EntropyCalibration2", "MinMaxCalibration")
 

@@ -12,6 +12,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import jinja2
 from markupsafe import Markup
 
+from harness import judgement
 from harness.judgement import (
     ATTENTION, EVIDENCE_OUTCOMES, MEANINGS, PLANNING_LABELS, PLANNING_MEANINGS, PLANNING_SYMBOLS, PLANNING_VERDICTS,
     STRENGTH_LABELS, strength_label,
@@ -24,8 +25,8 @@ from reports.columns import observed_architectures, plan_lines
 from reports.panels import PanelData, packed
 from reports.planning import build_plan, nodes_text, pattern_sort_key, precision_pairs, unverified_nodes
 from reports.tables import (
-    BACKEND_LABELS, CLAIMED, OBSERVED, TARGET_UNAVAILABLE, Cell, Column, cell_grid, filter_counts, host_text, matrix_columns,
-    matrix_rows, target_summary,
+    BACKEND_LABELS, CLAIMED, FILTER_KINDS, OBSERVED, TARGET_UNAVAILABLE, Cell, Column, cell_grid, filter_counts,
+    host_text, matrix_columns, matrix_rows, target_summary,
 )
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -33,9 +34,9 @@ TEMPLATE = "report.html.j2"
 OUTCOME_SYMBOLS = {outcome: m.symbol for outcome, m in MEANINGS.items()}
 OUTCOME_MEANINGS = {outcome: m.text for outcome, m in MEANINGS.items()}
 # How a variant's role reads: labels in neutral ink, so "the failing form" never looks like a "fail" outcome.
-ROLE_LABELS = {"failing": "failing form, as reported", "workaround": "workaround", "sweep": "sweep point",
-               "control": "control"}
-SHORT_ROLES = {"failing": "as reported", "workaround": "workaround", "sweep": "sweep", "control": "control"}
+ROLE_LABELS = dict(zip(judgement.VARIANT_ROLES, ("failing form, as reported", judgement.WORKAROUND_ROLE, "sweep point",
+                                                  judgement.CONTROL_ROLE)))
+SHORT_ROLES = dict(zip(judgement.VARIANT_ROLES, ("as reported", *judgement.VARIANT_ROLES[1:])))
 
 
 def cosine_text(value: float | None) -> str:
@@ -80,7 +81,8 @@ def template_environment() -> jinja2.Environment:
     env.filters.update(cosine=cosine_text, sqnr=sqnr_text, web_link=web_link,
                        truncate_version=major_minor, short_number=short_number,
                        strength=strength_label)
-    env.globals.update(precision_pairs=precision_pairs, unverified_nodes=unverified_nodes, nodes_text=nodes_text,
+    env.globals.update(J=judgement, FILTER_KINDS=FILTER_KINDS, precision_pairs=precision_pairs,
+                       unverified_nodes=unverified_nodes, nodes_text=nodes_text,
                        OUTCOMES=OUTCOMES, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS, MEANINGS=MEANINGS, ATTENTION=ATTENTION,
                        OUTCOME_MEANINGS=OUTCOME_MEANINGS, OBSERVED=OBSERVED, CLAIMED=CLAIMED,
                        TARGET_UNAVAILABLE=TARGET_UNAVAILABLE, VERDICT_KINDS=PLANNING_VERDICTS,

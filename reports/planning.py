@@ -170,7 +170,7 @@ def precision_pairs(record: dict[str, Any]) -> str:
     else '': an INT8 fallback reads as one without them."""
     pairs = (record.get("details") or {}).get("fallback_precision") or {}
     seen = dict.fromkeys(f"{p['asked']} -> {p['got']}" for p in pairs.values())
-    return ", ".join(seen) if any(p["asked"] != "int8" for p in pairs.values()) else ""
+    return ", ".join(seen) if any(p["asked"] != j.INT8 for p in pairs.values()) else ""
 
 
 def fallback_text(record: dict[str, Any]) -> str:
@@ -283,13 +283,13 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
     forms and of each workaround, projected into a cell, then worded."""
     observed = [_Observed(row, target, records_by_cell.get((row.case, row.variant, target.id), []))
                 for row in pattern.rows]
-    primary_role = "failing" if any(o.row.role == "failing" for o in observed) else "control"
+    primary_role = j.FAILING_ROLE if any(o.row.role == j.FAILING_ROLE for o in observed) else j.CONTROL_ROLE
     primary = [o for o in observed if o.row.role == primary_role] or observed
-    workarounds = [o for o in observed if o.row.role == "workaround"]
-    sweeps = [o for o in observed if o.row.role == "sweep" and o.worst]
+    workarounds = [o for o in observed if o.row.role == j.WORKAROUND_ROLE]
+    sweeps = [o for o in observed if o.row.role == j.SWEEP_ROLE and o.worst]
     evidence = tuple(o.evidence() for o in [*primary, *workarounds])
     common = dict(notes=pattern.notes_for(target.backend), evidence=evidence, conflict=any(o.conflict for o in observed),
-                  sweep_counts=_counts(o for o in observed if o.row.role == "sweep"))
+                  sweep_counts=_counts(o for o in observed if o.row.role == j.SWEEP_ROLE))
     form = j.judge(piece for o in primary for piece in o.pieces())
     judged = [(o, j.judge(o.pieces())) for o in workarounds]
     kind = j.planning_verdict(form, [w for _, w in judged], target.available)

@@ -7,6 +7,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+from harness.judgement import CANNOT_EXIST_HERE, CLAIMED, NOT_RUN, OBSERVED
 from harness.store.merge import Conflict, find_conflicts
 from harness.store.results_file import UNKNOWN_HOST, cell_key, record_gpu_arch, record_host
 from harness.worker.record import OUTCOMES, agreement
@@ -16,7 +17,7 @@ if TYPE_CHECKING:  # pandas is imported where a table is made: a scan page needs
     import pandas as pd
 
 # What a cell can be: a record of ours, only an upstream claim, nothing, or a column that cannot exist.
-OBSERVED, CLAIMED, NOT_RUN, TARGET_UNAVAILABLE = "observed", "claimed", "not-run", "target-unavailable"
+TARGET_UNAVAILABLE = "target-unavailable"  # besides OBSERVED, CLAIMED, NOT_RUN (harness.judgement)
 VERDICTS = ("agrees", "disagrees", "no verdict")
 BACKEND_ORDER = ("tensorrt", "onnxruntime")  # TensorRT first; ONNX Runtime apart, after it
 PLATFORM_ORDER = ("x86_64", "orin", "thor", "any")
@@ -351,7 +352,7 @@ def cell_frame(grid: pd.DataFrame) -> pd.DataFrame:
 
 
 # The matrix filter's word for a cell that was not observed (an observed cell goes by its outcome).
-FILTER_KINDS = {CLAIMED: "claimed", NOT_RUN: "not-run", TARGET_UNAVAILABLE: "cannot-exist"}
+FILTER_KINDS = {CLAIMED: CLAIMED, NOT_RUN: NOT_RUN, TARGET_UNAVAILABLE: CANNOT_EXIST_HERE}
 
 
 def filter_counts(grid: pd.DataFrame) -> dict[str, int]:

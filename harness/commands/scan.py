@@ -22,7 +22,7 @@ from harness.commands.options import (
 )
 from harness.matrix import default_target, load_matrix
 from harness.judgement import (
-    SCAN_FAIL_ON_DEFAULT, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICT_MEANINGS,
+    BASIS, SCAN_FAIL_ON_DEFAULT, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICT_MEANINGS, WORKAROUND_ROLE,
 )
 
 EXIT_FAILS = EXIT_REGRESSION  # the gate fails: some chosen target is predicted or observed to fail (see --fail-on)
@@ -227,7 +227,7 @@ def _workaround_choices(pairs: list[str]) -> dict[str, list[str]]:
             case = get_case(case_id)
         except KeyError as err:
             raise CommandError(f"--workaround {pair}: {err.args[0]}") from None
-        workarounds = [v.name for v in case.variants if v.role == "workaround"]
+        workarounds = [v.name for v in case.variants if v.role == WORKAROUND_ROLE]
         if name not in workarounds:
             raise CommandError(f"--workaround {pair}: {case_id} has no workaround variant {name!r}; its workarounds: "
                                f"{', '.join(workarounds) or '(none)'}")
@@ -363,7 +363,7 @@ def _workaround_lines(findings: list[dict], target: str) -> list[str]:
         verdict = f["verdicts"].get(target)
         for w in verdict["workarounds"] if verdict else []:
             if w["verdict"] in SCAN_GOOD:
-                basis = "observed here" if w["evidence"][0]["kind"] == "observed" else "claimed upstream"
+                basis = BASIS[w["evidence"][0]["kind"]].said
                 lines.append(f"workaround for {f['case']}: {w['variant']} ({w['verdict']}, {basis}): "
                              f"{w['description']}")
     return list(dict.fromkeys(lines))  # findings of one case in several forms share its workarounds

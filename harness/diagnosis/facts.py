@@ -12,13 +12,13 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from harness.judgement import PRECISION_ORDER  # narrowest first: which of several asked to name
 from harness.diagnosis.identify import Identified, command_lines, command_tool
 from harness.worker.backends.tensorrt import classify
 from harness.worker.backends.tensorrt.calibration_cache import CalibrationCache, headers_in_text
 from harness.worker.backends.tensorrt.layers import EngineLayer, LayersRead, is_foreign_node
 from harness.worker.record import fell_back
 
-PRECISION_ORDER = ("int8", "fp8", "fp16", "bf16", "fp32")  # narrowest first: which of several asked to name
 _PRECISION_FLAGS = {"--int8": "int8", "--best": "int8", "--fp8": "fp8", "--fp16": "fp16", "--bf16": "bf16"}
 _PRECISION_WORDS = {"INT8": "int8", "FP8": "fp8", "FP16": "fp16", "BF16": "bf16", "FP32": "fp32"}
 # trtexec prints its command after "&&&& RUNNING|PASSED|FAILED TensorRT.trtexec [TensorRT v8502] # ".

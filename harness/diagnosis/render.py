@@ -157,7 +157,7 @@ def _case(case: dict[str, Any]) -> str:
     for tid, verdict in chosen:
         text += f"; {tid}: {verdict['reason']}"
         for workaround in verdict["workarounds"]:
-            basis = "observed here" if workaround["basis"] == "observed" else "claimed upstream"
+            basis = j.BASIS[workaround["basis"]].said
             text += f"; workaround there: {workaround['variant']} ({workaround['verdict']}, {basis})"
     if case["remedy"]:
         text += f". Remedy: {case['remedy'].rstrip('.')}"

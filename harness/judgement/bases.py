@@ -21,6 +21,7 @@ class Basis:
     answers: Mapping[str, Optional[str]]  # its evidence's outcome word -> the answer (vocabulary.ANSWERS) or None
     verdicts: Tuple[str, ...]  # the scan verdicts it may give (anything else is a bug: the engine raises)
     label: str  # a verdict on it, on the scan page: "observed here"
+    said: str  # a verdict on it, in a command's text: "observed here"
     tag: str  # one piece of its evidence, in an evidence list: "observed"
     hatched: bool  # pages draw a verdict on it hatched: not an observation of this project
     # The planning view: None where the cell is projected from the observed verdict (works, workaround, fallback,
@@ -28,14 +29,17 @@ class Basis:
     planning_symbol: Optional[str] = None
     planning_label: Optional[str] = None
     planning_meaning: Optional[str] = None
+    planning_colours: Optional[Tuple[str, str]] = None  # line and fill of its cells (hatched cells show the fill)
 
 
 BASES = (
     Basis(OBSERVED, {o: m.answer for o, m in MEANINGS.items()},
-          (BLOCKED, FALLBACK, UNAVAILABLE, LIKELY, VERIFIED), "observed here", "observed", False),
+          (BLOCKED, FALLBACK, UNAVAILABLE, LIKELY, VERIFIED), "observed here", "observed here", "observed", False),
     Basis(CLAIMED, CLAIM_ANSWERS, (BLOCKED, FALLBACK, LIKELY), "claimed upstream, not run here", "claimed upstream",
+          "claimed upstream",
           True, "?", "claimed upstream only",
-          "not run here: only what an upstream issue or write-up reported (never an observation)"),
+          "not run here: only what an upstream issue or write-up reported (never an observation)",
+          ("#3a4150", "#ffffff")),
 )
 BASIS = {b.name: b for b in BASES}
 HATCHED = tuple(b.name for b in BASES if b.hatched)

@@ -13,7 +13,7 @@ import dataclasses
 from typing import Any, Iterable, Mapping, Optional, Tuple
 
 from harness.judgement.vocabulary import (
-    ANSWERS, CANNOT_EXIST, CLAIM_OUTCOMES, CRASH, FAIL, FAILS, FAILURE_OUTCOMES, FALLBACK, FALLS_BACK, INFRA_ERROR,
+    ANSWERS, CANNOT_EXIST, CRASH, FAIL, FAILS, FAILURE_OUTCOMES, FALLBACK, FALLS_BACK, INFRA_ERROR,
     MISMATCH, OBSERVED_OUTCOMES, OUTCOMES, PASS, TIMEOUT, UNAVAILABLE, UNSUPPORTED, UNVERIFIED, WORKS,
 )
 
@@ -106,7 +106,7 @@ def band(outcome: str) -> int:
 
 
 # Upstream claims: what each claimed outcome answers, and how strong a claim is.
-CLAIM_ANSWERS = dict(zip(CLAIM_OUTCOMES, (WORKS, FALLS_BACK, FAILS, FAILS, FAILS)))
+CLAIM_ANSWERS = {PASS: WORKS, FALLBACK: FALLS_BACK, MISMATCH: FAILS, FAIL: FAILS, UNSUPPORTED: FAILS}
 STRENGTH_LABELS = {"issue-thread": "issue thread", "write-up-only": "write-up only", "documentation": "documentation"}
 CLAIM_FIELDS = ("target", "outcome", "source", "strength")  # the strings every claim carries
 

@@ -3,11 +3,27 @@ and the outcome colour each scan verdict borrows. Templates and report.js are ha
 verdict of their own. Standard library only."""
 from __future__ import annotations
 
+from harness.judgement import vocabulary
 from harness.judgement.bases import BASES, PLANNING_VERDICTS
 from harness.judgement.vocabulary import (
-    BLOCKED, CANNOT_EXIST_HERE, CLEAR, FAIL, FAILS_AS_REPORTED, FALLBACK, LIKELY, NOT_RUN, PASS, PRECISION_FALLBACK,
-    PRECISION_UNVERIFIED, SCAN_VERDICTS, UNAVAILABLE, UNVERIFIED, VERIFIED, WORKAROUND, WORKS_AS_REPORTED,
+    BLOCKED, CANNOT_EXIST_HERE, CLEAR, CRASH, FAIL, FAILS_AS_REPORTED, FALLBACK, INFRA_ERROR, LIKELY,
+    MISMATCH, NOT_RUN, OUTCOMES, PASS, PRECISION_FALLBACK, PRECISION_UNVERIFIED, SCAN_VERDICTS, TIMEOUT, UNAVAILABLE, UNVERIFIED,
+    VERIFIED, WORKAROUND, WORKS_AS_REPORTED,
 )
+
+# Every word by its constant's name, for a page's script (report.js reads it from the page: J.PASS, J.CLAIMED, ...).
+WORDS = {name: value for name, value in vars(vocabulary).items() if name.isupper() and isinstance(value, str)}
+
+# Colours (line, fill) of the outcomes (Okabe-Ito-like hues, light fills; the outcome is always written out as well)
+# and of the planning view's cells: the pages' .o-<outcome> and .v-<verdict> classes.
+OUTCOME_COLOURS = {PASS: ("#17753a", "#dcf1e2"), FALLBACK: ("#9a6200", "#fcefc4"), MISMATCH: ("#c0440a", "#fddcc8"),
+                   FAIL: ("#b3261e", "#f7d2cf"), CRASH: ("#7a1f7a", "#eed6ee"), TIMEOUT: ("#3f3bbf", "#e1e0fa"),
+                   UNAVAILABLE: ("#6b7280", "#ececee"), UNVERIFIED: ("#5b6270", "#f1f2f4"),
+                   INFRA_ERROR: ("#3a4150", "#dfe2e7")}
+PLANNING_COLOURS = {WORKS_AS_REPORTED: ("#17753a", "#dcf1e2"), WORKAROUND: ("#0b57d0", "#dde8fb"),
+                    PRECISION_FALLBACK: ("#9a6200", "#fcefc4"), FAILS_AS_REPORTED: ("#b3261e", "#f7d2cf"),
+                    **{b.name: b.planning_colours for b in BASES if b.planning_label}, PRECISION_UNVERIFIED: ("#5b6270", "#f1f2f4"),
+                    NOT_RUN: ("#9aa0a8", "#ffffff"), CANNOT_EXIST_HERE: ("#4b5563", "#e3e3e3")}
 
 # The scan's verdicts: symbol, the outcome whose colour it borrows (layout.html.j2's .o-* classes), meaning.
 SCAN_VERDICT_SYMBOLS = {BLOCKED: "✗", FALLBACK: "↓", UNAVAILABLE: "⊘", UNVERIFIED: "?", LIKELY: "✓", VERIFIED: "✔",
@@ -49,9 +65,12 @@ PLANNING_MEANINGS = {
     NOT_RUN: "no record and no upstream claim (or only infra-errors: the harness failed, not the pattern)",
     CANNOT_EXIST_HERE: "the target, or this pattern's API on it, does not exist",
 }
-PLANNING_LABELS = {kind: PLANNING_LABELS[kind] for kind in PLANNING_VERDICTS}  # in PLANNING_VERDICTS' order
+# Each table in its vocabulary's order; a word without an entry fails here, at import.
+OUTCOME_COLOURS = {o: OUTCOME_COLOURS[o] for o in OUTCOMES}
+PLANNING_COLOURS = {kind: PLANNING_COLOURS[kind] for kind in PLANNING_VERDICTS}
+PLANNING_LABELS = {kind: PLANNING_LABELS[kind] for kind in PLANNING_VERDICTS}
 PLANNING_SYMBOLS = {kind: PLANNING_SYMBOLS[kind] for kind in PLANNING_VERDICTS}
 PLANNING_MEANINGS = {kind: PLANNING_MEANINGS[kind] for kind in PLANNING_VERDICTS}
-SCAN_VERDICT_SYMBOLS = {v: SCAN_VERDICT_SYMBOLS[v] for v in SCAN_VERDICTS}  # a verdict without one fails here
+SCAN_VERDICT_SYMBOLS = {v: SCAN_VERDICT_SYMBOLS[v] for v in SCAN_VERDICTS}
 SCAN_VERDICT_COLOURS = {v: SCAN_VERDICT_COLOURS[v] for v in SCAN_VERDICTS}
 SCAN_VERDICT_MEANINGS = {v: SCAN_VERDICT_MEANINGS[v] for v in SCAN_VERDICTS}

@@ -14,10 +14,10 @@ OBSERVED_OUTCOMES = (PASS, FALLBACK, MISMATCH, FAIL, CRASH, TIMEOUT)
 FAILURE_OUTCOMES = (FAIL, CRASH, TIMEOUT)  # what a claimed ``fail`` agrees with (a timeout has no category)
 LOST_CELL_OUTCOMES = (CRASH, TIMEOUT)  # a cell whose process ended without handing back a record
 
-# What an upstream claim can say (cases.model.CLAIM_OUTCOMES): the observed words, and ``unsupported`` (the backend
+# What an upstream claim can say (cases.model imports them): the observed words, and ``unsupported`` (the backend
 # refuses the operator or the API).
 UNSUPPORTED = "unsupported"
-CLAIM_OUTCOMES = (PASS, FALLBACK, MISMATCH, FAIL, UNSUPPORTED)
+CLAIM_OUTCOMES = (PASS, FAIL, FALLBACK, MISMATCH, UNSUPPORTED)  # mismatch: built, output wrong (P19)
 
 # Precisions a backend can run a node in, narrowest first, with their width in bits. The order is total (INT8 before
 # FP8, FP16 before BF16: a node with several is named by the first); the widths say what a fallback is
@@ -29,6 +29,11 @@ FLOAT_PRECISIONS = tuple(p for p in PRECISION_ORDER if p != INT8)
 # The record schema's enum (its order): ``unknown`` is a precision the backend did not show (an unverified node).
 PRECISIONS = (INT8, FP16, FP32, BF16, FP8, FP4, UNKNOWN_PRECISION)
 REQUESTED_PRECISIONS = (INT8, FP8, FP4, FP16, BF16)  # what a cell can ask for (cases.model's, in index.json)
+
+# A variant's role in its case: the verdicts judge the failing form as reported (the controls, for the control
+# pattern), then its workarounds; sweep points are counted beside.
+FAILING_ROLE, WORKAROUND_ROLE, SWEEP_ROLE, CONTROL_ROLE = "failing", "workaround", "sweep", "control"
+VARIANT_ROLES = (FAILING_ROLE, WORKAROUND_ROLE, SWEEP_ROLE, CONTROL_ROLE)
 
 # What an outcome or a claim says about deploying the pattern on the target, best first.
 WORKS, FALLS_BACK, FAILS, CANNOT_EXIST = "works", "falls-back", "fails", "cannot-exist"
@@ -49,7 +54,7 @@ SCAN_NOTHING_TO_FIX = (*SCAN_GOOD, CLEAR)  # --fix leaves a finding with one of 
 # The planning view's verdicts (one pattern on one target) that observation gives, best first; a cell decided on
 # another basis is that basis (harness.judgement.bases.PLANNING_VERDICTS places them).
 WORKS_AS_REPORTED, WORKAROUND, PRECISION_FALLBACK, FAILS_AS_REPORTED, PRECISION_UNVERIFIED, NOT_RUN, \
-    CANNOT_EXIST_HERE = WORKS, "workaround", FALLBACK, FAILS, UNVERIFIED, "not-run", CANNOT_EXIST
+    CANNOT_EXIST_HERE = WORKS, WORKAROUND_ROLE, FALLBACK, FAILS, UNVERIFIED, "not-run", CANNOT_EXIST
 OBSERVED_PLANNING_VERDICTS = (WORKS_AS_REPORTED, WORKAROUND, PRECISION_FALLBACK, FAILS_AS_REPORTED)
 UNDECIDED_PLANNING_VERDICTS = (PRECISION_UNVERIFIED, NOT_RUN, CANNOT_EXIST_HERE)  # after every basis's
 PLANNING_GOOD = (WORKS_AS_REPORTED, WORKAROUND)  # something observed works on the target

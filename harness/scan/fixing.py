@@ -60,7 +60,7 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]],
     that nothing is known against on the target (``own_verdict(workaround)``: the prediction of the workaround form
     itself), after those known to pass."""
     case, form = finding.case, finding.variant
-    if form is not None and form.role == "workaround":
+    if form is not None and form.role == j.WORKAROUND_ROLE:
         return Choice((), f"already in the workaround form {form.name}")
     if case.id in overrides:
         chosen, problems = [], []
@@ -72,7 +72,7 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]],
                 chosen.append(Candidate(case.variant(name), "your choice", f"{name}: your choice (--workaround), "
                                         "whatever the evidence says"))
         return Choice(tuple(chosen), "; ".join(problems), refused=not chosen)
-    migrating = own_verdict is not None and form is not None and form.role == "failing"
+    migrating = own_verdict is not None and form is not None and form.role == j.FAILING_ROLE
     if verdict.verdict in j.SCAN_NOTHING_TO_FIX and not migrating:
         return Choice((), f"nothing to fix: {verdict.verdict} here")
     if verdict.verdict == j.UNAVAILABLE:
@@ -82,7 +82,7 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]],
     if migrating:  # every workaround form of the case, with what is known of that form itself on the target
         known = {check.variant.name for check in verdict.workarounds}
         checks += [(variant, own.verdict, own.evidence) for variant in case.variants
-                   if variant.role == "workaround" and variant.name not in known
+                   if variant.role == j.WORKAROUND_ROLE and variant.name not in known
                    for own in [own_verdict(variant)]]
     for variant, verdict_there, evidence in checks:
         if verdict_there not in GOOD and not (migrating and verdict_there == j.UNVERIFIED):

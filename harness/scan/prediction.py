@@ -202,7 +202,7 @@ def _reported_forms(finding: Finding) -> list[str]:
     form's evidence, else none."""
     variant = finding.variant
     if variant is None:
-        return [v.name for v in finding.case.variants if v.role == "failing"]
+        return [v.name for v in finding.case.variants if v.role == j.FAILING_ROLE]
     return [variant.varies] if variant.inherits else []
 
 
@@ -223,7 +223,7 @@ def _workarounds(finding: Finding, target: Target, observations: Observations, v
         return []
     checks = []
     for variant in finding.case.variants:
-        if variant.role != "workaround" or variant is finding.variant or not _applies(variant, finding):
+        if variant.role != j.WORKAROUND_ROLE or variant is finding.variant or not _applies(variant, finding):
             continue
         evidence = [observed(o, j.VARIANT) for o in observations.of(finding.case.id, variant.name, target.id)]
         evidence += claims_on(finding.case, variant.name, target, j.VARIANT)
@@ -242,7 +242,7 @@ def _applies(workaround: Variant, finding: Finding) -> bool:
     if variant is None:
         return True
     if workaround.varies is None:
-        return variant.role in ("failing", "workaround") or variant.varies is not None
+        return variant.role in (j.FAILING_ROLE, j.WORKAROUND_ROLE) or variant.varies is not None
     return workaround.varies in (variant.name, variant.varies)
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.store.results_file import record_gpu_arch, record_host, variant_on_target
-from harness.judgement import COMPARED_OUTCOMES, NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, band
+from harness.judgement import COMPARED_OUTCOMES, NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, UNAVAILABLE, band
 from harness.worker.record import Record
 
 BAND = {outcome: band(outcome) for outcome in COMPARED_OUTCOMES}  # per compared outcome; higher is better
@@ -119,7 +119,7 @@ def classify_history(new: dict[str, Any] | None, previous: dict[str, Any] | None
     if not seen_before:
         return "new", flips
     if new["outcome"] not in BAND:
-        unchanged = new["outcome"] == "unavailable" and (previous or {}).get("outcome") == "unavailable"
+        unchanged = new["outcome"] == UNAVAILABLE and (previous or {}).get("outcome") == UNAVAILABLE
         return ("unchanged" if unchanged else "not-compared"), flips
     if earlier is None or other_gpu(earlier, new):
         return "not-compared", flips

@@ -17,6 +17,8 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from harness.judgement.vocabulary import CRASH, TIMEOUT
+
 
 @dataclasses.dataclass
 class TaskEnd:
@@ -73,10 +75,10 @@ def _reap(running: _Running, kind: str, detail: str = "") -> TaskEnd:
     if kind == "result":
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
-            return TaskEnd(running.task, None, "crash", wall, f"killed by signal {sig} ({signal.Signals(sig).name})",
+            return TaskEnd(running.task, None, CRASH, wall, f"killed by signal {sig} ({signal.Signals(sig).name})",
                            running.stderr_path)
         if not data or os.WEXITSTATUS(status) != 0:
-            return TaskEnd(running.task, None, "crash", wall,
+            return TaskEnd(running.task, None, CRASH, wall,
                            f"exited with status {os.WEXITSTATUS(status)} without a result", running.stderr_path)
         return TaskEnd(running.task, json.loads(data), "result", wall, "", running.stderr_path)
     return TaskEnd(running.task, None, kind, wall, detail, running.stderr_path)
@@ -122,7 +124,7 @@ def run_isolated(
             for fd in [fd for fd, r in running.items() if now - r.started > timeout_s]:
                 overdue = running.pop(fd)
                 os.kill(overdue.pid, signal.SIGKILL)
-                on_end(_reap(overdue, "timeout", f"no result after {timeout_s:g} s; the process was killed"))
+                on_end(_reap(overdue, TIMEOUT, f"no result after {timeout_s:g} s; the process was killed"))
     finally:
         for leftover in running.values():
             os.kill(leftover.pid, signal.SIGKILL)

@@ -4,6 +4,7 @@
 (function () {
   "use strict";
   var DATA = null;
+  var J = JSON.parse(document.getElementById("judgement").textContent);  // harness.judgement's words, by constant
   var evidence = (function () {
     try {
       var text = atob(document.getElementById("evidence").textContent.trim());
@@ -124,7 +125,7 @@
     body.push(definitions([
       ["outcome", el("span", {}, el("span", {class: "chip o-" + r.outcome, text: DATA.symbols[r.outcome] + " " + r.outcome}),
         " " + DATA.meanings[r.outcome])],
-      ["stage", r.stage + (r.outcome === "pass" ? " (reached)" : " (ended in)")],
+      ["stage", r.stage + (r.outcome === J.PASS ? " (reached)" : " (ended in)")],
       ["failure", failure ? el("b", {text: failure.category}) : null],
       ["message", failure ? failure.message : null],
       ["node", failure && failure.node ? el("code", {text: failure.node}) : null],
@@ -181,7 +182,7 @@
     var nodes = Object.keys(precision).sort();
     body.push(nodes.length ? table(["ONNX node", "precision", "expected INT8"], nodes.map(function (n) {
       return [el("code", {text: n}), precision[n], expected.indexOf(n) >= 0 ? "yes" : ""];
-    }), function (index) { return fallback.indexOf(nodes[index]) >= 0 ? "fallback" : ""; }) : el("p", {text: "Not observed."}));
+    }), function (index) { return fallback.indexOf(nodes[index]) >= 0 ? J.FALLBACK : ""; }) : el("p", {text: "Not observed."}));
     var warnings = shared(r.warnings) || {};
     if (Object.keys(warnings).length) {
       body.push(el("h4", {text: "Warnings"}), table(["kind", "count"], Object.keys(warnings).sort().map(function (k) {
@@ -276,7 +277,7 @@
   var columnStyle = document.head.appendChild(document.createElement("style"));
   var SEVERITY = JSON.parse(matrix.dataset.attention);  // outcome -> how much it calls for attention (judgement.py)
 
-  var KINDS = {cl: "claimed", nr: "not-run", na: "cannot-exist"};
+  var KINDS = {cl: J.CLAIMED, nr: J.NOT_RUN, na: J.CANNOT_EXIST_HERE};
 
   function kindOf(td) {  // o-<outcome> for an observed cell, else cl, nr or na
     var name = td.className.split(" ")[0];

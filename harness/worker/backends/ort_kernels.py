@@ -25,12 +25,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from harness.judgement.vocabulary import FLOAT_PRECISIONS, PRECISION_ORDER
+
 BOUNDARY_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"}  # convert between float and INT8
 EIGHT_BIT_TYPES = {"tensor(int8)", "tensor(uint8)"}
 FLOAT_TYPES = {"tensor(float)": "fp32", "tensor(double)": "fp32", "tensor(float16)": "fp16",
                "tensor(bfloat16)": "bf16", "tensor(float8e4m3fn)": "fp8", "tensor(float8e4m3fnuz)": "fp8",
                "tensor(float8e5m2)": "fp8", "tensor(float8e5m2fnuz)": "fp8"}
-_WIDTH = ("fp8", "fp16", "bf16", "fp32")  # narrowest first
 
 
 @dataclasses.dataclass
@@ -81,15 +82,15 @@ def kernel_precision(node: Any, types: dict[str, str], initializers: set[str]) -
         return "int8", None
     floats = [FLOAT_TYPES[kind] for kind in kinds if kind in FLOAT_TYPES]
     if floats:
-        return max(floats, key=_WIDTH.index), None
+        return max(floats, key=PRECISION_ORDER.index), None
     return "unknown", f"{node.op_type} {node.name!r} reads no float or 8-bit integer tensor ({', '.join(kinds) or 'none'})"
 
 
 def combined(precisions: list[str]) -> str:
     """One precision for a node run by several kernels: INT8 only when all are; a float part makes it float."""
-    floats = [p for p in precisions if p in _WIDTH]
+    floats = [p for p in precisions if p in FLOAT_PRECISIONS]
     if floats:
-        return max(floats, key=_WIDTH.index)
+        return max(floats, key=PRECISION_ORDER.index)
     if precisions and all(p == "int8" for p in precisions):
         return "int8"
     return "unknown"

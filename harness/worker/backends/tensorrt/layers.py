@@ -70,8 +70,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
+from harness.judgement.vocabulary import PRECISION_ORDER
+
 # Widening order: a node that several compute layers cover gets the widest precision among them.
-_PRECISION_RANK = {"fp4": 0, "int8": 1, "fp8": 2, "fp16": 3, "bf16": 4, "fp32": 5}
 
 # Data type words as TensorRT writes them in Format/Datatype strings, weight types, and log text. The inspector's
 # FP8, FP4 and BF16 spellings ("Row major linear FP8 format", "FP8", "Row major linear FP4 format", "FP4",
@@ -542,13 +543,13 @@ def _io_precision(inputs: list[str | None], outputs: list[str | None], boundary:
         candidates = [p for p in inputs + outputs if p]
     else:
         candidates = [p for p in inputs if p] or [p for p in outputs if p]
-    return min(candidates, key=_PRECISION_RANK.__getitem__) if candidates else None
+    return min(candidates, key=PRECISION_ORDER.index) if candidates else None
 
 
 def _region_precision(inputs: list[str | None], outputs: list[str | None]) -> str:
     """A Myelin region's precision: the lowest float precision at its boundary; never int8 (module docstring)."""
     floats = [p for p in inputs + outputs if p and p != "int8"]
-    return min(floats, key=_PRECISION_RANK.__getitem__) if floats else "unknown"
+    return min(floats, key=PRECISION_ORDER.index) if floats else "unknown"
 
 
 def _tactic_precision(tactic_name: str | None) -> str | None:
@@ -557,8 +558,8 @@ def _tactic_precision(tactic_name: str | None) -> str | None:
 
 
 def _widest(precisions: list[str]) -> str:
-    known = [p for p in precisions if p in _PRECISION_RANK]
-    return max(known, key=_PRECISION_RANK.__getitem__) if known else "unknown"
+    known = [p for p in precisions if p in PRECISION_ORDER]
+    return max(known, key=PRECISION_ORDER.index) if known else "unknown"
 
 
 def _name_parts(name: str) -> list[str]:
