@@ -14,7 +14,7 @@ import dataclasses
 from typing import Any, Collection, Iterable, Optional, Sequence, Tuple
 
 from harness.judgement.bases import BASES, BASIS, PLANNING_BASES
-from harness.judgement.meaning import RAN_WITHOUT_VERDICT
+from harness.judgement.meaning import RAN_WITHOUT_VERDICT, band, meaning
 from harness.judgement.vocabulary import (
     BLOCKED, CANNOT_EXIST, CANNOT_EXIST_HERE, FAILS, FAILS_AS_REPORTED, FALLBACK, FALLS_BACK, LIKELY, NOT_RUN,
     OBSERVED, PRECISION_FALLBACK, PRECISION_UNVERIFIED, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICTS,
@@ -132,6 +132,21 @@ def fix_rank(verdict: str, basis: Optional[str]) -> Tuple[bool, int, bool]:
     precedence = [b.name for b in BASES]
     return (verdict != VERIFIED, precedence.index(basis) if basis in precedence else len(precedence),
             verdict not in SCAN_GOOD)
+
+
+# How a cell moved between two records (history and diff): only outcomes compared across nights, on one GPU.
+REGRESSION, PROGRESSION, SAME_BAND, NOT_COMPARED = "regression", "progression", "same-band", "not-compared"
+
+
+def change(before: str, after: str, before_gpu: Optional[str] = None, after_gpu: Optional[str] = None) -> str:
+    """How a cell moved from outcome ``before`` to ``after``: down a band (pass, fallback, the failures) a
+    regression, up one a progression, else the same band; never compared when either outcome is not compared across
+    nights or the records ran on two GPU architectures (both known and different: two cells of the world)."""
+    if not (meaning(before).compared and meaning(after).compared):
+        return NOT_COMPARED
+    if before_gpu and after_gpu and before_gpu != after_gpu:
+        return NOT_COMPARED
+    return REGRESSION if band(after) < band(before) else PROGRESSION if band(after) > band(before) else SAME_BAND
 
 
 def fails_scan_gate(verdict: str, level: str) -> bool:

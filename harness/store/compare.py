@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.store.results_file import record_gpu_arch, record_host, variant_on_target
-from harness.judgement import COMPARED_OUTCOMES, NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, UNAVAILABLE, band
+from harness.judgement import (
+    COMPARED_OUTCOMES, NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, SAME_BAND, UNAVAILABLE, band, change,
+)
 from harness.worker.record import Record
 
 BAND = {outcome: band(outcome) for outcome in COMPARED_OUTCOMES}  # per compared outcome; higher is better
@@ -82,12 +84,9 @@ def classify(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
     before, after = old["outcome"], new["outcome"]
     if before in NOT_COMPARED_OUTCOMES or after in NOT_COMPARED_OUTCOMES:
         return "unchanged" if before == after else "not-compared"
-    if other_gpu(old, new):
-        return "not-compared"
-    if BAND[after] < BAND[before]:
-        return "regression"
-    if BAND[after] > BAND[before]:
-        return "progression"
+    moved = change(before, after, record_gpu_arch(old), record_gpu_arch(new))
+    if moved != SAME_BAND:
+        return moved  # the engine's regression, progression or not-compared
     return "unchanged" if _evidence(old) == _evidence(new) else "changed"
 
 

@@ -238,7 +238,8 @@ def test_text_from_logs_and_models_is_escaped(report_html, report):
     assert "/model.0/<b>&" not in report_html and "/model.0/&lt;b&gt;&amp;" in report_html
     scripts = [attributes for tag, attributes in report.tags if tag == "script"]
     assert scripts == [{"type": "application/octet-stream", "id": "evidence", "data-encoding": "json+gzip+base64"},
-                       {}]  # the evidence, then the page's own code
+                       {"type": "application/json", "id": "judgement"},
+                       {}]  # the evidence, the words of harness.judgement the code reads, then the page's own code
 
 
 def test_the_report_loads_nothing_from_the_network(report_html, report):
