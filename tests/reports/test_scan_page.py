@@ -39,7 +39,7 @@ def test_each_finding_lists_its_places_evidence_and_workarounds(tmp_path, model_
     stem = tree.find("article", data_case="s1-conv-silu", data_variant="size-64")
     assert stem.find("tr", data_anchor="/backbone/stem/conv/Conv")
     orin = stem.find("tr", data_target="trt86-orin")
-    assert {w.attrs["data-workaround"] for w in orin.find_all("div", cls="workaround")} == {
+    assert {w.attrs["data-workaround"] for w in orin.find_all("div", cls="workaround-entry")} == {
         "conv-output-marked", "sigmoid-output-marked"}
     assert "https://github.com/NVIDIA/TensorRT/issues/3640" in orin.text
 
@@ -55,7 +55,7 @@ def test_a_target_without_a_workaround_says_so_only_where_the_scan_lists_workaro
     rows = {row.attrs["data-target"]: row for row in stem.find_all("tr") if "data-target" in row.attrs}
     verdicts = {target: row.find_all("td")[0].find("span", cls="verdict").attrs["data-verdict"]
                 for target, row in rows.items()}
-    bare = {target for target, row in rows.items() if not row.find_all("div", cls="workaround")}
+    bare = {target for target, row in rows.items() if not row.find_all("div", cls="workaround-entry")}
     said = {target for target in bare if "none in the library" in rows[target].text}
     assert said == {t for t in bare if verdicts[t] in j.SCAN_WORKAROUND_VERDICTS} and said
     assert verdicts["ort-cpu"] in j.SCAN_GOOD and "ort-cpu" not in said
