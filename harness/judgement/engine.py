@@ -23,8 +23,7 @@ from harness.judgement.vocabulary import (
 
 # What a piece of evidence is about, closest to the user's layer first.
 YOUR_LAYER, VARIANT, REPORTED_FORM = "your-layer", "variant", "reported-form"
-SCOPES = (YOUR_LAYER, VARIANT, REPORTED_FORM)
-SCOPE_LABELS = {YOUR_LAYER: "your layer", VARIANT: "the library variant", REPORTED_FORM: "the reported form"}
+SCOPES = (YOUR_LAYER, VARIANT, REPORTED_FORM)  # scan.json's ``scope`` of a piece of evidence
 TIERS = tuple((scope, basis.name) for scope in SCOPES for basis in BASES)
 SCAN_VERDICT_OF_ANSWER = {FAILS: BLOCKED, FALLS_BACK: FALLBACK, CANNOT_EXIST: UNAVAILABLE, WORKS: LIKELY}
 
@@ -115,15 +114,16 @@ def planning_verdict(form: Judgement, workarounds: Sequence[Judgement] = (), ava
     return PRECISION_UNVERIFIED if form.unverified_ran else NOT_RUN
 
 
-def verdict_group(verdict: str) -> str:
-    """The group of a scan verdict a reader tells apart: every good one is one group; any other is its own."""
-    return SCAN_GOOD[0] if verdict in SCAN_GOOD else verdict
+def verdict_group(verdict: str) -> Tuple[str, ...]:
+    """The group of a scan verdict a reader tells apart, as the verdicts it holds: every good one is one group
+    (SCAN_GOOD); any other is a group of its own."""
+    return SCAN_GOOD if verdict in SCAN_GOOD else (verdict,)
 
 
-def workaround_rank(verdict: str) -> int:
-    """How a workaround's verdict ranks among a finding's workarounds: known to work first, then unknown (no
+def workaround_rank(verdict: str) -> Tuple[bool, bool]:
+    """How a workaround's verdict ranks among a finding's workarounds, lowest first: known to work, then unknown (no
     verdict), then known to fail or fall back."""
-    return 0 if verdict in SCAN_GOOD else 1 if verdict == UNVERIFIED else 2
+    return verdict not in SCAN_GOOD, verdict != UNVERIFIED
 
 
 def fix_rank(verdict: str, basis: Optional[str]) -> Tuple[bool, int, bool]:
@@ -135,7 +135,8 @@ def fix_rank(verdict: str, basis: Optional[str]) -> Tuple[bool, int, bool]:
 
 
 # How a cell moved between two records (history and diff): only outcomes compared across nights, on one GPU.
-REGRESSION, PROGRESSION, SAME_BAND, NOT_COMPARED = "regression", "progression", "same-band", "not-compared"
+REGRESSION, PROGRESSION, NOT_COMPARED = "regression", "progression", "not-compared"  # what diff and history say
+SAME_BAND = "same-band"  # a move within a band: compare tells unchanged from changed by the evidence
 
 
 def change(before: str, after: str, before_gpu: Optional[str] = None, after_gpu: Optional[str] = None) -> str:

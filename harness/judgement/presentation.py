@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from harness.judgement import vocabulary
 from harness.judgement.bases import BASES, PLANNING_VERDICTS
+from harness.judgement.engine import REPORTED_FORM, VARIANT, YOUR_LAYER
 from harness.judgement.vocabulary import (
     BLOCKED, CANNOT_EXIST_HERE, CLEAR, CRASH, FAIL, FAILS_AS_REPORTED, FALLBACK, INFRA_ERROR, LIKELY,
     MISMATCH, NOT_RUN, OUTCOMES, PASS, PRECISION_FALLBACK, PRECISION_UNVERIFIED, SCAN_VERDICTS, TIMEOUT, UNAVAILABLE, UNVERIFIED,
@@ -24,6 +25,9 @@ PLANNING_COLOURS = {WORKS_AS_REPORTED: ("#17753a", "#dcf1e2"), WORKAROUND: ("#0b
                     PRECISION_FALLBACK: ("#9a6200", "#fcefc4"), FAILS_AS_REPORTED: ("#b3261e", "#f7d2cf"),
                     **{b.name: b.planning_colours for b in BASES if b.planning_label}, PRECISION_UNVERIFIED: ("#5b6270", "#f1f2f4"),
                     NOT_RUN: ("#9aa0a8", "#ffffff"), CANNOT_EXIST_HERE: ("#4b5563", "#e3e3e3")}
+
+# What a piece of evidence is about, in the scan's reasons ("observed pass on the library variant ...").
+SCOPE_LABELS = {YOUR_LAYER: "your layer", VARIANT: "the library variant", REPORTED_FORM: "the reported form"}
 
 # The scan's verdicts: symbol, the outcome whose colour it borrows (layout.html.j2's .o-* classes), meaning.
 SCAN_VERDICT_SYMBOLS = {BLOCKED: "✗", FALLBACK: "↓", UNAVAILABLE: "⊘", UNVERIFIED: "?", LIKELY: "✓", VERIFIED: "✔",

@@ -55,8 +55,9 @@ class Evidence:
         return j.answer_of(self)
 
     @property
-    def verdict(self) -> str:
-        return j.verdict_of(self)
+    def verdict(self) -> str | None:
+        """The verdict this piece alone gives; None when it answers nothing (scan.json writes null)."""
+        return j.verdict_of(self) if self.decisive else None
 
     @property
     def decisive(self) -> bool:

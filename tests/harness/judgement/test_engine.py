@@ -80,8 +80,10 @@ def test_a_claim_is_never_shown_as_observed():
     assert j.planning_verdict(j.judge([seen(FAIL)]), [j.judge([claim(PASS)])]) == FAILS_AS_REPORTED
     assert j.planning_verdict(j.judge([claim(FAIL)]), [j.judge([claim(PASS)])]) == CLAIMED
     # a claim can never verify the user's own layer: a basis may give only its own verdicts
-    with pytest.raises(ValueError, match="would give 'verified', which that basis may not give"):
+    with pytest.raises(ValueError) as err:
         j.verdict_of(claim(PASS, YOUR_LAYER))
+    assert str(err.value) == ("evidence claimed 'pass' on your-layer would give 'verified', which that basis may not "
+                              "give: ('blocked', 'fallback', 'likely')")
     assert j.BASIS[CLAIMED].hatched and not j.BASIS[OBSERVED].hatched and j.HATCHED == (CLAIMED,)
 
 
@@ -170,9 +172,24 @@ def test_workarounds_and_fixes_rank_what_is_known_to_work_first():
 
 
 def test_good_verdicts_are_one_group_and_every_other_its_own():
-    assert j.verdict_group(LIKELY) == j.verdict_group(VERIFIED)
-    groups = [j.verdict_group(v) for v in (LIKELY, BLOCKED, FALLBACK, UNVERIFIED, UNAVAILABLE)]
-    assert len(set(groups)) == len(groups) and groups[1:] == [BLOCKED, FALLBACK, UNVERIFIED, UNAVAILABLE]
+    assert j.verdict_group(LIKELY) == j.verdict_group(VERIFIED) == j.SCAN_GOOD
+    assert [j.verdict_group(v) for v in (BLOCKED, FALLBACK, UNVERIFIED, UNAVAILABLE)] == [
+        (BLOCKED,), (FALLBACK,), (UNVERIFIED,), (UNAVAILABLE,)]
+
+
+def test_the_words_scan_json_and_diff_write_stay_the_same():
+    """scan.json's scopes and bases, and diff's and history's change kinds, are formats users read back."""
+    assert j.SCOPES == ("your-layer", "variant", "reported-form") and (j.OBSERVED, j.CLAIMED) == ("observed", "claimed")
+    assert (j.REGRESSION, j.PROGRESSION, j.NOT_COMPARED) == ("regression", "progression", "not-compared")
+    assert j.SCOPE_LABELS == {YOUR_LAYER: "your layer", VARIANT: "the library variant",
+                              REPORTED_FORM: "the reported form"}
+
+
+def test_evidence_and_judgements_are_values():
+    """Equal when they say the same, usable as keys (a page groups cells by them), never changed in place."""
+    assert {seen(PASS), seen(PASS)} == {seen(PASS)} and len({j.judge([seen(FAIL)]), j.judge([seen(FAIL)])}) == 1
+    with pytest.raises(AttributeError):
+        j.judge([seen(FAIL)]).verdict = LIKELY
 
 
 def test_a_newer_record_of_a_cell_and_host_wins_over_an_older_one(tmp_path):

@@ -92,6 +92,8 @@ def test_infra_errors_are_no_evidence():
     broken = observation("s1-conv-silu", "as-reported", "trt86-orin", "infra-error", "harness")
     verdict = predict(finding(), TARGETS["trt86-orin"], observed(broken))
     assert (verdict.verdict, verdict.basis) == ("blocked", "claimed")  # the claim decides
+    written = verdict.to_dict()["evidence"]  # scan.json lists the broken cell, with no verdict of its own
+    assert [(e["kind"], e["outcome"], e["verdict"]) for e in written][0] == ("observed", "infra-error", None)
     alone = predict(finding(), TARGETS["trt86-x86"], observed(
         observation("s1-conv-silu", "as-reported", "trt86-x86", "infra-error", "harness")))
     assert alone.verdict == "unverified" and "only records that say nothing of the pattern: infra-error" in alone.reason
