@@ -212,12 +212,46 @@ def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, ex
     }
 
 
+def existing_index(out_dir: Path) -> dict | None:
+    """The index.json a former ``generate`` wrote in ``out_dir`` (None when there is none), checked enough to merge
+    into; a ValueError naming the file and what to do when it is not one."""
+    path = Path(out_dir) / "index.json"
+    if not path.exists():
+        return None
+    remedy = (f"give --out another directory, or delete {path} (or the whole of {Path(out_dir)}) and generate again")
+    try:
+        index = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path}: not a readable cases index ({err}); the selected cases would be merged into it: "
+                         f"{remedy}") from err
+    cases = index.get("cases") if isinstance(index, dict) else None
+    if (not isinstance(index, dict) or index.get("format") != INDEX_FORMAT or not isinstance(cases, list)
+            or not all(isinstance(case, dict) and isinstance(case.get("id"), str) for case in cases)):
+        found = index.get("format") if isinstance(index, dict) else type(index).__name__
+        raise ValueError(f"{path}: not a cases index of format {INDEX_FORMAT} (found {found!r}); the selected cases "
+                         f"would be merged into it: {remedy}")
+    return index
+
+
+def merged_cases(kept: list[dict], written: list[dict]) -> list[dict]:
+    """The case entries of a former index with those just ``written`` in place of the entries of the same id; new
+    cases come after, in the order they were written."""
+    by_id = {entry["id"]: entry for entry in written}
+    merged = [by_id.pop(entry["id"], entry) for entry in kept]
+    return merged + [entry for entry in written if entry["id"] in by_id]
+
+
 def generate(
     out_dir: Path,
     cases: Iterable[type[Case]] | None = None,
     progress: Callable[[str], None] = lambda message: None,
+    merge_into: dict | None = None,
 ) -> dict:
-    """Write every case (default: the library) under ``out_dir``; return the index that was written."""
+    """Write every case (default: the library) under ``out_dir``; return the index that was written.
+
+    ``merge_into`` (a former index of ``out_dir``, from ``existing_index``): the index written keeps its other
+    cases, whose files stay as they are, and holds the written cases in place of their former entries.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     index = {
@@ -238,5 +272,7 @@ def generate(
                                                    data_path.read_bytes(), built.requested))
             progress(f"{case.id}/{variant.name}")
         index["cases"].append(entry)
+    if merge_into is not None:
+        index["cases"] = merged_cases(merge_into["cases"], index["cases"])
     (out_dir / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
     return index

@@ -11,7 +11,7 @@ import pytest
 from tests.harness.worker.backends.tensorrt.mutation import CASES_CACHE_VARIABLE
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_REFERENCE = REPO.parent / "shared" / "reference"
+REFERENCE = REPO / "reference"  # the reference data the tests read, in the repository (reference/SOURCES.md)
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ from typing import Callable
 import pytest
 
 from harness.worker.record import OBSERVED_OUTCOMES
-from tests.conftest import SHARED_REFERENCE, read_records
+from tests.conftest import REFERENCE, read_records
 from tests.harness.commands.test_main import harness
 from tests.harness.orchestration.test_nightly import nightly, run_dir_of
 
@@ -324,13 +324,13 @@ def test_a_damaged_matrix_is_a_named_error_for_every_command_that_reads_it(work,
 # --- TensorRT logs and engine inspector JSON ---------------------------------------------------------------------
 
 def reference(name: str, tmp_path: Path) -> Path:
-    return Path(shutil.copy(SHARED_REFERENCE / name, tmp_path / Path(name).name))
+    return Path(shutil.copy(REFERENCE / name, tmp_path / Path(name).name))
 
 
 @pytest.mark.parametrize("damage", [empty, garbage, swapped, directory], ids=lambda d: d.__name__)
 def test_classify_refuses_a_damaged_log_naming_it(tmp_path, damage):
     log = reference("trt-logs/F01.log", tmp_path)
-    damage(log, SHARED_REFERENCE / "engine-layers" / "a100-resnet-qat.graph.json")
+    damage(log, REFERENCE / "engine-layers" / "a100-resnet-qat.graph.json")
     assert_named_error(harness("classify", str(log), check=False), 2, log)
 
 
@@ -344,7 +344,7 @@ def test_classify_of_a_log_cut_short_still_classifies_what_it_holds(tmp_path):
                                     swapped, directory], ids=lambda d: d.__name__)
 def test_layers_refuses_damaged_engine_json_naming_it(tmp_path, damage):
     engine = reference("engine-layers/a100-resnet-qat.graph.json", tmp_path)
-    damage(engine, SHARED_REFERENCE / "trt-logs" / "F01.log")
+    damage(engine, REFERENCE / "trt-logs" / "F01.log")
     assert_named_error(harness("layers", str(engine), check=False), 2, engine)
 
 

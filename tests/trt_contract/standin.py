@@ -40,9 +40,9 @@ import types
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from tests.conftest import SHARED_REFERENCE
+from tests.conftest import REFERENCE
 
-TRT_API_DIR = SHARED_REFERENCE / "trt-api"
+TRT_API_DIR = REFERENCE / "trt-api"
 # Module-level data type constants (``trt.float32``) and the DataType value each one is.
 DATATYPE_CONSTANTS = {
     "float32": "FLOAT", "float16": "HALF", "bfloat16": "BF16", "int8": "INT8", "int32": "INT32", "int64": "INT64",
@@ -59,7 +59,7 @@ def api_json_path(version: str) -> Path:
     if not path.is_file():
         raise FileNotFoundError(
             f"{path} is missing: the TensorRT contract tests check the backend against the recorded binding API of "
-            f"each version in ../shared/reference/trt-api (see its README.md); they refuse to pass without it."
+            f"each version in reference/trt-api (see reference/SOURCES.md); they refuse to pass without it."
         )
     return path
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.conftest import REPO, read_records
+from tests.conftest import REFERENCE, REPO, read_records
 
 COMMANDS = ["generate", "list", "run", "report", "doctor", "classify", "layers", "containers", "nightly", "merge",
             "history", "diff", "scan", "diagnose"]
@@ -131,14 +131,14 @@ def test_force_runs_recorded_cells_again(control_cases_dir, tmp_path):
 
 
 def test_classify_prints_the_category_and_node_of_a_real_log():
-    log = REPO.parent / "shared" / "reference" / "trt-logs" / "F04.log"
+    log = REFERENCE / "trt-logs" / "F04.log"
     result = json.loads(harness("classify", str(log)).stdout)
     assert result["category"] == "no-implementation"
     assert result["node"] == "/model.1/conv/Conv + PWN(PWN(/model.1/act/Sigmoid), /model.1/act/Mul)"
 
 
 def test_layers_prints_int8_convolutions_of_a_real_qat_engine():
-    engine = REPO.parent / "shared" / "reference" / "engine-layers" / "a100-resnet-qat.graph.json"
+    engine = REFERENCE / "engine-layers" / "a100-resnet-qat.graph.json"
     layers = json.loads(harness("layers", str(engine)).stdout)
     convolutions = [layer for layer in layers if "Convolution" in (layer.get("layer_type") or "")]
     assert convolutions and all(layer["precision"] == "int8" for layer in convolutions)

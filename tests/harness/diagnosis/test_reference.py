@@ -1,4 +1,4 @@
-"""`diagnose` on every file of ../shared/reference/trt-logs and engine-layers, through the real command: each is
+"""`diagnose` on every file of reference/trt-logs and engine-layers, through the real command: each is
 identified, the facts its label names are extracted, and where its label names a pattern (a "seed N" or an upstream
 source that a case of the library cites) it is matched to that pattern."""
 import json

@@ -16,7 +16,7 @@ host) import on machines without a GPU.
 Why the TensorRT module is passed around as an argument (``trt``) instead of being imported where it is used: no
 machine this project is developed or tested on has TensorRT. The tests put in its place the *contract stand-in* of
 each recorded TensorRT version (tests/trt_contract/standin.py, built from the binding API recorded in
-../shared/reference/trt-api/*.json): a module holding exactly that version's classes, members and enum values, which
+reference/trt-api/*.json): a module holding exactly that version's classes, members and enum values, which
 records every call made on it. Code that takes ``trt`` can be handed the stand-in of 8.6, 10.x or 11.x in one test
 run and is checked against each; only the entry points (the backend's methods, ``doctor``, the GPU probe) resolve the
 real ``tensorrt`` and hand it on.

@@ -12,7 +12,7 @@ Sources of the two edges:
 * 11.0: weak typing, ``BuilderFlag.INT8`` and the calibrators are removed
   (https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/tensorrt-10x-to-11x.html).
 
-The recorded binding API of every version in ../shared/reference/trt-api agrees: the implicit-quantization API
+The recorded binding API of every version in reference/trt-api agrees: the implicit-quantization API
 (``BuilderFlag.INT8``, ``IBuilderConfig.int8_calibrator``, the ``IInt8*Calibrator`` classes) is in 8.6.1 to 10.16.1.11
 and not in 11.4.0.106 (checked by the tests against each JSON file). The JSON carries no deprecation marks (10.0.1 and
 10.1.0 have the same names), so the 10.1 edge comes from the sources above, not from the JSON.

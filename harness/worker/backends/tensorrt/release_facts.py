@@ -84,7 +84,7 @@ _STRONGLY_TYPED = "a strongly typed build: the precision comes from the graph (e
 _EXPLICIT_SCALES = "calibrate offline and write Q/DQ nodes into the ONNX model (explicit quantization, no cache)"
 # The one table of removed command-line flags of trtexec and Polygraphy (an unknown option fails the tool): the
 # migration guides' lists. `harness diagnose` checks command lines against the targets with it. 11.x's BuilderFlag has
-# no INT8, FP16, BF16 or FP8 (../shared/reference/trt-api/tensorrt-11.4.0.106.json) and IInt8Calibrator is gone:
+# no INT8, FP16, BF16 or FP8 (reference/trt-api/tensorrt-11.4.0.106.json) and IInt8Calibrator is gone:
 # Polygraphy's precision flags set those builder flags.
 REMOVED_COMMAND_FLAGS = (
     RemovedCommandFlag("trtexec", "--workspace", "10.0", "--memPoolSize=workspace:<MiB>", TRTEXEC_MIGRATION_10),

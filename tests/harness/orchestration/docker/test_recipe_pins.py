@@ -24,10 +24,10 @@ from harness.orchestration.docker.images import (
 )
 from harness.orchestration.docker.wheelhouse import REQUIREMENTS_FILE, TENSORRT_COMPANIONS, tensorrt_requirements
 from harness.worker.backends.tensorrt.compat import POLYGRAPHY_MINIMUM_FOR_TENSORRT_11, version_tuple
-from tests.conftest import SHARED_REFERENCE
+from tests.conftest import REFERENCE
 
-PLATFORMS_MD = SHARED_REFERENCE / "platforms.md"
-PLATFORMS_2026_MD = SHARED_REFERENCE / "platforms-2026.md"
+PLATFORMS_MD = REFERENCE / "platforms.md"
+PLATFORMS_2026_MD = REFERENCE / "platforms-2026.md"
 TENSORRT_RECIPE = "tensorrt"
 
 DOCKER_TARGETS = [t for t in load_matrix().values() if t.runner == "docker" and t.available]
@@ -46,8 +46,7 @@ def rendered(text: str, buildargs: dict[str, str]) -> list[tuple[str, str]]:
 def table_rows(path) -> list[list[str]]:
     """Table rows of a platforms file as lists of cells (header and separator rows included; they match nothing)."""
     if not path.exists():
-        pytest.fail(f"{path} is not beside the repository (../shared/reference comes with the project's checkout): "
-                    "the pins are checked against it")
+        pytest.fail(f"{path} is missing (reference/ is part of the repository): the pins are checked against it")
     return [[cell.strip() for cell in line.strip().strip("|").split("|")]
             for line in path.read_text().splitlines() if line.startswith("|")]
 

@@ -1,6 +1,6 @@
-"""The shared reference data as fixtures: verbatim TensorRT logs and engine inspector JSON, one test per file.
+"""The reference data as fixtures: verbatim TensorRT logs and engine inspector JSON, one test per file.
 
-The data lives outside the repository (``../shared/reference`` from the repo root). Nothing here skips when it is
+The data lives in the repository's ``reference/`` (sources in reference/SOURCES.md). Nothing here skips when it is
 missing: a parser test that silently ran on nothing would pass for the wrong reason.
 """
 import locale
@@ -9,20 +9,20 @@ from pathlib import Path
 import pytest
 
 from harness.worker.casedata import load_cells
-from tests.conftest import SHARED_REFERENCE
+from tests.conftest import REFERENCE
 from tests.trt_contract.backend_run import answers_that_let_the_path_continue
 from tests.trt_contract.standin import ContractStandIn, api_exists, installed_as_tensorrt, recorded_versions
 
 
 def existing_reference_dir() -> Path:
     """The reference directory, or an error saying where it was expected and what it must hold."""
-    if not (SHARED_REFERENCE / "README.md").is_file():
+    if not (REFERENCE / "SOURCES.md").is_file():
         raise FileNotFoundError(
-            f"the shared reference data is missing: expected {SHARED_REFERENCE.resolve()} (../shared/reference from "
-            "the repository root) with README.md, trt-logs/ and engine-layers/. The TensorRT parser tests run on "
-            "that verbatim TensorRT output and refuse to pass without it."
+            f"the reference data is missing: expected {REFERENCE} (reference/ in the repository) with SOURCES.md, "
+            "trt-logs/ and engine-layers/. The TensorRT parser tests run on that verbatim TensorRT output and "
+            "refuse to pass without it."
         )
-    return SHARED_REFERENCE
+    return REFERENCE
 
 
 def reference_files(subdirectory: str, pattern: str) -> list[Path]:
@@ -50,7 +50,7 @@ def pytest_generate_tests(metafunc):
 
 # ---- the contract stand-in of each recorded TensorRT version, installed as ``tensorrt`` ----
 
-CONTRACT_VERSIONS = recorded_versions()  # every recorded API surface, ../shared/reference/trt-api/*.json
+CONTRACT_VERSIONS = recorded_versions()  # every recorded API surface, reference/trt-api/*.json
 WEAKLY_TYPED_VERSIONS = tuple(v for v in CONTRACT_VERSIONS if api_exists(v, "BuilderFlag.INT8"))  # not 11.x
 
 

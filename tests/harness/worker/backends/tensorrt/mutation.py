@@ -5,8 +5,7 @@ a mutant no test fails on is a bug those tests would let through.
 Not part of the test run or CI (a whole run from nothing takes two to three hours on two cores). Steps:
 
 1. a scratch copy of the repository's files in ``out/mutation/checkout`` (mutmut works in ``mutants/`` beside the
-   code it copies; the copy keeps that out of the working tree), with ``shared`` pointing at the real
-   ``../shared`` (the tests read the reference data from there);
+   code it copies; the copy keeps that out of the working tree), reference data included (``reference/``);
 2. ``mutmut run`` there, on every mutant or on the modules named on the command line;
 3. the score: mutants the tests detect (killed, timed out) over all mutants except the equivalent ones, which
    ``[tool.trt_matrix.mutation.equivalent]`` in pyproject.toml documents one by one (the mutated line and why no
@@ -142,14 +141,11 @@ def sync_checkout(checkout: Path) -> None:
             shutil.copy2(source, target)
     for directory, subdirectories, files in os.walk(checkout):
         if Path(directory) == checkout:
-            subdirectories[:] = [d for d in subdirectories if d not in ("mutants", "shared")]
+            subdirectories[:] = [d for d in subdirectories if d != "mutants"]
         for name in files:
             target = Path(directory) / name
             if target.relative_to(checkout) not in wanted:
                 target.unlink()
-    shared = checkout / "shared"
-    if not shared.is_symlink():
-        shared.symlink_to((REPO.parent / "shared").resolve(), target_is_directory=True)
 
 
 def mutmut(checkout: Path, *arguments: str, log: Path | None = None, deadline: float | None = None) -> str:

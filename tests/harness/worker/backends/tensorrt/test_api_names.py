@@ -1,5 +1,5 @@
 """Static check of the TensorRT package's source: every TensorRT name it uses unconditionally exists in every
-recorded API surface (../shared/reference/trt-api/*.json), and every name it looks up by feature detection is declared
+recorded API surface (reference/trt-api/*.json), and every name it looks up by feature detection is declared
 and exists in some version.
 
 These tests read the source text, so the mutation run leaves them out (pyproject.toml, [tool.mutmut]): mutmut's copy

@@ -1,4 +1,4 @@
-"""The build-log classifier on verbatim TensorRT log excerpts (../shared/reference/trt-logs, labelled in labels.json).
+"""The build-log classifier on verbatim TensorRT log excerpts (reference/trt-logs, labelled in labels.json).
 
 Every excerpt's source link is in labels.json next to its label ("source"); the table below maps those labels to
 what the classifier must say, so a new excerpt without a label, or a relabelled one, fails here.

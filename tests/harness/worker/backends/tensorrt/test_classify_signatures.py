@@ -39,10 +39,10 @@ SOURCES = {
     "TensorRT-Model-Connect#1326": "https://github.com/NVIDIA/TensorRT-Model-Connect/pull/1326",
     "ultralytics#24729": "https://github.com/ultralytics/ultralytics/issues/24729",
     "TRT 10 build notes": "TensorRT 10.x trtexec output quoted in public build notes; no first-party thread found",
-    "reference": "../shared/reference/trt-logs (labels.json has each excerpt's link)",
+    "reference": "reference/trt-logs (labels.json has each excerpt's link)",
     "api-names": "error names of the CUDA runtime, cuDNN and cuBLAS APIs (cudaError_t, cudnnStatus_t, cublasStatus_t)",
     "runtime": "messages of the Linux shell, glibc, libstdc++ and CPython when a process dies",
-    # Open: no upstream line for this alternative is on record in this repository or ../shared/reference yet; the
+    # Open: no upstream line for this alternative is on record in this repository (reference/) yet; the
     # line restates the classifier's own phrase. Replace it with a sourced line when one is found.
     "unsourced": "the classifier's own phrase; no upstream log line on record",
 }

@@ -1,6 +1,6 @@
 """Per-layer precision and ONNX node mapping on engine information written by TensorRT.
 
-Fixtures in ../shared/reference:
+Fixtures in reference/:
 * engine-layers/*.graph.json: engine inspector JSON (A100, ResNet-50 fp32 / fp16 / QAT variants) with their build
   metadata, from NVIDIA/TensorRT's TREx examples (https://github.com/NVIDIA/TensorRT/tree/main/tools/experimental/
   trt-engine-explorer, Apache-2.0).

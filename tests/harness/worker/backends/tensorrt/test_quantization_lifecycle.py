@@ -1,5 +1,5 @@
 """Implicit quantization's lifecycle per TensorRT version, on both sides of each edge, and against the recorded binding
-API of every version in ../shared/reference/trt-api."""
+API of every version in reference/trt-api."""
 import json
 
 import pytest

@@ -1,0 +1,122 @@
+"""README's worked examples, run as written, so that what README shows is what the commands print.
+
+A worked example is a ```sh block followed by a ```text block. The commands run one after another, in README order
+(a later example reads what an earlier one wrote, as on a user's machine), from a scratch directory laid out as the
+repository root: ``reference/`` as in the repository, ``out/`` empty. The text block is what the example's last
+command prints, stdout and stderr interleaved as on a terminal.
+
+    python scripts/readme_examples.py           # check: a diff per stale example, exit 1 when one is
+    python scripts/readme_examples.py --write   # put what the commands print now into README.md
+
+The check ignores what changes from run to run and is not the example's point: the seconds on progress lines and the
+order in which cells running at once end. ``tests/test_readme_examples.py`` runs the check.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+BLOCK_BODY = r"(?:(?!```)[^\n]*\n)*"  # lines up to the closing fence
+EXAMPLE = re.compile(rf"^```sh\n(?P<commands>{BLOCK_BODY})```\n\n```text\n(?P<shown>{BLOCK_BODY})```$", re.M)
+PROGRESS = re.compile(r"^\[\s*\d+/\d+\s+[\d.]+s\] ")  # "[2/3    0.4s] ort-cpu case/variant: outcome"
+
+
+@dataclass
+class Example:
+    commands: list[str]
+    shown: str  # the text block in README
+    printed: str = ""  # what the last command printed
+    status: int | None = None  # its exit status
+    span: tuple[int, int] = (0, 0)  # where the text block's body is in README
+
+    @property
+    def stale(self) -> bool:
+        return comparable(self.printed) != comparable(self.shown)
+
+
+def comparable(text: str) -> list[str]:
+    """``text`` without what differs between two runs of the same command: a run of progress lines, sorted, with
+    their counters and seconds taken out."""
+    lines, progress = [], []
+    for line in text.splitlines():
+        if PROGRESS.match(line):
+            progress.append(PROGRESS.sub("[.] ", line))
+            continue
+        lines.extend(sorted(progress))
+        progress = []
+        lines.append(line.rstrip())
+    return lines + sorted(progress)
+
+
+def examples(text: str) -> list[Example]:
+    found = []
+    for match in EXAMPLE.finditer(text):
+        commands = [line for line in match["commands"].splitlines() if line.strip() and not line.startswith("#")]
+        found.append(Example(commands, match["shown"], span=match.span("shown")))
+    return found
+
+
+def command_line(line: str) -> str:
+    """The README line as bash runs it here: ``python`` is this interpreter (a plain Debian has only python3)."""
+    return re.sub(r"^python(?= )", lambda _: sys.executable, line)
+
+
+def run_examples(text: str, work: Path) -> list[Example]:
+    """Run every example of README ``text`` in ``work`` (laid out as the repository root), in order."""
+    (work / "out").mkdir(parents=True, exist_ok=True)
+    if not (work / "reference").exists():
+        (work / "reference").symlink_to(REPO / "reference", target_is_directory=True)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+    env.pop("TRT_MATRIX_TRACEBACK", None)
+    found = examples(text)
+    for example in found:
+        *before, last = example.commands
+        for line in before:
+            subprocess.run(["bash", "-c", command_line(line)], cwd=work, env=env, check=True, timeout=900,
+                           stdout=subprocess.DEVNULL)
+        process = subprocess.run(["bash", "-c", command_line(last)], cwd=work, env=env, timeout=900,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        example.printed, example.status = process.stdout, process.returncode
+    return found
+
+
+def rewritten(text: str, found: list[Example]) -> str:
+    """README ``text`` with each example's text block replaced by what its command printed."""
+    for example in reversed(found):
+        start, end = example.span
+        text = text[:start] + example.printed + text[end:]
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", action="store_true", help="write what the commands print into README.md")
+    args = parser.parse_args(argv)
+    text = README.read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="readme-examples-") as work:
+        found = run_examples(text, Path(work))
+    stale = [example for example in found if example.stale]
+    for example in stale:
+        print(f"stale: the example of `{example.commands[-1]}` (exit status {example.status}):")
+        sys.stdout.writelines(difflib.unified_diff(example.shown.splitlines(True), example.printed.splitlines(True),
+                                                   "README.md", "printed now"))
+    if args.write and stale:
+        README.write_text(rewritten(text, found), encoding="utf-8")
+        print(f"README.md: {len(stale)} example(s) of {len(found)} written")
+        return 0
+    print(f"{len(found)} example(s), {len(stale)} stale" + ("; `--write` puts what they print into README.md"
+                                                            if stale else ""))
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
