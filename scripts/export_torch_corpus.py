@@ -176,11 +176,9 @@ def fake_quant_modules():
     def _linear_forward(self, x):
         return F.linear(self.input_quantizer(x), self.weight_quantizer(self.weight), self.bias)
 
-    classes = {}
-    for base, forward in ((nn.Conv1d, _conv_forward), (nn.Conv2d, _conv_forward), (nn.Conv3d, _conv_forward),
-                          (nn.Linear, _linear_forward)):
-        classes[base] = type(f"Quant{base.__name__}", (base,), {"forward": forward})
-    return TensorQuantizer, classes
+    forwards = {nn.Conv1d: _conv_forward, nn.Conv2d: _conv_forward, nn.Conv3d: _conv_forward,
+                nn.Linear: _linear_forward}
+    return TensorQuantizer, forwards
 
 
 def quantize_pq(model, residual: bool = False, gap: bool = False):
@@ -189,14 +187,19 @@ def quantize_pq(model, residual: bool = False, gap: bool = False):
     ``residual_quantizer`` on the identity of every torchvision BasicBlock/Bottleneck; with ``gap``, a ``gap_quantizer``
     before ResNet's average pool."""
     torch = _torch()
-    TensorQuantizer, classes = fake_quant_modules()
+    TensorQuantizer, forwards = fake_quant_modules()
+    quantized_classes: dict[type, type] = {}
     for module in list(model.modules()):
-        for base, quantized in classes.items():
-            if type(module) is base:
-                module.__class__ = quantized
-                module.input_quantizer = TensorQuantizer()
-                module.weight_quantizer = TensorQuantizer(axis=0)
-                break
+        base = next((b for b in forwards if isinstance(module, b)), None)
+        if base is None:
+            continue
+        # A subclass of the module's own class (torchvision's Conv3DSimple is a Conv3d): its other methods stay
+        cls = type(module)
+        if cls not in quantized_classes:
+            quantized_classes[cls] = type(f"Quant{cls.__name__}", (cls,), {"forward": forwards[base]})
+        module.__class__ = quantized_classes[cls]
+        module.input_quantizer = TensorQuantizer()
+        module.weight_quantizer = TensorQuantizer(axis=0)
     if residual:
         from torchvision.models.resnet import BasicBlock, Bottleneck  # noqa: PLC0415
 
