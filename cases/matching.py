@@ -21,11 +21,12 @@ import contextlib
 import functools
 import heapq
 import math
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
 
 _INDEXES: dict[int, tuple[Any, dict[str, list[tuple[int, Any]]]]] = {}  # id(graph) -> (graph, op -> (position, node))
+_FROM_CONSTANTS: list[dict[int, bool]] = []  # while indexed(): id(tensor) -> computed from constants alone
 
 
 @contextlib.contextmanager
@@ -36,9 +37,11 @@ def indexed(graph: Any) -> Iterator[None]:
     for position, node in enumerate(graph.nodes):
         by_op[node.op].append((position, node))
     _INDEXES[id(graph)] = (graph, by_op)
+    _FROM_CONSTANTS.append({})
     try:
         yield
     finally:
+        _FROM_CONSTANTS.pop()
         del _INDEXES[id(graph)]
 
 
@@ -80,6 +83,79 @@ def is_constant(tensor: Any) -> bool:
     return node is not None and node.op == "Constant"
 
 
+def is_weight(tensor: Any) -> bool:
+    """A tensor computed from constants alone, however many nodes away: an initializer, a Constant's output, or any
+    node's output whose inputs all are (DQ(Q(W)), Transpose(DQ(Q(W))) as torch.onnx writes ``F.linear(x,
+    fake_quant(W))``, Reshape, Cast, Identity...). A graph input, or a node with no input (RandomNormal), is not.
+
+    While :func:`indexed` is open the answers are remembered, so asking of every tensor costs one walk of the graph."""
+    memo = _FROM_CONSTANTS[-1] if _FROM_CONSTANTS else {}
+    stack = [tensor]
+    while stack:
+        current = stack[-1]
+        if id(current) in memo:
+            stack.pop()
+            continue
+        node = producer(current)
+        if is_constant(current) or node is None:
+            memo[id(current)] = is_constant(current)
+            stack.pop()
+            continue
+        inputs = [t for t in node.inputs if t.name]  # an omitted optional input is an empty Variable
+        pending = [t for t in inputs if id(t) not in memo]
+        if not inputs or any(memo.get(id(t)) is False for t in inputs):
+            memo[id(current)] = False
+        elif pending:
+            stack.extend(pending)
+            continue
+        else:
+            memo[id(current)] = True
+        stack.pop()
+    return memo[id(tensor)]
+
+
+LAYOUT_OPS = ("Transpose", "Reshape", "Identity", "Cast", "Squeeze", "Unsqueeze", "Flatten")
+
+
+def weight_dequantizer(tensor: Any) -> tuple[Any | None, list[Any]]:
+    """The DequantizeLinear a weight comes out of, walking back through layout-only nodes (a Transpose of DQ(W), a
+    Reshape...), and the nodes walked through in data-flow order; ``(None, [])`` when ``tensor`` is no weight or no DQ
+    is behind it that way."""
+    steps: list[Any] = []
+    node = producer(tensor)
+    while node is not None and node.op in LAYOUT_OPS and is_weight(tensor):
+        steps.insert(0, node)
+        tensor = node.inputs[0]
+        node = producer(tensor)
+    if node is None or node.op != "DequantizeLinear" or not is_weight(tensor):
+        return None, []
+    return node, steps
+
+
+def weight_quantization_axis(tensor: Any) -> tuple[bool, int | None]:
+    """``(known, axis)``: the per-channel axis of a quantized weight in the frame of the tensor its layer reads (a
+    Transpose after the DQ moves it), None when it is quantized per tensor; ``known`` is False when a node between the
+    DQ and the layer (a Reshape) leaves the axis unknown, or no DQ is behind the weight."""
+    dq, steps = weight_dequantizer(tensor)
+    if dq is None:
+        return False, None
+    axis = quantization_axis(dq.outputs[0])
+    if axis is None:
+        return True, None
+    rank = len(getattr(dq.outputs[0], "shape", None) or ()) or None
+    axis = axis % rank if rank and axis < 0 else axis
+    for step in steps:
+        if step.op == "Transpose":
+            perm = attr(step, "perm")
+            perm = list(perm) if perm is not None else (list(range(rank))[::-1] if rank else None)
+            if perm is None or axis not in perm:
+                return False, None
+            axis = perm.index(axis)
+        elif step.op not in ("Identity", "Cast"):
+            return False, None
+    return True, axis
+
+
 def dequantized(tensor: Any) -> Any | None:
     """The DequantizeLinear node that writes ``tensor``, or None: is this tensor quantized on its way in?"""
     node = producer(tensor)
@@ -119,8 +195,9 @@ def through_qdq(tensor: Any) -> tuple[Any, list[Any]]:
 
 
 def is_quantized_weight(tensor: Any) -> bool:
-    """A weight that reaches its layer through Q/DQ: DQ(INT8 constant) or DQ(Q(float constant))."""
-    return dequantized(tensor) is not None and weight_constant(tensor) is not None
+    """A weight that reaches its layer through Q/DQ: DQ(INT8 constant) or DQ(Q(float constant)), also behind
+    layout-only nodes (Transpose(DQ(Q(W))), as torch.onnx writes a fake-quantized Linear weight)."""
+    return weight_dequantizer(tensor)[0] is not None
 
 
 def attr(node: Any, name: str, default: Any = None) -> Any:
@@ -244,6 +321,21 @@ def _breadth_first(tensors, nodes_at, tensors_of, max_nodes: int | None) -> list
                 found.append(node)
                 queue.extend(tensors_of(node))
     return found[:max_nodes]
+
+
+def nearest_upstream(tensors: Iterable[Any], wanted: Callable[[Any], bool]) -> Any | None:
+    """The node nearest ``tensors`` upstream (breadth first, through any number of nodes) for which ``wanted`` is
+    true; None when none is. The walk stops at the first one: a form decided by the data, not by a window."""
+    seen, queue = set(), collections.deque(tensors)
+    while queue:
+        for node in queue.popleft().inputs[:1]:
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if wanted(node):
+                return node
+            queue.extend(node.inputs)
+    return None
 
 
 def ancestor(tensor: Any, op: str, max_nodes: int = 32) -> Any | None:

@@ -135,21 +135,25 @@ class LinearInt8(Case):
 
     @classmethod
     def find(cls, graph) -> list[Match]:
-        """Every MatMul/Gemm whose second operand is a constant weight through Q/DQ; the variant follows whether the
-        activation comes through Q/DQ and the weight's axis (a Gemm's weight is transposed: axis 0 per channel)."""
+        """Every MatMul/Gemm whose second operand is a weight through Q/DQ (also behind a Transpose, as torch.onnx
+        writes ``F.linear(x, fake_quant(W))``); the variant follows whether the activation comes through Q/DQ and the
+        weight's axis in the frame the layer reads (a Gemm's weight is transposed: axis 0 per channel)."""
         found = []
         for node in m.nodes_of(graph, "MatMul", "Gemm"):
             a, weight = node.inputs[0], node.inputs[1]
             if not m.is_quantized_weight(weight):
                 continue
-            axis = m.quantization_axis(weight)
-            if node.op == "Gemm":
+            known, axis = m.weight_quantization_axis(weight)
+            if not known:
+                variant = None
+            elif node.op == "Gemm":
                 variant = "gemm-per-channel" if axis is not None and m.dequantized(a) else None
             elif not m.dequantized(a):
                 variant = "linear-weight-only" if axis == 1 else None
             else:
-                variant = {1: REPORTED, 0: "linear-per-channel-axis-0", None: "linear-per-tensor"}[axis]
-            note = (f"{node.op} {node.name} with an INT8 weight ({'per tensor' if axis is None else f'axis {axis}'})"
+                variant = {1: REPORTED, 0: "linear-per-channel-axis-0", None: "linear-per-tensor"}.get(axis)
+            scheme = "axis unknown" if not known else "per tensor" if axis is None else f"axis {axis}"
+            note = (f"{node.op} {node.name} with an INT8 weight ({scheme})"
                     f"{'' if m.dequantized(a) else ' and a float activation'}: TensorRT runs it INT8 only when both "
                     "inputs come through Q/DQ, and then, in the reports, slower than FP16.")
             found.append(Match(case=cls.id, nodes=(node.name,), variant=variant, note=note))

@@ -132,14 +132,15 @@ class MatMulInt8(Case):
 
     @classmethod
     def find(cls, graph) -> list[Match]:
-        """MatMuls of two activations (neither operand a constant, through Q/DQ or not) in a network that has Q/DQ at
-        all; the variant follows how many of the two inputs come through Q/DQ. A Gemm, or a MatMul with a weight, is
-        ``p6-linear-int8``'s form, never this one."""
+        """MatMuls of two activations in a network that has Q/DQ at all; the variant follows how many of the two
+        inputs come through Q/DQ. An operand computed from constants alone is a weight, however many nodes away
+        (``F.linear(x, fake_quant(W))`` exports as ``MatMul(DQ(Q(x)), Transpose(DQ(Q(W))))``): a Gemm, or a MatMul
+        with a weight, is ``p6-linear-int8``'s form, never this one."""
         if not m.has_qdq(graph):
             return []
         found = []
         for node in m.nodes_of(graph, "MatMul"):
-            if any(m.weight_constant(t) is not None for t in node.inputs):
+            if any(m.is_weight(t) for t in node.inputs):
                 continue
             quantized = [t for t in node.inputs if m.dequantized(t)]
             variant = {0: "act-x-act-as-reported", 1: "act-x-act-qdq-query-only", 2: "act-x-act-qdq-both"}[

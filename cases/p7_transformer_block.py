@@ -194,7 +194,10 @@ class TransformerBlock(Case):
     @classmethod
     def find(cls, graph) -> list[Match]:
         """Every Softmax between two MatMuls of activations (the attention core); the variant says whether its
-        MatMuls come through Q/DQ, or, in a network without any Q/DQ (implicit PTQ), how the LayerNorm is written."""
+        MatMuls come through Q/DQ, or, in a network without any Q/DQ (implicit PTQ), how the LayerNorm feeding the
+        score MatMul is written: the nearest norm upstream, however far (a ViT's in-projection, bias Add, reshapes and
+        q/k/v Gathers put it 40 nodes away), a LayerNormalization or its decomposition below opset 17. No norm
+        upstream: neither form, no variant."""
         explicit = any(True for _ in m.nodes_of(graph, "DequantizeLinear"))
         found = []
         for softmax in m.nodes_of(graph, "Softmax"):
@@ -205,13 +208,13 @@ class TransformerBlock(Case):
                 context = m.only_consumer(qdq_after[-1].outputs[0])
             if not (_activation_matmul(scores) and _activation_matmul(context)):
                 continue
-            norm = m.ancestor(scores.inputs[0], "LayerNormalization")
+            norm = m.nearest_upstream(scores.inputs, _is_layer_norm)
             if all(m.dequantized(t) for t in (*scores.inputs, *context.inputs)):
                 variant = "explicit-qdq"
-            elif explicit:
+            elif explicit or norm is None:
                 variant = None
             else:
-                variant = "implicit-ln17" if norm is not None else "implicit-decomposed-ln"
+                variant = "implicit-ln17" if norm.op == "LayerNormalization" else "implicit-decomposed-ln"
             how = "through Q/DQ" if variant == "explicit-qdq" else (
                 "in a network without Q/DQ (implicit PTQ)" if not explicit else "partly without Q/DQ")
             found.append(Match(
@@ -225,7 +228,20 @@ class TransformerBlock(Case):
 
 
 def _activation_matmul(node) -> bool:
-    return node is not None and node.op == "MatMul" and all(m.weight_constant(t) is None for t in node.inputs)
+    """A MatMul of two activations: neither operand computed from constants alone."""
+    return node is not None and node.op == "MatMul" and not any(m.is_weight(t) for t in node.inputs)
+
+
+def _is_layer_norm(node) -> bool:
+    """A LayerNormalization, or the ReduceMean that starts its decomposition (torch.onnx below opset 17):
+    ``Sub(x, ReduceMean(x))``."""
+    if node.op == "LayerNormalization":
+        return True
+    if node.op != "ReduceMean":
+        return False
+    source = node.inputs[0]
+    return any(reader.op == "Sub" and reader.inputs[0] is source and reader.inputs[1] is node.outputs[0]
+               for reader in m.consumers(node.outputs[0]))
 
 
 def _projection(graph: gs.Graph, x, name: str, qdq: bool, scale: float = 1.0) -> gs.Variable:

@@ -187,15 +187,21 @@ def _residual_block(add):
         conv, batchnorms = main
         shortcut, residual_quantizer = m.through_qdq(shortcut_input)
         downsample = _branch_conv(shortcut)
-        if downsample is not None:
-            ds_conv, ds_batchnorms = downsample
-            block_input = m.through_qdq(ds_conv.inputs[0])[0]
-            shortcut_nodes = [*residual_quantizer, *ds_batchnorms, ds_conv, *m.quantizer_before(ds_conv.inputs[0]),
-                              *m.quantizer_before(ds_conv.inputs[1])]
+        # A quantized Conv on the shortcut is a down-sampling shortcut when it reads the block's input; when it does
+        # not, it is the previous block's last layer (MobileNetV2 ends a block with Conv + BN, no ReLU) and the
+        # shortcut is the identity.
+        for downsample in ((downsample, None) if downsample is not None else (None,)):
+            if downsample is not None:
+                ds_conv, ds_batchnorms = downsample
+                block_input = m.through_qdq(ds_conv.inputs[0])[0]
+                shortcut_nodes = [*residual_quantizer, *ds_batchnorms, ds_conv,
+                                  *m.quantizer_before(ds_conv.inputs[0]), *m.quantizer_before(ds_conv.inputs[1])]
+            else:
+                block_input, shortcut_nodes = shortcut, list(residual_quantizer)
+            path = m.path_between(block_input, conv.inputs[0], BLOCK_REACH)
+            if path is not None and not (downsample is not None and downsample[0] in path):
+                break
         else:
-            block_input, shortcut_nodes = shortcut, list(residual_quantizer)
-        path = m.path_between(block_input, conv.inputs[0], BLOCK_REACH)
-        if path is None or (downsample is not None and downsample[0] in path):
             continue
         return conv, batchnorms, path, shortcut_nodes, downsample is not None, bool(residual_quantizer)
     return None

@@ -298,3 +298,60 @@ def test_nearest_variant_requires_some_params_and_measures_the_others():
     assert m.nearest_variant(variants, {"form": "a", "channels": None}, required=("form",)) == (variants[0], [])
     # Without required params a categorical difference costs 1.
     assert m.nearest_variant(variants, {"form": "b", "channels": 4})[0].name == "c4"
+
+
+def fake_quant_linear_graph(weight_steps: tuple[str, ...] = ("Transpose",), per_channel: bool = True):
+    """``F.linear(x, fake_quant(W))`` as torch.onnx writes it on a 3-D input: MatMul(DQ(Q(x)), Transpose(DQ(Q(W)))) +
+    Add(bias), W (6, 8) quantized per output channel (axis 0); ``weight_steps`` are the nodes between the weight's DQ
+    and the MatMul ("Transpose", "Identity", "Reshape")."""
+    graph = gs.Graph(opset=13)
+    x = g.graph_input("x", (1, 4, 8))
+    graph.inputs.append(x)
+    x = g.torch_fake_quantize(graph, x, "/fc/input_quantizer", g.UNIT_ACTIVATION_SCALE)
+    w = g.dense_weight("fc.weight", (6, 8), 8)
+    scale = g.per_channel_scale(w.values) if per_channel else g.per_tensor_scale(w.values)
+    w = g.torch_fake_quantize(graph, w, "/fc/weight_quantizer", scale, axis=0 if per_channel else None)
+    for index, op in enumerate(weight_steps):
+        inputs = [w, gs.Constant(f"shape_{index}", np.array([8, 6], np.int64))] if op == "Reshape" else [w]
+        w = g.node(graph, op, f"/fc/{op}_{index}", inputs, f"/fc/{op}_{index}_output_0",
+                   {"perm": [1, 0]} if op == "Transpose" else None)
+    y = g.torch_node(graph, "MatMul", "/fc", [x, w])
+    y = g.torch_node(graph, "Add", "/fc", [g.bias("fc.bias", 6), y])
+    g.mark_output(graph, y, (1, 4, 6))
+    return graph
+
+
+def test_a_weight_is_anything_computed_from_constants_alone():
+    graph = fake_quant_linear_graph(("Transpose", "Identity", "Reshape", "Identity"))
+    matmul = named(graph, "/fc/MatMul")
+    with m.indexed(graph):
+        assert m.is_weight(matmul.inputs[1])  # four nodes and a Q/DQ pair away from the initializer
+        assert not m.is_weight(matmul.inputs[0])  # DQ(Q(graph input))
+    assert m.is_weight(matmul.inputs[1]) and not m.is_weight(matmul.inputs[0])  # the same without the index
+    noise = gs.Variable("noise")
+    graph.nodes.append(gs.Node("RandomNormal", "random", attrs={"shape": [2]}, outputs=[noise]))
+    assert not m.is_weight(noise)  # no input, but no constant either
+
+
+def test_a_weight_behind_a_transpose_is_a_quantized_weight_with_its_axis_moved():
+    transposed = named(fake_quant_linear_graph(), "/fc/MatMul").inputs[1]
+    assert m.is_quantized_weight(transposed) and m.dequantized(transposed) is None
+    assert m.weight_quantization_axis(transposed) == (True, 1)  # axis 0 of (out, in) is axis 1 of (in, out)
+    per_tensor = named(fake_quant_linear_graph(per_channel=False), "/fc/MatMul").inputs[1]
+    assert m.weight_quantization_axis(per_tensor) == (True, None)
+    reshaped = named(fake_quant_linear_graph(("Reshape",)), "/fc/MatMul").inputs[1]
+    assert m.is_quantized_weight(reshaped) and m.weight_quantization_axis(reshaped) == (False, None)
+    activation = named(fake_quant_linear_graph(), "/fc/MatMul").inputs[0]
+    assert not m.is_quantized_weight(activation) and m.weight_quantization_axis(activation) == (False, None)
+
+
+def test_nearest_upstream_has_no_horizon():
+    graph = gs.Graph(opset=17)
+    x = g.graph_input("x", (1, 4, 8))
+    graph.inputs.append(x)
+    y = g.node(graph, "LayerNormalization", "ln", [x, gs.Constant("s", np.ones(8, np.float32))], "ln_out")
+    for index in range(60):
+        y = g.node(graph, "Identity", f"id_{index}", [y], f"id_{index}_out")
+    assert m.ancestor(y, "LayerNormalization") is None  # the 32-node window of `ancestor`
+    assert m.nearest_upstream([y], lambda node: node.op == "LayerNormalization").name == "ln"
+    assert m.nearest_upstream([y], lambda node: node.op == "Softmax") is None

@@ -100,3 +100,15 @@ def test_find_nothing_for_float_weights(user_graph, fp32_conv_relu_graph):
     graph = user_graph(P6L, variant("linear-per-channel-axis-1"))
     node(graph, "MatMul").inputs[1] = gs.Constant("float_weight", np.ones((32, 48), np.float32))
     assert P6L.find(graph) == []  # a float weight: nothing to run in INT8
+
+
+def test_find_reads_a_fake_quantized_torch_linear_as_a_linear():
+    """F.linear(x, fake_quant(W)): MatMul(DQ(Q(x)), Transpose(DQ(Q(W)))), W per output channel: the reported form."""
+    from tests.cases.test_matching import fake_quant_linear_graph
+
+    (match,) = P6L.find(fake_quant_linear_graph())
+    assert (match.nodes, match.variant) == (("/fc/MatMul",), "linear-per-channel-axis-1")
+    (match,) = P6L.find(fake_quant_linear_graph(per_channel=False))
+    assert match.variant == "linear-per-tensor"
+    (match,) = P6L.find(fake_quant_linear_graph(("Reshape",)))  # the axis cannot be followed through a Reshape
+    assert match.variant is None and "axis unknown" in match.note

@@ -106,3 +106,11 @@ def test_find_nothing_for_float_matmuls(user_graph, fp32_conv_relu_graph):
     projection.inputs[1] = gs.Constant("float_weight", np.ones((32, 32), np.float32))  # no weight DQ
     assert not any(n.op in (Q, DQ) for n in graph.cleanup().nodes)
     assert P6.find(graph) == []  # a float linear, and an activation MatMul in a network without Q/DQ
+
+
+def test_find_never_reads_a_fake_quantized_weight_as_an_activation():
+    """A MatMul whose operand is computed from constants alone, however many nodes away, is a Linear."""
+    from tests.cases.test_matching import fake_quant_linear_graph
+
+    assert P6.find(fake_quant_linear_graph()) == []
+    assert P6.find(fake_quant_linear_graph(("Transpose", "Identity", "Reshape", "Identity"))) == []

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import onnx
+import onnx_graphsurgeon as gs
 import pytest
 
 from cases.generate import export_model
@@ -116,7 +117,39 @@ def test_find_names_the_form(user_graph, name, expected):
     (match,) = P7.find(user_graph(P7, variant(name)))
     assert match.case == P7.id and match.variant == expected
     assert match.nodes[:3] == (f"{ATTN}/Softmax", f"{ATTN}/MatMul", f"{ATTN}/MatMul_1")
-    assert (match.nodes[3:] == ("/blocks.0/norm1/LayerNormalization",)) == (expected != "implicit-decomposed-ln")
+    # the norm the form was read from: the LayerNormalization, or the ReduceMean that starts its decomposition
+    norm = "ReduceMean" if expected == "implicit-decomposed-ln" else "LayerNormalization"
+    assert match.nodes[3:] == (f"/blocks.0/norm1/{norm}",)
+
+
+@pytest.mark.parametrize("name", ["implicit-ln17", "implicit-decomposed-ln"])
+def test_find_reads_the_form_from_a_norm_however_far_upstream(user_graph, name):
+    """A ViT's in-projection, bias Add, reshapes and q/k/v Gathers put its LayerNorm 40 nodes above the score MatMul:
+    the form follows the norm, not a window (issue 28: an opset-17 ViT was named implicit-decomposed-ln)."""
+    graph = user_graph(P7, variant(name))
+    norm_out = next(n for n in graph.nodes if n.name.startswith("/blocks.0/norm1/") and (
+        n.op == "LayerNormalization" or n.name.endswith("Add_1"))).outputs[0]
+    readers = list(norm_out.outputs)
+    tensor = norm_out
+    for index in range(40):
+        out = gs.Variable(f"far_{index}")
+        graph.nodes.append(gs.Node("Identity", f"far_{index}", inputs=[tensor], outputs=[out]))
+        tensor = out
+    for reader in readers:
+        reader.inputs[reader.inputs.index(norm_out)] = tensor
+    graph.toposort()
+    (match,) = P7.find(graph)
+    assert match.variant == name
+
+
+def test_find_names_no_form_without_a_norm_upstream(user_graph):
+    graph = user_graph(P7, variant("implicit-ln17"))
+    norm = next(n for n in graph.nodes if n.op == "LayerNormalization")
+    for reader in list(norm.outputs[0].outputs):  # the projections read the tokens directly
+        reader.inputs[reader.inputs.index(norm.outputs[0])] = norm.inputs[0]
+    graph.cleanup()
+    (match,) = P7.find(graph)
+    assert match.variant is None and len(match.nodes) == 3
 
 
 def test_find_works_on_any_node_names(user_graph):
