@@ -15,6 +15,11 @@ TRT 10.1+ recorder      ``[E] Error[10]: Error Code: 10: ...`` (no source locati
 
 ``parse_log_line`` strips all of that down to the message body; every rule below keys on bodies only.
 
+Text pasted from an issue thread is read too (``unpasted``): GitHub quote markers (``> ``, nested, or HTML-escaped
+``&gt;``), markdown code fences and the backticks of inline code, ANSI colour codes and CRLF line ends are removed
+first, and lines a terminal or a person wrapped are joined when the lines as they stand name no failure (a message
+continues on a line with no logger decoration of its own: ``... for operation:`` then ``291: dequantize: ...``).
+
 Priority rule for the primary failure (``LogClassification.category``):
 
 1. "Skipping tactic" lines are never the failure, whatever their severity (trtexec prints them as ``Error[9]``):
@@ -36,6 +41,11 @@ Priority rule for the primary failure (``LogClassification.category``):
    record vocabulary's catch-all) when no root cause was found; so does a log holding only consequences.
 7. ``None`` means the text shows no failure. It does not prove the build succeeded (the log may be cut short):
    callers combine it with the exit status and the presence of the engine file.
+8. ``failure_shown`` says whether the text shows that a build stopped, or only carries a failure's message: it is
+   shown by a line of severity error or internal-error (tactic skips excepted), a consequence line (rule 3, or a
+   tool's "export failure"), a crash or a Python exception. A fragment copied from an issue without its tags
+   (``Error Code 9: ... infer_type ...``) is classified by its message, with ``failure_shown`` False: the message is
+   the failure's, but the fragment alone does not prove the build failed.
 
 Known upstream failures (``LogClassification.known_failure``): when the primary failure's message is one that an
 upstream report names (``KNOWN_FAILURES``: the checkLinks assertion of TensorRT 10.3's calibration, the Q/DQ fusion
@@ -46,7 +56,10 @@ names it, with the failure pattern and the report. It keys on the message body, 
 (with or without the ``file.cpp::function::line`` location) gives the same known failure. One exception to "the
 primary failure's message": when a build ends with no implementation for a node (or a ForeignNode) after tactics were
 skipped because Myelin could not type a Q or DQ (``_SKIP_REASONS``), the known failure is that reason, the first one
-skipped.
+skipped; and when the text shows no failure at all but a tactic was skipped for such a reason (a pasted
+``[E] Error[9]: ... Skipping tactic ... infer_type ...`` line), the classification names that known failure with
+category None and ``failure_shown`` False: the signature is there, the failure is not (the build may still end with
+an engine, slower: https://github.com/NVIDIA/Model-Optimizer/issues/118).
 
 Known forms (``KNOWN_FORMS``, :func:`known_forms`) are weaker: the failing node's name or warning lines have the form a
 pattern gives (a Q/DQ weights layer without implementation, TopK or LayerNorm tensors without scales), but other models
@@ -54,6 +67,8 @@ can show the same form; each names its pattern, report and what it cannot tell a
 """
 from __future__ import annotations
 
+import dataclasses
+import html
 import re
 from dataclasses import dataclass
 
@@ -95,6 +110,7 @@ _LINE_DECORATION = re.compile(
       | \[(?P<letter>[FEWIV])\]                                               # [E] (trtexec, Polygraphy)
       | \[(?:TRT|TensorRT)\]:?                                                # [TRT], [TensorRT], DeepStream's [TRT]:
       | (?P<word>INTERNAL[\ _]ERROR|ERROR|WARNING|WARN|INFO|VERBOSE):(?=\s|$)  # ERROR: (DeepStream, TRT 7 Python)
+      | (?P<cut>INTERNAL[\ _]ERROR|ERROR|WARNING|WARN|INFO|VERBOSE)\](?=\s)  # [ERROR] cut at its start by a paste
     )\s*""",
     re.VERBOSE,
 )
@@ -148,7 +164,8 @@ _CONSEQUENCE = re.compile(
     r"|Engine set up failed"
     r"|Network validation failed"
     r"|failed to build (?:the )?(?:trt |tensorrt )?(?:serialized )?(?:network|engine)"
-    r"|^&&&& FAILED\b",
+    r"|^&&&& FAILED\b"
+    r"|\bexport failure\b",  # Ultralytics' exporter: "TensorRT: export failure ❌ 9.4s: ..."
     re.IGNORECASE,
 )
 # Checked in this order on one line: the first category whose pattern matches owns the line.
@@ -157,7 +174,8 @@ _ROOT_CAUSE_PATTERNS = (
         "no-implementation",
         re.compile(
             r"could not find any implementation for node"
-            r"|could not find any supported formats consistent with input/output data types",
+            r"|could not find any supported formats consistent with input/output data types"
+            r"|Unable to find valid implementation for layer",  # TRT 6-7: "Misc Error in getFormatRequirements"
             re.IGNORECASE,
         ),
     ),
@@ -205,7 +223,8 @@ _ROOT_CAUSE_PATTERNS = (
             re.IGNORECASE,
         ),
     ),
-    ("internal-assert", re.compile(r"\bAssertion\b.*\bfailed\b", re.IGNORECASE)),
+    # "Assertion x failed" (8.x+), TRT 7's "Assertion Error in operator(): 0 (condition)"
+    ("internal-assert", re.compile(r"\bAssertion\b.*\bfailed\b|\bAssertion Error in\b", re.IGNORECASE)),
     (
         "crash",
         re.compile(
@@ -227,9 +246,18 @@ _NO_IMPLEMENTATION_NODE = re.compile(
     re.IGNORECASE,
 )
 _ERROR_ENVELOPE = re.compile(r"Error Code \d+: [^()]*?\((?P<inner>.*)\)\.?\s*$")
+_UNABLE_TO_FIND_NODE = re.compile(r"Unable to find valid implementation for layer (?P<node>.+)$")
 _UNSUPPORTED_FORMATS_NODE = re.compile(
     r"^(?P<node>.+?): could not find any supported formats consistent with input/output data types", re.IGNORECASE
 )
+
+# What pasting into an issue thread adds to a line (``unpasted``).
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+_QUOTE_MARKERS = re.compile(r"^[ \t]*>(?:[ \t]?>)*[ \t]?")
+_CODE_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w+.-]*[ \t]*$")
+_INLINE_CODE_TICKS = re.compile(r"^[ \t]*`+|`+[ \t]*$")
+# A line without decoration that starts something of its own rather than continuing a wrapped message.
+_STARTS_ITS_OWN_LINE = re.compile(r"Traceback \(|File \"|Layer\(\w+\): |&&&&|(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
 
 _VERSION_BANNER = re.compile(r"\[TensorRT v(?P<code>\d{4,6})\]")
 _VERSION_LINE = re.compile(r"TensorRT version:\s*(?P<version>\d+\.\d+(?:\.\d+)*)")
@@ -292,10 +320,11 @@ KNOWN_FAILURES = (
     KnownFailure("calibrator-class-removed", "P10", "unsupported-api",
               re.compile(r"module 'tensorrt' has no attribute 'IInt8\w*Calibrator\w*'"),
               "https://github.com/ultralytics/ultralytics/issues/24729"),
-    # Implicit INT8: TensorRT fuses Conv + SiLU as "Conv + PWN(PWN(Sigmoid), Mul)" and finds no INT8 tactic for it.
+    # Implicit INT8: TensorRT fuses Conv + SiLU as "Conv + PWN(PWN(Sigmoid), Mul)" (10.x also "PWN(PWN(Sigmoid),
+    # PWN(Mul))": https://github.com/ultralytics/ultralytics/issues/21281) and finds no INT8 tactic for it.
     KnownFailure("conv-silu-no-implementation", "S1", "no-implementation",
-              re.compile(r"could not find any implementation for node .*\+ PWN\(PWN\([^()]*Sigmoid\), [^()]*Mul\)",
-                         re.IGNORECASE),
+              re.compile(r"could not find any implementation for node .*\+ PWN\(PWN\([^()]*Sigmoid\), "
+                         r"(?:[^()]*Mul|PWN\([^()]*Mul\))\)", re.IGNORECASE),
               "https://github.com/NVIDIA/TensorRT/issues/3640"),
     # Q/DQ: the weights, the Conv and the Swish fused into one layer ("W + Conv + PWN(Sigmoid, Mul)"), as the last node.
     KnownFailure("qdq-conv-swish-no-implementation", "P1", "no-implementation",
@@ -373,12 +402,13 @@ class LogClassification:
     message: str | None
     warnings: dict[str, int]
     known_failure: KnownFailure | None = None  # the upstream report the failure message matches, if one does
+    failure_shown: bool = False  # the text shows a build that stopped, not only a failure's message (rule 8)
 
     def to_dict(self) -> dict[str, object]:
         known = None if self.known_failure is None else {
             "id": self.known_failure.id, "pattern": self.known_failure.pattern, "source": self.known_failure.source}
         return {"category": self.category, "node": self.node, "message": self.message, "warnings": dict(self.warnings),
-                "known_failure": known}
+                "known_failure": known, "failure_shown": self.failure_shown}
 
 
 @dataclass(frozen=True)
@@ -386,6 +416,7 @@ class _Evidence:
     role: str  # "root", "unrecognized" or "consequence"
     category: str
     body: str
+    shown: bool  # the line shows a build that stopped (rule 8)
 
 
 def parse_log_line(line: str) -> LogLine:
@@ -396,7 +427,8 @@ def parse_log_line(line: str) -> LogLine:
         decoration = _LINE_DECORATION.match(rest)
         if decoration is None or decoration.end() == 0:
             break
-        tag = decoration.group("stamp_severity") or decoration.group("letter") or decoration.group("word")
+        tag = (decoration.group("stamp_severity") or decoration.group("letter") or decoration.group("word")
+               or decoration.group("cut"))
         if severity is None and tag is not None:
             severity = _SEVERITY_BY_TAG.get(tag.strip().upper())
         rest = rest[decoration.end():]
@@ -412,13 +444,36 @@ def parse_log_line(line: str) -> LogLine:
     return LogLine(severity=severity, body=rest.strip())
 
 
+def unpasted(text: str) -> str:
+    """``text`` without what pasting it into an issue thread added, line for line: HTML-escaped characters
+    (``&gt;``), ANSI colour codes, GitHub quote markers (``> ``, nested), markdown code fences (blanked) and the
+    backticks of inline code at either end of a line. Line ends become ``\\n``."""
+    if "&" in text:
+        text = html.unescape(text)
+    lines = []
+    for line in text.splitlines():
+        line = _QUOTE_MARKERS.sub("", _ANSI_ESCAPE.sub("", line), count=1)
+        lines.append("" if _CODE_FENCE.match(line) else _INLINE_CODE_TICKS.sub("", line))
+    return "\n".join(lines)
+
+
 def classify_log(text: str) -> LogClassification:
     """The primary failure category of a TensorRT build log and its warning counts (rules: module docstring)."""
+    raw_lines = unpasted(text).splitlines()
+    result = _classify([parse_log_line(line) for line in raw_lines])
+    if result.known_failure is None or result.category is None:
+        joined = _classify(_joined_lines(raw_lines))
+        if (joined.known_failure is not None and result.known_failure is None) or (
+                result.category is None and joined.category is not None):
+            result = dataclasses.replace(joined, warnings=result.warnings)  # warnings count physical lines
+    return result
+
+
+def _classify(lines: list[LogLine]) -> LogClassification:
     warnings = dict.fromkeys(WARNING_KINDS, 0)
     evidence: list[_Evidence] = []
     skipped_for: KnownFailure | None = None  # the first known failure a skipped tactic names
-    for raw_line in text.splitlines():
-        line = parse_log_line(raw_line)
+    for line in lines:
         for kind, pattern in _WARNING_PATTERNS.items():
             if pattern.search(line.body):
                 warnings[kind] += 1
@@ -431,8 +486,9 @@ def classify_log(text: str) -> LogClassification:
         if found is not None:
             evidence.append(found)
     primary = _primary(evidence)
-    if primary is None:
-        return LogClassification(category=None, node=None, message=None, warnings=warnings)
+    if primary is None:  # a tactic skipped for a known reason is that failure's signature, not a failure (rule 8)
+        return LogClassification(category=None, node=None, message=None, warnings=warnings,
+                                 known_failure=skipped_for)
     category = primary.category  # a consequence or an unrecognized line carries UNRECOGNIZED_FAILURE
     node = _node_without_implementation(primary.body) if category == "no-implementation" else None
     known_failure = next((known for known in KNOWN_FAILURES
@@ -441,7 +497,23 @@ def classify_log(text: str) -> LogClassification:
             known_failure is None or known_failure.id == "foreign-node-no-implementation"):
         known_failure = skipped_for  # no implementation was left because every tactic was skipped for this reason
     return LogClassification(category=category, node=node, message=primary.body, warnings=warnings,
-                             known_failure=known_failure)
+                             known_failure=known_failure, failure_shown=any(item.shown for item in evidence))
+
+
+def _joined_lines(raw_lines: list[str]) -> list[LogLine]:
+    """Log lines with wrapped ones joined: a non-blank line with no logger decoration of its own continues the
+    non-blank line before it, unless it starts something of its own (a traceback, a layer line, trtexec's ``&&&&``)."""
+    joined: list[LogLine] = []
+    for raw in raw_lines:
+        line = parse_log_line(raw)
+        decoration = _LINE_DECORATION.match(raw)
+        continues = (joined and joined[-1].body and line.body and (decoration is None or decoration.end() == 0)
+                     and not _STARTS_ITS_OWN_LINE.match(line.body))
+        if continues:
+            joined[-1] = LogLine(joined[-1].severity, f"{joined[-1].body} {line.body}")
+        else:
+            joined.append(line)
+    return joined
 
 
 def known_forms(text: str, classification: LogClassification | None = None) -> list[tuple[KnownForm, int]]:
@@ -452,7 +524,7 @@ def known_forms(text: str, classification: LogClassification | None = None) -> l
     for known in KNOWN_FORMS:
         if known.kind in WARNING_KINDS:
             if bodies is None:
-                bodies = [parse_log_line(line).body for line in text.splitlines()]
+                bodies = [parse_log_line(line).body for line in unpasted(text).splitlines()]
             counts[known] = sum(bool(known.form.search(body)) for body in bodies)
         elif known.kind == classification.category and classification.node:
             counts[known] = int(bool(known.form.search(classification.node)))
@@ -463,7 +535,8 @@ def not_a_log(text: str) -> str | None:
     """Why ``text`` (decoded with errors="replace") does not look like TensorRT output, or None when it does.
 
     A log looks like one when some line carries a logger's severity tag or timestamp, a TensorRT mark (``[TRT]``,
-    ``TensorRT``, trtexec's ``&&&&``, a ``Layer(TYPE):`` line), or a failure or warning this classifier knows.
+    ``TensorRT``, trtexec's ``&&&&``, a ``Layer(TYPE):`` line), or a failure, a known failure's signature or a
+    warning this classifier knows; all read after what pasting added is removed (``unpasted``).
     """
     if not text.strip():
         return "it is empty" if not text else "it holds only white space"
@@ -472,10 +545,11 @@ def not_a_log(text: str) -> str | None:
         return f"it holds binary data ({odd} of its {len(text)} characters are not text), not a text log"
     if _ENGINE_JSON_START.match(text):
         return "it looks like engine inspector JSON, not a build log: read it with `python -m harness layers`"
+    text = unpasted(text)
     if _TENSORRT_MARK.search(text) or any(_LINE_DECORATION.match(line) for line in text.splitlines()):
         return None
     result = classify_log(text)
-    if result.category is not None or any(result.warnings.values()):
+    if result.category is not None or result.known_failure is not None or any(result.warnings.values()):
         return None
     return ("no line carries a logger's severity tag ([E], [W], ERROR:, ...), a timestamp, a [TRT] tag or a "
             "TensorRT message this classifier knows")
@@ -508,18 +582,20 @@ def _version_from_banner_code(code: str) -> str:
 
 
 def _failure_evidence(line: LogLine) -> _Evidence | None:
+    shown = (line.severity is not None or bool(_CONSEQUENCE.search(line.body))
+             or bool(_PYTHON_EXCEPTION.match(line.body)))
+    for known in KNOWN_FAILURES:  # a known message first: a tool's "export failure: <known message>" line is its root
+        if known.message.search(line.body):
+            return _Evidence("root", known.category, line.body, shown)
     if _CONSEQUENCE.search(line.body):
-        return _Evidence("consequence", UNRECOGNIZED_FAILURE, line.body)
+        return _Evidence("consequence", UNRECOGNIZED_FAILURE, line.body, shown)
     for category, pattern in _ROOT_CAUSE_PATTERNS:
         if pattern.search(line.body):
-            return _Evidence("root", category, line.body)
-    for known in KNOWN_FAILURES:  # a known message without the wording above (10.1+ drops the "Internal Error" envelope)
-        if known.message.search(line.body):
-            return _Evidence("root", known.category, line.body)
+            return _Evidence("root", category, line.body, shown or category == "crash")
     if _INTERNAL_ERROR.search(line.body):
-        return _Evidence("root", INTERNAL_ERROR_CATEGORY, line.body)
+        return _Evidence("root", INTERNAL_ERROR_CATEGORY, line.body, shown)
     if line.severity is not None or _PYTHON_EXCEPTION.match(line.body):
-        return _Evidence("unrecognized", UNRECOGNIZED_FAILURE, line.body)
+        return _Evidence("unrecognized", UNRECOGNIZED_FAILURE, line.body, shown)
     return None
 
 
@@ -536,6 +612,9 @@ def _node_without_implementation(body: str) -> str | None:
     envelope = _ERROR_ENVELOPE.search(body)
     message = envelope.group("inner") if envelope else body
     named = _NO_IMPLEMENTATION_NODE.search(message)
+    if named is not None:
+        return _without_trailing_punctuation(named.group("node"))
+    named = _UNABLE_TO_FIND_NODE.search(message)
     if named is not None:
         return _without_trailing_punctuation(named.group("node"))
     named = _UNSUPPORTED_FORMATS_NODE.search(message)
