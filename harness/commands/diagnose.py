@@ -97,7 +97,8 @@ def cmd_layers(args) -> int:
     try:
         read = read_layers_file(args.file, onnx_names)
     except ValueError as err:  # the reader's word for a file that is not engine JSON or a log: the user's input
-        raise CommandError(str(err)) from None
+        as_log = _as_build_log(args.file)
+        raise CommandError(f"{str(err).rstrip('.')}. {as_log}" if as_log else str(err)) from None
     print(f"{args.file}: {read.summary()}", file=sys.stderr)
     if onnx_names is not None:
         mapped = sum(bool(layer.onnx_nodes) for layer in read.layers)
@@ -108,6 +109,24 @@ def cmd_layers(args) -> int:
                   "model this engine was built from?", file=sys.stderr)
     print(json.dumps([dataclasses.asdict(layer) for layer in read.layers], indent=2))
     return EXIT_OK
+
+
+def _as_build_log(path: Path) -> str:
+    """What a file without layers says as a build log, for the error of `layers`: its failure or the known failure it
+    names, and the commands that read it ("" when it names neither)."""
+    from harness.worker.backends.tensorrt.classify import classify_log, not_a_log
+
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if not_a_log(text):
+        return ""
+    result = classify_log(text)
+    if result.category is None and result.known_failure is None:
+        return ""
+    said = [result.category or "no failure shown"]
+    if result.known_failure is not None:
+        said.append(f"known failure {result.known_failure.id} (pattern {result.known_failure.pattern})")
+    return (f"It reads as a TensorRT build log instead ({', '.join(said)}): `python -m harness classify {path}` or "
+            f"`python -m harness diagnose {path}` read it.")
 
 
 def cmd_diagnose(args) -> int:

@@ -152,6 +152,8 @@ def _command(path: Path, text: str) -> Identified | None:
 
 
 def _log_or_layer_list(path: Path, text: str) -> Identified:
+    """A log or a layer list, read as TensorRT wrote it: what pasting it into an issue thread added (quote markers,
+    code fences, colour codes, ``&gt;``) is removed first (``classify.unpasted``), and ``text`` is what remains."""
     problem = classify.not_a_log(text)
     if problem is not None and "binary data" in problem:
         readable = _BINARY_CHARACTERS.sub("", text)
@@ -159,14 +161,16 @@ def _log_or_layer_list(path: Path, text: str) -> Identified:
             dropped = len(text) - len(readable)
             return Identified(path, "tensorrt-log", DAMAGED, f"TensorRT log lines mixed with binary data ({dropped} of "
                               f"its {len(text)} characters are not text): the file was overwritten or cut while it "
-                              "was written; what remains was read", text=readable)
+                              "was written; what remains was read", text=classify.unpasted(readable))
     if problem is not None:
         return Identified(path, None, NO_KIND, problem)
+    text = classify.unpasted(text)
     try:
         read = layers.read_log_layers(text)
     except ValueError:
         read = None
     result = classify.classify_log(text)
-    if read is not None and result.category is None and not any(result.warnings.values()):
+    if read is not None and result.category is None and result.known_failure is None and not any(
+            result.warnings.values()):
         return Identified(path, "engine-layers", READ, text=text, content=read)
     return Identified(path, "tensorrt-log", READ, text=text, content=read)

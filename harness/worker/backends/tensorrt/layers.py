@@ -117,6 +117,8 @@ _TENSOR_DTYPE = re.compile(
     r"\((?P<new>[A-Za-z][A-Za-z0-9]*)\[[-0-9,: ]*\]\)|\[(?P<old>[A-Za-z][A-Za-z0-9]*)\([-0-9,: ]*\)\]"
 )
 _ARROW = " -> "
+_ENDS_WITH_TENSOR = re.compile(r"(?:\)\]|\]\))\s*$")
+_WRAPPED_LAYER_LINE_LIMIT = 20_000  # characters: a layer line is never longer; past it, lines are not joined
 _LOOKS_LIKE_JSON = re.compile(r'^\s*(?:\{|\[\s*[\{"\]]|")')
 _INSPECTOR_JSON_START = re.compile(r'\{\s*"Layers"\s*:')
 _QUOTE_MARKER = re.compile(r"^[ \t]*>[ \t]?")
@@ -276,15 +278,15 @@ def read_log_layers(text: str, onnx_names: OnnxNamesSource = None) -> LayersRead
     names = as_onnx_names(onnx_names)
     lines = text.splitlines()
     starts = [i for i, line in enumerate(lines) if _LAYER_INFO_HEADER.search(line)]
-    region = lines[starts[-1] + 1:] if starts else lines
+    region = _unwrapped_layer_lines(lines[starts[-1] + 1:] if starts else lines)
     layers, not_understood, read = [], [], 0
-    for line in region:
+    for line, physical in region:
         layer_line = _LAYER_INFO_LINE.search(line)
         if layer_line is None:
             if line.strip() and starts:
                 break  # the block ends at its first other line
             continue
-        read += 1
+        read += physical
         try:
             layers.append(_layer_from_log_line(layer_line.group("type"), layer_line.group("rest"), line, names))
         except ValueError:
@@ -308,6 +310,24 @@ def read_log_layers(text: str, onnx_names: OnnxNamesSource = None) -> LayersRead
         )
     skipped = sum(1 for line in lines if line.strip()) - read
     return LayersRead(layers, "log", skipped, tuple(not_understood))
+
+
+def _unwrapped_layer_lines(lines: list[str]) -> list[tuple[str, int]]:
+    """(line, how many physical lines it was) with wrapped layer lines joined: a layer line whose text does not end
+    with a tensor (``name[Half(1,32,75,75)]`` or ``name (Half[1,32,75,75])``) continues on the next non-blank lines
+    that carry no logger prefix and start no layer line of their own, joined as they stand (a terminal or a PDF cut
+    ``[Float(-`` / ``2,3,300,300)]``, or after a space)."""
+    joined: list[tuple[str, int]] = []
+    open_layer = False
+    for line in lines:
+        continues = (open_layer and line.strip() and not _LAYER_INFO_LINE.search(line)
+                     and not _LINE_PREFIX.match(line) and len(joined[-1][0]) < _WRAPPED_LAYER_LINE_LIMIT)
+        if continues:
+            joined[-1] = (joined[-1][0] + line, joined[-1][1] + 1)
+        else:
+            joined.append((line, 1))
+        open_layer = bool(_LAYER_INFO_LINE.search(joined[-1][0])) and not _ENDS_WITH_TENSOR.search(joined[-1][0])
+    return joined
 
 
 def layers_from_log(text: str, onnx_names: OnnxNamesSource = None) -> list[EngineLayer]:
