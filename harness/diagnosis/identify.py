@@ -15,6 +15,7 @@ from typing import Any
 
 from harness.worker.backends.tensorrt import classify, layers
 from harness.worker.backends.tensorrt.calibration_cache import CalibrationCacheError, parse_cache
+from harness.worker.backends.tensorrt.pasted import unpasted
 
 KINDS = {
     "tensorrt-log": "a TensorRT build log",
@@ -153,7 +154,7 @@ def _command(path: Path, text: str) -> Identified | None:
 
 def _log_or_layer_list(path: Path, text: str) -> Identified:
     """A log or a layer list, read as TensorRT wrote it: what pasting it into an issue thread added (quote markers,
-    code fences, colour codes, ``&gt;``) is removed first (``classify.unpasted``), and ``text`` is what remains."""
+    code fences, colour codes, ``&gt;``) is removed first (``pasted.unpasted``), and ``text`` is what remains."""
     problem = classify.not_a_log(text)
     if problem is not None and "binary data" in problem:
         readable = _BINARY_CHARACTERS.sub("", text)
@@ -161,10 +162,10 @@ def _log_or_layer_list(path: Path, text: str) -> Identified:
             dropped = len(text) - len(readable)
             return Identified(path, "tensorrt-log", DAMAGED, f"TensorRT log lines mixed with binary data ({dropped} of "
                               f"its {len(text)} characters are not text): the file was overwritten or cut while it "
-                              "was written; what remains was read", text=classify.unpasted(readable))
+                              "was written; what remains was read", text=unpasted(readable))
     if problem is not None:
         return Identified(path, None, NO_KIND, problem)
-    text = classify.unpasted(text)
+    text = unpasted(text)
     try:
         read = layers.read_log_layers(text)
     except ValueError:

@@ -15,7 +15,7 @@ TRT 10.1+ recorder      ``[E] Error[10]: Error Code: 10: ...`` (no source locati
 
 ``parse_log_line`` strips all of that down to the message body; every rule below keys on bodies only.
 
-Text pasted from an issue thread is read too (``unpasted``): GitHub quote markers (``> ``, nested, or HTML-escaped
+Text pasted from an issue thread is read too (``pasted.unpasted``): GitHub quote markers (``> ``, nested, or HTML-escaped
 ``&gt;``), markdown code fences and the backticks of inline code, ANSI colour codes and CRLF line ends are removed
 first, and lines a terminal or a person wrapped are joined when the lines as they stand name no failure (a message
 continues on a line with no logger decoration of its own: ``... for operation:`` then ``291: dequantize: ...``).
@@ -68,9 +68,10 @@ can show the same form; each names its pattern, report and what it cannot tell a
 from __future__ import annotations
 
 import dataclasses
-import html
 import re
 from dataclasses import dataclass
+
+from harness.worker.backends.tensorrt.pasted import unpasted
 
 UNRECOGNIZED_FAILURE = "runtime-error"
 WARNING_KINDS = (
@@ -251,11 +252,6 @@ _UNSUPPORTED_FORMATS_NODE = re.compile(
     r"^(?P<node>.+?): could not find any supported formats consistent with input/output data types", re.IGNORECASE
 )
 
-# What pasting into an issue thread adds to a line (``unpasted``).
-_ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
-_QUOTE_MARKERS = re.compile(r"^[ \t]*>(?:[ \t]?>)*[ \t]?")
-_CODE_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w+.-]*[ \t]*$")
-_INLINE_CODE_TICKS = re.compile(r"^[ \t]*`+|`+[ \t]*$")
 # A line without decoration that starts something of its own rather than continuing a wrapped message.
 _STARTS_ITS_OWN_LINE = re.compile(r"Traceback \(|File \"|Layer\(\w+\): |&&&&|(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
 
@@ -442,19 +438,6 @@ def parse_log_line(line: str) -> LogLine:
     rest = _BRACKETED_LOCATION.sub("", rest)
     rest = _LEADING_LOCATION.sub("", rest)  # one: the pattern is anchored at the start
     return LogLine(severity=severity, body=rest.strip())
-
-
-def unpasted(text: str) -> str:
-    """``text`` without what pasting it into an issue thread added, line for line: HTML-escaped characters
-    (``&gt;``), ANSI colour codes, GitHub quote markers (``> ``, nested), markdown code fences (blanked) and the
-    backticks of inline code at either end of a line. Line ends become ``\\n``."""
-    if "&" in text:
-        text = html.unescape(text)
-    lines = []
-    for line in text.splitlines():
-        line = _QUOTE_MARKERS.sub("", _ANSI_ESCAPE.sub("", line), count=1)
-        lines.append("" if _CODE_FENCE.match(line) else _INLINE_CODE_TICKS.sub("", line))
-    return "\n".join(lines)
 
 
 def classify_log(text: str) -> LogClassification:

@@ -9,10 +9,10 @@ Supported inputs:
   (``ProfilingVerbosity.DETAILED``) or layer-name strings (``LAYER_NAMES_ONLY``); a bare list of
   either; one layer dict or one name string (``get_layer_information`` of a single layer). A JSON text cut short
   (an excerpt pasted from an issue) is closed after its last complete value and read as far as it goes.
-* Any of the above pasted where it picks up a prefix on every line: a GitHub comment quote (``> ``, nested
-  ``> > ``, ``>`` alone on blank lines), line numbers (``12: ``, ``12 | ``), log timestamps and severities
-  (``[11/24/2026-10:00:00] [I] ``, ``2026-11-24T10:00:00.123Z ``, ``[TRT] [V] ``), removed from each line that
-  carries one (quote markers when every non-blank line is quoted). Engine inspector JSON printed inside a log
+* Any of the above pasted into an issue thread: what the paste added (``pasted.unpasted``: GitHub quote markers
+  ``> ``, nested ``> > ``, ``>`` alone on blank lines, also HTML-escaped as ``&gt;``; markdown code fences; inline-code
+  backticks; ANSI colour codes; CRLF) is removed, then each line's prefix of line numbers (``12: ``, ``12 | ``), log
+  timestamps and severities (``[11/24/2026-10:00:00] [I] ``, ``2026-11-24T10:00:00.123Z ``, ``[TRT] [V] ``). Engine inspector JSON printed inside a log
   (``trtexec --dumpLayerInfo``) is read from its ``{"Layers":`` to its end.
 * The "Engine Layer Information" block of a verbose build log, one ``Layer(TYPE): NAME, Tactic: T, IO`` line per
   layer, in the two tensor spellings TensorRT has used:
@@ -20,7 +20,8 @@ Supported inputs:
   inputs separated by ", " and tactics in hex (``0x03ea``) or decimal (``-3721528``). When a log holds several
   blocks (several builds), the last one is read. Without a block header (an excerpt pasted from a forum post),
   every such line is read wherever it stands, whatever logger prefix comes before ``Layer(`` (trtexec ``[V]``,
-  Python ``[TRT]``, DeepStream, timestamps). A line that starts like a layer line but cannot be read is passed
+  Python ``[TRT]``, DeepStream, timestamps). A layer line wrapped by a terminal or a PDF (it does not end with a
+  tensor) is joined with the lines that continue it. A line that starts like a layer line but cannot be read is passed
   over and counted (:class:`LayersRead`), never guessed at.
 
 Compute precision of one layer (``EngineLayer.precision``), first rule that gives an answer:
@@ -69,6 +70,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
+
+from harness.worker.backends.tensorrt.pasted import unpasted
 
 # Widening order: a node that several compute layers cover gets the widest precision among them.
 _PRECISION_RANK = {"fp4": 0, "int8": 1, "fp8": 2, "fp16": 3, "bf16": 4, "fp32": 5}
@@ -121,7 +124,6 @@ _ENDS_WITH_TENSOR = re.compile(r"(?:\)\]|\]\))\s*$")
 _WRAPPED_LAYER_LINE_LIMIT = 20_000  # characters: a layer line is never longer; past it, lines are not joined
 _LOOKS_LIKE_JSON = re.compile(r'^\s*(?:\{|\[\s*[\{"\]]|")')
 _INSPECTOR_JSON_START = re.compile(r'\{\s*"Layers"\s*:')
-_QUOTE_MARKER = re.compile(r"^[ \t]*>[ \t]?")
 # One token of what a paste puts before each line: a line number, a log timestamp, a logger severity or tag.
 _LINE_PREFIX = re.compile(
     r"^[ \t]*(?:(?:\d+[ \t]*[:|][ \t]?|\d+[ \t]+(?=\S)"
@@ -298,7 +300,7 @@ def read_log_layers(text: str, onnx_names: OnnxNamesSource = None) -> LayersRead
         raise ValueError(
             f"the 'Engine Layer Information' block at line {starts[-1] + 1} of this log has no "
             f"'Layer(TYPE): NAME, Tactic: ...' lines after it; first line after the header: "
-            f"{next((l for l in region if l.strip()), '(end of log)')!r}"
+            f"{next((l for l, _ in region if l.strip()), '(end of log)')!r}"
         )
     if not layers:
         raise ValueError(
@@ -340,7 +342,7 @@ def read_layers_file(path: str | Path, onnx_names: OnnxNamesSource = None) -> La
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     if not text.strip():
         raise ValueError(f"{path}: the file is empty: expected engine inspector JSON or a verbose TensorRT log")
-    text = _unwrap_paste(text)
+    text = _unwrap_paste(unpasted(text))
     try:
         info = json.loads(text)
     except ValueError:
@@ -363,12 +365,9 @@ def read_layers_file(path: str | Path, onnx_names: OnnxNamesSource = None) -> La
 
 
 def _unwrap_paste(text: str) -> str:
-    """The text without what pasting it added: GitHub quote markers (all levels, when every non-blank line is
-    quoted), then each line's prefix of line numbers, timestamps and severities (no JSON line starts like one)."""
-    lines = text.splitlines()
-    while any(line.strip() for line in lines) and all(_QUOTE_MARKER.match(line) for line in lines if line.strip()):
-        lines = [_QUOTE_MARKER.sub("", line, count=1) for line in lines]
-    return "\n".join(_LINE_PREFIX.sub("", line, count=1) for line in lines)
+    """The text without each line's prefix of line numbers, timestamps and severities (no JSON line starts like
+    one)."""
+    return "\n".join(_LINE_PREFIX.sub("", line, count=1) for line in text.splitlines())
 
 
 def _inspector_json_in_log(text: str) -> Any:
