@@ -117,3 +117,31 @@ def test_diagnose_decides_on_a_known_failure_that_the_fragment_shows(diagnosed, 
     pattern = diagnosed[name]["patterns"][0]
     assert pattern["signatures"][0]["strength"] == "known-failure" and pattern["decisive"] is True
     assert "The build failed: " in diagnosed[name]["text"]
+
+
+ODD_PASTES = {
+    "fence-only": "```\n```\n",
+    "quote-markers-only": "> \n>\n> > \n",
+    "elision-only": "...\n[...]\n",
+    "colour-codes-only": "\x1b[0;31m\x1b[0m\n",
+    "escaped-quote-only": "&gt; &gt;\n&amp;gt;\n",
+    "crlf-blank-lines": "\r\n\r\n",
+    "lone-timestamp": "2026-11-24T10:00:00.123Z\n[11/24/2026-10:00:00]\n",
+    "unbalanced-layer-line": "Layer(Reformat): (((, Tactic: 0x, [Float(-\n)]]\n",
+    "lone-surrogate-bytes": "[E] Error[10]: \udcff\n",
+}
+
+
+@pytest.mark.parametrize("command", ["classify", "layers", "diagnose"])
+@pytest.mark.parametrize("paste", ODD_PASTES)
+def test_odd_pastes_get_an_answer_or_one_error_line_never_a_crash(tmp_path, command, paste):
+    path = tmp_path / "paste.txt"
+    path.write_bytes(ODD_PASTES[paste].encode("utf-8", errors="surrogateescape"))
+    result = harness(command, str(path), *(["--json"] if command == "diagnose" else []), check=False)
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    if command == "diagnose":  # a diagnosis of the file, whatever it is (exit 3: damaged, as README's exit codes say)
+        assert json.loads(result.stdout)["exit_code"] == result.returncode
+    else:
+        assert result.returncode in (0, 2), result.stderr
+    if result.returncode == 2 and command != "diagnose":
+        assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr

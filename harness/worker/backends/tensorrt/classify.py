@@ -11,14 +11,16 @@ TRT 7 Python logger     ``[TensorRT] ERROR: ...``
 custom loggers          ``[2022-11-08 06:01:58 WARNING] ...``
 DeepStream              ``ERROR: [TRT]: 10: ...``
 TRT 10.1+ recorder      ``[E] Error[10]: Error Code: 10: ...`` (no source location)
+CI logs (GitHub etc.)   ``2026-11-24T10:00:00.123Z [E] ...`` (the runner's timestamp before the logger's line)
 ======================  ================================================================================
 
 ``parse_log_line`` strips all of that down to the message body; every rule below keys on bodies only.
 
-Text pasted from an issue thread is read too (``pasted.unpasted``): GitHub quote markers (``> ``, nested, or HTML-escaped
-``&gt;``), markdown code fences and the backticks of inline code, ANSI colour codes and CRLF line ends are removed
-first, and lines a terminal or a person wrapped are joined when the lines as they stand name no failure (a message
-continues on a line with no logger decoration of its own: ``... for operation:`` then ``291: dequantize: ...``).
+Text pasted from an issue thread is read too (``pasted.unpasted``): GitHub quote markers (``> ``, nested, or
+HTML-escaped ``&gt;``), markdown code fences and the backticks of inline code, ANSI colour codes and CRLF line ends
+are removed first, and lines a terminal or a person wrapped are joined when the lines as they stand name no failure
+(a message continues on a line with no logger decoration of its own: ``... for operation:`` then
+``291: dequantize: ...``).
 
 Priority rule for the primary failure (``LogClassification.category``):
 
@@ -108,6 +110,7 @@ _LINE_DECORATION = re.compile(
     r"""^\s*(?:
         # [10/14/2023-15:37:16], or [2022-11-08 06:01:58 WARNING] with the severity inside the bracket
         \[\d{1,4}[/-]\d{1,2}[/-]\d{1,4}[-T\ ]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?:\s+(?P<stamp_severity>[A-Za-z_ ]+?))?\]
+      | \d{4}-\d\d-\d\d[T\ ]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?(?=\s)                 # 2026-11-24T10:00:00.123Z (CI logs)
       | \[(?P<letter>[FEWIV])\]                                               # [E] (trtexec, Polygraphy)
       | \[(?:TRT|TensorRT)\]:?                                                # [TRT], [TensorRT], DeepStream's [TRT]:
       | (?P<word>INTERNAL[\ _]ERROR|ERROR|WARNING|WARN|INFO|VERBOSE):(?=\s|$)  # ERROR: (DeepStream, TRT 7 Python)
@@ -252,8 +255,10 @@ _UNSUPPORTED_FORMATS_NODE = re.compile(
     r"^(?P<node>.+?): could not find any supported formats consistent with input/output data types", re.IGNORECASE
 )
 
+_ELISION = re.compile(r"^[\[(]?(?:\.{3,}|\u2026)[\])]?$")  # what a paste left out: "...", "[...]", "……"
 # A line without decoration that starts something of its own rather than continuing a wrapped message.
-_STARTS_ITS_OWN_LINE = re.compile(r"Traceback \(|File \"|Layer\(\w+\): |&&&&|(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
+_STARTS_ITS_OWN_LINE = re.compile(
+    r"Traceback \(|File \"|Layer\(\w+\): |&&&&|(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
 
 _VERSION_BANNER = re.compile(r"\[TensorRT v(?P<code>\d{4,6})\]")
 _VERSION_LINE = re.compile(r"TensorRT version:\s*(?P<version>\d+\.\d+(?:\.\d+)*)")
@@ -485,10 +490,13 @@ def _classify(lines: list[LogLine]) -> LogClassification:
 
 def _joined_lines(raw_lines: list[str]) -> list[LogLine]:
     """Log lines with wrapped ones joined: a non-blank line with no logger decoration of its own continues the
-    non-blank line before it, unless it starts something of its own (a traceback, a layer line, trtexec's ``&&&&``)."""
+    non-blank line before it, unless it starts something of its own (a traceback, a layer line, trtexec's ``&&&&``).
+    A line that is only an elision (``...``, ``[...]``) is read as a blank line."""
     joined: list[LogLine] = []
     for raw in raw_lines:
         line = parse_log_line(raw)
+        if _ELISION.match(line.body):  # "..." where the paste left lines out: it continues nothing and ends a message
+            line = LogLine(line.severity, "")
         decoration = _LINE_DECORATION.match(raw)
         continues = (joined and joined[-1].body and line.body and (decoration is None or decoration.end() == 0)
                      and not _STARTS_ITS_OWN_LINE.match(line.body))

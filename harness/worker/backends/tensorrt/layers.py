@@ -12,8 +12,9 @@ Supported inputs:
 * Any of the above pasted into an issue thread: what the paste added (``pasted.unpasted``: GitHub quote markers
   ``> ``, nested ``> > ``, ``>`` alone on blank lines, also HTML-escaped as ``&gt;``; markdown code fences; inline-code
   backticks; ANSI colour codes; CRLF) is removed, then each line's prefix of line numbers (``12: ``, ``12 | ``), log
-  timestamps and severities (``[11/24/2026-10:00:00] [I] ``, ``2026-11-24T10:00:00.123Z ``, ``[TRT] [V] ``). Engine inspector JSON printed inside a log
-  (``trtexec --dumpLayerInfo``) is read from its ``{"Layers":`` to its end.
+  timestamps and severities (``[11/24/2026-10:00:00] [I] ``, ``2026-11-24T10:00:00.123Z ``, ``[TRT] [V] ``).
+  Engine inspector JSON printed inside a log (``trtexec --dumpLayerInfo``) is read from its ``{"Layers":`` to its
+  end.
 * The "Engine Layer Information" block of a verbose build log, one ``Layer(TYPE): NAME, Tactic: T, IO`` line per
   layer, in the two tensor spellings TensorRT has used:
   ``581 (Int8[1,96:32,800,912])`` (8.5 and later) and ``581[Int8(1,96:32,800,912)]`` (8.0 to 8.4), with several
