@@ -255,6 +255,7 @@ _UNSUPPORTED_FORMATS_NODE = re.compile(
     r"^(?P<node>.+?): could not find any supported formats consistent with input/output data types", re.IGNORECASE
 )
 
+_WRAPPED_LINES_JOINED = 8  # a message wrapped over more lines than this is not one message
 _ELISION = re.compile(r"^[\[(]?(?:\.{3,}|\u2026)[\])]?$")  # what a paste left out: "...", "[...]", "……"
 # A line without decoration that starts something of its own rather than continuing a wrapped message.
 _STARTS_ITS_OWN_LINE = re.compile(
@@ -448,21 +449,26 @@ def parse_log_line(line: str) -> LogLine:
 def classify_log(text: str) -> LogClassification:
     """The primary failure category of a TensorRT build log and its warning counts (rules: module docstring)."""
     raw_lines = unpasted(text).splitlines()
-    result = _classify([parse_log_line(line) for line in raw_lines])
+    lines = [parse_log_line(line) for line in raw_lines]
+    evidence_of: dict[LogLine, _Evidence | None] = {}  # a line not joined to another is read once for both passes
+    result = _classify(lines, evidence_of)
     if result.known_failure is None or result.category is None:
-        joined = _classify(_joined_lines(raw_lines))
+        joined_lines = _joined_lines(raw_lines, lines)
+        joined = _classify(joined_lines, evidence_of, count_warnings=False) if len(joined_lines) < len(lines) \
+            else result
         if (joined.known_failure is not None and result.known_failure is None) or (
                 result.category is None and joined.category is not None):
             result = dataclasses.replace(joined, warnings=result.warnings)  # warnings count physical lines
     return result
 
 
-def _classify(lines: list[LogLine]) -> LogClassification:
+def _classify(lines: list[LogLine], evidence_of: dict[LogLine, _Evidence | None],
+              count_warnings: bool = True) -> LogClassification:
     warnings = dict.fromkeys(WARNING_KINDS, 0)
     evidence: list[_Evidence] = []
     skipped_for: KnownFailure | None = None  # the first known failure a skipped tactic names
     for line in lines:
-        for kind, pattern in _WARNING_PATTERNS.items():
+        for kind, pattern in _WARNING_PATTERNS.items() if count_warnings else ():
             if pattern.search(line.body):
                 warnings[kind] += 1
         if _TACTIC_SKIP.search(line.body) and skipped_for is None:
@@ -470,7 +476,9 @@ def _classify(lines: list[LogLine]) -> LogClassification:
                                 and known.message.search(line.body)), None)
         if line.severity not in _FAILURE_SEVERITIES or _TACTIC_SKIP.search(line.body):
             continue
-        found = _failure_evidence(line)
+        if line not in evidence_of:
+            evidence_of[line] = _failure_evidence(line)
+        found = evidence_of[line]
         if found is not None:
             evidence.append(found)
     primary = _primary(evidence)
@@ -488,23 +496,22 @@ def _classify(lines: list[LogLine]) -> LogClassification:
                              known_failure=known_failure, failure_shown=any(item.shown for item in evidence))
 
 
-def _joined_lines(raw_lines: list[str]) -> list[LogLine]:
-    """Log lines with wrapped ones joined: a non-blank line with no logger decoration of its own continues the
-    non-blank line before it, unless it starts something of its own (a traceback, a layer line, trtexec's ``&&&&``).
-    A line that is only an elision (``...``, ``[...]``) is read as a blank line."""
-    joined: list[LogLine] = []
-    for raw in raw_lines:
-        line = parse_log_line(raw)
-        if _ELISION.match(line.body):  # "..." where the paste left lines out: it continues nothing and ends a message
-            line = LogLine(line.severity, "")
+def _joined_lines(raw_lines: list[str], lines: list[LogLine]) -> list[LogLine]:
+    """``lines`` (parsed from ``raw_lines``) with wrapped ones joined: a non-blank line with no logger decoration of
+    its own continues the non-blank line before it, unless it starts something of its own (a traceback, a layer line,
+    trtexec's ``&&&&``), up to ``_WRAPPED_LINES_JOINED`` lines in all. A line that is only an elision (``...``,
+    ``[...]``) is read as a blank line."""
+    messages: list[tuple[str | None, list[str]]] = []  # (severity, the bodies of its physical lines)
+    for raw, line in zip(raw_lines, lines):
+        body = "" if _ELISION.match(line.body) else line.body  # "...": the paste left lines out; it ends a message
         decoration = _LINE_DECORATION.match(raw)
-        continues = (joined and joined[-1].body and line.body and (decoration is None or decoration.end() == 0)
-                     and not _STARTS_ITS_OWN_LINE.match(line.body))
+        continues = (messages and messages[-1][1][-1] and body and len(messages[-1][1]) < _WRAPPED_LINES_JOINED
+                     and (decoration is None or decoration.end() == 0) and not _STARTS_ITS_OWN_LINE.match(body))
         if continues:
-            joined[-1] = LogLine(joined[-1].severity, f"{joined[-1].body} {line.body}")
+            messages[-1][1].append(body)
         else:
-            joined.append(line)
-    return joined
+            messages.append((line.severity, [body]))
+    return [LogLine(severity, " ".join(bodies)) for severity, bodies in messages]
 
 
 def known_forms(text: str, classification: LogClassification | None = None) -> list[tuple[KnownForm, int]]:
@@ -573,21 +580,24 @@ def _version_from_banner_code(code: str) -> str:
 
 
 def _failure_evidence(line: LogLine) -> _Evidence | None:
-    shown = (line.severity is not None or bool(_CONSEQUENCE.search(line.body))
-             or bool(_PYTHON_EXCEPTION.match(line.body)))
     for known in KNOWN_FAILURES:  # a known message first: a tool's "export failure: <known message>" line is its root
         if known.message.search(line.body):
-            return _Evidence("root", known.category, line.body, shown)
+            return _Evidence("root", known.category, line.body, _shows_a_stopped_build(line))
     if _CONSEQUENCE.search(line.body):
-        return _Evidence("consequence", UNRECOGNIZED_FAILURE, line.body, shown)
+        return _Evidence("consequence", UNRECOGNIZED_FAILURE, line.body, True)
     for category, pattern in _ROOT_CAUSE_PATTERNS:
         if pattern.search(line.body):
-            return _Evidence("root", category, line.body, shown or category == "crash")
+            return _Evidence("root", category, line.body, category == "crash" or _shows_a_stopped_build(line))
     if _INTERNAL_ERROR.search(line.body):
-        return _Evidence("root", INTERNAL_ERROR_CATEGORY, line.body, shown)
+        return _Evidence("root", INTERNAL_ERROR_CATEGORY, line.body, _shows_a_stopped_build(line))
     if line.severity is not None or _PYTHON_EXCEPTION.match(line.body):
-        return _Evidence("unrecognized", UNRECOGNIZED_FAILURE, line.body, shown)
+        return _Evidence("unrecognized", UNRECOGNIZED_FAILURE, line.body, True)
     return None
+
+
+def _shows_a_stopped_build(line: LogLine) -> bool:
+    """Rule 8: an error-tagged line, a consequence line or a Python exception shows it; a bare message does not."""
+    return line.severity is not None or bool(_CONSEQUENCE.search(line.body) or _PYTHON_EXCEPTION.match(line.body))
 
 
 def _primary(evidence: list[_Evidence]) -> _Evidence | None:
