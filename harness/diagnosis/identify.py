@@ -60,7 +60,8 @@ class Identified:
 
 
 def identify(path: Path) -> Identified:
-    """Read ``path`` and tell its kind from its content."""
+    """Read ``path`` and tell its kind from its content. Text other than a calibration cache is read as it was before
+    a paste into an issue thread added quote markers, code fences, colour codes or ``&gt;`` (``pasted.unpasted``)."""
     data = Path(path).read_bytes()
     if not data.strip():
         return Identified(path, None, NO_KIND, "it is empty" if not data else "it holds only white space")
@@ -69,6 +70,7 @@ def identify(path: Path) -> Identified:
     text = data.decode("utf-8", errors="replace")
     if _CACHE_START.match(text):
         return _cache(path, data, text)
+    text = unpasted(text)
     if _JSON_START.match(text):
         return _json(path, text)
     command = _command(path, text)
@@ -153,8 +155,6 @@ def _command(path: Path, text: str) -> Identified | None:
 
 
 def _log_or_layer_list(path: Path, text: str) -> Identified:
-    """A log or a layer list, read as TensorRT wrote it: what pasting it into an issue thread added (quote markers,
-    code fences, colour codes, ``&gt;``) is removed first (``pasted.unpasted``), and ``text`` is what remains."""
     problem = classify.not_a_log(text)
     if problem is not None and "binary data" in problem:
         readable = _BINARY_CHARACTERS.sub("", text)
@@ -162,10 +162,9 @@ def _log_or_layer_list(path: Path, text: str) -> Identified:
             dropped = len(text) - len(readable)
             return Identified(path, "tensorrt-log", DAMAGED, f"TensorRT log lines mixed with binary data ({dropped} of "
                               f"its {len(text)} characters are not text): the file was overwritten or cut while it "
-                              "was written; what remains was read", text=unpasted(readable))
+                              "was written; what remains was read", text=readable)
     if problem is not None:
         return Identified(path, None, NO_KIND, problem)
-    text = unpasted(text)
     try:
         read = layers.read_log_layers(text)
     except ValueError:

@@ -25,4 +25,4 @@ def unpasted(text: str) -> str:
     for line in text.splitlines():
         line = _QUOTE_MARKERS.sub("", _ANSI_ESCAPE.sub("", line), count=1)
         lines.append("" if _CODE_FENCE.match(line) else _INLINE_CODE_TICKS.sub("", line))
-    return "\n".join(lines)
+    return "\n".join(lines) + ("\n" if text.endswith(("\n", "\r")) else "")
