@@ -172,6 +172,12 @@ _CONSEQUENCE = re.compile(
     r"|\bexport failure\b",  # Ultralytics' exporter: "TensorRT: export failure ❌ 9.4s: ..."
     re.IGNORECASE,
 )
+# The process died: the build stopped, whatever tags the line lost (rule 8).
+_PROCESS_DIED = re.compile(
+    r"Segmentation fault|\bcore dumped\b|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b|Fatal Python error"
+    r"|terminate called after throwing|double free or corruption|free\(\): invalid|stack smashing detected"
+    r"|Illegal instruction|^Aborted\b|^Killed\b|^Bus error\b"
+)
 # Checked in this order on one line: the first category whose pattern matches owns the line.
 _ROOT_CAUSE_PATTERNS = (
     (
@@ -229,14 +235,7 @@ _ROOT_CAUSE_PATTERNS = (
     ),
     # "Assertion x failed" (8.x+), TRT 7's "Assertion Error in operator(): 0 (condition)"
     ("internal-assert", re.compile(r"\bAssertion\b.*\bfailed\b|\bAssertion Error in\b", re.IGNORECASE)),
-    (
-        "crash",
-        re.compile(
-            r"Segmentation fault|\bcore dumped\b|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b|Fatal Python error"
-            r"|terminate called after throwing|double free or corruption|free\(\): invalid|stack smashing detected"
-            r"|Illegal instruction|^Aborted\b|^Killed\b|^Bus error\b"
-        ),
-    ),
+    ("crash", _PROCESS_DIED),
 )
 # "Error Code 2: Internal Error (...)": TensorRT's internal-error envelope; its inner text may name a root cause above.
 _INTERNAL_ERROR = re.compile(r"\bError Code \d+: Internal Error\b")
@@ -587,7 +586,7 @@ def _failure_evidence(line: LogLine) -> _Evidence | None:
         return _Evidence("consequence", UNRECOGNIZED_FAILURE, line.body, True)
     for category, pattern in _ROOT_CAUSE_PATTERNS:
         if pattern.search(line.body):
-            return _Evidence("root", category, line.body, category == "crash" or _shows_a_stopped_build(line))
+            return _Evidence("root", category, line.body, _shows_a_stopped_build(line))
     if _INTERNAL_ERROR.search(line.body):
         return _Evidence("root", INTERNAL_ERROR_CATEGORY, line.body, _shows_a_stopped_build(line))
     if line.severity is not None or _PYTHON_EXCEPTION.match(line.body):
@@ -596,8 +595,10 @@ def _failure_evidence(line: LogLine) -> _Evidence | None:
 
 
 def _shows_a_stopped_build(line: LogLine) -> bool:
-    """Rule 8: an error-tagged line, a consequence line or a Python exception shows it; a bare message does not."""
-    return line.severity is not None or bool(_CONSEQUENCE.search(line.body) or _PYTHON_EXCEPTION.match(line.body))
+    """Rule 8: an error-tagged line, a consequence line, a dead process or a Python exception shows it; a bare
+    message does not."""
+    return line.severity is not None or bool(_CONSEQUENCE.search(line.body) or _PROCESS_DIED.search(line.body)
+                                             or _PYTHON_EXCEPTION.match(line.body))
 
 
 def _primary(evidence: list[_Evidence]) -> _Evidence | None:
