@@ -57,7 +57,7 @@ def test_layers_reads_each_pasted_layer_list(name):
     assert len(layers) == expected["count"]
     assert len(layers) - len(compute) == expected["boundaries"]
     assert {precision: compute.count(precision) for precision in set(compute)} == expected["compute_by_precision"]
-    assert f"{expected['count']} layer line(s) read" in result.stderr
+    assert f"{fragment(name)}: {expected['count']} layer" in result.stderr
 
 
 @pytest.mark.parametrize("name", LOGS)

@@ -73,7 +73,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from harness.worker.backends.tensorrt.pasted import unpasted
+from harness.worker.backends.tensorrt.pasted import is_elision, unpasted
 
 UNRECOGNIZED_FAILURE = "runtime-error"
 WARNING_KINDS = (
@@ -255,15 +255,15 @@ _UNSUPPORTED_FORMATS_NODE = re.compile(
 )
 
 _WRAPPED_LINES_JOINED = 8  # a message wrapped over more lines than this is not one message
-_ELISION = re.compile(r"^[\[(]?(?:\.{3,}|\u2026)[\])]?$")  # what a paste left out: "...", "[...]", "……"
 # A line without decoration that starts something of its own rather than continuing a wrapped message.
 _STARTS_ITS_OWN_LINE = re.compile(
     r"Traceback \(|File \"|Layer\(\w+\): |&&&&|(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
 
 _VERSION_BANNER = re.compile(r"\[TensorRT v(?P<code>\d{4,6})\]")
 _VERSION_LINE = re.compile(r"TensorRT version:\s*(?P<version>\d+\.\d+(?:\.\d+)*)")
-# Text only TensorRT's tools write: its logger tags, trtexec's "&&&&" lines and name, a layer information line.
-_TENSORRT_MARK = re.compile(r"\[TRT\]|\[TensorRT|TensorRT|&&&&|\btrtexec\b|\bLayer\(\w+\): ")
+# Text only TensorRT's tools write: its logger tags, trtexec's "&&&&" lines and name, a layer information line (log
+# form or the inspector's one-line form).
+_TENSORRT_MARK = re.compile(r"\[TRT\]|\[TensorRT|TensorRT|&&&&|\btrtexec\b|\bLayer\(\w+\): |, LayerType: \w")
 _ENGINE_JSON_START = re.compile(r'^\s*(?:\{\s*"(?:Layers|Bindings|Name)"|\[\s*[{"])')
 _BINARY_SHARE = 0.05  # more undecodable or control characters than this: not text
 
@@ -502,7 +502,7 @@ def _joined_lines(raw_lines: list[str], lines: list[LogLine]) -> list[LogLine]:
     ``[...]``) is read as a blank line."""
     messages: list[tuple[str | None, list[str]]] = []  # (severity, the bodies of its physical lines)
     for raw, line in zip(raw_lines, lines):
-        body = "" if _ELISION.match(line.body) else line.body  # "...": the paste left lines out; it ends a message
+        body = "" if is_elision(line.body) else line.body  # "...": the paste left lines out; it ends a message
         decoration = _LINE_DECORATION.match(raw)
         continues = (messages and messages[-1][1][-1] and body and len(messages[-1][1]) < _WRAPPED_LINES_JOINED
                      and (decoration is None or decoration.end() == 0) and not _STARTS_ITS_OWN_LINE.match(body))

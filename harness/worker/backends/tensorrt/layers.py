@@ -22,7 +22,10 @@ Supported inputs:
   blocks (several builds), the last one is read. Without a block header (an excerpt pasted from a forum post),
   every such line is read wherever it stands, whatever logger prefix comes before ``Layer(`` (trtexec ``[V]``,
   Python ``[TRT]``, DeepStream, timestamps). A layer line wrapped by a terminal or a PDF (it does not end with a
-  tensor) is joined with the lines that continue it. A line that starts like a layer line but cannot be read is passed
+  tensor) is joined with the lines that continue it.
+* The engine inspector's one-line text (``LayerInformationFormat.ONELINE``: ``Name: N, LayerType: T, Inputs: [ {
+  Name: x, ..., Format/Datatype: ... }], ..., Weights: {"Type": "Int8", ...}, Metadata: ...``), one record per layer,
+  as a user prints it and pastes it: read as the layer dicts of the JSON, a record wrapped over several lines joined. A line that starts like a layer line but cannot be read is passed
   over and counted (:class:`LayersRead`), never guessed at.
 
 Compute precision of one layer (``EngineLayer.precision``), first rule that gives an answer:
@@ -72,7 +75,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-from harness.worker.backends.tensorrt.pasted import unpasted
+from harness.worker.backends.tensorrt.pasted import is_elision, unpasted
 
 # Widening order: a node that several compute layers cover gets the widest precision among them.
 _PRECISION_RANK = {"fp4": 0, "int8": 1, "fp8": 2, "fp16": 3, "bf16": 4, "fp32": 5}
@@ -110,10 +113,13 @@ _PWN = re.compile(r"^PWN\((?P<args>.*)\)$", re.DOTALL)
 _FOREIGN_NODE = re.compile(r"^\{ForeignNode\[(?P<region>.*)\]\}$", re.DOTALL)
 _CLONE_SUFFIX = re.compile(r"^(?P<original>.+)_clone_\d+$")
 _UNNAMED_LAYER = "(Unnamed Layer* "
-_METADATA_SEPARATORS = re.compile("[\x1e\x1f]")
+_METADATA_SEPARATORS = re.compile("[\x1e\x1f\ufffd]")  # U+FFFD: a record separator a paste could not show
 _ONNX_LAYER_RECORD = re.compile(r"^\[ONNX Layer: (?P<node>.*)\]$", re.DOTALL)
 
 _LAYER_INFO_HEADER = re.compile(r"Engine Layer Information:")
+_ONE_LINE_RECORD = re.compile(r"^\s*Name: .*?, LayerType: ")
+_ONE_LINE_KEY = re.compile(r", [A-Za-z][\w/]*: ")
+_ONE_LINE_WRAPS = 64  # lines one record may be wrapped over
 _LAYER_INFO_LINE = re.compile(r"(?:^|\s)Layer\((?P<type>[A-Za-z0-9_]+)\): (?P<rest>.*)$")
 _LAYER_INFO_FIELDS = re.compile(r"^(?P<name>.*?), Tactic: -?(?:0x[0-9a-fA-F]+|\d+), (?P<io>.*)$")
 # "(Int8[1,96:32,800,912])" (8.5+) or "[Int8(1,96:32,800,912)]" (8.0-8.4).
@@ -303,6 +309,10 @@ def read_log_layers(text: str, onnx_names: OnnxNamesSource = None) -> LayersRead
             f"'Layer(TYPE): NAME, Tactic: ...' lines after it; first line after the header: "
             f"{next((l for l, _ in region if l.strip()), '(end of log)')!r}"
         )
+    if not layers and not starts:
+        one_line = _one_line_layers(lines, names)
+        if one_line is not None:
+            return one_line
     if not layers:
         raise ValueError(
             "this log has no 'Engine Layer Information' block and no 'Layer(TYPE): NAME, Tactic: ...' line: "
@@ -323,7 +333,7 @@ def _unwrapped_layer_lines(lines: list[str]) -> list[tuple[str, int]]:
     joined: list[tuple[str, int]] = []
     open_layer = False
     for line in lines:
-        continues = (open_layer and line.strip() and not _LAYER_INFO_LINE.search(line)
+        continues = (open_layer and line.strip() and not _LAYER_INFO_LINE.search(line) and not is_elision(line)
                      and not _LINE_PREFIX.match(line) and len(joined[-1][0]) < _WRAPPED_LAYER_LINE_LIMIT)
         if continues:
             joined[-1] = (joined[-1][0] + line, joined[-1][1] + 1)
@@ -331,6 +341,78 @@ def _unwrapped_layer_lines(lines: list[str]) -> list[tuple[str, int]]:
             joined.append((line, 1))
         open_layer = bool(_LAYER_INFO_LINE.search(joined[-1][0])) and not _ENDS_WITH_TENSOR.search(joined[-1][0])
     return joined
+
+
+def _one_line_layers(lines: list[str], names: OnnxNames | None) -> LayersRead | None:
+    """The layers of inspector text in the one-line format (``LayerInformationFormat.ONELINE``: ``Name: N, LayerType:
+    T, Inputs: [ { Name: x, ..., Format/Datatype: ... }], ...``, one record per layer, a record wrapped over the lines
+    that continue it); None when ``lines`` hold no such record."""
+    records: list[list[str]] = []
+    for line in lines:
+        if _ONE_LINE_RECORD.match(line):
+            records.append([line.lstrip()])
+        elif (records and records[-1][-1] and line.strip() and not _LINE_PREFIX.match(line) and not is_elision(line)
+              and len(records[-1]) < _ONE_LINE_WRAPS):
+            records[-1].append(line)  # joined as it stands: a wrap can cut a word ("TacticName: s" / "m80_xmma...")
+        elif records and records[-1][-1]:
+            records[-1].append("")  # anything else ends the record
+    if not records:
+        return None
+    layers = [_layer_from_json_entry(_one_line_entry("".join(record)), position, names)
+              for position, record in enumerate(records)]
+    read = sum(len([line for line in record if line]) for record in records)
+    return LayersRead(layers, "engine inspector one-line text", sum(1 for line in lines if line.strip()) - read)
+
+
+def _one_line_entry(record: str) -> dict[str, Any]:
+    """A one-line record as the layer dict of inspector JSON: tensors as dicts, weights as JSON, the rest as text."""
+    entry: dict[str, Any] = {}
+    for key, value in _one_line_fields(record.strip()):
+        if key in ("Inputs", "Outputs"):
+            entry[key] = [dict(_one_line_fields(tensor)) for tensor in _top_level_braces(value)]
+        elif value.startswith("{"):
+            try:
+                entry[key] = json.loads(value)
+            except ValueError:
+                entry[key] = value
+        else:
+            entry[key] = value
+    return entry
+
+
+def _one_line_fields(text: str) -> list[tuple[str, str]]:
+    """``Key: value`` pairs of a one-line record (or of one tensor, braces stripped), split at ``, Key: `` outside
+    brackets."""
+    text = text.strip().removeprefix("{").removesuffix("}").strip()
+    fields, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0 and _ONE_LINE_KEY.match(text, i):
+            fields.append(text[start:i])
+            start = i + 2
+    fields.append(text[start:])
+    pairs = []
+    for field in fields:
+        key, _, value = field.partition(": ")
+        pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+def _top_level_braces(text: str) -> list[str]:
+    """The ``{...}`` groups directly inside a ``[...]`` list."""
+    groups, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char == "{":
+            depth += 1
+            start = i if depth == 1 else start
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                groups.append(text[start:i + 1])
+    return groups
 
 
 def layers_from_log(text: str, onnx_names: OnnxNamesSource = None) -> list[EngineLayer]:

@@ -12,6 +12,7 @@ _ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 _QUOTE_MARKERS = re.compile(r"^[ \t]*>(?:[ \t]?>)*[ \t]?")
 _CODE_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w+.-]*[ \t]*$")
 _INLINE_CODE_TICKS = re.compile(r"^[ \t]*`+|`+[ \t]*$")
+_ELISION = re.compile(r"^\s*[\[(]?(?:\.{3,}|\u2026)[\])]?\s*$")  # "...", "[...]", "(…)"
 
 
 def unpasted(text: str) -> str:
@@ -26,3 +27,9 @@ def unpasted(text: str) -> str:
         line = _QUOTE_MARKERS.sub("", _ANSI_ESCAPE.sub("", line), count=1)
         lines.append("" if _CODE_FENCE.match(line) else _INLINE_CODE_TICKS.sub("", line))
     return "\n".join(lines) + ("\n" if text.endswith(("\n", "\r")) else "")
+
+
+def is_elision(line: str) -> bool:
+    """Whether ``line`` only marks lines the paste left out (``...``, ``......``, ``[...]``, ``…``): it continues no
+    wrapped line."""
+    return bool(_ELISION.match(line))
