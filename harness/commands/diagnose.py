@@ -34,9 +34,12 @@ knows about them:
   command line          trtexec or Polygraphy: the flags a chosen target's TensorRT removed (10.0, 11.0)
   ONNX model            its summary and, scanned, the library's patterns in it
 
-A failure message an upstream report prints names its pattern (a known failure); a form (a failing node's or
-warnings' shape that other models share too) names a pattern the model must confirm: with --model (or one ONNX model
-among the FILEs), the model is scanned (as `scan` does) and its findings are joined to the nodes the files name.
+Logs and layer lists may be fragments pasted from an issue thread (quoted, fenced, wrapped, elided, without
+tags). A failure message an upstream report prints names its pattern (a known failure); in a fragment that shows no
+build that stopped (no error-tagged line, no build failure tail) it names the pattern and its evidence but applies to
+no target: the fragment alone cannot prove the build failed. A form (a failing node's or warnings' shape that other
+models share too) names a pattern the model must confirm: with --model (or one ONNX model among the FILEs), the model
+is scanned (as `scan` does) and its findings are joined to the nodes the files name.
 Per pattern: the verdict of the case's reported form on every target (observed records from --results, upstream
 claims with their link), where it is fixed, and the workarounds known to pass.
 
@@ -97,7 +100,8 @@ def cmd_layers(args) -> int:
     try:
         read = read_layers_file(args.file, onnx_names)
     except ValueError as err:  # the reader's word for a file that is not engine JSON or a log: the user's input
-        raise CommandError(str(err)) from None
+        as_log = _as_build_log(args.file)
+        raise CommandError(f"{str(err).rstrip('.')}. {as_log}" if as_log else str(err)) from None
     print(f"{args.file}: {read.summary()}", file=sys.stderr)
     if onnx_names is not None:
         mapped = sum(bool(layer.onnx_nodes) for layer in read.layers)
@@ -108,6 +112,24 @@ def cmd_layers(args) -> int:
                   "model this engine was built from?", file=sys.stderr)
     print(json.dumps([dataclasses.asdict(layer) for layer in read.layers], indent=2))
     return EXIT_OK
+
+
+def _as_build_log(path: Path) -> str:
+    """What a file without layers says as a build log, for the error of `layers`: its failure or the known failure it
+    names, and the commands that read it ("" when it names neither)."""
+    from harness.worker.backends.tensorrt.classify import classify_log, not_a_log
+
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if not_a_log(text):
+        return ""
+    result = classify_log(text)
+    if result.category is None and result.known_failure is None:
+        return ""
+    said = [result.category or "no failure shown"]
+    if result.known_failure is not None:
+        said.append(f"known failure {result.known_failure.id} (pattern {result.known_failure.pattern})")
+    return (f"It reads as a TensorRT build log instead ({', '.join(said)}): `python -m harness classify {path}` or "
+            f"`python -m harness diagnose {path}` read it.")
 
 
 def cmd_diagnose(args) -> int:
@@ -158,8 +180,14 @@ def add_diagnose_commands(commands) -> None:
     p.set_defaults(func=cmd_doctor)
 
     p = commands.add_parser("classify", help="classify a TensorRT build log",
-                            description="Print JSON {category, node, message, warnings} for a TensorRT log file "
-                            "(trtexec, Python logger, DeepStream or custom-logger output). Exit status: "
+                            description="Print JSON {category, node, message, warnings, known_failure, failure_shown} "
+                            "for a TensorRT log file (trtexec, Python logger, DeepStream or custom-logger output), or a "
+                            "fragment of one pasted from an issue thread: quote markers ('> ', '&gt; '), code fences, "
+                            "inline backticks, colour codes and CRLF are removed, wrapped lines joined, lines without a "
+                            "severity tag read for their message. known_failure names the upstream report and failure "
+                            "pattern the message belongs to; failure_shown is false when the text carries a failure's "
+                            "message but shows no build that stopped (no error-tagged line, no build failure tail): "
+                            "the fragment alone cannot prove the build failed. Exit status: "
                             f"{EXIT_OK}, {EXIT_USAGE} when the file is missing or does not look like a TensorRT log "
                             "(empty, binary, no logger tag or TensorRT message).")
     p.add_argument("logfile", type=Path)
@@ -168,10 +196,13 @@ def add_diagnose_commands(commands) -> None:
     p = commands.add_parser("layers", help="per-layer precision of a TensorRT engine",
                             description="Print JSON per engine layer (precision, ONNX nodes) from engine inspector JSON "
                             "or a verbose log's 'Layer(TYPE): NAME, Tactic: ...' lines (its last 'Engine Layer "
-                            "Information' block, or such lines pasted anywhere, with any logger prefix). Either may be "
-                            "pasted from a GitHub comment quote ('> ', nested '> > ') or carry line numbers, "
-                            "timestamps or severities before every line. How many lines were read and skipped goes "
-                            "to stderr. --onnx maps names to the model's nodes, and "
+                            "Information' block, or such lines pasted anywhere, with any logger prefix, also wrapped "
+                            "by a terminal or a PDF) or the inspector's one-line records ('Name: N, LayerType: T, "
+                            "Inputs: [...], ...'). Each may be pasted from a GitHub comment quote ('> ', nested "
+                            "'> > ', '&gt; '), in a code fence, with colour codes, or carry line numbers, timestamps "
+                            "or severities before every line. How many lines were read and skipped goes to stderr; a "
+                            "build log without layer lines is refused with what it reads as instead. --onnx maps names "
+                            "to the model's nodes, and "
                             "warns when it maps fewer layers than the names alone. Exit status: "
                             f"{EXIT_OK}, {EXIT_USAGE} when a file is missing or not readable as what it should be.")
     p.add_argument("file", type=Path)

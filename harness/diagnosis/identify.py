@@ -15,6 +15,7 @@ from typing import Any
 
 from harness.worker.backends.tensorrt import classify, layers
 from harness.worker.backends.tensorrt.calibration_cache import CalibrationCacheError, parse_cache
+from harness.worker.backends.tensorrt.pasted import unpasted
 
 KINDS = {
     "tensorrt-log": "a TensorRT build log",
@@ -59,7 +60,8 @@ class Identified:
 
 
 def identify(path: Path) -> Identified:
-    """Read ``path`` and tell its kind from its content."""
+    """Read ``path`` and tell its kind from its content. Text other than a calibration cache is read as it was before
+    a paste into an issue thread added quote markers, code fences, colour codes or ``&gt;`` (``pasted.unpasted``)."""
     data = Path(path).read_bytes()
     if not data.strip():
         return Identified(path, None, NO_KIND, "it is empty" if not data else "it holds only white space")
@@ -68,6 +70,7 @@ def identify(path: Path) -> Identified:
     text = data.decode("utf-8", errors="replace")
     if _CACHE_START.match(text):
         return _cache(path, data, text)
+    text = unpasted(text)
     if _JSON_START.match(text):
         return _json(path, text)
     command = _command(path, text)
@@ -167,6 +170,7 @@ def _log_or_layer_list(path: Path, text: str) -> Identified:
     except ValueError:
         read = None
     result = classify.classify_log(text)
-    if read is not None and result.category is None and not any(result.warnings.values()):
+    if read is not None and result.category is None and result.known_failure is None and not any(
+            result.warnings.values()):
         return Identified(path, "engine-layers", READ, text=text, content=read)
     return Identified(path, "tensorrt-log", READ, text=text, content=read)

@@ -24,9 +24,13 @@ from harness.worker.backends.tensorrt.release_facts import REMOVED_COMMAND_FLAGS
 from harness.worker.backends.tensorrt.layers import OnnxNames, onnx_nodes_from_layer_name
 
 # How a file's text names a pattern. Only a known failure decides alone; a form (other models show it too) applies
-# to a target once the model confirms it: a finding of that pattern holds a node the log names.
+# to a target once the model confirms it: a finding of that pattern holds a node the log names. A known message in
+# text that does not show the build failed (a pasted fragment without its tags, a tactic skipped for that reason)
+# names the pattern and its evidence, but decides nothing alone either.
 STRENGTHS = {
     "known-failure": "the failure message an upstream report of the pattern prints",
+    "known-message": "the message an upstream report of the pattern prints, in text that does not show the build "
+                     "failed",
     "warning-form": "warnings of the form the pattern gives (other models give them too)",
     "node-form": "a failing node of the form the pattern gives (other models fail in this form too)",
 }
@@ -58,10 +62,16 @@ class Context:
 def signature_matches(facts: dict[str, Any]) -> list[dict[str, Any]]:
     """The patterns a log's facts name: its known failure, then its known forms."""
     found = []
-    known = (facts.get("failure") or {}).get("known_failure")
+    failure = facts.get("failure") or {}
+    known = failure.get("known_failure")
     if known:
-        found.append({"pattern": known["pattern"], "signature": known["id"], "strength": "known-failure",
-                      "source": known["source"], "note": (facts["failure"] or {}).get("message") or ""})
+        shown = failure.get("failure_shown", True)
+        note = failure.get("message") or "" if shown else (
+            "the whole log (its error lines, its end) or the model (--model) decides whether the build failed: tactics "
+            "skipped for this reason can still end with an engine")
+        found.append({"pattern": known["pattern"], "signature": known["id"],
+                      "strength": "known-failure" if shown else "known-message", "source": known["source"],
+                      "note": note})
     for form in facts.get("known_forms") or ():
         strength = "warning-form" if form["kind"] in WARNING_KINDS else "node-form"
         found.append({"pattern": form["pattern"], "signature": form["id"], "strength": strength,

@@ -50,12 +50,20 @@ def _log(f: FileDiagnosis) -> list[str]:
     if facts["targets_of_this_build"]:
         sentences.append(f"Targets of this build in the matrix: {', '.join(facts['targets_of_this_build'])}.")
     failure = facts["failure"]
-    if failure["category"] is None:
+    where = f" at node \"{failure['node']}\"" if failure["node"] else \
+        f" (\"{_short(failure['message'], 160)}\")" if failure["category"] else ""
+    if failure["category"] is None and failure["known_failure"]:
+        sentences.append(f"No failure shown in its text, but it carries the signature of known failure "
+                         f"{failure['known_failure']['id']} (a tactic skipped for that reason): recognised, though "
+                         "the text alone cannot prove the build failed.")
+    elif failure["category"] is None:
         sentences.append("No failure in its text (that alone does not prove the build succeeded).")
-    elif failure["node"]:
-        sentences.append(f"The build failed: {failure['category']} at node \"{failure['node']}\".")
+    elif failure["failure_shown"]:
+        sentences.append(f"The build failed: {failure['category']}{where}.")
     else:
-        sentences.append(f"The build failed: {failure['category']} (\"{_short(failure['message'], 160)}\").")
+        sentences.append(f"The message of a {failure['category']} failure{where}; no line shows that the build "
+                         "stopped (no error tag, no build failure tail): a fragment that alone cannot prove the build "
+                         "failed.")
     if facts["warnings"]:
         counts = ", ".join(f"{kind} x{count}" for kind, count in facts["warnings"].items())
         sentences.append(f"Warnings: {counts}.")
@@ -115,6 +123,8 @@ def _library(f: FileDiagnosis) -> list[str]:
             text += "; the model confirms it"
         elif pattern["confirmed_by_model"] is False:
             text += "; the model does not confirm it (no finding of this pattern holds the nodes this file names)"
+        elif not pattern["decisive"] and signature["strength"] == "known-message":
+            text += f"; recognised, not applied to the targets: {signature['note']}"
         elif not pattern["decisive"]:
             text += f"; not decided without the model: {signature['note']}"
         sentences.append(text + ".")

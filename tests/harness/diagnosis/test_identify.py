@@ -70,3 +70,14 @@ def test_a_model_this_onnx_cannot_read_is_an_onnx_model_of_no_readable_kind_not_
     onnx.save(model, path)
     found = identify(path)
     assert (found.kind, found.status) == ("onnx-model", NO_KIND) and "opset 99" in found.problem
+
+
+@pytest.mark.parametrize("kind", ["tensorrt-log", "engine-layers", "engine-build-metadata", "command-line"])
+@pytest.mark.parametrize("paste", ["fenced", "quoted-fence", "html-escaped-quote"])
+def test_a_file_of_each_text_kind_pasted_from_an_issue_thread_keeps_its_kind(tmp_path, kinds, kind, paste):
+    text = kinds[kind].decode()
+    pasted = {"fenced": f"```\n{text}```\n",
+              "quoted-fence": "".join(f"> {line}\n" for line in f"```\n{text}```".splitlines()),
+              "html-escaped-quote": "".join(f"&gt; {line}\n" for line in text.splitlines())}[paste]
+    found = identify(write(tmp_path, pasted.encode(), "comment.md"))
+    assert (found.kind, found.status) == (kind, READ), found.problem

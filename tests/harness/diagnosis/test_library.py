@@ -39,3 +39,15 @@ def test_a_flag_is_removed_from_the_version_the_table_says_on_tensorrt_targets_o
                      | {("--int8", target) for target, m in major.items() if m >= 11})
     polygraphy = {"tool": "polygraphy", "flags": ["--workspace"]}  # a trtexec flag under another tool's name
     assert removed_flags([polygraphy], MATRIX) == []
+
+
+def test_a_known_message_in_text_that_shows_no_stopped_build_names_its_pattern_as_a_message_only():
+    from harness.diagnosis.library import signature_matches
+    from harness.worker.backends.tensorrt.classify import classify_log
+
+    skip = ("[E] Error[9]: Error Code: 9: Skipping tactic 0x0000000000000000 due to exception [type.cpp:infer_type:145] "
+            "Could not infer output types for operation:    43: quantize: x")  # Model-Optimizer#118's form
+    end = "[E] Error[10]: Could not find any implementation for node {ForeignNode[/conv/Conv...x]}."
+    alone, ended = (signature_matches({"failure": classify_log(text).to_dict()}) for text in (skip, f"{skip}\n{end}"))
+    assert [(m["pattern"], m["strength"]) for m in alone] == [("P17", "known-message")]
+    assert [(m["pattern"], m["strength"]) for m in ended] == [("P17", "known-failure")]

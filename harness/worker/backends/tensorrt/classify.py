@@ -11,9 +11,16 @@ TRT 7 Python logger     ``[TensorRT] ERROR: ...``
 custom loggers          ``[2022-11-08 06:01:58 WARNING] ...``
 DeepStream              ``ERROR: [TRT]: 10: ...``
 TRT 10.1+ recorder      ``[E] Error[10]: Error Code: 10: ...`` (no source location)
+CI logs (GitHub etc.)   ``2026-11-24T10:00:00.123Z [E] ...`` (the runner's timestamp before the logger's line)
 ======================  ================================================================================
 
 ``parse_log_line`` strips all of that down to the message body; every rule below keys on bodies only.
+
+Text pasted from an issue thread is read too (``pasted.unpasted``): GitHub quote markers (``> ``, nested, or
+HTML-escaped ``&gt;``), markdown code fences and the backticks of inline code, ANSI colour codes and CRLF line ends
+are removed first, and lines a terminal or a person wrapped are joined when the lines as they stand name no failure
+(a message continues on a line with no logger decoration of its own: ``... for operation:`` then
+``291: dequantize: ...``).
 
 Priority rule for the primary failure (``LogClassification.category``):
 
@@ -36,6 +43,11 @@ Priority rule for the primary failure (``LogClassification.category``):
    record vocabulary's catch-all) when no root cause was found; so does a log holding only consequences.
 7. ``None`` means the text shows no failure. It does not prove the build succeeded (the log may be cut short):
    callers combine it with the exit status and the presence of the engine file.
+8. ``failure_shown`` says whether the text shows that a build stopped, or only carries a failure's message: it is
+   shown by a line of severity error or internal-error (tactic skips excepted), a consequence line (rule 3, or a
+   tool's "export failure"), a crash or a Python exception. A fragment copied from an issue without its tags
+   (``Error Code 9: ... infer_type ...``) is classified by its message, with ``failure_shown`` False: the message is
+   the failure's, but the fragment alone does not prove the build failed.
 
 Known upstream failures (``LogClassification.known_failure``): when the primary failure's message is one that an
 upstream report names (``KNOWN_FAILURES``: the checkLinks assertion of TensorRT 10.3's calibration, the Q/DQ fusion
@@ -46,7 +58,10 @@ names it, with the failure pattern and the report. It keys on the message body, 
 (with or without the ``file.cpp::function::line`` location) gives the same known failure. One exception to "the
 primary failure's message": when a build ends with no implementation for a node (or a ForeignNode) after tactics were
 skipped because Myelin could not type a Q or DQ (``_SKIP_REASONS``), the known failure is that reason, the first one
-skipped.
+skipped; and when the text shows no failure at all but a tactic was skipped for such a reason (a pasted
+``[E] Error[9]: ... Skipping tactic ... infer_type ...`` line), the classification names that known failure with
+category None and ``failure_shown`` False: the signature is there, the failure is not (the build may still end with
+an engine, slower: https://github.com/NVIDIA/Model-Optimizer/issues/118).
 
 Known forms (``KNOWN_FORMS``, :func:`known_forms`) are weaker: the failing node's name or warning lines have the form a
 pattern gives (a Q/DQ weights layer without implementation, TopK or LayerNorm tensors without scales), but other models
@@ -54,8 +69,11 @@ can show the same form; each names its pattern, report and what it cannot tell a
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
+
+from harness.worker.backends.tensorrt.pasted import is_elision, unpasted
 
 UNRECOGNIZED_FAILURE = "runtime-error"
 WARNING_KINDS = (
@@ -92,9 +110,11 @@ _LINE_DECORATION = re.compile(
     r"""^\s*(?:
         # [10/14/2023-15:37:16], or [2022-11-08 06:01:58 WARNING] with the severity inside the bracket
         \[\d{1,4}[/-]\d{1,2}[/-]\d{1,4}[-T\ ]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?:\s+(?P<stamp_severity>[A-Za-z_ ]+?))?\]
+      | \d{4}-\d\d-\d\d[T\ ]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?(?=\s)                 # 2026-11-24T10:00:00.123Z (CI logs)
       | \[(?P<letter>[FEWIV])\]                                               # [E] (trtexec, Polygraphy)
       | \[(?:TRT|TensorRT)\]:?                                                # [TRT], [TensorRT], DeepStream's [TRT]:
       | (?P<word>INTERNAL[\ _]ERROR|ERROR|WARNING|WARN|INFO|VERBOSE):(?=\s|$)  # ERROR: (DeepStream, TRT 7 Python)
+      | (?P<cut>INTERNAL[\ _]ERROR|ERROR|WARNING|WARN|INFO|VERBOSE)\](?=\s)  # [ERROR] cut at its start by a paste
     )\s*""",
     re.VERBOSE,
 )
@@ -148,8 +168,15 @@ _CONSEQUENCE = re.compile(
     r"|Engine set up failed"
     r"|Network validation failed"
     r"|failed to build (?:the )?(?:trt |tensorrt )?(?:serialized )?(?:network|engine)"
-    r"|^&&&& FAILED\b",
+    r"|^&&&& FAILED\b"
+    r"|\bexport failure\b",  # Ultralytics' exporter: "TensorRT: export failure ❌ 9.4s: ..."
     re.IGNORECASE,
+)
+# The process died: the build stopped, whatever tags the line lost (rule 8).
+_PROCESS_DIED = re.compile(
+    r"Segmentation fault|\bcore dumped\b|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b|Fatal Python error"
+    r"|terminate called after throwing|double free or corruption|free\(\): invalid|stack smashing detected"
+    r"|Illegal instruction|^Aborted\b|^Killed\b|^Bus error\b"
 )
 # Checked in this order on one line: the first category whose pattern matches owns the line.
 _ROOT_CAUSE_PATTERNS = (
@@ -157,7 +184,8 @@ _ROOT_CAUSE_PATTERNS = (
         "no-implementation",
         re.compile(
             r"could not find any implementation for node"
-            r"|could not find any supported formats consistent with input/output data types",
+            r"|could not find any supported formats consistent with input/output data types"
+            r"|Unable to find valid implementation for layer",  # TRT 6-7: "Misc Error in getFormatRequirements"
             re.IGNORECASE,
         ),
     ),
@@ -205,15 +233,9 @@ _ROOT_CAUSE_PATTERNS = (
             re.IGNORECASE,
         ),
     ),
-    ("internal-assert", re.compile(r"\bAssertion\b.*\bfailed\b", re.IGNORECASE)),
-    (
-        "crash",
-        re.compile(
-            r"Segmentation fault|\bcore dumped\b|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b|Fatal Python error"
-            r"|terminate called after throwing|double free or corruption|free\(\): invalid|stack smashing detected"
-            r"|Illegal instruction|^Aborted\b|^Killed\b|^Bus error\b"
-        ),
-    ),
+    # "Assertion x failed" (8.x+), TRT 7's "Assertion Error in operator(): 0 (condition)"
+    ("internal-assert", re.compile(r"\bAssertion\b.*\bfailed\b|\bAssertion Error in\b", re.IGNORECASE)),
+    ("crash", _PROCESS_DIED),
 )
 # "Error Code 2: Internal Error (...)": TensorRT's internal-error envelope; its inner text may name a root cause above.
 _INTERNAL_ERROR = re.compile(r"\bError Code \d+: Internal Error\b")
@@ -227,14 +249,21 @@ _NO_IMPLEMENTATION_NODE = re.compile(
     re.IGNORECASE,
 )
 _ERROR_ENVELOPE = re.compile(r"Error Code \d+: [^()]*?\((?P<inner>.*)\)\.?\s*$")
+_UNABLE_TO_FIND_NODE = re.compile(r"Unable to find valid implementation for layer (?P<node>.+)$")
 _UNSUPPORTED_FORMATS_NODE = re.compile(
     r"^(?P<node>.+?): could not find any supported formats consistent with input/output data types", re.IGNORECASE
 )
 
+_WRAPPED_LINES_JOINED = 8  # a message wrapped over more lines than this is not one message
+# A line without decoration that starts something of its own rather than continuing a wrapped message.
+_STARTS_ITS_OWN_LINE = re.compile(
+    r"Traceback \(|File \"|Layer\(\w+\): |&&&&|(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
+
 _VERSION_BANNER = re.compile(r"\[TensorRT v(?P<code>\d{4,6})\]")
 _VERSION_LINE = re.compile(r"TensorRT version:\s*(?P<version>\d+\.\d+(?:\.\d+)*)")
-# Text only TensorRT's tools write: its logger tags, trtexec's "&&&&" lines and name, a layer information line.
-_TENSORRT_MARK = re.compile(r"\[TRT\]|\[TensorRT|TensorRT|&&&&|\btrtexec\b|\bLayer\(\w+\): ")
+# Text only TensorRT's tools write: its logger tags, trtexec's "&&&&" lines and name, a layer information line (log
+# form or the inspector's one-line form).
+_TENSORRT_MARK = re.compile(r"\[TRT\]|\[TensorRT|TensorRT|&&&&|\btrtexec\b|\bLayer\(\w+\): |, LayerType: \w")
 _ENGINE_JSON_START = re.compile(r'^\s*(?:\{\s*"(?:Layers|Bindings|Name)"|\[\s*[{"])')
 _BINARY_SHARE = 0.05  # more undecodable or control characters than this: not text
 
@@ -292,10 +321,11 @@ KNOWN_FAILURES = (
     KnownFailure("calibrator-class-removed", "P10", "unsupported-api",
               re.compile(r"module 'tensorrt' has no attribute 'IInt8\w*Calibrator\w*'"),
               "https://github.com/ultralytics/ultralytics/issues/24729"),
-    # Implicit INT8: TensorRT fuses Conv + SiLU as "Conv + PWN(PWN(Sigmoid), Mul)" and finds no INT8 tactic for it.
+    # Implicit INT8: TensorRT fuses Conv + SiLU as "Conv + PWN(PWN(Sigmoid), Mul)" (10.x also "PWN(PWN(Sigmoid),
+    # PWN(Mul))": https://github.com/ultralytics/ultralytics/issues/21281) and finds no INT8 tactic for it.
     KnownFailure("conv-silu-no-implementation", "S1", "no-implementation",
-              re.compile(r"could not find any implementation for node .*\+ PWN\(PWN\([^()]*Sigmoid\), [^()]*Mul\)",
-                         re.IGNORECASE),
+              re.compile(r"could not find any implementation for node .*\+ PWN\(PWN\([^()]*Sigmoid\), "
+                         r"(?:[^()]*Mul|PWN\([^()]*Mul\))\)", re.IGNORECASE),
               "https://github.com/NVIDIA/TensorRT/issues/3640"),
     # Q/DQ: the weights, the Conv and the Swish fused into one layer ("W + Conv + PWN(Sigmoid, Mul)"), as the last node.
     KnownFailure("qdq-conv-swish-no-implementation", "P1", "no-implementation",
@@ -373,12 +403,13 @@ class LogClassification:
     message: str | None
     warnings: dict[str, int]
     known_failure: KnownFailure | None = None  # the upstream report the failure message matches, if one does
+    failure_shown: bool = False  # the text shows a build that stopped, not only a failure's message (rule 8)
 
     def to_dict(self) -> dict[str, object]:
         known = None if self.known_failure is None else {
             "id": self.known_failure.id, "pattern": self.known_failure.pattern, "source": self.known_failure.source}
         return {"category": self.category, "node": self.node, "message": self.message, "warnings": dict(self.warnings),
-                "known_failure": known}
+                "known_failure": known, "failure_shown": self.failure_shown}
 
 
 @dataclass(frozen=True)
@@ -386,6 +417,7 @@ class _Evidence:
     role: str  # "root", "unrecognized" or "consequence"
     category: str
     body: str
+    shown: bool  # the line shows a build that stopped (rule 8)
 
 
 def parse_log_line(line: str) -> LogLine:
@@ -396,7 +428,8 @@ def parse_log_line(line: str) -> LogLine:
         decoration = _LINE_DECORATION.match(rest)
         if decoration is None or decoration.end() == 0:
             break
-        tag = decoration.group("stamp_severity") or decoration.group("letter") or decoration.group("word")
+        tag = (decoration.group("stamp_severity") or decoration.group("letter") or decoration.group("word")
+               or decoration.group("cut"))
         if severity is None and tag is not None:
             severity = _SEVERITY_BY_TAG.get(tag.strip().upper())
         rest = rest[decoration.end():]
@@ -414,12 +447,27 @@ def parse_log_line(line: str) -> LogLine:
 
 def classify_log(text: str) -> LogClassification:
     """The primary failure category of a TensorRT build log and its warning counts (rules: module docstring)."""
+    raw_lines = unpasted(text).splitlines()
+    lines = [parse_log_line(line) for line in raw_lines]
+    evidence_of: dict[LogLine, _Evidence | None] = {}  # a line not joined to another is read once for both passes
+    result = _classify(lines, evidence_of)
+    if result.known_failure is None or result.category is None:
+        joined_lines = _joined_lines(raw_lines, lines)
+        joined = _classify(joined_lines, evidence_of, count_warnings=False) if len(joined_lines) < len(lines) \
+            else result
+        if (joined.known_failure is not None and result.known_failure is None) or (
+                result.category is None and joined.category is not None):
+            result = dataclasses.replace(joined, warnings=result.warnings)  # warnings count physical lines
+    return result
+
+
+def _classify(lines: list[LogLine], evidence_of: dict[LogLine, _Evidence | None],
+              count_warnings: bool = True) -> LogClassification:
     warnings = dict.fromkeys(WARNING_KINDS, 0)
     evidence: list[_Evidence] = []
     skipped_for: KnownFailure | None = None  # the first known failure a skipped tactic names
-    for raw_line in text.splitlines():
-        line = parse_log_line(raw_line)
-        for kind, pattern in _WARNING_PATTERNS.items():
+    for line in lines:
+        for kind, pattern in _WARNING_PATTERNS.items() if count_warnings else ():
             if pattern.search(line.body):
                 warnings[kind] += 1
         if _TACTIC_SKIP.search(line.body) and skipped_for is None:
@@ -427,12 +475,15 @@ def classify_log(text: str) -> LogClassification:
                                 and known.message.search(line.body)), None)
         if line.severity not in _FAILURE_SEVERITIES or _TACTIC_SKIP.search(line.body):
             continue
-        found = _failure_evidence(line)
+        if line not in evidence_of:
+            evidence_of[line] = _failure_evidence(line)
+        found = evidence_of[line]
         if found is not None:
             evidence.append(found)
     primary = _primary(evidence)
-    if primary is None:
-        return LogClassification(category=None, node=None, message=None, warnings=warnings)
+    if primary is None:  # a tactic skipped for a known reason is that failure's signature, not a failure (rule 8)
+        return LogClassification(category=None, node=None, message=None, warnings=warnings,
+                                 known_failure=skipped_for)
     category = primary.category  # a consequence or an unrecognized line carries UNRECOGNIZED_FAILURE
     node = _node_without_implementation(primary.body) if category == "no-implementation" else None
     known_failure = next((known for known in KNOWN_FAILURES
@@ -441,7 +492,25 @@ def classify_log(text: str) -> LogClassification:
             known_failure is None or known_failure.id == "foreign-node-no-implementation"):
         known_failure = skipped_for  # no implementation was left because every tactic was skipped for this reason
     return LogClassification(category=category, node=node, message=primary.body, warnings=warnings,
-                             known_failure=known_failure)
+                             known_failure=known_failure, failure_shown=any(item.shown for item in evidence))
+
+
+def _joined_lines(raw_lines: list[str], lines: list[LogLine]) -> list[LogLine]:
+    """``lines`` (parsed from ``raw_lines``) with wrapped ones joined: a non-blank line with no logger decoration of
+    its own continues the non-blank line before it, unless it starts something of its own (a traceback, a layer line,
+    trtexec's ``&&&&``), up to ``_WRAPPED_LINES_JOINED`` lines in all. A line that is only an elision (``...``,
+    ``[...]``) is read as a blank line."""
+    messages: list[tuple[str | None, list[str]]] = []  # (severity, the bodies of its physical lines)
+    for raw, line in zip(raw_lines, lines):
+        body = "" if is_elision(line.body) else line.body  # "...": the paste left lines out; it ends a message
+        decoration = _LINE_DECORATION.match(raw)
+        continues = (messages and messages[-1][1][-1] and body and len(messages[-1][1]) < _WRAPPED_LINES_JOINED
+                     and (decoration is None or decoration.end() == 0) and not _STARTS_ITS_OWN_LINE.match(body))
+        if continues:
+            messages[-1][1].append(body)
+        else:
+            messages.append((line.severity, [body]))
+    return [LogLine(severity, " ".join(bodies)) for severity, bodies in messages]
 
 
 def known_forms(text: str, classification: LogClassification | None = None) -> list[tuple[KnownForm, int]]:
@@ -452,7 +521,7 @@ def known_forms(text: str, classification: LogClassification | None = None) -> l
     for known in KNOWN_FORMS:
         if known.kind in WARNING_KINDS:
             if bodies is None:
-                bodies = [parse_log_line(line).body for line in text.splitlines()]
+                bodies = [parse_log_line(line).body for line in unpasted(text).splitlines()]
             counts[known] = sum(bool(known.form.search(body)) for body in bodies)
         elif known.kind == classification.category and classification.node:
             counts[known] = int(bool(known.form.search(classification.node)))
@@ -463,7 +532,8 @@ def not_a_log(text: str) -> str | None:
     """Why ``text`` (decoded with errors="replace") does not look like TensorRT output, or None when it does.
 
     A log looks like one when some line carries a logger's severity tag or timestamp, a TensorRT mark (``[TRT]``,
-    ``TensorRT``, trtexec's ``&&&&``, a ``Layer(TYPE):`` line), or a failure or warning this classifier knows.
+    ``TensorRT``, trtexec's ``&&&&``, a ``Layer(TYPE):`` line), or a failure, a known failure's signature or a
+    warning this classifier knows; all read after what pasting added is removed (``unpasted``).
     """
     if not text.strip():
         return "it is empty" if not text else "it holds only white space"
@@ -472,10 +542,11 @@ def not_a_log(text: str) -> str | None:
         return f"it holds binary data ({odd} of its {len(text)} characters are not text), not a text log"
     if _ENGINE_JSON_START.match(text):
         return "it looks like engine inspector JSON, not a build log: read it with `python -m harness layers`"
+    text = unpasted(text)
     if _TENSORRT_MARK.search(text) or any(_LINE_DECORATION.match(line) for line in text.splitlines()):
         return None
     result = classify_log(text)
-    if result.category is not None or any(result.warnings.values()):
+    if result.category is not None or result.known_failure is not None or any(result.warnings.values()):
         return None
     return ("no line carries a logger's severity tag ([E], [W], ERROR:, ...), a timestamp, a [TRT] tag or a "
             "TensorRT message this classifier knows")
@@ -508,19 +579,26 @@ def _version_from_banner_code(code: str) -> str:
 
 
 def _failure_evidence(line: LogLine) -> _Evidence | None:
+    for known in KNOWN_FAILURES:  # a known message first: a tool's "export failure: <known message>" line is its root
+        if known.message.search(line.body):
+            return _Evidence("root", known.category, line.body, _shows_a_stopped_build(line))
     if _CONSEQUENCE.search(line.body):
-        return _Evidence("consequence", UNRECOGNIZED_FAILURE, line.body)
+        return _Evidence("consequence", UNRECOGNIZED_FAILURE, line.body, True)
     for category, pattern in _ROOT_CAUSE_PATTERNS:
         if pattern.search(line.body):
-            return _Evidence("root", category, line.body)
-    for known in KNOWN_FAILURES:  # a known message without the wording above (10.1+ drops the "Internal Error" envelope)
-        if known.message.search(line.body):
-            return _Evidence("root", known.category, line.body)
+            return _Evidence("root", category, line.body, _shows_a_stopped_build(line))
     if _INTERNAL_ERROR.search(line.body):
-        return _Evidence("root", INTERNAL_ERROR_CATEGORY, line.body)
+        return _Evidence("root", INTERNAL_ERROR_CATEGORY, line.body, _shows_a_stopped_build(line))
     if line.severity is not None or _PYTHON_EXCEPTION.match(line.body):
-        return _Evidence("unrecognized", UNRECOGNIZED_FAILURE, line.body)
+        return _Evidence("unrecognized", UNRECOGNIZED_FAILURE, line.body, True)
     return None
+
+
+def _shows_a_stopped_build(line: LogLine) -> bool:
+    """Rule 8: an error-tagged line, a consequence line, a dead process or a Python exception shows it; a bare
+    message does not."""
+    return line.severity is not None or bool(_CONSEQUENCE.search(line.body) or _PROCESS_DIED.search(line.body)
+                                             or _PYTHON_EXCEPTION.match(line.body))
 
 
 def _primary(evidence: list[_Evidence]) -> _Evidence | None:
@@ -536,6 +614,9 @@ def _node_without_implementation(body: str) -> str | None:
     envelope = _ERROR_ENVELOPE.search(body)
     message = envelope.group("inner") if envelope else body
     named = _NO_IMPLEMENTATION_NODE.search(message)
+    if named is not None:
+        return _without_trailing_punctuation(named.group("node"))
+    named = _UNABLE_TO_FIND_NODE.search(message)
     if named is not None:
         return _without_trailing_punctuation(named.group("node"))
     named = _UNSUPPORTED_FORMATS_NODE.search(message)

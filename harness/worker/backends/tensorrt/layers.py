@@ -9,18 +9,23 @@ Supported inputs:
   (``ProfilingVerbosity.DETAILED``) or layer-name strings (``LAYER_NAMES_ONLY``); a bare list of
   either; one layer dict or one name string (``get_layer_information`` of a single layer). A JSON text cut short
   (an excerpt pasted from an issue) is closed after its last complete value and read as far as it goes.
-* Any of the above pasted where it picks up a prefix on every line: a GitHub comment quote (``> ``, nested
-  ``> > ``, ``>`` alone on blank lines), line numbers (``12: ``, ``12 | ``), log timestamps and severities
-  (``[11/24/2026-10:00:00] [I] ``, ``2026-11-24T10:00:00.123Z ``, ``[TRT] [V] ``), removed from each line that
-  carries one (quote markers when every non-blank line is quoted). Engine inspector JSON printed inside a log
-  (``trtexec --dumpLayerInfo``) is read from its ``{"Layers":`` to its end.
+* Any of the above pasted into an issue thread: what the paste added (``pasted.unpasted``: GitHub quote markers
+  ``> ``, nested ``> > ``, ``>`` alone on blank lines, also HTML-escaped as ``&gt;``; markdown code fences; inline-code
+  backticks; ANSI colour codes; CRLF) is removed, then each line's prefix of line numbers (``12: ``, ``12 | ``), log
+  timestamps and severities (``[11/24/2026-10:00:00] [I] ``, ``2026-11-24T10:00:00.123Z ``, ``[TRT] [V] ``).
+  Engine inspector JSON printed inside a log (``trtexec --dumpLayerInfo``) is read from its ``{"Layers":`` to its
+  end.
 * The "Engine Layer Information" block of a verbose build log, one ``Layer(TYPE): NAME, Tactic: T, IO`` line per
   layer, in the two tensor spellings TensorRT has used:
   ``581 (Int8[1,96:32,800,912])`` (8.5 and later) and ``581[Int8(1,96:32,800,912)]`` (8.0 to 8.4), with several
   inputs separated by ", " and tactics in hex (``0x03ea``) or decimal (``-3721528``). When a log holds several
   blocks (several builds), the last one is read. Without a block header (an excerpt pasted from a forum post),
   every such line is read wherever it stands, whatever logger prefix comes before ``Layer(`` (trtexec ``[V]``,
-  Python ``[TRT]``, DeepStream, timestamps). A line that starts like a layer line but cannot be read is passed
+  Python ``[TRT]``, DeepStream, timestamps). A layer line wrapped by a terminal or a PDF (it does not end with a
+  tensor) is joined with the lines that continue it.
+* The engine inspector's one-line text (``LayerInformationFormat.ONELINE``: ``Name: N, LayerType: T, Inputs: [ {
+  Name: x, ..., Format/Datatype: ... }], ..., Weights: {"Type": "Int8", ...}, Metadata: ...``), one record per layer,
+  as a user prints it and pastes it: read as the layer dicts of the JSON, a record wrapped over several lines joined. A line that starts like a layer line but cannot be read is passed
   over and counted (:class:`LayersRead`), never guessed at.
 
 Compute precision of one layer (``EngineLayer.precision``), first rule that gives an answer:
@@ -71,6 +76,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from harness.judgement.vocabulary import PRECISION_ORDER
+from harness.worker.backends.tensorrt.pasted import is_elision, unpasted
 
 # Widening order: a node that several compute layers cover gets the widest precision among them.
 
@@ -107,10 +113,13 @@ _PWN = re.compile(r"^PWN\((?P<args>.*)\)$", re.DOTALL)
 _FOREIGN_NODE = re.compile(r"^\{ForeignNode\[(?P<region>.*)\]\}$", re.DOTALL)
 _CLONE_SUFFIX = re.compile(r"^(?P<original>.+)_clone_\d+$")
 _UNNAMED_LAYER = "(Unnamed Layer* "
-_METADATA_SEPARATORS = re.compile("[\x1e\x1f]")
+_METADATA_SEPARATORS = re.compile("[\x1e\x1f\ufffd]")  # U+FFFD: a record separator a paste could not show
 _ONNX_LAYER_RECORD = re.compile(r"^\[ONNX Layer: (?P<node>.*)\]$", re.DOTALL)
 
 _LAYER_INFO_HEADER = re.compile(r"Engine Layer Information:")
+_ONE_LINE_RECORD = re.compile(r"^\s*Name: .*?, LayerType: ")
+_ONE_LINE_KEY = re.compile(r", [A-Za-z][\w/]*: ")
+_ONE_LINE_WRAPS = 64  # lines one record may be wrapped over
 _LAYER_INFO_LINE = re.compile(r"(?:^|\s)Layer\((?P<type>[A-Za-z0-9_]+)\): (?P<rest>.*)$")
 _LAYER_INFO_FIELDS = re.compile(r"^(?P<name>.*?), Tactic: -?(?:0x[0-9a-fA-F]+|\d+), (?P<io>.*)$")
 # "(Int8[1,96:32,800,912])" (8.5+) or "[Int8(1,96:32,800,912)]" (8.0-8.4).
@@ -118,9 +127,10 @@ _TENSOR_DTYPE = re.compile(
     r"\((?P<new>[A-Za-z][A-Za-z0-9]*)\[[-0-9,: ]*\]\)|\[(?P<old>[A-Za-z][A-Za-z0-9]*)\([-0-9,: ]*\)\]"
 )
 _ARROW = " -> "
+_ENDS_WITH_TENSOR = re.compile(r"(?:\)\]|\]\))\s*$")
+_WRAPPED_LAYER_LINE_LIMIT = 20_000  # characters: a layer line is never longer; past it, lines are not joined
 _LOOKS_LIKE_JSON = re.compile(r'^\s*(?:\{|\[\s*[\{"\]]|")')
 _INSPECTOR_JSON_START = re.compile(r'\{\s*"Layers"\s*:')
-_QUOTE_MARKER = re.compile(r"^[ \t]*>[ \t]?")
 # One token of what a paste puts before each line: a line number, a log timestamp, a logger severity or tag.
 _LINE_PREFIX = re.compile(
     r"^[ \t]*(?:(?:\d+[ \t]*[:|][ \t]?|\d+[ \t]+(?=\S)"
@@ -277,15 +287,15 @@ def read_log_layers(text: str, onnx_names: OnnxNamesSource = None) -> LayersRead
     names = as_onnx_names(onnx_names)
     lines = text.splitlines()
     starts = [i for i, line in enumerate(lines) if _LAYER_INFO_HEADER.search(line)]
-    region = lines[starts[-1] + 1:] if starts else lines
+    region = _unwrapped_layer_lines(lines[starts[-1] + 1:] if starts else lines)
     layers, not_understood, read = [], [], 0
-    for line in region:
+    for line, physical in region:
         layer_line = _LAYER_INFO_LINE.search(line)
         if layer_line is None:
             if line.strip() and starts:
                 break  # the block ends at its first other line
             continue
-        read += 1
+        read += physical
         try:
             layers.append(_layer_from_log_line(layer_line.group("type"), layer_line.group("rest"), line, names))
         except ValueError:
@@ -297,8 +307,12 @@ def read_log_layers(text: str, onnx_names: OnnxNamesSource = None) -> LayersRead
         raise ValueError(
             f"the 'Engine Layer Information' block at line {starts[-1] + 1} of this log has no "
             f"'Layer(TYPE): NAME, Tactic: ...' lines after it; first line after the header: "
-            f"{next((l for l in region if l.strip()), '(end of log)')!r}"
+            f"{next((l for l, _ in region if l.strip()), '(end of log)')!r}"
         )
+    if not layers and not starts:
+        one_line = _one_line_layers(lines, names)
+        if one_line is not None:
+            return one_line
     if not layers:
         raise ValueError(
             "this log has no 'Engine Layer Information' block and no 'Layer(TYPE): NAME, Tactic: ...' line: "
@@ -311,6 +325,96 @@ def read_log_layers(text: str, onnx_names: OnnxNamesSource = None) -> LayersRead
     return LayersRead(layers, "log", skipped, tuple(not_understood))
 
 
+def _unwrapped_layer_lines(lines: list[str]) -> list[tuple[str, int]]:
+    """(line, how many physical lines it was) with wrapped layer lines joined: a layer line whose text does not end
+    with a tensor (``name[Half(1,32,75,75)]`` or ``name (Half[1,32,75,75])``) continues on the next non-blank lines
+    that carry no logger prefix and start no layer line of their own, joined as they stand (a terminal or a PDF cut
+    ``[Float(-`` / ``2,3,300,300)]``, or after a space)."""
+    joined: list[tuple[str, int]] = []
+    open_layer = False
+    for line in lines:
+        continues = (open_layer and line.strip() and not _LAYER_INFO_LINE.search(line) and not is_elision(line)
+                     and not _LINE_PREFIX.match(line) and len(joined[-1][0]) < _WRAPPED_LAYER_LINE_LIMIT)
+        if continues:
+            joined[-1] = (joined[-1][0] + line, joined[-1][1] + 1)
+        else:
+            joined.append((line, 1))
+        open_layer = bool(_LAYER_INFO_LINE.search(joined[-1][0])) and not _ENDS_WITH_TENSOR.search(joined[-1][0])
+    return joined
+
+
+def _one_line_layers(lines: list[str], names: OnnxNames | None) -> LayersRead | None:
+    """The layers of inspector text in the one-line format (``LayerInformationFormat.ONELINE``: ``Name: N, LayerType:
+    T, Inputs: [ { Name: x, ..., Format/Datatype: ... }], ...``, one record per layer, a record wrapped over the lines
+    that continue it); None when ``lines`` hold no such record."""
+    records: list[list[str]] = []
+    for line in lines:
+        if _ONE_LINE_RECORD.match(line):
+            records.append([line.lstrip()])
+        elif (records and records[-1][-1] and line.strip() and not _LINE_PREFIX.match(line) and not is_elision(line)
+              and len(records[-1]) < _ONE_LINE_WRAPS):
+            records[-1].append(line)  # joined as it stands: a wrap can cut a word ("TacticName: s" / "m80_xmma...")
+        elif records and records[-1][-1]:
+            records[-1].append("")  # anything else ends the record
+    if not records:
+        return None
+    layers = [_layer_from_json_entry(_one_line_entry("".join(record)), position, names)
+              for position, record in enumerate(records)]
+    read = sum(len([line for line in record if line]) for record in records)
+    return LayersRead(layers, "engine inspector one-line text", sum(1 for line in lines if line.strip()) - read)
+
+
+def _one_line_entry(record: str) -> dict[str, Any]:
+    """A one-line record as the layer dict of inspector JSON: tensors as dicts, weights as JSON, the rest as text."""
+    entry: dict[str, Any] = {}
+    for key, value in _one_line_fields(record.strip()):
+        if key in ("Inputs", "Outputs"):
+            entry[key] = [dict(_one_line_fields(tensor)) for tensor in _top_level_braces(value)]
+        elif value.startswith("{"):
+            try:
+                entry[key] = json.loads(value)
+            except ValueError:
+                entry[key] = value
+        else:
+            entry[key] = value
+    return entry
+
+
+def _one_line_fields(text: str) -> list[tuple[str, str]]:
+    """``Key: value`` pairs of a one-line record (or of one tensor, braces stripped), split at ``, Key: `` outside
+    brackets."""
+    text = text.strip().removeprefix("{").removesuffix("}").strip()
+    fields, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0 and _ONE_LINE_KEY.match(text, i):
+            fields.append(text[start:i])
+            start = i + 2
+    fields.append(text[start:])
+    pairs = []
+    for field in fields:
+        key, _, value = field.partition(": ")
+        pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+def _top_level_braces(text: str) -> list[str]:
+    """The ``{...}`` groups directly inside a ``[...]`` list."""
+    groups, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char == "{":
+            depth += 1
+            start = i if depth == 1 else start
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                groups.append(text[start:i + 1])
+    return groups
+
+
 def layers_from_log(text: str, onnx_names: OnnxNamesSource = None) -> list[EngineLayer]:
     """Layers from a verbose TensorRT log (see :func:`read_log_layers`)."""
     return read_log_layers(text, onnx_names).layers
@@ -321,7 +425,7 @@ def read_layers_file(path: str | Path, onnx_names: OnnxNamesSource = None) -> La
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     if not text.strip():
         raise ValueError(f"{path}: the file is empty: expected engine inspector JSON or a verbose TensorRT log")
-    text = _unwrap_paste(text)
+    text = _unwrap_paste(unpasted(text))
     try:
         info = json.loads(text)
     except ValueError:
@@ -344,12 +448,9 @@ def read_layers_file(path: str | Path, onnx_names: OnnxNamesSource = None) -> La
 
 
 def _unwrap_paste(text: str) -> str:
-    """The text without what pasting it added: GitHub quote markers (all levels, when every non-blank line is
-    quoted), then each line's prefix of line numbers, timestamps and severities (no JSON line starts like one)."""
-    lines = text.splitlines()
-    while any(line.strip() for line in lines) and all(_QUOTE_MARKER.match(line) for line in lines if line.strip()):
-        lines = [_QUOTE_MARKER.sub("", line, count=1) for line in lines]
-    return "\n".join(_LINE_PREFIX.sub("", line, count=1) for line in lines)
+    """The text without each line's prefix of line numbers, timestamps and severities (no JSON line starts like
+    one)."""
+    return "\n".join(_LINE_PREFIX.sub("", line, count=1) for line in text.splitlines())
 
 
 def _inspector_json_in_log(text: str) -> Any:

@@ -153,6 +153,7 @@ def test_result_carries_every_warning_kind_even_when_zero():
         "message": None,
         "warnings": dict.fromkeys(WARNING_KINDS, 0),
         "known_failure": None,
+        "failure_shown": False,
     }
 
 

@@ -38,6 +38,9 @@ SOURCES = {
     "TensorRT-LLM#1428": "https://github.com/NVIDIA/TensorRT-LLM/issues/1428",
     "TensorRT-Model-Connect#1326": "https://github.com/NVIDIA/TensorRT-Model-Connect/pull/1326",
     "ultralytics#24729": "https://github.com/ultralytics/ultralytics/issues/24729",
+    "ultralytics#19518": "https://github.com/ultralytics/ultralytics/issues/19518",
+    "retinanet-examples#101": "https://github.com/NVIDIA/retinanet-examples/issues/101",
+    "TensorRT#828": "https://github.com/NVIDIA/TensorRT/issues/828",
     "TRT 10 build notes": "TensorRT 10.x trtexec output quoted in public build notes; no first-party thread found",
     "reference": "reference/trt-logs (labels.json has each excerpt's link)",
     "api-names": "error names of the CUDA runtime, cuDNN and cuBLAS APIs (cudaError_t, cudnnStatus_t, cublasStatus_t)",
@@ -151,6 +154,16 @@ FAILURE_LINES = [
     ("no-implementation", "[E] Error[10]: [optimizer.cpp::computeCosts::3728] Error Code 10: Internal Error (Could not "
                           "find any implementation for node w + node_of_dqconv.dwconv + PWN(node_of_swish.sigmoid, "
                           "node_of_swish.mul).)", "reference"),
+    ("no-implementation", "[TRT] [E] IBuilder::buildSerializedNetwork: Error Code 10: Internal Error (Could not find "
+                          "any implementation for node /model.0/conv/Conv + PWN(PWN(/model.0/act/Sigmoid), "
+                          "PWN(/model.0/act/Mul)).)", "ultralytics#19518"),
+    ("no-implementation", "../builder/tacticOptimizer.cpp (3142) - Misc Error in getFormatRequirements: -1 (Unable to "
+                          "find valid implementation for layer (Unnamed Layer* 0) [Convolution] + (Unnamed Layer* 2) "
+                          "[Activation] + (Unnamed Layer* 3) [Pooling])", "retinanet-examples#101"),
+    ("internal-assert", "[09/29/2020-17:08:38] [E] [TRT] ../builder/cudnnBuilder2.cpp (1757) - Assertion Error in "
+                        "operator(): 0 (et.region->getType() == RegionType::kNVM)", "TensorRT#828"),
+    ("consequence", "TensorRT: export failure \u274c 9.4s: 'NoneType' object does not support the context manager "
+                    "protocol", "ultralytics#19518"),
     ("cuda-runtime", "[E] Error[1]: [defaultAllocator.cpp::deallocateAsync::64] Error Code 1: Cuda Runtime (operation "
                      "not supported)", "reference"),
     ("crash", "Segmentation fault (core dumped)", "runtime"),

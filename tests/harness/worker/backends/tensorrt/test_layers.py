@@ -988,3 +988,20 @@ def test_layers_that_are_not_a_list_are_refused_quoting_up_to_200_characters():
         layers_from_inspector_json({"Layers": layers})
     assert str(err.value) == ("engine inspector JSON must be {'Layers': [...]}, a list of layers, one layer dict with a "
                               f"'Name', or one layer name; got dict: {str(layers)[:200]!r}")
+
+
+def test_one_line_inspector_records_are_read_as_layer_dicts_wrapped_or_not():
+    """``LayerInformationFormat.ONELINE`` text as users paste it (https://github.com/NVIDIA/TensorRT/issues/3583):
+    fields split at ", Key: " outside brackets, tensors and weights read as in the JSON, a wrapped record joined."""
+    records = (
+        "Name: PWN(a, b), LayerType: PointWiseV2, Inputs: [ { Name: x, Location: Device, Dimensions: [1,8], "
+        "Format/Datatype: Row major linear Int8 format }], Outputs: [ { Name: y, Location: Device, Dimensions: "
+        "[1,8], Format/Datatype: Row major linear Int8 format }], TacticValue: 0x1, StreamId: 0\n"
+        "Name: conv, LayerType: CaskConvolution, Inputs: [ { Name: y, Location: Device, Dimensions: [1,8], Format/"
+        "\nDatatype: Row major linear Int8 format }], Outputs: [], Weights: {\"Type\": \"Half\", \"Count\": 4}, "
+        "Metadata: [ONNX Layer: conv]\n...\n"
+    )
+    read = read_log_layers(records)
+    assert [(layer.name, layer.precision, layer.onnx_nodes) for layer in read.layers] == [
+        ("PWN(a, b)", "int8", ("a", "b")), ("conv", "fp16", ("conv",))]
+    assert (read.source, read.lines_skipped) == ("engine inspector one-line text", 1)  # the elision line
