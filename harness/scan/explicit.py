@@ -155,16 +155,32 @@ def _working_directory(path: Path) -> Iterator[None]:
         os.chdir(before)
 
 
+class _LoggedErrors(logging.Handler):
+    """The first line of each error ONNX Runtime's quantization logs (through the root logger, with a traceback
+    after it) while it is running: kept for the notes instead of printed."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        first = record.getMessage().strip().splitlines()
+        if first and first[0] not in self.lines:
+            self.lines.append(first[0])
+
+
 @contextlib.contextmanager
-def _quiet_root_logger() -> Iterator[None]:
-    """ONNX Runtime's quantization logs through the root logger: its advice to run its pre-processing first (the
-    model is pre-processed already) and the warnings of a symbolic shape inference that is retried."""
+def _logged_errors() -> Iterator[_LoggedErrors]:
+    """Root logger at ERROR (its advice to run its pre-processing first, the warnings of a symbolic shape inference
+    that is retried: not for the user), and its errors collected rather than printed."""
     root = logging.getLogger()
-    level = root.level
+    level, handler = root.level, _LoggedErrors()
     root.setLevel(logging.ERROR)
+    root.addHandler(handler)
     try:
-        yield
+        yield handler
     finally:
+        root.removeHandler(handler)
         root.setLevel(level)
 
 
@@ -201,12 +217,13 @@ def quantize(source: Path, target: Path, data: CalibrationData, work_dir: Path) 
     value = {name: setting[0] for name, setting in SETTINGS.items()}
     extra = {k: value[k] for k in ("ActivationSymmetric", "WeightSymmetric", "QDQOpTypePerChannelSupportToAxis",
                                    "QuantizeBias", "OpTypesToExcludeOutputQuantization")}
-    source, target = Path(source).resolve(), Path(target).resolve()
-    Path(work_dir).mkdir(parents=True, exist_ok=True)
+    source, target, work_dir = Path(source).resolve(), Path(target).resolve(), Path(work_dir).resolve()
+    work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".explicit-", dir=work_dir) as tmp, \
-            _working_directory(Path(tmp)), _quiet_root_logger():
+            _working_directory(Path(tmp)), _logged_errors() as logged:
         prepared, quantized = Path(tmp) / "prepared.onnx", Path(tmp) / "explicit.onnx"
         notes = pre_process(source, prepared)
+        notes += [f"ONNX Runtime logged during its pre-processing: {line}" for line in logged.lines]
         try:
             quantize_static(os.fspath(prepared), os.fspath(quantized), reader, quant_format=QuantFormat.QDQ,
                             op_types_to_quantize=value["op_types_to_quantize"], per_channel=value["per_channel"],
