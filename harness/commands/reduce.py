@@ -46,7 +46,7 @@ or container, polygraphy failed, or the reduced model no longer fails the same w
 
 def cmd_reduce(args) -> int:
     from harness.reduction.candidate import CandidateError
-    from harness.reduction.failure import NothingToReduce, broken, works
+    from harness.reduction.failure import NothingToReduce
     from harness.reduction.input_shapes import InputShapeError
     from harness.reduction.reducer import Request, reduce_model
     from harness.reduction.session import RunnerError
@@ -67,10 +67,10 @@ def cmd_reduce(args) -> int:
     try:
         result = reduce_model(request, progress)
     except NothingToReduce as err:
-        if works(err.outcome):
+        if err.exit_status == EXIT_OK:
             print(f"{model}: {err}", flush=True)
             return EXIT_OK
-        raise CommandError(f"{model}: {err}", EXIT_BROKEN if broken(err.outcome) else EXIT_USAGE) from None
+        raise CommandError(f"{model}: {err}", err.exit_status) from None
     except (InputShapeError, CandidateError) as err:
         raise CommandError(str(err)) from None
     except RunnerError as err:
@@ -91,8 +91,7 @@ def cmd_reduce(args) -> int:
     if not summary["reduced_reproduces"]:
         print(f"error: the reduced model no longer fails the same way ({summary['reduced_record']}); see "
               f"{out_dir / 'reduce.json'}", flush=True)
-        return EXIT_BROKEN
-    return EXIT_OK
+    return result.exit_status
 
 
 def _input_shapes(pairs: list[tuple[str, list[int]]]) -> dict[str, list[int]]:

@@ -80,6 +80,8 @@ def cmd_scan(args) -> int:
 
 def _scan_command(args) -> int:
     from harness.scan.explicit import ExplicitInputError, QuantizerError, to_explicit
+    from harness.scan.fix_checks import ComparisonInputs, InputsError
+    from harness.scan.fixing import WorkaroundChoiceError, fix_scanned, workaround_choices
     from harness.scan.loading import ModelInputError
     from harness.scan.observations import ObservationsError
     from harness.scan.scanner import ScanOptions, scan
@@ -97,7 +99,10 @@ def _scan_command(args) -> int:
     options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,
                           max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
                           fail_on=args.fail_on)
-    overrides = _workaround_choices(args.workaround or [])
+    try:
+        overrides = workaround_choices(args.workaround or [])
+    except WorkaroundChoiceError as err:
+        raise CommandError(str(err)) from None
     fixing = args.fix or args.to_explicit
     if (args.inputs or args.workaround) and not fixing:
         raise CommandError("--inputs and --workaround belong to --fix; add --fix")
@@ -114,7 +119,11 @@ def _scan_command(args) -> int:
     except (ModelInputError, ObservationsError, ExplicitInputError, QuantizerError) as err:
         raise CommandError(str(err)) from None
     data = scan_data(result)
-    outcome = _fix(args, result, options, overrides, out_dir, progress) if fixing else None
+    try:
+        outcome = fix_scanned(result, overrides, ComparisonInputs(args.inputs, args.seed), out_dir, progress,
+                              migrating=args.to_explicit) if fixing else None
+    except InputsError as err:
+        raise CommandError(f"--inputs {err}") from None
     if outcome is not None:
         data["fix"] = outcome.to_dict(result.findings)
         data["exit_code"] = outcome.exit_status(result)
@@ -181,52 +190,6 @@ def _print_explicit(explicit: dict) -> None:
         print(f"  note: {note}")
     if calibration["warning"]:
         print(calibration["warning"], file=sys.stderr)
-
-
-def _workaround_choices(pairs: list[str]) -> dict[str, list[str]]:
-    """--workaround CASE=VARIANT pairs, each naming a case of the library and one of its workaround variants; several
-    for one case are tried in the order given at each place."""
-    from cases.model import get_case
-
-    import cases  # noqa: F401
-
-    chosen = {}
-    for pair in pairs:
-        case_id, _, name = pair.partition("=")
-        try:
-            case = get_case(case_id)
-        except KeyError as err:
-            raise CommandError(f"--workaround {pair}: {err.args[0]}") from None
-        workarounds = [v.name for v in case.variants if v.role == "workaround"]
-        if name not in workarounds:
-            raise CommandError(f"--workaround {pair}: {case_id} has no workaround variant {name!r}; its workarounds: "
-                               f"{', '.join(workarounds) or '(none)'}")
-        chosen.setdefault(case_id, []).append(name)
-    return chosen
-
-
-def _fix(args, result, options, overrides, out_dir, progress):
-    """Apply --fix to the scanned model: the FixOutcome (nothing written when it failed)."""
-    import dataclasses
-
-    from harness.scan.fix_checks import ComparisonInputs, InputsError
-    from harness.scan.fixing import fix_model
-    from harness.scan.loading import load_model
-    from harness.scan.scanner import scan
-
-    inputs = ComparisonInputs(args.inputs, args.seed)
-    try:
-        inputs.arrays(result.loaded.graph.inputs)
-    except InputsError as err:
-        raise CommandError(f"--inputs {err}") from None
-    progress(f"--fix: {inputs.text()}")
-    matrix = {t.id: t for t in options.targets}
-
-    def rescan(path, target_ids, graph):
-        return scan(path, dataclasses.replace(options, targets=[matrix[t] for t in target_ids], run_targets=()),
-                    loaded=load_model(path, graph))
-
-    return fix_model(result, overrides, inputs, out_dir, rescan, progress, migrating=args.to_explicit)
 
 
 def _places_left(fix: dict) -> int:

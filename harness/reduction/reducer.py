@@ -20,6 +20,7 @@ from typing import Callable
 import onnx
 
 import harness
+from harness.exit_codes import EXIT_BROKEN, EXIT_OK
 from harness.matrix import Target
 from harness.reduction.candidate import write_cell
 from harness.reduction.case_writer import CaseWriterError, write_case
@@ -58,6 +59,11 @@ class Outcome:
     summary: dict
     reduced: Path
     whole_record: dict
+
+    @property
+    def exit_status(self) -> int:
+        """ok when the reduced model fails the way the whole model did, else broken (the reduction lost it)."""
+        return EXIT_OK if self.summary["reduced_reproduces"] else EXIT_BROKEN
 
 
 def node_count(path: Path) -> int:

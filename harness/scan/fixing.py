@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 from onnx import external_data_helper
 
 from cases import rewriting
-from cases.model import FixTolerance, Match, NoRewrite, Variant
+from cases.model import FixTolerance, Match, NoRewrite, Variant, get_case
 from harness.exit_codes import EXIT_BROKEN, EXIT_OK, EXIT_PARTIAL, EXIT_REGRESSION, EXIT_USAGE
 from harness.scan.fix_places import FixFailed, PlaceFix, PlaceNotFixed
 from harness.scan.matching import Finding
@@ -31,6 +31,30 @@ from harness.store import judgement as j
 GOOD = j.SCAN_GOOD
 NOTHING_TO_FIX = (*j.SCAN_GOOD, j.CLEAR)
 STAGING_DIR = ".fix-staging"
+
+
+class WorkaroundChoiceError(ValueError):
+    """A --workaround CASE=VARIANT that names no case of the library or none of its workaround variants."""
+
+
+def workaround_choices(pairs: Sequence[str]) -> dict[str, list[str]]:
+    """--workaround CASE=VARIANT pairs, each naming a case of the library and one of its workaround variants; several
+    for one case are tried in the order given at each place. WorkaroundChoiceError names a pair that does not."""
+    import cases  # noqa: F401  (registers the library)
+
+    chosen: dict[str, list[str]] = {}
+    for pair in pairs:
+        case_id, _, name = pair.partition("=")
+        try:
+            case = get_case(case_id)
+        except KeyError as err:
+            raise WorkaroundChoiceError(f"--workaround {pair}: {err.args[0]}") from None
+        workarounds = [v.name for v in case.variants if v.role == "workaround"]
+        if name not in workarounds:
+            raise WorkaroundChoiceError(f"--workaround {pair}: {case_id} has no workaround variant {name!r}; its "
+                                        f"workarounds: {', '.join(workarounds) or '(none)'}")
+        chosen.setdefault(case_id, []).append(name)
+    return chosen
 
 
 @dataclasses.dataclass(frozen=True)
@@ -359,6 +383,26 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return outcome
+
+
+def fix_scanned(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir: Path,
+                progress: Callable[[str], None], migrating: bool = False) -> FixOutcome:
+    """:func:`fix_model` on the scan ``result``, each fixed model scanned again with the scan's own options (no
+    --run) on its group's targets. ``inputs``: fix_checks.ComparisonInputs (InputsError when they do not fit the
+    model, before anything is rewritten)."""
+    from harness.scan.loading import load_model
+    from harness.scan.scanner import scan
+
+    inputs.arrays(result.loaded.graph.inputs)
+    progress(f"--fix: {inputs.text()}")
+    options = result.options
+    matrix = {t.id: t for t in options.targets}
+
+    def rescan(path: Path, target_ids: list[str], graph: Any) -> Any:
+        return scan(path, dataclasses.replace(options, targets=[matrix[t] for t in target_ids], run_targets=()),
+                    loaded=load_model(path, graph))
+
+    return fix_model(result, overrides, inputs, out_dir, rescan, progress, migrating=migrating)
 
 
 def _own_verdict(observations: Any, finding: Finding, workaround: Variant, target: Any) -> Any:

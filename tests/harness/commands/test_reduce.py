@@ -1,8 +1,7 @@
-"""`python -m harness reduce`, black-box: its help, and bad input refused before anything runs (exit 2). The
-reductions themselves are tested end to end in tests/harness/reduction/."""
+"""`python -m harness reduce`, black-box: its help, bad input refused before anything runs (exit 2), and the input
+sizes of a model exported with a dynamic batch. The reductions themselves are tested end to end in
+tests/harness/reduction/."""
 from __future__ import annotations
-
-import json
 
 import onnx
 import pytest
