@@ -54,13 +54,13 @@ Exit status: {EXIT_OK} nothing chosen fails, {EXIT_FAILS} some target is blocked
 unverified), {EXIT_USAGE} bad input (not an ONNX file, a truncated file, an opset too new for the installed onnx,
 missing external data, an unknown target or results path), {EXIT_BROKEN} the evidence was damaged (bad lines in a
 --results file, a matcher that failed, infra-error cells in --run): the verdicts use what could be read, and
-{EXIT_BROKEN} wins over {EXIT_FAILS}. With --fix the status is computed on the fixed models; {EXIT_PARTIAL} when the fix is
-partial: a place none of the workarounds can be rewritten into (e.g. an act x act MatMul with no quantizer of the
-model to take a scale from) is left as it is and listed with its reason, the rest is written and checked
-({EXIT_PARTIAL} wins over {EXIT_FAILS} and {EXIT_OK}, {EXIT_BROKEN} over {EXIT_PARTIAL}); {EXIT_USAGE} when a check of a fixed model
-failed (the place and the check are named, nothing is written). --to-explicit: {EXIT_USAGE} when ONNX Runtime's quantization cannot process the
-model (the library, the step and what to try are named; when its symbolic shape inference fails, it is retried
-without it first, and the notes say so).
+{EXIT_BROKEN} wins over {EXIT_FAILS}. With --fix the status is computed on the fixed models; {EXIT_PARTIAL} when the
+fix is partial: a place none of the workarounds can be rewritten into (e.g. an act x act MatMul with no quantizer
+of the model to take a scale from) is left as it is and listed with its reason, the rest is written and checked
+({EXIT_PARTIAL} wins over {EXIT_FAILS} and {EXIT_OK}, {EXIT_BROKEN} over {EXIT_PARTIAL}); {EXIT_USAGE} when a check
+of a fixed model failed (the place and the check are named, nothing is written). --to-explicit: {EXIT_USAGE} when
+ONNX Runtime's quantization cannot process the model (the library, the step and what to try are named; when its
+symbolic shape inference fails, it is retried without it first, and the notes say so).
 
   python -m harness scan model.onnx --results out/results.jsonl
   python -m harness scan model.onnx --targets trt86-orin trt100-orin --results ~/trt-matrix/history --fail-on fallback
@@ -314,9 +314,9 @@ def add_scan_commands(commands) -> None:
     fix.add_argument("--fix", action="store_true", help="rewrite the model into the workaround form with the best "
                      "evidence on the chosen targets, check it (onnx.checker, strict shapes, same inputs and outputs, "
                      "the same FP32 outputs on ONNX Runtime, a second scan) and write OUT/fixed.onnx (one per group "
-                     "of targets that need different fixes); nothing is written when any check fails (exit 2); a place no "
-                     f"workaround can be rewritten into is left as it is and listed with its reason, and the exit "
-                     f"status is {EXIT_PARTIAL} (partial)")
+                     "of targets that need different fixes); nothing is written when any check fails (exit 2); a "
+                     "place no workaround can be rewritten into is left as it is and listed with its reason, and the "
+                     f"exit status is {EXIT_PARTIAL} (partial)")
     fix.add_argument("--workaround", nargs="+", action="extend", metavar="CASE=VARIANT",
                      help="with --fix: apply this workaround of the case wherever it is found, whatever the evidence "
                      "(e.g. p3-residual-add-qdq=identity-qdq after you tried it yourself); several for one case are "

@@ -330,9 +330,10 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
               migrating: bool = False) -> FixOutcome:
     """Fix the model of the scan ``result``: choose per target, group, rewrite, check, and write the fixed models
     into ``out_dir`` only when every group passed every check. A place none of its workarounds applies to stays as
-    it is, listed with its reason; a group none of whose places could be rewritten gets no model. ``inputs`` (fix_checks.ComparisonInputs) feeds the
-    ONNX Runtime comparison; ``rescan(path, target ids, graph)`` scans a fixed model (checking the file, matching the
-    rewritten graph it was exported from: importing the file again would cost as much as the first import).
+    it is, listed with its reason; a group none of whose places could be rewritten gets no model. ``inputs``
+    (fix_checks.ComparisonInputs) feeds the ONNX Runtime comparison; ``rescan(path, target ids, graph)`` scans a
+    fixed model (checking the file, matching the rewritten graph it was exported from: importing the file again would
+    cost as much as the first import).
     ``migrating`` (--to-explicit): failing forms also get workarounds nothing is known against (see :func:`choose`).
     """
     from harness.scan import fix_checks

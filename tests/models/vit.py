@@ -29,8 +29,8 @@ def build() -> onnx.ModelProto:
     shape = net.node("Shape", "/blocks", [x])
     batch, tokens = (net.node("Gather", f"/blocks/{name}", [shape, i64(f"/blocks/{name}_index", index)],
                               {"axis": 0}) for name, index in (("batch", 0), ("tokens", 1)))
-    side = net.node("Cast", "/pos_embed/side", [net.node("Sqrt", "/pos_embed", [
-        net.node("Cast", "/pos_embed/count", [tokens], {"to": onnx.TensorProto.FLOAT})])], {"to": onnx.TensorProto.INT64})
+    count = net.node("Cast", "/pos_embed/count", [tokens], {"to": onnx.TensorProto.FLOAT})
+    side = net.node("Cast", "/pos_embed/side", [net.node("Sqrt", "/pos_embed", [count])], {"to": onnx.TensorProto.INT64})
     side = net.node("Unsqueeze", "/pos_embed/side", [side, i64("/pos_embed/axes", [0])])
     grid = net.const("pos_embed", np.random.default_rng(0).normal(0, 0.02, (1, GRID, GRID, WIDTH)))
     grid = net.node("Transpose", "/pos_embed/grid", [grid], {"perm": [0, 3, 1, 2]})

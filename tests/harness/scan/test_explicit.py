@@ -180,7 +180,8 @@ def test_a_vit_whose_shapes_onnx_runtime_cannot_follow_is_quantized_without_symb
     assert len(products) == 9 and all(writer.get(n.input[0]) == "DequantizeLinear" for n in products), [
         n.name for n in products if writer.get(n.input[0]) != "DequantizeLinear"]  # attention included: shapes known
     feeds = {"images": np.random.default_rng(0).standard_normal((2, 3, 48, 48)).astype(np.float32)}
-    assert run(out / "explicit.onnx", feeds)[explicit.graph.output[0].name].shape == (2, 49, 32)  # still dynamic: a 7 x 7 grid
+    outputs = run(out / "explicit.onnx", feeds)
+    assert outputs[explicit.graph.output[0].name].shape == (2, 49, 32)  # still dynamic: a 7 x 7 grid of patches
     figures = json.loads((out / "scan.json").read_text())["explicit"]["accuracy"]["explicit.onnx"]
     assert next(iter(figures.values()))["cosine"] > 0.99
 
