@@ -9,26 +9,10 @@ import textwrap
 from pathlib import Path
 from typing import Iterable
 
-# One meaning per exit code, the same for every command (README, "Exit codes").
-EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_BROKEN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-EXIT_MEANINGS = {
-    EXIT_OK: "done: nothing damaged, nothing lost, no regression",
-    EXIT_REGRESSION: "a cell regressed since the previous run (history, diff); a chosen target is expected to fail "
-                     "(scan); a cell ended at least as badly as --fail-on asks, e.g. a precision fallback (run); a "
-                     "known failure applies to a chosen target (diagnose)",
-    EXIT_USAGE: "usage or bad input: an argument out of range, a path that is missing or of the wrong kind, a "
-                "file that is not what the command reads (not a TensorRT log, not engine JSON, not a cases "
-                "directory, a matrix.yaml that breaks its rules); nothing was run; or a fix (scan --fix) that "
-                "cannot be made safely: no fixed model written",
-    EXIT_BROKEN: "damaged or infra: something the tool wrote is damaged (results lines, run.json, a model or data "
-                 "file that fails its index.json hash), records were lost (cells gone since the run before, fewer "
-                 "records than run.json counts), or some cell is infra-error; the damage is named and what could "
-                 "be read was used. It wins over 1: a comparison with damaged or lost input is incomplete. "
-                 "diagnose: a file given is damaged (a calibration cache cut short, engine JSON with a broken field, "
-                 "a log overwritten with binary data, a truncated model); it wins over 2",
-    EXIT_INTERRUPTED: "interrupted (Ctrl-C, 128 + SIGINT): records written so far are kept; rerun the same command to "
-                      "resume",
-}
+from harness.exit_codes import (  # noqa: F401  (the commands' names for them)
+    EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_MEANINGS, EXIT_OK, EXIT_PARTIAL, EXIT_REGRESSION, EXIT_USAGE,
+)
+
 EXIT_CODES_HELP = "Exit status, the same for every command:\n" + "\n".join(
     textwrap.fill(text, 116, initial_indent=f"  {code}  ", subsequent_indent="     ")
     for code, text in EXIT_MEANINGS.items())

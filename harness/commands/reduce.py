@@ -8,11 +8,16 @@ from pathlib import Path
 from harness.commands.options import (EXIT_BROKEN, EXIT_OK, EXIT_USAGE, CommandError, input_file, output_directory,
                                       positive_seconds)
 from harness.matrix import load_matrix
+from harness.reduction.input_shapes import parse_input_shape
 
 DESCRIPTION = f"""\
 Shrink MODEL, which fails on target T, to the smallest subgraph that fails there the same way: the minimal
 reproducer an upstream maintainer asks for, made into a case of the library.
 
+0. A cell needs static input sizes: each symbolic dimension of MODEL's inputs (an exported model's dynamic batch)
+   is set to 1, as `scan --run` does for its reproducers, unless --input-shape NAME:D1xD2... gives the input's
+   shape; the model with those sizes is written to DIR/static-inputs.onnx and reduced, and each decision is printed
+   and kept in reduce.json (input_shapes, input_notes).
 1. The whole model runs once on T through the harness (in T's container for a docker target, as `run` and
    `scan --run` do) to learn the failure to keep: its outcome, failure category and error kind (the exception or
    status its message starts with), and with --keep node the node it names. A model that passes says so (exit 0).
@@ -28,17 +33,21 @@ Interrupted (Ctrl-C, a lost connection)? Run the same command again: the reducti
 (polygraphy --load-debug-replay) without re-running the checks it already did.
 
 Exit status: {EXIT_OK} reduced (or nothing to reduce: the model passes on T), {EXIT_USAGE} bad input (not a model,
-an unknown or unavailable target, --keep node for a failure that names no node, a model the target reports
+an unknown or unavailable target, an --input-shape that names no input or does not fit it, a model whose inputs or
+reference outputs cannot be made, --keep node for a failure that names no node, a model the target reports
 unavailable), {EXIT_BROKEN} the harness or the reduction broke (infra-error on the whole model, the target's engine
 or container, polygraphy failed, or the reduced model no longer fails the same way).
 
   python -m harness reduce model.onnx --target ort-cpu --out out/reduce/model
   python -m harness reduce model.onnx --target ort1.15-cpu --keep node
+  python -m harness reduce model.onnx --target trt86-orin --input-shape input:8x3x224x224
 """
 
 
 def cmd_reduce(args) -> int:
-    from harness.reduction.failure import NothingToReduce, broken, works
+    from harness.reduction.candidate import CandidateError
+    from harness.reduction.failure import NothingToReduce
+    from harness.reduction.input_shapes import InputShapeError
     from harness.reduction.reducer import Request, reduce_model
     from harness.reduction.session import RunnerError
     from harness.reduction.state import SessionFileError
@@ -53,15 +62,17 @@ def cmd_reduce(args) -> int:
     out_dir = output_directory(args.out or Path("out/reduce") / model.stem, "--out")
     request = Request(model=model, target=matrix[args.target], matrix=args.matrix, keep=args.keep, out_dir=out_dir,
                       timeout_s=args.timeout, container_per_check=args.container_per_check,
-                      keep_weights=args.keep_weights)
+                      keep_weights=args.keep_weights, input_shapes=_input_shapes(args.input_shape or []))
     progress = lambda line: print(line, flush=True)  # noqa: E731
     try:
         result = reduce_model(request, progress)
     except NothingToReduce as err:
-        if works(err.outcome):
+        if err.exit_status == EXIT_OK:
             print(f"{model}: {err}", flush=True)
             return EXIT_OK
-        raise CommandError(f"{model}: {err}", EXIT_BROKEN if broken(err.outcome) else EXIT_USAGE) from None
+        raise CommandError(f"{model}: {err}", err.exit_status) from None
+    except (InputShapeError, CandidateError) as err:
+        raise CommandError(str(err)) from None
     except RunnerError as err:
         raise CommandError(f"{args.target}: {err}", EXIT_BROKEN) from None
     except SessionFileError as err:
@@ -80,14 +91,23 @@ def cmd_reduce(args) -> int:
     if not summary["reduced_reproduces"]:
         print(f"error: the reduced model no longer fails the same way ({summary['reduced_record']}); see "
               f"{out_dir / 'reduce.json'}", flush=True)
-        return EXIT_BROKEN
-    return EXIT_OK
+    return result.exit_status
+
+
+def _input_shapes(pairs: list[tuple[str, list[int]]]) -> dict[str, list[int]]:
+    """--input-shape NAME:D1xD2... pairs as input name -> shape; one input named twice is refused."""
+    shapes: dict[str, list[int]] = {}
+    for name, shape in pairs:
+        if name in shapes and shapes[name] != shape:
+            raise CommandError(f"--input-shape names input {name!r} twice, {shapes[name]} and {shape}: give one")
+        shapes[name] = shape
+    return shapes
 
 
 def add_reduce_commands(commands) -> None:
     p = commands.add_parser("reduce", help="shrink a model failing on a target to a minimal reproducer and a case",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", type=Path, metavar="MODEL.onnx", help="the failing ONNX model (static input shapes)")
+    p.add_argument("model", type=Path, metavar="MODEL.onnx", help="the failing ONNX model")
     p.add_argument("--target", required=True, metavar="ID", help="the matrix.yaml target it fails on (local or docker)")
     p.add_argument("--keep", choices=("category", "node"), default="category",
                    help="what must stay the same: outcome, category and error kind (category, the default), and "
@@ -98,6 +118,9 @@ def add_reduce_commands(commands) -> None:
                    "(default: %(default)s)")
     p.add_argument("--container-per-check", action="store_true",
                    help="docker targets: a fresh container for every check instead of one kept alive")
+    p.add_argument("--input-shape", nargs="+", action="extend", type=parse_input_shape, metavar="NAME:D1xD2...",
+                   help="the shape input NAME runs with, every dimension given (e.g. input:8x3x224x224), as "
+                   "polygraphy names one; inputs not named have each symbolic dimension set to 1")
     p.add_argument("--keep-weights", action="store_true",
                    help="the case module carries the model's own weights (default: drawn with a fixed seed in the "
                    "same shapes and dtypes; Q/DQ scales, shapes and small constants are always as written)")

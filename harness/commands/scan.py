@@ -12,6 +12,7 @@ from typing import Any
 from harness.commands.options import (
     EXIT_BROKEN,
     EXIT_OK,
+    EXIT_PARTIAL,
     EXIT_REGRESSION,
     EXIT_USAGE,
     CommandError,
@@ -22,7 +23,7 @@ from harness.commands.options import (
 )
 from harness.matrix import default_target, load_matrix
 from harness.judgement import (
-    BASIS, SCAN_FAIL_ON_DEFAULT, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICT_MEANINGS, WORKAROUND_ROLE,
+    BASIS, SCAN_FAIL_ON_DEFAULT, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICT_MEANINGS,
 )
 
 EXIT_FAILS = EXIT_REGRESSION  # the gate fails: some chosen target is predicted or observed to fail (see --fail-on)
@@ -55,8 +56,13 @@ Exit status: {EXIT_OK} nothing chosen fails, {EXIT_FAILS} some target is blocked
 unverified), {EXIT_USAGE} bad input (not an ONNX file, a truncated file, an opset too new for the installed onnx,
 missing external data, an unknown target or results path), {EXIT_BROKEN} the evidence was damaged (bad lines in a
 --results file, a matcher that failed, infra-error cells in --run): the verdicts use what could be read, and
-{EXIT_BROKEN} wins over {EXIT_FAILS}. With --fix the status is computed on the fixed models, and {EXIT_USAGE} when
-the fix could not be made safely (the place and the check are named, nothing is written).
+{EXIT_BROKEN} wins over {EXIT_FAILS}. With --fix the status is computed on the fixed models; {EXIT_PARTIAL} when the
+fix is partial: a place none of the workarounds can be rewritten into (e.g. an act x act MatMul with no quantizer
+of the model to take a scale from) is left as it is and listed with its reason, the rest is written and checked
+({EXIT_PARTIAL} wins over {EXIT_FAILS} and {EXIT_OK}, {EXIT_BROKEN} over {EXIT_PARTIAL}); {EXIT_USAGE} when a check
+of a fixed model failed (the place and the check are named, nothing is written). --to-explicit: {EXIT_USAGE} when
+ONNX Runtime's quantization cannot process the model (the library, the step and what to try are named; when its
+symbolic shape inference fails, it is retried without it first, and the notes say so).
 
   python -m harness scan model.onnx --results out/results.jsonl
   python -m harness scan model.onnx --targets trt86-orin trt100-orin --results ~/trt-matrix/history --fail-on fallback
@@ -75,6 +81,9 @@ def cmd_scan(args) -> int:
 
 
 def _scan_command(args) -> int:
+    from harness.scan.explicit import ExplicitInputError, QuantizerError, to_explicit
+    from harness.scan.fix_checks import ComparisonInputs, InputsError
+    from harness.scan.fixing import WorkaroundChoiceError, fix_scanned, workaround_choices
     from harness.scan.loading import ModelInputError
     from harness.scan.observations import ObservationsError
     from harness.scan.scanner import ScanOptions, scan
@@ -92,27 +101,36 @@ def _scan_command(args) -> int:
     options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,
                           max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
                           fail_on=args.fail_on)
-    overrides = _workaround_choices(args.workaround or [])
+    try:
+        overrides = workaround_choices(args.workaround or [])
+    except WorkaroundChoiceError as err:
+        raise CommandError(str(err)) from None
     fixing = args.fix or args.to_explicit
     if (args.inputs or args.workaround) and not fixing:
         raise CommandError("--inputs and --workaround belong to --fix; add --fix")
     if args.calibration_data and not args.to_explicit:
         raise CommandError("--calibration-data belongs to --to-explicit; add --to-explicit")
     progress = lambda line: print(line, flush=True)  # noqa: E731
+    warn = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     try:
         import cases  # noqa: F401  (registers the case library: its matchers are what the scan searches)
 
-        explicit = _to_explicit(args, out_dir, progress) if args.to_explicit else None
+        explicit = to_explicit(args.model, out_dir, args.calibration_data, args.seed, progress,
+                               warn) if args.to_explicit else None
         result = scan(explicit.path if explicit else args.model, options, progress=progress)
-    except (ModelInputError, ObservationsError) as err:
+    except (ModelInputError, ObservationsError, ExplicitInputError, QuantizerError) as err:
         raise CommandError(str(err)) from None
     data = scan_data(result)
-    outcome = _fix(args, result, options, overrides, out_dir, progress) if fixing else None
+    try:
+        outcome = fix_scanned(result, overrides, ComparisonInputs(args.inputs, args.seed), out_dir, progress,
+                              migrating=args.to_explicit) if fixing else None
+    except InputsError as err:
+        raise CommandError(f"--inputs {err}") from None
     if outcome is not None:
         data["fix"] = outcome.to_dict(result.findings)
-        data["exit_code"] = _fix_exit_code(result, outcome)
+        data["exit_code"] = outcome.exit_status(result)
     if explicit is not None:
-        data["explicit"] = explicit.report(out_dir, outcome)
+        data["explicit"] = explicit.report([out_dir / name for name in outcome.written])
     json_path, html_path = write_results(data, out_dir)
     _print_result(data)
     if outcome is not None:
@@ -123,7 +141,7 @@ def _scan_command(args) -> int:
     for problem in result.problems:
         print(f"warning: {problem}", file=sys.stderr)
     if result.failing_targets:
-        fixed = " before the fix" if outcome is not None and outcome.status == "fixed" else ""
+        fixed = " before the fix" if outcome is not None and outcome.written else ""
         print(f"expected to fail (--fail-on {args.fail_on}) on {len(result.failing_targets)} target(s){fixed}: "
               f"{', '.join(result.failing_targets)}", file=sys.stderr)
     if result.evidence_damaged:
@@ -131,18 +149,22 @@ def _scan_command(args) -> int:
               "verdicts rest on what could be read", file=sys.stderr)
     if outcome is not None and outcome.failure is not None:
         print(f"error: --fix could not be made safely, no fixed model written: {outcome.failure}", file=sys.stderr)
+    if outcome is not None and outcome.status == "partial":
+        rest = (f"the rest is written and checked: {', '.join(outcome.written)}" if outcome.written else
+                "nothing else could be fixed: no model written")
+        print(f"--fix is partial (exit {EXIT_PARTIAL}): {_places_left(data['fix'])} place(s) could not be fixed "
+              f"and are left as they are (listed above with their reasons); {rest}", file=sys.stderr)
     return data["exit_code"]
 
 
 def exit_status(result) -> int:
-    """The scan's exit status (options.EXIT_MEANINGS): broken when evidence was damaged, else fails when a chosen
-    target fails under --fail-on, else ok."""
-    return EXIT_BROKEN if result.evidence_damaged else EXIT_FAILS if result.failing_targets else EXIT_OK
+    """The scan's exit status (ScanResult.exit_status)."""
+    return result.exit_status
 
 
 def scan_data(result) -> dict[str, Any]:
     """What scan.json holds and the page shows: the scan (``ScanResult.to_dict()``) and its exit status."""
-    return {**result.to_dict(), "exit_code": exit_status(result)}
+    return {**result.to_dict(), "exit_code": result.exit_status}
 
 
 def write_results(data: dict[str, Any], out_dir: Path | str) -> tuple[Path, Path]:
@@ -157,49 +179,6 @@ def write_results(data: dict[str, Any], out_dir: Path | str) -> tuple[Path, Path
     return json_path, render_scan_page(data, out_dir / HTML_NAME)
 
 
-class _Explicit:
-    """The explicit Q/DQ model --to-explicit wrote, and what its accuracy report needs."""
-
-    def __init__(self, source: Path, path: Path, data, outputs: list[str]):
-        self.source, self.path, self.data, self.outputs = source, path, data, outputs
-
-    def report(self, out_dir: Path, outcome) -> dict:
-        from harness.scan.explicit import accuracy, settings_report
-
-        import onnxruntime
-
-        written = [self.path] + [out_dir / g.name for g in outcome.groups if g.name and outcome.failure is None]
-        return {"from": str(self.source), "model": self.path.name,
-                "quantizer": f"onnxruntime.quantization.quantize_static (onnxruntime {onnxruntime.__version__})",
-                "settings": settings_report(), "calibration": self.data.describe(),
-                "accuracy": {p.name: accuracy(self.source, p, self.data.held_out, self.outputs) for p in written}}
-
-
-def _to_explicit(args, out_dir: Path, progress) -> _Explicit:
-    """Quantize the implicit-INT8 model of ``args.model`` to OUT/explicit.onnx (ModelInputError for a bad model)."""
-    from harness.scan.explicit import RANDOM_WARNING, calibration_data, quantize
-    from harness.scan.fix_checks import InputsError
-    from harness.scan.loading import load_model
-
-    loaded = load_model(args.model)
-    quantizers = [n.name for n in loaded.graph.nodes if n.op in ("QuantizeLinear", "DequantizeLinear")]
-    if quantizers:
-        raise CommandError(f"{args.model}: --to-explicit takes an implicit-INT8 model without Q/DQ; this one has "
-                           f"{len(quantizers)} Q/DQ node(s) ({quantizers[0]}, ...): scan it with --fix instead")
-    try:
-        data = calibration_data(args.calibration_data, loaded.graph.inputs, args.seed)
-    except InputsError as err:
-        raise CommandError(f"--calibration-data {err}") from None
-    if data.warning == RANDOM_WARNING:
-        print(RANDOM_WARNING, file=sys.stderr, flush=True)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "explicit.onnx"
-    progress(f"--to-explicit: quantizing with onnxruntime quantize_static on {len(data.calibration)} batch(es) of "
-             f"{data.source}")
-    quantize(args.model, path, data)
-    return _Explicit(args.model, path, data, [t.name for t in loaded.graph.outputs])
-
-
 def _print_explicit(explicit: dict) -> None:
     calibration = explicit["calibration"]
     print(f"explicit: {explicit['model']} from {explicit['from']} by {explicit['quantizer']}, calibrated on "
@@ -209,71 +188,15 @@ def _print_explicit(explicit: dict) -> None:
             sqnr = "exact" if f["sqnr_db"] is None else f"{f['sqnr_db']} dB"
             print(f"  accuracy of {model} vs FP32 on {calibration['held_out_batches']} held-out batch(es), output "
                   f"{name}: cosine {f['cosine']}, SQNR {sqnr}, max abs error {f['max_abs_error']:.4g}")
+    for note in explicit["notes"]:
+        print(f"  note: {note}")
     if calibration["warning"]:
         print(calibration["warning"], file=sys.stderr)
 
 
-def _workaround_choices(pairs: list[str]) -> dict[str, list[str]]:
-    """--workaround CASE=VARIANT pairs, each naming a case of the library and one of its workaround variants; several
-    for one case are tried in the order given at each place."""
-    from cases.model import get_case
-
-    import cases  # noqa: F401
-
-    chosen = {}
-    for pair in pairs:
-        case_id, _, name = pair.partition("=")
-        try:
-            case = get_case(case_id)
-        except KeyError as err:
-            raise CommandError(f"--workaround {pair}: {err.args[0]}") from None
-        workarounds = [v.name for v in case.variants if v.role == WORKAROUND_ROLE]
-        if name not in workarounds:
-            raise CommandError(f"--workaround {pair}: {case_id} has no workaround variant {name!r}; its workarounds: "
-                               f"{', '.join(workarounds) or '(none)'}")
-        chosen.setdefault(case_id, []).append(name)
-    return chosen
-
-
-def _fix(args, result, options, overrides, out_dir, progress):
-    """Apply --fix to the scanned model: the FixOutcome (nothing written when it failed)."""
-    import dataclasses
-
-    from harness.scan.fix_checks import ComparisonInputs, InputsError
-    from harness.scan.fixing import fix_model
-    from harness.scan.loading import load_model
-    from harness.scan.scanner import scan
-
-    inputs = ComparisonInputs(args.inputs, args.seed)
-    try:
-        inputs.arrays(result.loaded.graph.inputs)
-    except InputsError as err:
-        raise CommandError(f"--inputs {err}") from None
-    progress(f"--fix: {inputs.text()}")
-    matrix = {t.id: t for t in options.targets}
-
-    def rescan(path, target_ids, graph):
-        return scan(path, dataclasses.replace(options, targets=[matrix[t] for t in target_ids], run_targets=()),
-                    loaded=load_model(path, graph))
-
-    return fix_model(result, overrides, inputs, out_dir, rescan, progress, migrating=args.to_explicit)
-
-
-def _fix_exit_code(result, outcome) -> int:
-    """The exit status after --fix: 2 when the fix failed; else the scan's rule on the fixed models (each group's
-    targets judged on its fixed model, the others on the original)."""
-    if outcome.failure is not None:
-        return EXIT_USAGE
-    damaged = result.evidence_damaged
-    failing = False
-    original = set(result.failing_targets)
-    for group in outcome.groups:
-        if group.rescan is None:
-            failing |= bool(original & set(group.group.targets))
-        else:
-            damaged |= group.rescan.evidence_damaged
-            failing |= bool(group.rescan.failing_targets)
-    return EXIT_BROKEN if damaged else EXIT_FAILS if failing else EXIT_OK
+def _places_left(fix: dict) -> int:
+    """How many places --fix had to leave as they are (the not-fixed entries that name a place)."""
+    return sum(1 for g in fix["groups"] for item in g["not_fixed"] if item.get("place"))
 
 
 def _print_fix(fix: dict, out_dir: Path) -> None:
@@ -288,7 +211,7 @@ def _print_fix(fix: dict, out_dir: Path) -> None:
             for item in group["not_fixed"]:
                 print(f"    {item['finding']}: {item['reason']}")
             continue
-        state = "written" if fix["status"] == "fixed" else "NOT written"
+        state = "NOT written" if fix["failure"] else "written"
         weights = f", its weights in {group['weights_file']} beside it" if group["weights_file"] else ""
         print(f"fix: {out_dir / group['model']} ({state}{weights}) for {targets}:")
         for item in group["fixes"]:
@@ -395,7 +318,9 @@ def add_scan_commands(commands) -> None:
     fix.add_argument("--fix", action="store_true", help="rewrite the model into the workaround form with the best "
                      "evidence on the chosen targets, check it (onnx.checker, strict shapes, same inputs and outputs, "
                      "the same FP32 outputs on ONNX Runtime, a second scan) and write OUT/fixed.onnx (one per group "
-                     "of targets that need different fixes); nothing is written when any check fails (exit 2)")
+                     "of targets that need different fixes); nothing is written when any check fails (exit 2); a "
+                     "place no workaround can be rewritten into is left as it is and listed with its reason, and the "
+                     f"exit status is {EXIT_PARTIAL} (partial)")
     fix.add_argument("--workaround", nargs="+", action="extend", metavar="CASE=VARIANT",
                      help="with --fix: apply this workaround of the case wherever it is found, whatever the evidence "
                      "(e.g. p3-residual-add-qdq=identity-qdq after you tried it yourself); several for one case are "

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from harness import judgement
+from harness.exit_codes import EXIT_BROKEN, EXIT_OK, EXIT_USAGE
 from harness.worker import record as rec
 
 KEEP_CHOICES = ("category", "node")
@@ -22,6 +23,8 @@ def works(outcome: str) -> bool:
 def broken(outcome: str) -> bool:
     """Whether ``outcome`` says the harness or environment broke (no result about the model)."""
     return judgement.meaning(outcome).broken
+
+
 _ERROR_KIND = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)(?=:)")  # "IndexError: ..." / "NotImplemented: ..."
 
 
@@ -31,6 +34,12 @@ class NothingToReduce(Exception):
     def __init__(self, message: str, outcome: str):
         super().__init__(message)
         self.outcome = outcome
+
+    @property
+    def exit_status(self) -> int:
+        """ok when the model works there (nothing to reduce), broken when the harness or environment broke, else
+        usage (e.g. the target reports the model unavailable)."""
+        return EXIT_OK if works(self.outcome) else EXIT_BROKEN if broken(self.outcome) else EXIT_USAGE
 
 
 @dataclasses.dataclass(frozen=True)

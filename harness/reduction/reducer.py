@@ -20,11 +20,13 @@ from typing import Callable
 import onnx
 
 import harness
+from harness.exit_codes import EXIT_BROKEN, EXIT_OK
 from harness.matrix import Target
 from harness.reduction.candidate import write_cell
 from harness.reduction.case_writer import CaseWriterError, write_case
 from harness.reduction.check import REPRODUCED
 from harness.reduction.failure import KeptFailure, describe_record
+from harness.reduction.input_shapes import static_inputs
 from harness.reduction.session import open_runner
 from harness.reduction.state import (CHECK_RECORDS, PHASES, Session, read_session, read_steps, write_json,
                                      write_session)
@@ -47,6 +49,7 @@ class Request:
     timeout_s: float = 300.0
     container_per_check: bool = False
     keep_weights: bool = False
+    input_shapes: dict[str, list[int]] = dataclasses.field(default_factory=dict)  # --input-shape NAME:D1xD2...
 
 
 @dataclasses.dataclass
@@ -56,6 +59,11 @@ class Outcome:
     summary: dict
     reduced: Path
     whole_record: dict
+
+    @property
+    def exit_status(self) -> int:
+        """ok when the reduced model fails the way the whole model did, else broken (the reduction lost it)."""
+        return EXIT_OK if self.summary["reduced_reproduces"] else EXIT_BROKEN
 
 
 def node_count(path: Path) -> int:
@@ -72,10 +80,16 @@ def file_sha256(path: Path) -> str:
 
 def reduce_model(request: Request, progress: Progress = print) -> Outcome:
     """Reduce ``request.model`` on its target (resuming a reduction of the same model, target and --keep in
-    ``out_dir``); raise :class:`~harness.reduction.failure.NothingToReduce` when the whole model does not fail."""
+    ``out_dir``); raise :class:`~harness.reduction.failure.NothingToReduce` when the whole model does not fail. A
+    model with symbolic input dimensions is reduced in a copy with static sizes (:mod:`harness.reduction.input_shapes`:
+    InputShapeError for an --input-shape that does not fit)."""
     out = Path(request.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    static = static_inputs(request.model, request.input_shapes, out)
+    for note in static.notes:
+        progress(note)
+    user_model, request = request.model, dataclasses.replace(request, model=static.path)
     runner_kind = ("local" if request.target.runner == "local" else
                    "container-per-check" if request.container_per_check else "container")
     runner = open_runner(request.target, request.timeout_s, container_per_check=request.container_per_check,
@@ -101,7 +115,8 @@ def reduce_model(request: Request, progress: Progress = print) -> Outcome:
     before, after = node_count(request.model), node_count(out / REDUCED)
     case = _write_case(request, session, final, final_cell, before)
     summary = {
-        "model": str(request.model), "model_sha256": session.model_sha256, "target": request.target.id,
+        "model": str(user_model), "input_shapes": static.shapes, "input_notes": static.notes,
+        "model_run": str(request.model), "model_sha256": session.model_sha256, "target": request.target.id,
         "keep": request.keep, "failure_kept": session.kept.to_dict(), "whole_model": describe_record(whole),
         "nodes_before": before, "nodes_after": after, "ratio": round(after / before, 4) if before else None,
         "checks": len(steps), "check_seconds": round(sum(s["seconds"] for s in steps), 3),

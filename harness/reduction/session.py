@@ -97,28 +97,30 @@ class ContainerSession:
         return container
 
     def _start(self):
+        """Create the hardened worker container (orchestration's own: the options, inputs and removal of `harness
+        run`'s containers), put the worker code and an empty queue in, and start its server."""
         import docker.errors
         import requests
 
-        from harness.orchestration.docker.containers import (CONTAINER_WORK, input_archive, run_user,
-                                                             worker_container_options)
+        from harness.orchestration.docker.containers import (CONTAINER_WORK, create_worker_container, input_archive,
+                                                             remove_container, run_user, start_with_inputs)
         from harness.orchestration.docker.images import BuildInputs, ImageBuildError, describe_image, ensure_image
 
+        container = None
         try:
             self.image = ensure_image(self.client, self.target, BuildInputs.from_env(), log=self.progress)
             name = f"{CONTAINER_PREFIX}{self.target.id}-{uuid.uuid4().hex[:8]}"
-            container = self.client.containers.create(
-                self.image.id, name=name, command=["python3", "-m", "harness.worker.serve", QUEUE_IN_CONTAINER],
-                **worker_container_options(self.target, self.image, self.limits))
+            container = create_worker_container(self.client, self.target, self.image, self.limits,
+                                                ["python3", "-m", "harness.worker.serve", QUEUE_IN_CONTAINER], name)
             _, uid, gid = run_user(self.image)
             queue = _marker(QUEUE_IN_CONTAINER.rsplit("/", 1)[1], uid, gid, directory=True)
-            if not (container.put_archive(CONTAINER_WORK, input_archive(self.target, None, None, uid, gid))
-                    and container.put_archive(CONTAINER_WORK, queue)):
-                raise RuntimeError(f"the engine refused the worker code for {CONTAINER_WORK}")
-            container.start()
+            start_with_inputs(container, [(CONTAINER_WORK, input_archive(self.target, None, None, uid, gid)),
+                                          (CONTAINER_WORK, queue)])
         except ImageBuildError as err:
             raise RunnerError(f"the worker image of target {self.target.id!r} could not be built: {err}") from err
         except (docker.errors.DockerException, requests.RequestException, RuntimeError) as err:
+            if container is not None:  # created, not started: nothing of it may stay behind
+                remove_container(container, self.target, self.url, self.progress)
             raise RunnerError(f"the container of target {self.target.id!r} could not start on {self.url}: "
                               f"{type(err).__name__}: {err}") from err
         self.progress(f"{self.target.id}: container {name} ({container.short_id}) started on {self.url} from "
@@ -195,14 +197,9 @@ class ContainerSession:
 
     def close(self) -> None:
         """Remove the container (a resumed reduction starts a new one)."""
-        import docker.errors
-        import requests
+        from harness.orchestration.docker.containers import remove_container
 
-        try:
-            self.container.remove(force=True)
-        except (docker.errors.DockerException, requests.RequestException) as err:
-            self.progress(f"{self.target.id}: warning: could not remove container {self.container.name}: {err}; "
-                          f"remove it by hand (docker rm -f {self.container.name})")
+        remove_container(self.container, self.target, self.url, self.progress)
 
 
 def _marker(name: str, uid: int, gid: int, directory: bool = False) -> bytes:

@@ -12,12 +12,15 @@ it, N(0, 1) draws, with a loud warning: scales from random data are for build te
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
+import shutil
 import tempfile
+import traceback
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -107,31 +110,132 @@ class _Reader:
         self.iterator = iter(self.batches)
 
 
-def quantize(source: Path, target: Path, data: CalibrationData) -> None:
-    """Write the explicit Q/DQ model of ``source`` to ``target`` with :data:`SETTINGS`."""
+class ExplicitInputError(ValueError):
+    """A model or calibration data --to-explicit does not take; the message names the file and what to do."""
+
+
+class QuantizerError(RuntimeError):
+    """ONNX Runtime's quantization failed on the user's model: not a bug of the harness. The message names the
+    library, the step and what to try."""
+
+    def __init__(self, library: str, step: str, error: str, advice: str):
+        super().__init__(f"{library} failed on this model at {step}: {error}. What to try: {advice}")
+        self.library, self.step, self.error, self.advice = library, step, error, advice
+
+
+PRE_PROCESSING = "onnxruntime.quantization.quant_pre_process"
+QUANTIZER = "onnxruntime.quantization.quantize_static"
+PRE_PROCESSING_ADVICE = (
+    "simplify the export (onnxslim or `polygraphy surgeon sanitize --fold-constants` folds the shape arithmetic "
+    "that ONNX Runtime cannot follow), or export with a fixed input size, then run --to-explicit again")
+QUANTIZER_ADVICE = (
+    "calibration runs the model on ONNX Runtime's CPU provider for every batch, so check that the model loads and "
+    "runs there (python -c \"import onnxruntime as o; o.InferenceSession('MODEL.onnx')\"); when the model has "
+    "dynamic dimensions besides the batch, give --calibration-data with inputs of its real sizes (the default draws "
+    "set every symbolic dimension to 1)")
+
+
+def describe_error(err: BaseException) -> str:
+    """The exception's type and message, and where in the library it was raised (an assert has no message)."""
+    frames = traceback.extract_tb(err.__traceback__)
+    where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""
+    return f"{type(err).__name__}: {err}{where}" if str(err) else f"{type(err).__name__}{where}"
+
+
+@contextlib.contextmanager
+def _working_directory(path: Path) -> Iterator[None]:
+    """Run with ``path`` as the current directory: ONNX Runtime's symbolic shape inference writes
+    ``sym_shape_infer_temp.onnx`` and its weights into the current directory when it stops, and those must not land
+    in the user's."""
+    before = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+class _LoggedErrors(logging.Handler):
+    """The first line of each error ONNX Runtime's quantization logs (through the root logger, with a traceback
+    after it) while it is running: kept for the notes instead of printed."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        first = record.getMessage().strip().splitlines()
+        if first and first[0] not in self.lines:
+            self.lines.append(first[0])
+
+
+@contextlib.contextmanager
+def _logged_errors() -> Iterator[_LoggedErrors]:
+    """Root logger at ERROR (its advice to run its pre-processing first, the warnings of a symbolic shape inference
+    that is retried: not for the user), and its errors collected rather than printed."""
+    root = logging.getLogger()
+    level, handler = root.level, _LoggedErrors()
+    root.setLevel(logging.ERROR)
+    root.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+
+
+def pre_process(source: Path, prepared: Path) -> list[str]:
+    """ONNX Runtime's pre-processing (shape inference, BatchNormalization folded into the convs) of ``source`` into
+    ``prepared``; when its symbolic shape inference fails (it asserts, stops "incomplete", or sympy is missing), once
+    more without it. The notes say what was retried and why; QuantizerError when the retry fails too."""
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    try:
+        quant_pre_process(os.fspath(source), os.fspath(prepared))
+        return []
+    except Exception as err:  # noqa: BLE001  (a third-party library on a user's model: any failure is its own)
+        first = describe_error(err)
+    try:
+        quant_pre_process(os.fspath(source), os.fspath(prepared), skip_symbolic_shape=True)
+    except Exception as err:  # noqa: BLE001
+        raise QuantizerError(PRE_PROCESSING, "pre-processing (shape inference and optimization)",
+                             f"{first}; retried without symbolic shape inference: {describe_error(err)}",
+                             PRE_PROCESSING_ADVICE) from err
+    return [f"{PRE_PROCESSING}: ONNX Runtime's symbolic shape inference failed on this model ({first}); retried "
+            "without it (skip_symbolic_shape=True): the shapes come from ONNX's own shape inference, and a tensor "
+            "whose shape neither infers is left unquantized"]
+
+
+def quantize(source: Path, target: Path, data: CalibrationData, work_dir: Path) -> list[str]:
+    """Write the explicit Q/DQ model of ``source`` to ``target`` with :data:`SETTINGS`; return the notes of the
+    pre-processing. Every temporary file goes into a directory under ``work_dir`` that is removed, success or not;
+    QuantizerError names the library and the step that failed."""
     from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, \
         quantize_static
-    from onnxruntime.quantization.shape_inference import quant_pre_process
 
     reader = type("Reader", (_Reader, CalibrationDataReader), {})(data.calibration)
     value = {name: setting[0] for name, setting in SETTINGS.items()}
     extra = {k: value[k] for k in ("ActivationSymmetric", "WeightSymmetric", "QDQOpTypePerChannelSupportToAxis",
                                    "QuantizeBias", "OpTypesToExcludeOutputQuantization")}
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # its advice to run its pre-processing first: the model is shape-inferred already
-    try:
-        with tempfile.TemporaryDirectory(prefix="trt-matrix-explicit-") as tmp:
-            prepared = Path(tmp) / "prepared.onnx"
-            quant_pre_process(os.fspath(source), os.fspath(prepared))
-            quantize_static(os.fspath(prepared), os.fspath(target), reader, quant_format=QuantFormat.QDQ,
+    source, target, work_dir = Path(source).resolve(), Path(target).resolve(), Path(work_dir).resolve()
+    work_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".explicit-", dir=work_dir) as tmp, \
+            _working_directory(Path(tmp)), _logged_errors() as logged:
+        prepared, quantized = Path(tmp) / "prepared.onnx", Path(tmp) / "explicit.onnx"
+        notes = pre_process(source, prepared)
+        notes += [f"ONNX Runtime logged during its pre-processing: {line}" for line in logged.lines]
+        try:
+            quantize_static(os.fspath(prepared), os.fspath(quantized), reader, quant_format=QuantFormat.QDQ,
                             op_types_to_quantize=value["op_types_to_quantize"], per_channel=value["per_channel"],
                             reduce_range=value["reduce_range"], activation_type=QuantType[value["activation_type"]],
                             weight_type=QuantType[value["weight_type"]],
                             calibrate_method=CalibrationMethod[value["calibrate_method"]], extra_options=extra)
-    finally:
-        root.setLevel(level)
-    _drop_unused_domains(target)
+        except Exception as err:  # noqa: BLE001  (a third-party library on a user's model)
+            raise QuantizerError(QUANTIZER, f"calibration and quantization on {len(data.calibration)} batch(es) of "
+                                 f"{data.source}", describe_error(err), QUANTIZER_ADVICE) from err
+        _drop_unused_domains(quantized)
+        shutil.move(os.fspath(quantized), os.fspath(target))
+    return notes
 
 
 def _drop_unused_domains(path: Path) -> None:
@@ -165,3 +269,52 @@ def accuracy(reference: Path, quantized: Path, batches: list[dict[str, np.ndarra
 
 def settings_report() -> dict[str, dict[str, Any]]:
     return {name: {"value": value, "reason": reason} for name, (value, reason) in SETTINGS.items()}
+
+
+@dataclasses.dataclass
+class ExplicitModel:
+    """The explicit Q/DQ model --to-explicit wrote, and what its accuracy report needs."""
+
+    source: Path
+    path: Path
+    data: CalibrationData
+    outputs: list[str]
+    notes: list[str] = dataclasses.field(default_factory=list)  # what the pre-processing had to retry
+
+    def report(self, written: Sequence[Path]) -> dict[str, Any]:
+        """scan.json's ``explicit``: the quantizer, its settings, the calibration, and per model shipped (this one
+        and the fixed models ``written`` from it) its accuracy against FP32 on the held-out batches."""
+        import onnxruntime
+
+        return {"from": str(self.source), "model": self.path.name,
+                "quantizer": f"{QUANTIZER} (onnxruntime {onnxruntime.__version__})",
+                "settings": settings_report(), "calibration": self.data.describe(), "notes": self.notes,
+                "accuracy": {p.name: accuracy(self.source, p, self.data.held_out, self.outputs)
+                             for p in [self.path, *written]}}
+
+
+def to_explicit(model: Path, out_dir: Path, calibration_dir: Path | None, seed: int,
+                progress: Callable[[str], None], warn: Callable[[str], None]) -> ExplicitModel:
+    """Quantize the implicit-INT8 model at ``model`` to ``out_dir/explicit.onnx``. ExplicitInputError for a model
+    with Q/DQ already or calibration data that does not fit, ModelInputError for a file that is no model,
+    QuantizerError when ONNX Runtime's quantization fails on it. ``warn``: the random-data warning, before the
+    quantization starts."""
+    from harness.scan.loading import load_model
+
+    loaded = load_model(model)
+    quantizers = [n.name for n in loaded.graph.nodes if n.op in ("QuantizeLinear", "DequantizeLinear")]
+    if quantizers:
+        raise ExplicitInputError(f"{model}: --to-explicit takes an implicit-INT8 model without Q/DQ; this one has "
+                                 f"{len(quantizers)} Q/DQ node(s) ({quantizers[0]}, ...): scan it with --fix instead")
+    try:
+        data = calibration_data(calibration_dir, loaded.graph.inputs, seed)
+    except InputsError as err:
+        raise ExplicitInputError(f"--calibration-data {err}") from None
+    if data.warning == RANDOM_WARNING:
+        warn(RANDOM_WARNING)
+    path = Path(out_dir) / "explicit.onnx"
+    progress(f"--to-explicit: quantizing with {QUANTIZER} on {len(data.calibration)} batch(es) of {data.source}")
+    notes = quantize(model, path, data, Path(out_dir))
+    for note in notes:
+        progress(f"--to-explicit: {note}")
+    return ExplicitModel(Path(model), path, data, [t.name for t in loaded.graph.outputs], notes)

@@ -1,5 +1,6 @@
-"""What ``scan --fix`` did at one place of the model (:class:`PlaceFix`) and how a fix fails (:class:`FixFailed`):
-made by the rewrite (:mod:`harness.scan.fixing`) and read by the checks (:mod:`harness.scan.fix_checks`)."""
+"""What ``scan --fix`` did at one place of the model (:class:`PlaceFix`), a place it had to leave as it is
+(:class:`PlaceNotFixed`) and how a fix fails (:class:`FixFailed`): made by the rewrite (:mod:`harness.scan.fixing`)
+and read by the checks (:mod:`harness.scan.fix_checks`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -26,6 +27,19 @@ class PlaceFix:
                 "nodes": list(self.occurrence.nodes), "nodes_added": r.nodes_added, "nodes_removed": r.nodes_removed,
                 "outputs_added": r.outputs_added, "build_time": r.build_time or None, "note": r.note,
                 "tolerance": dataclasses.asdict(r.tolerance) if r.tolerance else "bit-equal"}
+
+
+@dataclasses.dataclass
+class PlaceNotFixed:
+    """A place of a finding that none of the chosen workarounds could be rewritten into, and why."""
+
+    finding: Finding
+    occurrence: Occurrence
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"finding": self.finding.label, "place": self.occurrence.anchor,
+                "reason": f"at {self.occurrence.anchor}: {self.reason}"}
 
 
 class FixFailed(Exception):

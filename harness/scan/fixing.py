@@ -4,8 +4,10 @@ Per finding and target, :func:`choose` ranks the case's workaround variants by t
 then claimed pass; or takes the user's ``--workaround`` choice), skipping those that fail or are unverified and those
 the case cannot rewrite, and says why. Targets that end up with the same choices form a group; each group with
 something to fix gets one fixed model. :func:`fix_model` applies, at every place of a finding, the first of its
-workarounds the case's ``fix`` can rewrite there, and :mod:`harness.scan.fix_checks` checks the result; one
-transaction: when any rewrite or check of any group fails, no fixed model is written.
+workarounds the case's ``fix`` can rewrite there, and :mod:`harness.scan.fix_checks` checks the result. A place
+where none of them can be rewritten is left as it is and listed with the reason (:class:`PlaceNotFixed`): the rest
+is written and checked, and the fix is partial. The checks are one transaction: when any check of any group fails,
+no fixed model is written.
 """
 from __future__ import annotations
 
@@ -20,13 +22,38 @@ from typing import Any, Callable, Sequence
 from onnx import external_data_helper
 
 from cases import rewriting
-from cases.model import FixTolerance, Match, NoRewrite, Variant
-from harness.scan.fix_places import FixFailed, PlaceFix
+from cases.model import FixTolerance, Match, NoRewrite, Variant, get_case
+from harness.exit_codes import EXIT_BROKEN, EXIT_OK, EXIT_PARTIAL, EXIT_REGRESSION, EXIT_USAGE
+from harness.scan.fix_places import FixFailed, PlaceFix, PlaceNotFixed
 from harness.scan.matching import Finding
 from harness import judgement as j
 
 GOOD = j.SCAN_GOOD
 STAGING_DIR = ".fix-staging"
+
+
+class WorkaroundChoiceError(ValueError):
+    """A --workaround CASE=VARIANT that names no case of the library or none of its workaround variants."""
+
+
+def workaround_choices(pairs: Sequence[str]) -> dict[str, list[str]]:
+    """--workaround CASE=VARIANT pairs, each naming a case of the library and one of its workaround variants; several
+    for one case are tried in the order given at each place. WorkaroundChoiceError names a pair that does not."""
+    import cases  # noqa: F401  (registers the library)
+
+    chosen: dict[str, list[str]] = {}
+    for pair in pairs:
+        case_id, _, name = pair.partition("=")
+        try:
+            case = get_case(case_id)
+        except KeyError as err:
+            raise WorkaroundChoiceError(f"--workaround {pair}: {err.args[0]}") from None
+        workarounds = [v.name for v in case.variants if v.role == j.WORKAROUND_ROLE]
+        if name not in workarounds:
+            raise WorkaroundChoiceError(f"--workaround {pair}: {case_id} has no workaround variant {name!r}; its "
+                                        f"workarounds: {', '.join(workarounds) or '(none)'}")
+        chosen.setdefault(case_id, []).append(name)
+    return chosen
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,15 +180,15 @@ def group_targets(findings: Sequence[Finding], verdicts: Sequence[dict[str, Any]
 
 
 def rewrite(loaded: Any, findings: Sequence[Finding], group: Group,
-            in_place: bool) -> tuple[Any, Any, list[PlaceFix]]:
+            in_place: bool) -> tuple[Any, Any, list[PlaceFix], list[PlaceNotFixed]]:
     """The loaded model (a copy of its graph, or with ``in_place`` the graph itself: copying 50k nodes costs as much
     as importing them) with the group's workarounds applied at every place of their findings: the rewritten graph,
-    the onnx.ModelProto exported from it and the places done. Raises FixFailed at the first place that cannot be
-    rewritten."""
+    the onnx.ModelProto exported from it, the places done and the places none of the workarounds could be rewritten
+    into (left as they are: a case raises NoRewrite before it changes anything)."""
     import onnx_graphsurgeon as gs
 
     graph = loaded.graph if in_place else loaded.graph.copy()
-    done = []
+    done, left = [], []
     for index, choice in group.fixes.items():
         finding = findings[index]
         for occurrence in finding.occurrences:
@@ -177,8 +204,7 @@ def rewrite(loaded: Any, findings: Sequence[Finding], group: Group,
                 done.append(PlaceFix(finding, occurrence, candidate.workaround, result))
                 break
             else:
-                raise FixFailed(occurrence.anchor, "rewrite", f"{finding.label}: no workaround applies here: "
-                                + "; ".join(problems))
+                left.append(PlaceNotFixed(finding, occurrence, "no workaround applies here: " + "; ".join(problems)))
     rewriting.drop_removed(graph)
     rewriting.in_data_flow_order(graph)
     model = gs.export_onnx(graph, do_type_check=False)
@@ -189,7 +215,7 @@ def rewrite(loaded: Any, findings: Sequence[Finding], group: Group,
     del model.opset_import[:]
     model.opset_import.extend(original.opset_import)
     model.metadata_props.extend(original.metadata_props)
-    return graph, model, done
+    return graph, model, done, left
 
 
 def tolerance_of(places: Sequence[PlaceFix]) -> FixTolerance | None:
@@ -209,6 +235,7 @@ class GroupResult:
     group: Group
     name: str | None  # the fixed model's file name; None when the group has nothing to fix
     places: list[PlaceFix] = dataclasses.field(default_factory=list)
+    left: list[PlaceNotFixed] = dataclasses.field(default_factory=list)  # places none of the workarounds applies to
     checks: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     rescan: Any = None  # the ScanResult of the fixed model
     rewrite_seconds: float = 0.0  # rewriting, exporting and saving the fixed model
@@ -216,7 +243,7 @@ class GroupResult:
 
     def to_dict(self, findings: Sequence[Finding]) -> dict[str, Any]:
         not_fixed = [{"finding": findings[i].label, "reason": self.group.why_not(i)} for i, c in
-                     self.group.choices.items() if not c.candidates]
+                     self.group.choices.items() if not c.candidates] + [p.to_dict() for p in self.left]
         fixes = [{"finding": findings[i].label, "passed_over": self.group.why_not(i) or None,
                   "workarounds": [{"workaround": w.workaround.name, "basis": w.basis, "reason": w.reason,
                                    "evidence": list(w.evidence)} for w in c.candidates]}
@@ -241,9 +268,39 @@ class FixOutcome:
 
     @property
     def status(self) -> str:
+        """failed (nothing written), partial (written, some places left with their reasons), fixed, or
+        nothing-to-fix."""
         if self.failure is not None:
             return "failed"
+        if any(g.left for g in self.groups):
+            return "partial"
         return "fixed" if any(g.name for g in self.groups) else "nothing-to-fix"
+
+    @property
+    def written(self) -> list[str]:
+        """The file names of the fixed models written into the output directory."""
+        return [] if self.failure is not None else [g.name for g in self.groups if g.name]
+
+    def exit_status(self, result: Any) -> int:
+        """The exit status after --fix (harness.exit_codes): usage when a check failed (nothing written); broken when
+        evidence was damaged; partial when some place could not be fixed; else the scan's rule on the fixed models
+        (each group's targets judged on its fixed model, the others on the original)."""
+        if self.failure is not None:
+            return EXIT_USAGE
+        damaged = result.evidence_damaged
+        failing = False
+        original = set(result.failing_targets)
+        for group in self.groups:
+            if group.rescan is None:
+                failing |= bool(original & set(group.group.targets))
+            else:
+                damaged |= group.rescan.evidence_damaged
+                failing |= bool(group.rescan.failing_targets)
+        if damaged:
+            return EXIT_BROKEN
+        if self.status == "partial":
+            return EXIT_PARTIAL
+        return EXIT_REGRESSION if failing else EXIT_OK
 
     def to_dict(self, findings: Sequence[Finding]) -> dict[str, Any]:
         failure = self.failure
@@ -270,9 +327,11 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
               rescan: Callable[[Path, list[str], Any], Any], progress: Callable[[str], None],
               migrating: bool = False) -> FixOutcome:
     """Fix the model of the scan ``result``: choose per target, group, rewrite, check, and write the fixed models
-    into ``out_dir`` only when every group passed every check. ``inputs`` (fix_checks.ComparisonInputs) feeds the
-    ONNX Runtime comparison; ``rescan(path, target ids, graph)`` scans a fixed model (checking the file, matching the
-    rewritten graph it was exported from: importing the file again would cost as much as the first import).
+    into ``out_dir`` only when every group passed every check. A place none of its workarounds applies to stays as
+    it is, listed with its reason; a group none of whose places could be rewritten gets no model. ``inputs``
+    (fix_checks.ComparisonInputs) feeds the ONNX Runtime comparison; ``rescan(path, target ids, graph)`` scans a
+    fixed model (checking the file, matching the rewritten graph it was exported from: importing the file again would
+    cost as much as the first import).
     ``migrating`` (--to-explicit): failing forms also get workarounds nothing is known against (see :func:`choose`).
     """
     from harness.scan import fix_checks
@@ -300,8 +359,13 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
             if name is None:
                 continue
             started = time.perf_counter()
-            graph, model, group_result.places = rewrite(result.loaded, result.findings, group,
-                                                        in_place=index == last)
+            graph, model, group_result.places, group_result.left = rewrite(result.loaded, result.findings, group,
+                                                                           in_place=index == last)
+            for place in group_result.left:
+                progress(f"not fixed for {', '.join(group.targets)}: {place.occurrence.anchor}: {place.reason}")
+            if not group_result.places:
+                group_result.name = None  # nothing could be rewritten: the model as it is
+                continue
             staging.mkdir(parents=True, exist_ok=True)
             staged = staging / name
             group_result.files = fix_checks.save(model, staged, bool(result.loaded.external_data))
@@ -318,6 +382,26 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return outcome
+
+
+def fix_scanned(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir: Path,
+                progress: Callable[[str], None], migrating: bool = False) -> FixOutcome:
+    """:func:`fix_model` on the scan ``result``, each fixed model scanned again with the scan's own options (no
+    --run) on its group's targets. ``inputs``: fix_checks.ComparisonInputs (InputsError when they do not fit the
+    model, before anything is rewritten)."""
+    from harness.scan.loading import load_model
+    from harness.scan.scanner import scan
+
+    inputs.arrays(result.loaded.graph.inputs)
+    progress(f"--fix: {inputs.text()}")
+    options = result.options
+    matrix = {t.id: t for t in options.targets}
+
+    def rescan(path: Path, target_ids: list[str], graph: Any) -> Any:
+        return scan(path, dataclasses.replace(options, targets=[matrix[t] for t in target_ids], run_targets=()),
+                    loaded=load_model(path, graph))
+
+    return fix_model(result, overrides, inputs, out_dir, rescan, progress, migrating=migrating)
 
 
 def _own_verdict(observations: Any, finding: Finding, workaround: Variant, target: Any) -> Any:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from harness import judgement as j
+from harness.exit_codes import EXIT_BROKEN, EXIT_OK, EXIT_REGRESSION
 from harness.matrix import Target
 from harness.scan.loading import LoadedModel, gc_paused, load_model
 from harness.scan.matching import Finding, find_patterns
@@ -56,6 +57,12 @@ class ScanResult:
         """Some evidence could not be read (damaged results lines, a matcher that failed) or says nothing
         (infra-error cells of the --run): the verdicts rest on the rest."""
         return bool(self.problems) or any(summary.harness_broken for summary in self.run_summaries)
+
+    @property
+    def exit_status(self) -> int:
+        """The scan's exit status (harness.exit_codes): broken when evidence was damaged, else fails when a chosen
+        target fails under --fail-on, else ok."""
+        return EXIT_BROKEN if self.evidence_damaged else EXIT_REGRESSION if self.failing_targets else EXIT_OK
 
     def to_dict(self) -> dict[str, Any]:
         reproducers = self.reproducers

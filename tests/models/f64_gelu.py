@@ -18,8 +18,9 @@ def double_scope(blocks: int) -> str:
     return f"/blocks/blocks.{blocks // 2}/act"
 
 
-def build(blocks: int = 10) -> onnx.ModelProto:
-    net = Net(f"f64-gelu-{blocks}", 17, qdq=True)
+def build(blocks: int = 10, qdq: bool = True) -> onnx.ModelProto:
+    """``qdq=False``: the FP32 model before quantization (no Q/DQ), which ONNX Runtime cannot load either."""
+    net = Net(f"f64-gelu-{blocks}", 17, qdq=qdq)
     x = net.input("images", (1, CHANNELS, 8, 8))
     for i in range(blocks):
         scope = f"/blocks/blocks.{i}"

@@ -191,6 +191,32 @@ def worker_container_options(target: Target, image, limits: ContainerLimits) -> 
                 **_gpu_options(target))
 
 
+def create_worker_container(client, target: Target, image, limits: ContainerLimits, command: list[str],
+                            name: str | None = None):
+    """A worker container of ``image`` running ``command``, created with :func:`worker_container_options` (not
+    started: put its inputs in with :func:`start_with_inputs`)."""
+    return client.containers.create(image.id, name=name, command=command,
+                                    **worker_container_options(target, image, limits))
+
+
+def start_with_inputs(container, inputs: list[tuple[str, bytes]]) -> None:
+    """Put each (directory, tar archive) of ``inputs`` into the created ``container``, then start it; RuntimeError
+    when the engine refuses an archive."""
+    for directory, archive in inputs:
+        if not container.put_archive(directory, archive):
+            raise RuntimeError(f"the engine refused the input archive for {directory}")
+    container.start()
+
+
+def remove_container(container, target: Target, url: str, progress: Progress) -> None:
+    """Remove ``container`` (force: running or not); a failure is a warning naming the command that removes it."""
+    try:
+        container.remove(force=True)
+    except (docker.errors.DockerException, requests.RequestException) as err:
+        progress(f"{target.id}: warning: could not remove container {container.short_id} on {url}: {err}; remove it "
+                 f"by hand (docker rm -f {container.short_id})")
+
+
 # Engine errors whose cause is a missing piece of host setup, and what to do about it.
 ENGINE_ERROR_HINTS = {
     "Install paramiko package": "the docker SDK reaches ssh:// engines only with paramiko installed: "
@@ -294,14 +320,12 @@ class ContainerRun:
         self.run_timeout_s = run_timeout_s
         user, uid, gid = run_user(self.image)
         try:
-            self.container = self.client.containers.create(
-                self.image.id, command=["python3", "-m", "harness.worker", f"{CONTAINER_WORK}/job.json",
-                                        "--results", RESULTS_IN_CONTAINER, "--stream-records"],
-                **worker_container_options(self.target, self.image, self.limits))
+            self.container = create_worker_container(
+                self.client, self.target, self.image, self.limits,
+                ["python3", "-m", "harness.worker", f"{CONTAINER_WORK}/job.json", "--results", RESULTS_IN_CONTAINER,
+                 "--stream-records"])
             self.intake.details["container"] = self.container.short_id
-            if not self.container.put_archive(CONTAINER_WORK, input_archive(self.target, cases_dir, job, uid, gid)):
-                raise RuntimeError(f"the engine refused the input archive for {CONTAINER_WORK}")
-            self.container.start()
+            start_with_inputs(self.container, [(CONTAINER_WORK, input_archive(self.target, cases_dir, job, uid, gid))])
             self.progress(f"{self.target.id}: container {self.container.short_id} started on {self.url} from "
                           f"{describe_image(self.image)} as user {user}; {len(job['cells'])} cell(s), whole-run "
                           f"timeout {run_timeout_s:.0f} s")
@@ -385,13 +409,8 @@ class ContainerRun:
                 self.intake.take_line(line, "results file")
 
     def _remove(self) -> None:
-        if self.container is None:
-            return
-        try:
-            self.container.remove(force=True)
-        except (docker.errors.DockerException, requests.RequestException) as err:
-            self.progress(f"{self.target.id}: warning: could not remove container {self.container.short_id} on "
-                          f"{self.url}: {err}; remove it by hand (docker rm -f {self.container.short_id})")
+        if self.container is not None:
+            remove_container(self.container, self.target, self.url, self.progress)
 
     def ending(self) -> str:
         """Why cells may lack a record, from what is known about the container's end."""

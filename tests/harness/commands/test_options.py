@@ -2,7 +2,7 @@
 import re
 
 from harness.commands.options import (
-    EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_MEANINGS, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE,
+    EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_MEANINGS, EXIT_OK, EXIT_PARTIAL, EXIT_REGRESSION, EXIT_USAGE,
 )
 from tests.conftest import REPO
 from tests.harness.commands.test_main import harness
@@ -14,7 +14,7 @@ def test_readme_has_one_exit_code_table_saying_what_the_code_says():
     section = readme.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
     rows = dict(re.findall(r"^\| (\d+) \| (.+) \|$", section, re.MULTILINE))
     assert {int(code): text for code, text in rows.items()} == EXIT_MEANINGS
-    assert (EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_BROKEN, EXIT_INTERRUPTED) == (0, 1, 2, 3, 130)
+    assert (EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_BROKEN, EXIT_PARTIAL, EXIT_INTERRUPTED) == (0, 1, 2, 3, 4, 130)
 
 
 def test_help_ends_with_the_same_exit_codes():

@@ -16,6 +16,7 @@ from cases.generate import export_model
 
 from harness.reduction.state import read_steps
 from tests.harness.commands.test_main import harness, interruptible_harness
+from tests.harness.commands.test_reduce import with_dynamic_batch
 from tests.harness.reduction.reproduce import reproduce_case, same_failure, summary
 from tests.models import f64_gelu
 
@@ -118,3 +119,18 @@ def test_keep_node_keeps_the_node_the_failure_names(model, tmp_path):
     assert data["failure_kept"]["node"] == erf and data["reduced_reproduces"]
     assert erf in [n.name for n in onnx.load(out / "reduced.onnx").graph.node]
     assert all(step["outcome"].endswith(f"at node {erf!r}") for step in data["steps"] if step["reproduced"])
+
+
+def test_a_model_exported_with_a_dynamic_batch_is_reduced_at_batch_1_and_says_so(tmp_path):
+    model = tmp_path / "f64-gelu-dynamic.onnx"
+    onnx.save(with_dynamic_batch(f64_gelu.build(4)), model)
+    out = tmp_path / "out"
+    result = harness("reduce", str(model), "--target", "ort-cpu", "--out", str(out), timeout=900)
+    note = ("input 'images' has the shape ['batch', 8, 8, 8]: symbolic dimensions set to 1, as `scan --run` does: "
+            "[1, 8, 8, 8] (--input-shape images:1x8x8x8 with other sizes to choose them)")
+    assert result.stdout.startswith(note + "\n")
+    data = summary(out)
+    assert data["model"] == str(model) and data["input_shapes"] == {"images": [1, 8, 8, 8]}
+    assert data["input_notes"] == [note] and data["model_run"] == str(out / "static-inputs.onnx")
+    assert data["reduced_reproduces"] and data["nodes_after"] < data["nodes_before"] == 42
+    assert "Erf" in [n.op_type for n in onnx.load(out / "reduced.onnx").graph.node]

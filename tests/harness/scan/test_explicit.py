@@ -15,7 +15,7 @@ from onnx import numpy_helper
 import cases  # noqa: F401
 from cases.model import get_case
 from tests.harness.scan.test_fixing import run, scan
-from tests.models import backbone, resnet
+from tests.models import backbone, f64_gelu, resnet, vit
 from tests.trt_contract.backend_run import answers_that_let_the_path_continue, network_shaped_like_the_model
 from tests.trt_contract.backend_run import run as run_cell
 from tests.trt_contract.standin import ContractStandIn, installed_as_tensorrt
@@ -145,3 +145,74 @@ def test_a_model_that_already_has_qdq_is_sent_to_fix(tmp_path):
     onnx.save(resnet.build(True), str(model))
     code, _, stderr = scan(model, "--to-explicit", "--out", tmp_path / "out")
     assert code == 2 and "--to-explicit takes an implicit-INT8 model without Q/DQ" in stderr and "--fix" in stderr
+
+
+def calibration_batches(directory: Path, shape: tuple[int, ...], name: str, count: int = 5) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(5)
+    for i in range(count):
+        np.savez(directory / f"batch-{i:02d}.npz", **{name: rng.standard_normal(shape).astype(np.float32)})
+    return directory
+
+
+def test_a_vit_whose_shapes_onnx_runtime_cannot_follow_is_quantized_without_symbolic_shape_inference(tmp_path):
+    """ONNX Runtime's symbolic shape inference stops "incomplete" on the ViT (dynamic batch and image size, position
+    embeddings resized to the image's grid): --to-explicit retries without it, says so, and leaves nothing behind in
+    the current directory or beside the output."""
+    model = tmp_path / "vit.onnx"
+    onnx.save(vit.build(), str(model))
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    out = tmp_path / "out"
+    code, stdout, stderr = scan(model, "--targets", "ort-cpu", "trt102-x86", "--to-explicit", "--calibration-data",
+                                calibration_batches(tmp_path / "calibration", (1, 3, 32, 32), "images"), "--out", out,
+                                cwd=cwd)
+    assert code == 0, stdout + stderr
+    (note,) = json.loads((out / "scan.json").read_text())["explicit"]["notes"]
+    assert "symbolic shape inference failed on this model (Exception: Incomplete symbolic shape inference" in note
+    assert "retried without it (skip_symbolic_shape=True)" in note and note in stdout
+    assert list(cwd.iterdir()) == []  # no sym_shape_infer_temp.onnx, no <uuid>.data
+    assert sorted(p.name for p in out.iterdir()) == ["explicit.onnx", "scan.html", "scan.json"]
+    explicit = onnx.load(str(out / "explicit.onnx"))
+    assert_tensorrt_style_quantization(explicit)
+    writer = {o: n.op_type for n in explicit.graph.node for o in n.output}
+    products = [n for n in explicit.graph.node if n.op_type in ("Conv", "MatMul")]
+    assert len(products) == 9 and all(writer.get(n.input[0]) == "DequantizeLinear" for n in products), [
+        n.name for n in products if writer.get(n.input[0]) != "DequantizeLinear"]  # attention included: shapes known
+    feeds = {"images": np.random.default_rng(0).standard_normal((2, 3, 48, 48)).astype(np.float32)}
+    outputs = run(out / "explicit.onnx", feeds)
+    assert outputs[explicit.graph.output[0].name].shape == (2, 49, 32)  # still dynamic: a 7 x 7 grid of patches
+    figures = json.loads((out / "scan.json").read_text())["explicit"]["accuracy"]["explicit.onnx"]
+    assert next(iter(figures.values()))["cosine"] > 0.99
+
+
+def test_without_sympy_the_pre_processing_runs_without_symbolic_shape_inference(fp32_models, tmp_path):
+    """A fresh install where sympy cannot be imported (ONNX Runtime's symbolic shape inference needs it): the model
+    is still quantized, and the note names the missing module."""
+    blocker = tmp_path / "no-sympy" / "sympy"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('sympy is not installed here (test)')\n")
+    out = tmp_path / "out"
+    code, stdout, stderr = scan(fp32_models["resnet18"], "--targets", "ort-cpu", "--to-explicit", "--out", out,
+                                pythonpath=[blocker.parent])
+    assert code == 0, stdout + stderr
+    (note,) = json.loads((out / "scan.json").read_text())["explicit"]["notes"]
+    assert "ImportError: sympy is required for symbolic shape inference" in note
+    assert_tensorrt_style_quantization(onnx.load(str(final_model(out))))
+
+
+def test_a_model_onnx_runtime_cannot_run_is_named_with_the_library_the_step_and_what_to_try(tmp_path):
+    """An FP32 model with a GELU in float64 (ONNX Runtime's CPU provider has no double Erf): calibration cannot run
+    it. Exit 2 with the library, the step and advice, not an internal error; nothing left behind."""
+    model = tmp_path / "f64-gelu.onnx"
+    onnx.save(f64_gelu.build(2, qdq=False), str(model))
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    out = tmp_path / "out"
+    code, stdout, stderr = scan(model, "--targets", "ort-cpu", "--to-explicit", "--out", out, cwd=cwd)
+    assert code == 2, stdout + stderr
+    assert "internal error" not in stderr and "Traceback" not in stderr
+    assert "error: onnxruntime.quantization.quantize_static failed on this model at calibration and quantization" \
+        in stderr
+    assert "Erf" in stderr and "What to try: calibration runs the model on ONNX Runtime's CPU provider" in stderr
+    assert list(cwd.iterdir()) == [] and list(out.iterdir()) == []  # no explicit.onnx, no temporary directory

@@ -21,8 +21,9 @@ from tests.models import backbone, efficientnet, resnet, unet
 REPO = Path(__file__).resolve().parents[3]
 
 
-def scan(*args, cwd: Path | None = None) -> tuple[int, str, str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def scan(*args, cwd: Path | None = None, pythonpath: list[Path] = ()) -> tuple[int, str, str]:
+    """``python -m harness scan ARGS`` in ``cwd``; ``pythonpath``: directories put before the project's."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, [*pythonpath, REPO]))}
     proc = subprocess.run([sys.executable, "-m", "harness", "scan", *map(str, args)], capture_output=True, text=True,
                           env=env, cwd=cwd or REPO, timeout=300)
     return proc.returncode, proc.stdout, proc.stderr
@@ -135,16 +136,65 @@ def test_p3_resnet18_gets_identity_qdq_where_a_quantizer_reads_the_identity_and_
                                                       "found in the workaround form qdq-after-add"}
 
 
-def test_a_workaround_that_cannot_apply_at_a_place_names_it_and_writes_nothing(models, tmp_path):
+def test_a_place_the_workaround_cannot_apply_to_is_left_with_its_reason_and_the_rest_is_written(models, tmp_path):
     out = tmp_path / "out"
     code, stdout, stderr = scan(models["resnet18-qdq"], "--targets", "ort-cpu", "--fix", "--workaround",
                                 "p3-residual-add-qdq=identity-qdq", "--out", out)
-    assert code == 2
-    failure = results(out)["fix"]["failure"]
-    assert failure["place"] == resnet.DOWNSAMPLE_ADDS[0] and failure["check"] == "rewrite"
-    assert "no quantizer of the model reads the identity tensor" in failure["message"]
-    assert not list(out.glob("*.onnx")) and not (out / ".fix-staging").exists()
-    assert f"could not be made safely, no fixed model written: {resnet.DOWNSAMPLE_ADDS[0]}" in stderr
+    assert code == 4, stdout + stderr  # partial
+    fix = results(out)["fix"]
+    assert fix["status"] == "partial" and fix["failure"] is None and results(out)["exit_code"] == 4
+    (group,) = fix["groups"]
+    left = {n["place"]: n["reason"] for n in group["not_fixed"] if n.get("place")}
+    assert set(left) == set(resnet.DOWNSAMPLE_ADDS)
+    assert all("no quantizer of the model reads the identity tensor" in reason for reason in left.values())
+    done = {p["place"] for p in group["places"]}
+    assert done and not done & set(left) and {c["check"] for c in group["checks"]} == {
+        "onnx.checker", "interface", "fp32-function", "rescan"}
+    assert_same_outputs(models["resnet18-qdq"], out / "fixed.onnx", exact=False)
+    fixed = onnx.load(str(out / "fixed.onnx"))
+    original = onnx.load(str(models["resnet18-qdq"]))
+    for add in resnet.DOWNSAMPLE_ADDS:  # left as they were: the same inputs
+        assert [list(n.input) for n in fixed.graph.node if n.name == add] == \
+            [list(n.input) for n in original.graph.node if n.name == add]
+    assert "not fixed: p3-residual-add-qdq" in stdout and f"at {resnet.DOWNSAMPLE_ADDS[0]}: no workaround applies" \
+        in stdout
+    assert "--fix is partial (exit 4)" in stderr and "the rest is written and checked: fixed.onnx" in stderr
+    assert not (out / ".fix-staging").exists()
+
+
+def attention_without_quantizers(graph: gs.Graph, tokens: gs.Variable) -> None:
+    """Self-attention scores of two activations that no quantizer of the model reads (P6's reported form), so
+    there is no scale to quantize them with, as in a QAT transformer whose quantizers sit on the projections only."""
+    from cases import _graphs as g
+
+    query = g.torch_node(graph, "Relu", "/attn/q_act", [tokens])
+    key_t = g.torch_node(graph, "Transpose", "/attn/k_t", [g.torch_node(graph, "Relu", "/attn/k_act", [tokens])],
+                         {"perm": [0, 2, 1]})
+    g.mark_output(graph, g.torch_node(graph, "MatMul", "/attn/scores", [query, key_t]), (1, 16, 16))
+
+
+def test_an_act_x_act_matmul_without_a_scale_is_not_fixed_and_the_other_findings_are(models, tmp_path):
+    """A QAT detector (EfficientNet features, P1 with evidence on TensorRT 8.5 on Orin) with an attention head whose
+    score MatMul no quantizer reads: its Identity is written and checked, the MatMul is listed with its reason."""
+    from cases import _graphs as g
+
+    graph = gs.import_onnx(onnx.load(str(models["efficientnet-b0-features-qdq"])))
+    tokens = g.graph_input("tokens", (1, 16, 32))
+    graph.inputs.append(tokens)
+    attention_without_quantizers(graph, tokens)
+    path = tmp_path / "detector.onnx"
+    onnx.save(gs.export_onnx(graph.toposort()), str(path))
+    out = tmp_path / "out"
+    code, stdout, stderr = scan(path, "--targets", "trt85-orin", "--fix", "--workaround",
+                                "p6-matmul-int8=act-x-act-qdq-both", "--out", out)
+    assert code == 4, stdout + stderr
+    (group,) = results(out)["fix"]["groups"]
+    assert [p["workaround"] for p in group["places"]] == ["identity-successor"]
+    (left,) = [n for n in group["not_fixed"] if n.get("place")]
+    assert left["place"] == "/attn/scores/MatMul"
+    assert "no quantizer of the model reads" in left["reason"] and "never invents a scale" in left["reason"]
+    assert group["model"] == "fixed.onnx" and (out / "fixed.onnx").is_file()
+    assert "Identity" in {n.op_type for n in onnx.load(str(out / "fixed.onnx")).graph.node}
 
 
 def test_p5_unet_gets_a_qdq_before_its_nearest_resize_and_computes_the_same_bits(models, tmp_path):
