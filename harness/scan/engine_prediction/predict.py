@@ -1,0 +1,458 @@
+"""Predict the engine TensorRT builds from an explicit (Q/DQ) ONNX model: its fused layers, the ONNX nodes each
+holds, the precision each computes in, the type each writes, and the documented rule that decided it.
+
+One pass over the ``onnx.GraphProto`` in node order, then one backwards, then one forwards again: linear in the
+graph, no onnx-graphsurgeon import. What it does, in the rules' terms (:mod:`.rules`):
+
+1. Constants and everything computed from constants only (weights and their Q/DQ) fold away.
+2. ``dq-forward``: an activation DequantizeLinear's INT8 moves forward through commuting layers.
+3. ``q-backward``: a tensor whose every reader is a QuantizeLinear (directly or through commuting layers) can be
+   written in INT8 by the layer that produces it.
+4. In node order, each layer: a convolution/MatMul/Gemm takes its input and weight DQs, batch norm, constant
+   scale/bias, activation, one residual Add (of two candidate convolutions, the later), and, in INT8, a following
+   max pooling; quantizable layers run INT8 with every input dequantized and the output quantized; commuting
+   layers move whatever type reaches them; everything else runs float.
+5. A QuantizeLinear whose input no layer wrote in INT8 becomes a Reformat, and so does a DequantizeLinear whose output
+   some layer reads in float.
+
+A model without Q/DQ gets the float engine's fusions in the float precision asked (TensorRT's FP32 and FP16
+builds); what INT8 a calibrator would add is chosen by timing and is never predicted here.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+from typing import Any, Iterable
+
+from harness.scan.engine_prediction.rules import RULES, Ruleset
+from harness.worker.record import PRECISIONS
+
+INT8, FP16, FP32, BF16, FP8, FP4, UNKNOWN = PRECISIONS  # harness/worker/record.py's Precision, in its order
+INT4 = "int4"  # a weight type only (weight-only quantization): no layer computes in it
+
+COMPUTE, REFORMAT, MOVEMENT = "compute", "reformat", "data-movement"  # what a predicted layer is
+QUANTIZED_MATH = (INT8, FP8, FP4)
+
+WEIGHTED_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})
+ADD_FUSING_OPS = frozenset({"Conv", "ConvTranspose", "Gemm"})
+COMMUTING_OPS = frozenset({"MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze",
+                           "Slice", "Identity"})
+MOVEMENT_OPS = COMMUTING_OPS - {"MaxPool", "GlobalMaxPool"}
+QUANTIZABLE_OPS = frozenset({"AveragePool", "GlobalAveragePool", "Add", "Concat", "ReduceMean"})
+ACTIVATION_OPS = frozenset({"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu",
+                            "Selu", "Softplus", "ThresholdedRelu"})
+ARITHMETIC_OPS = frozenset({"Add", "Sub", "Mul", "Div"})  # with a constant operand: a scale or bias folded in
+QDQ = ("QuantizeLinear", "DequantizeLinear")
+
+# ONNX element types (onnx.TensorProto.DataType) -> what a Q/DQ quantizes to; float ones -> the float precision.
+_QUANTIZED_ELEMENTS = {3: INT8, 2: INT8, 17: FP8, 18: FP8, 19: FP8, 20: FP8, 22: INT4, 21: INT4, 23: FP4}
+_FLOAT_ELEMENTS = {1: FP32, 10: FP16, 16: BF16, 11: FP32}
+_RULE_SUPPORTING = {FP8: "fp8-qdq", FP4: "fp4-qdq", INT4: "int4-weight-only"}
+
+
+@dataclasses.dataclass(frozen=True)
+class PredictedLayer:
+    """One layer of the predicted engine."""
+
+    name: str
+    nodes: tuple[str, ...]  # the ONNX nodes it holds, in graph order (weights' Q/DQ included)
+    kind: str  # COMPUTE, REFORMAT or MOVEMENT
+    op: str  # the ONNX op of its main node
+    precision: str  # what it computes in
+    output_type: str  # what it writes
+    rule: str  # the rule that decided its precision and output (rules.RULES)
+    weights: str | None = None  # the type its weights are stored in, for a layer with weights
+    timing_choice: tuple[str, ...] = ()  # float types TensorRT may pick instead by timing (weakly typed, FP16 on)
+    fused_add: bool = False  # a residual Add is fused into it
+
+    @property
+    def is_float(self) -> bool:
+        return self.precision not in QUANTIZED_MATH
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"name": self.name, "nodes": list(self.nodes), "kind": self.kind, "op": self.op,
+                "precision": self.precision, "output_type": self.output_type, "rule": self.rule}
+        if self.weights:
+            data["weights"] = self.weights
+        if self.timing_choice:
+            data["timing_choice"] = list(self.timing_choice)
+        if self.fused_add:
+            data["fused_add"] = True
+        return data
+
+
+@dataclasses.dataclass
+class EnginePrediction:
+    ruleset: Ruleset
+    float_precision: str
+    float_text: str  # how the float layers are typed, in a sentence
+    layers: list[PredictedLayer]
+    notes: list[str]
+
+    def node_precisions(self) -> dict[str, dict[str, str]]:
+        """ONNX node -> its predicted precision, the rule and the layer holding it (what a verdict engine reads as
+        ``predicted`` evidence; never an observation)."""
+        return {node: {"precision": layer.precision, "rule": layer.rule, "layer": layer.name}
+                for layer in self.layers for node in layer.nodes}
+
+    def summary(self) -> dict[str, Any]:
+        compute = [layer for layer in self.layers if layer.kind == COMPUTE]
+        by_precision = collections.Counter(layer.precision for layer in compute)
+        quantized = sum(by_precision[p] for p in QUANTIZED_MATH)
+        adds = [layer for layer in compute if layer.fused_add]
+        adds_float = sum(1 for layer in adds if layer.output_type not in QUANTIZED_MATH)
+        reformats = sum(1 for layer in self.layers if layer.kind == REFORMAT)
+        kinds = " / ".join(p.upper() for p in QUANTIZED_MATH if by_precision[p]) or INT8.upper()
+        text = (f"{quantized} of {len(compute)} compute layers {kinds}; {len(adds)} Add(s) fused, {adds_float} of "
+                f"them with a float output; {reformats} unfused Q/DQ become Reformat layers")
+        return {"compute_layers": len(compute), "quantized_layers": quantized,
+                "by_precision": dict(sorted(by_precision.items())), "fused_adds": len(adds),
+                "fused_adds_float_output": adds_float, "reformats": reformats, "text": text}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ruleset": self.ruleset.name, "ruleset_version": self.ruleset.version,
+                "documentation": self.ruleset.documentation, "float_precision": self.float_precision,
+                "float_text": self.float_text, "summary": self.summary(), "notes": self.notes,
+                "layers": [layer.to_dict() for layer in self.layers]}
+
+
+def has_qdq(graph: Any) -> bool:
+    return any(node.op_type in QDQ for node in graph.node)
+
+
+def predict_engine(graph: Any, ruleset: Ruleset, fp16: bool = False) -> EnginePrediction:
+    """The engine of ``graph`` (an ``onnx.GraphProto``) under ``ruleset``. ``fp16``: the weakly typed build also
+    enables FP16 (TensorRT then picks FP16 or FP32 per float layer by timing); strongly typed rulesets ignore it."""
+    return _Predictor(graph, ruleset, fp16).run()
+
+
+def node_names(graph: Any) -> list[str]:
+    """Node names as the scan names them (harness.scan.loading): an unnamed node is ``node_of_<first output>``, a
+    repeated name gets ``~2``, ``~3``."""
+    seen: collections.Counter[str] = collections.Counter()
+    names = []
+    for node in graph.node:
+        name = node.name or (f"node_of_{node.output[0]}" if node.output else f"node_of_{node.op_type}")
+        seen[name] += 1
+        names.append(name if seen[name] == 1 else f"{name}~{seen[name]}")
+    return names
+
+
+class _Predictor:
+    def __init__(self, graph: Any, ruleset: Ruleset, fp16: bool) -> None:
+        self.graph, self.ruleset = graph, ruleset
+        self.nodes = list(graph.node)
+        self.names = node_names(graph)
+        self.notes: list[str] = []
+        self.producer: dict[str, int] = {}
+        self.readers: dict[str, list[int]] = collections.defaultdict(list)
+        for index, node in enumerate(self.nodes):
+            for tensor in node.output:
+                self.producer[tensor] = index
+            for tensor in node.input:
+                if tensor:
+                    self.readers[tensor].append(index)
+        self.outputs = {o.name: o.type.tensor_type.elem_type for o in graph.output}
+        self.element: dict[str, int] = {t.name: t.data_type for t in graph.initializer}
+        for info in list(graph.input) + list(graph.value_info):
+            self.element.setdefault(info.name, info.type.tensor_type.elem_type)
+        self.constant = {t.name for t in graph.initializer}
+        self._fold_constants()
+        model_float = next((_FLOAT_ELEMENTS[i.type.tensor_type.elem_type] for i in graph.input
+                            if i.type.tensor_type.elem_type in _FLOAT_ELEMENTS), FP32)
+        if ruleset.strongly_typed_only:
+            self.float, self.choice = model_float, ()
+            self.float_text = (f"strongly typed (TensorRT {ruleset.version}): float layers run in the model's own "
+                               f"type, {model_float.upper()}")
+        elif fp16:
+            self.float, self.choice = FP16, (FP16, FP32)
+            self.float_text = ("weakly typed with FP16 enabled: TensorRT picks FP16 or FP32 per float layer by timing "
+                               "(FP16 shown)")
+        else:
+            self.float, self.choice = FP32, ()
+            self.float_text = "weakly typed, INT8 only: float layers run FP32"
+        self.layers: list[tuple[int, PredictedLayer]] = []
+        self.taken: set[int] = set()
+        self.int8_written: dict[str, str] = {}  # tensor -> quantized type a layer writes it in
+        self.float_reads: set[int] = set()  # activation DQs some layer reads in float
+        self.unfused_q: dict[tuple[str, str], int] = {}  # (tensor, type) -> its unfused Q's place in self.layers
+
+    # -- passes --------------------------------------------------------------------------------------------------
+    def _fold_constants(self) -> None:
+        for node in self.nodes:
+            if node.op_type == "Constant":
+                for attribute in node.attribute:
+                    if attribute.name == "value":
+                        self.element[node.output[0]] = attribute.t.data_type
+                self.constant.update(node.output)
+            elif node.input and all(not t or t in self.constant for t in node.input):
+                self.constant.update(node.output)
+
+    def _quantized_type(self, node: Any) -> str | None:
+        """What a Q/DQ node quantizes to: Q's output_dtype, the zero point's type, a DQ's input type; INT8 else."""
+        for attribute in node.attribute:
+            if attribute.name == "output_dtype" and attribute.i:
+                return _QUANTIZED_ELEMENTS.get(attribute.i)
+        candidates = [node.input[2]] if len(node.input) > 2 and node.input[2] else []
+        if node.op_type == "DequantizeLinear":
+            candidates.append(node.input[0])
+        for tensor in candidates:
+            element = self.element.get(tensor)
+            if element in _QUANTIZED_ELEMENTS:
+                return _QUANTIZED_ELEMENTS[element]
+        return INT8
+
+    def _propagate(self) -> None:
+        """dq-forward (in node order) and q-backward (in reverse)."""
+        self.dq: dict[str, tuple[str, int]] = {}  # tensor -> (quantized type, the DQ it comes from)
+        for index, node in enumerate(self.nodes):
+            if node.op_type == "DequantizeLinear" and node.input[0] not in self.constant:
+                self.dq[node.output[0]] = (self._quantized_type(node), index)
+            elif node.op_type in COMMUTING_OPS and node.input and node.input[0] in self.dq:
+                for tensor in node.output[:1]:
+                    self.dq[tensor] = self.dq[node.input[0]]
+        self.q: dict[str, str] = {}  # tensor -> the type every reader quantizes it to
+        for node in reversed(self.nodes):
+            for tensor in node.output[:1]:
+                if tensor in self.outputs or tensor in self.constant:
+                    continue
+                kinds = set()
+                for reader in self.readers.get(tensor, ()):
+                    other = self.nodes[reader]
+                    if other.op_type == "QuantizeLinear":
+                        kinds.add(self._quantized_type(other))
+                    elif other.op_type in COMMUTING_OPS and other.input[0] == tensor and other.output[0] in self.q:
+                        kinds.add(self.q[other.output[0]])
+                    else:
+                        kinds.add(None)
+                if len(kinds) == 1 and None not in kinds:
+                    self.q[tensor] = kinds.pop()
+
+    def run(self) -> EnginePrediction:
+        self._propagate()
+        for index, node in enumerate(self.nodes):
+            if index in self.taken or all(t in self.constant for t in node.output):
+                continue
+            op = node.op_type
+            if op == "QuantizeLinear":
+                self._quantize(index, node)
+            elif op == "DequantizeLinear":
+                continue  # decided once every reader has been: below
+            elif op in WEIGHTED_OPS and len(node.input) > 1 and node.input[1] in self.constant:
+                self._weighted(index, node)
+            elif op in COMMUTING_OPS:
+                self._commuting(index, node)
+            elif op in QUANTIZABLE_OPS:
+                self._quantizable(index, node)
+            else:
+                self._float(index, node, "float-layer")
+        for index in sorted(self.float_reads):
+            node = self.nodes[index]
+            kind = self._quantized_type(node)
+            self._add(index, PredictedLayer(self.names[index], (self.names[index],), REFORMAT, node.op_type, kind,
+                                            self._float_type(node.output[0]), "unfused-dequantize",
+                                            timing_choice=self._choice(node.output[0])))
+        if any(attribute.HasField("g") or attribute.graphs for node in self.nodes for attribute in node.attribute):
+            self.notes.append("subgraphs (If, Loop, Scan bodies) are not predicted: their layers are left out")
+        layers = [layer for _, layer in sorted(self.layers, key=lambda item: item[0])]
+        return EnginePrediction(self.ruleset, self.float, self.float_text, layers, self.notes)
+
+    # -- layers --------------------------------------------------------------------------------------------------
+    def _add(self, index: int, layer: PredictedLayer) -> None:
+        self.layers.append((index, layer))
+
+    def _float_type(self, tensor: str) -> str:
+        if tensor in self.outputs:
+            return _FLOAT_ELEMENTS.get(self.outputs[tensor], self.float)
+        return self.float
+
+    def _choice(self, tensor: str) -> tuple[str, ...]:
+        return self.choice
+
+    def _read_float(self, tensor: str) -> None:
+        """A layer reads ``tensor`` in float: the DQ it comes from (if any) is left unfused."""
+        if tensor in self.dq:
+            self.float_reads.add(self.dq[tensor][1])
+
+    def _supported(self, kind: str | None) -> bool:
+        return kind == INT8 or (kind in _RULE_SUPPORTING and self.ruleset.has(_RULE_SUPPORTING[kind]))
+
+    def _quantize(self, index: int, node: Any) -> None:
+        kind = self._quantized_type(node)
+        if node.input[0] in self.int8_written:
+            self.int8_written[node.output[0]] = kind
+            return  # fused into the layer that wrote its input
+        self._read_float(node.input[0])
+        self.int8_written[node.output[0]] = kind
+        twin = self.unfused_q.get((node.input[0], kind))
+        if twin is not None:  # quantizers of one tensor to one type: one Reformat
+            first, layer = self.layers[twin]
+            self.layers[twin] = (first, dataclasses.replace(
+                layer, nodes=layer.nodes + (self.names[index],),
+                rule="merged-quantize" if layer.rule == "unfused-quantize" else layer.rule))
+            return
+        self.unfused_q[(node.input[0], kind)] = len(self.layers)
+        rule = "unfused-quantize" if self._supported(kind) else "quantized-type-unsupported"
+        self._add(index, PredictedLayer(self.names[index], (self.names[index],), REFORMAT, node.op_type,
+                                        kind if self._supported(kind) else UNKNOWN, kind, rule))
+
+    def _weight_chain(self, tensor: str) -> tuple[list[int], str | None]:
+        """The Q/DQ nodes (and other folded nodes) a weight passes through, and the type its DQ dequantizes from."""
+        chain, kind = [], None
+        while tensor in self.producer:
+            index = self.producer[tensor]
+            node = self.nodes[index]
+            if node.op_type == "Constant":
+                break
+            chain.append(index)
+            if node.op_type == "DequantizeLinear" and kind is None:
+                kind = self._quantized_type(node)
+            tensor = node.input[0] if node.input else ""
+        return chain[::-1], kind
+
+    def _only_reader(self, tensor: str) -> int | None:
+        readers = self.readers.get(tensor, ())
+        return readers[0] if len(readers) == 1 and tensor not in self.outputs else None
+
+    def _fusable_behind(self, tensor: str) -> int | None:
+        """The convolution/Gemm an Add's input comes from through batch norm and constant arithmetic only, when
+        nothing else reads along the way: a candidate to take the Add."""
+        while tensor in self.producer:
+            index = self.producer[tensor]
+            node = self.nodes[index]
+            if self._only_reader(tensor) is None:
+                return None
+            if node.op_type in ADD_FUSING_OPS and len(node.input) > 1 and node.input[1] in self.constant:
+                return index
+            if not self._is_folded_scale(node):
+                return None
+            tensor = node.input[0]
+        return None
+
+    def _is_folded_scale(self, node: Any) -> bool:
+        if node.op_type == "BatchNormalization":
+            return True
+        return node.op_type in ARITHMETIC_OPS and len(node.input) == 2 and node.input[1] in self.constant
+
+    def _weighted(self, index: int, node: Any) -> None:
+        members = []
+        weight_nodes, weights = self._weight_chain(node.input[1])
+        members += weight_nodes
+        tensor_in = node.input[0]
+        in_kind = self.dq.get(tensor_in, (None, -1))[0]
+        if weights == INT4 and self.ruleset.has("int4-weight-only") and node.op_type in ("MatMul", "Gemm"):
+            math, rule = None, "int4-weight-only"
+        elif weights is not None and (not self._supported(weights) or (in_kind and not self._supported(in_kind))):
+            math, rule = UNKNOWN, "quantized-type-unsupported"
+        elif in_kind is not None and in_kind == weights:
+            math, rule = in_kind, None
+        else:
+            math, rule = None, "weighted-float-input"
+        members.append(index)
+        if math in QUANTIZED_MATH:
+            if self.dq[tensor_in][1] >= 0:
+                members.insert(len(weight_nodes), self.dq[tensor_in][1])
+        else:
+            self._read_float(tensor_in)
+        for extra in node.input[2:]:  # a Gemm's bias, a Conv's bias: folded in
+            if extra in self.producer and extra in self.constant:
+                members[:0] = [i for i in self._weight_chain(extra)[0] if i not in members]
+        tensor = node.output[0]
+        residual, fused_add, activation = None, False, False
+        while True:
+            reader = self._only_reader(tensor)
+            if reader is None or reader in self.taken:
+                break
+            other = self.nodes[reader]
+            if self._is_folded_scale(other) and other.input[0] == tensor and not fused_add and not activation:
+                pass
+            elif other.op_type in ACTIVATION_OPS and not activation:
+                activation = True
+            elif (other.op_type == "Add" and not fused_add and not activation and node.op_type in ADD_FUSING_OPS
+                  and len(other.input) == 2 and not any(t in self.constant for t in other.input)):
+                side = 1 if other.input[0] == tensor else 0
+                rival = self._fusable_behind(other.input[side])
+                if rival is not None and rival > index:
+                    break  # residual-add-choice: the later convolution takes it
+                residual, fused_add = other.input[side], True
+            else:
+                break
+            members.append(reader)
+            tensor = other.output[0]
+        if math in QUANTIZED_MATH and node.op_type == "Conv":
+            reader = self._only_reader(tensor)
+            if (reader is not None and self.nodes[reader].op_type == "MaxPool"
+                    and self.q.get(self.nodes[reader].output[0]) == math and residual is None):
+                members.append(reader)
+                tensor = self.nodes[reader].output[0]
+                rule = "conv-act-pool"
+        residual_kind = self.dq.get(residual, (None, -1))[0] if residual else None
+        if math in QUANTIZED_MATH and self.q.get(tensor) == math and (residual is None or residual_kind == math):
+            output = math
+            rule = rule or "weighted-int8-output"
+            self.int8_written[tensor] = math
+            if residual is not None and self.dq[residual][1] >= 0:
+                members.append(self.dq[residual][1])
+        else:
+            output = self._float_type(tensor)
+            if math in QUANTIZED_MATH:
+                rule = rule if rule == "conv-act-pool" else (
+                    "residual-add-fusion" if residual is not None and self.q.get(tensor) == math
+                    else "weighted-float-output")
+            if residual is not None:
+                self._read_float(residual)
+        precision = math or self.float
+        self.taken.update(members)
+        ordered = tuple(self.names[i] for i in sorted(set(members)))
+        self._add(index, PredictedLayer(" + ".join(ordered), ordered, COMPUTE, node.op_type, precision, output,
+                                        rule or "weighted-int8", weights=weights or self.float,
+                                        timing_choice=() if output in QUANTIZED_MATH else self._choice(tensor),
+                                        fused_add=fused_add))
+
+    def _commuting(self, index: int, node: Any) -> None:
+        tensor_in, tensor_out = node.input[0], node.output[0]
+        kind = MOVEMENT if node.op_type in MOVEMENT_OPS else COMPUTE
+        if tensor_in in self.dq:
+            precision, output, rule = self.dq[tensor_in][0], self.dq[tensor_in][0], "dq-forward"
+        elif tensor_in in self.int8_written:
+            precision = output = self.int8_written[tensor_in]
+            self.int8_written[tensor_out] = precision
+            rule = "q-backward"
+        else:
+            self._float(index, node, "float-layer", kind)
+            return
+        self._add(index, PredictedLayer(self.names[index], (self.names[index],), kind, node.op_type, precision,
+                                        output, rule))
+
+    def _quantizable(self, index: int, node: Any) -> None:
+        data = [t for t in node.input if t and t not in self.constant]
+        kinds = {self.dq.get(t, (None, -1))[0] for t in data}
+        tensor = node.output[0]
+        if len(kinds) == 1 and None not in kinds and self.q.get(tensor) in kinds and self._supported(self.q[tensor]):
+            kind = self.q[tensor]
+            members = [index] + [self.dq[t][1] for t in data]
+            self.int8_written[tensor] = kind
+            self.taken.update(members)
+            ordered = tuple(self.names[i] for i in sorted(set(members)))
+            self._add(index, PredictedLayer(" + ".join(ordered), ordered, COMPUTE, node.op_type, kind, kind,
+                                            "quantizable-int8"))
+        else:
+            self._float(index, node, "quantizable-float" if kinds != {None} or tensor in self.q else "float-layer")
+
+    def _float(self, index: int, node: Any, rule: str, kind: str = COMPUTE) -> None:
+        for tensor in node.input:
+            if tensor and tensor not in self.constant:
+                self._read_float(tensor)
+        tensor = node.output[0] if node.output else ""
+        self._add(index, PredictedLayer(self.names[index], (self.names[index],), kind, node.op_type, self.float,
+                                        self._float_type(tensor), rule, timing_choice=self._choice(tensor)))
+
+
+def rule_of(layer: PredictedLayer) -> dict[str, Any]:
+    """The rule that decided ``layer``, with its documentation section and link."""
+    return RULES[layer.rule].to_dict()
+
+
+def layers_holding(prediction: EnginePrediction, nodes: Iterable[str]) -> list[PredictedLayer]:
+    wanted = set(nodes)
+    return [layer for layer in prediction.layers if wanted.intersection(layer.nodes)]
