@@ -71,7 +71,8 @@ class PredictedLayer:
 
     def to_dict(self) -> dict[str, Any]:
         data = {"name": self.name, "nodes": list(self.nodes), "kind": self.kind, "op": self.op,
-                "precision": self.precision, "output_type": self.output_type, "rule": self.rule}
+                "precision": self.precision, "output_type": self.output_type, "rule": self.rule,
+                "float": self.is_float}
         if self.weights:
             data["weights"] = self.weights
         if self.timing_choice:
@@ -121,9 +122,11 @@ def has_qdq(graph: Any) -> bool:
 
 
 def predict_engine(graph: Any, ruleset: Ruleset, fp16: bool = False) -> EnginePrediction:
-    """The engine of ``graph`` (an ``onnx.GraphProto``) under ``ruleset``. ``fp16``: the weakly typed build also
-    enables FP16 (TensorRT then picks FP16 or FP32 per float layer by timing); strongly typed rulesets ignore it."""
-    return _Predictor(graph, ruleset, fp16).run()
+    """The engine of ``graph`` (an ``onnx.GraphProto``, or its :class:`GraphFacts` gathered once for several
+    rulesets) under ``ruleset``. ``fp16``: the weakly typed build also enables FP16 (TensorRT then picks FP16 or FP32
+    per float layer by timing); strongly typed rulesets ignore it."""
+    facts = graph if isinstance(graph, GraphFacts) else GraphFacts(graph)
+    return _Predictor(facts, ruleset, fp16).run()
 
 
 def node_names(graph: Any) -> list[str]:
@@ -138,12 +141,14 @@ def node_names(graph: Any) -> list[str]:
     return names
 
 
-class _Predictor:
-    def __init__(self, graph: Any, ruleset: Ruleset, fp16: bool) -> None:
-        self.graph, self.ruleset = graph, ruleset
+class GraphFacts:
+    """What every ruleset's prediction reads from the graph, gathered once: producers and readers of each tensor,
+    the constants (folded), element types, and the two Q/DQ propagations (``dq-forward``, ``q-backward``)."""
+
+    def __init__(self, graph: Any) -> None:
+        self.graph = graph
         self.nodes = list(graph.node)
         self.names = node_names(graph)
-        self.notes: list[str] = []
         self.producer: dict[str, int] = {}
         self.readers: dict[str, list[int]] = collections.defaultdict(list)
         for index, node in enumerate(self.nodes):
@@ -158,26 +163,15 @@ class _Predictor:
             self.element.setdefault(info.name, info.type.tensor_type.elem_type)
         self.constant = {t.name for t in graph.initializer}
         self._fold_constants()
-        model_float = next((_FLOAT_ELEMENTS[i.type.tensor_type.elem_type] for i in graph.input
-                            if i.type.tensor_type.elem_type in _FLOAT_ELEMENTS), FP32)
-        if ruleset.strongly_typed_only:
-            self.float, self.choice = model_float, ()
-            self.float_text = (f"strongly typed (TensorRT {ruleset.version}): float layers run in the model's own "
-                               f"type, {model_float.upper()}")
-        elif fp16:
-            self.float, self.choice = FP16, (FP16, FP32)
-            self.float_text = ("weakly typed with FP16 enabled: TensorRT picks FP16 or FP32 per float layer by timing "
-                               "(FP16 shown)")
-        else:
-            self.float, self.choice = FP32, ()
-            self.float_text = "weakly typed, INT8 only: float layers run FP32"
-        self.layers: list[tuple[int, PredictedLayer]] = []
-        self.taken: set[int] = set()
-        self.int8_written: dict[str, str] = {}  # tensor -> quantized type a layer writes it in
-        self.float_reads: set[int] = set()  # activation DQs some layer reads in float
-        self.unfused_q: dict[tuple[str, str], int] = {}  # (tensor, type) -> its unfused Q's place in self.layers
+        self.model_float = next((_FLOAT_ELEMENTS[i.type.tensor_type.elem_type] for i in graph.input
+                                 if i.type.tensor_type.elem_type in _FLOAT_ELEMENTS), FP32)
+        self._qtypes: dict[int, str | None] = {}
+        self._propagate()
+        self.quantized_types = frozenset(self.quantized_type(i) for i, node in enumerate(self.nodes)
+                                         if node.op_type in QDQ)
+        self.has_subgraphs = any(attribute.HasField("g") or attribute.graphs
+                                 for node in self.nodes for attribute in node.attribute)
 
-    # -- passes --------------------------------------------------------------------------------------------------
     def _fold_constants(self) -> None:
         for node in self.nodes:
             if node.op_type == "Constant":
@@ -188,8 +182,13 @@ class _Predictor:
             elif node.input and all(not t or t in self.constant for t in node.input):
                 self.constant.update(node.output)
 
-    def _quantized_type(self, node: Any) -> str | None:
+    def quantized_type(self, index: int) -> str | None:
         """What a Q/DQ node quantizes to: Q's output_dtype, the zero point's type, a DQ's input type; INT8 else."""
+        if index not in self._qtypes:
+            self._qtypes[index] = self._read_quantized_type(self.nodes[index])
+        return self._qtypes[index]
+
+    def _read_quantized_type(self, node: Any) -> str | None:
         for attribute in node.attribute:
             if attribute.name == "output_dtype" and attribute.i:
                 return _QUANTIZED_ELEMENTS.get(attribute.i)
@@ -207,7 +206,7 @@ class _Predictor:
         self.dq: dict[str, tuple[str, int]] = {}  # tensor -> (quantized type, the DQ it comes from)
         for index, node in enumerate(self.nodes):
             if node.op_type == "DequantizeLinear" and node.input[0] not in self.constant:
-                self.dq[node.output[0]] = (self._quantized_type(node), index)
+                self.dq[node.output[0]] = (self.quantized_type(index), index)
             elif node.op_type in COMMUTING_OPS and node.input and node.input[0] in self.dq:
                 for tensor in node.output[:1]:
                     self.dq[tensor] = self.dq[node.input[0]]
@@ -220,16 +219,42 @@ class _Predictor:
                 for reader in self.readers.get(tensor, ()):
                     other = self.nodes[reader]
                     if other.op_type == "QuantizeLinear":
-                        kinds.add(self._quantized_type(other))
+                        kinds.add(self.quantized_type(reader))
                     elif other.op_type in COMMUTING_OPS and other.input[0] == tensor and other.output[0] in self.q:
                         kinds.add(self.q[other.output[0]])
                     else:
                         kinds.add(None)
+                    if None in kinds or len(kinds) > 1:
+                        break
                 if len(kinds) == 1 and None not in kinds:
                     self.q[tensor] = kinds.pop()
 
+
+class _Predictor:
+    def __init__(self, facts: GraphFacts, ruleset: Ruleset, fp16: bool) -> None:
+        self.facts, self.ruleset = facts, ruleset
+        self.nodes, self.names, self.producer, self.readers = facts.nodes, facts.names, facts.producer, facts.readers
+        self.outputs, self.constant, self.dq, self.q = facts.outputs, facts.constant, facts.dq, facts.q
+        self.notes: list[str] = []
+        model_float = facts.model_float
+        if ruleset.strongly_typed_only:
+            self.float, self.choice = model_float, ()
+            self.float_text = (f"strongly typed (TensorRT {ruleset.version}): float layers run in the model's own "
+                               f"type, {model_float.upper()}")
+        elif fp16:
+            self.float, self.choice = FP16, (FP16, FP32)
+            self.float_text = ("weakly typed with FP16 enabled: TensorRT picks FP16 or FP32 per float layer by timing "
+                               "(FP16 shown)")
+        else:
+            self.float, self.choice = FP32, ()
+            self.float_text = "weakly typed, INT8 only: float layers run FP32"
+        self.layers: list[tuple[int, PredictedLayer]] = []
+        self.taken: set[int] = set()
+        self.int8_written: dict[str, str] = {}  # tensor -> quantized type a layer writes it in
+        self.float_reads: set[int] = set()  # activation DQs some layer reads in float
+        self.unfused_q: dict[tuple[str, str], int] = {}  # (tensor, type) -> its unfused Q's place in self.layers
+
     def run(self) -> EnginePrediction:
-        self._propagate()
         for index, node in enumerate(self.nodes):
             if index in self.taken or all(t in self.constant for t in node.output):
                 continue
@@ -248,11 +273,11 @@ class _Predictor:
                 self._float(index, node, "float-layer")
         for index in sorted(self.float_reads):
             node = self.nodes[index]
-            kind = self._quantized_type(node)
+            kind = self.facts.quantized_type(index)
             self._add(index, PredictedLayer(self.names[index], (self.names[index],), REFORMAT, node.op_type, kind,
                                             self._float_type(node.output[0]), "unfused-dequantize",
                                             timing_choice=self._choice(node.output[0])))
-        if any(attribute.HasField("g") or attribute.graphs for node in self.nodes for attribute in node.attribute):
+        if self.facts.has_subgraphs:
             self.notes.append("subgraphs (If, Loop, Scan bodies) are not predicted: their layers are left out")
         layers = [layer for _, layer in sorted(self.layers, key=lambda item: item[0])]
         return EnginePrediction(self.ruleset, self.float, self.float_text, layers, self.notes)
@@ -278,7 +303,7 @@ class _Predictor:
         return kind == INT8 or (kind in _RULE_SUPPORTING and self.ruleset.has(_RULE_SUPPORTING[kind]))
 
     def _quantize(self, index: int, node: Any) -> None:
-        kind = self._quantized_type(node)
+        kind = self.facts.quantized_type(index)
         if node.input[0] in self.int8_written:
             self.int8_written[node.output[0]] = kind
             return  # fused into the layer that wrote its input
@@ -306,7 +331,7 @@ class _Predictor:
                 break
             chain.append(index)
             if node.op_type == "DequantizeLinear" and kind is None:
-                kind = self._quantized_type(node)
+                kind = self.facts.quantized_type(index)
             tensor = node.input[0] if node.input else ""
         return chain[::-1], kind
 

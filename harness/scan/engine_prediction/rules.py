@@ -172,4 +172,6 @@ def ruleset_for(version: str | None) -> RulesetChoice:
 
 
 def _parsed(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
+    """(major, minor, patch), missing parts 0: "11" is 11.0.0; () when the text holds no number."""
+    parts = [int(part) for part in re.findall(r"\d+", version)[:3]]
+    return tuple(parts + [0] * (3 - len(parts))) if parts else ()
