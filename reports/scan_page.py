@@ -22,7 +22,7 @@ def render_scan_page(scan: dict[str, Any], out_path: Path | str) -> Path:
     env.globals.update(VERDICT_SYMBOLS=SCAN_VERDICT_SYMBOLS, VERDICT_MEANINGS=SCAN_VERDICT_MEANINGS,
                        VERDICT_COLOURS=VERDICT_COLOURS, WORKAROUND_VERDICTS=SCAN_WORKAROUND_VERDICTS)
     html = env.get_template(TEMPLATE).render(scan=scan, model=scan["model"],
-                                             engine_view=engine_view(scan.get("engine"), scan.get("engine_comparisons")))
+                                             engine_view=engine_view(scan.get("engine"), _comparisons(scan)))
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(html, encoding="utf-8")
@@ -60,6 +60,13 @@ def engine_view(engine: dict[str, Any] | None, comparisons: list[dict[str, Any]]
             "groups": groups, "not_predicted": engine.get("not_predicted", {}), "rows": shown,
             "hidden": max(0, len(engine["layers"]) - rows), "float_count": sum(r["float_marked"] for r in shown),
             "comparisons": _comparison_views(comparisons)}
+
+
+def _comparisons(scan: dict[str, Any]) -> list[dict[str, Any]]:
+    """The predicted-beside-observed comparisons ``diagnose --model`` made, one per file of engine layers."""
+    files = (scan.get("diagnosis") or {}).get("files", [])
+    return [f["engine_comparison"] for f in files if f.get("engine_comparison", {}) and
+            f["engine_comparison"].get("predicted")]
 
 
 def _comparison_views(comparisons: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
