@@ -36,9 +36,9 @@ QUANTIZED_MATH = (INT8, FP8, FP4)
 WEIGHTED_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})
 ADD_FUSING_OPS = frozenset({"Conv", "ConvTranspose", "Gemm"})
 COMMUTING_OPS = frozenset({"MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze",
-                           "Slice", "Identity"})
-MOVEMENT_OPS = COMMUTING_OPS - {"MaxPool", "GlobalMaxPool"}
-QUANTIZABLE_OPS = frozenset({"AveragePool", "GlobalAveragePool", "Add", "Concat", "ReduceMean"})
+                           "Slice", "Identity", "Concat", "Resize"})
+MOVEMENT_OPS = COMMUTING_OPS - {"MaxPool", "GlobalMaxPool", "Resize"}
+QUANTIZABLE_OPS = frozenset({"AveragePool", "GlobalAveragePool", "Add", "ReduceMean"})
 ACTIVATION_OPS = frozenset({"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu",
                             "Selu", "Softplus", "ThresholdedRelu"})
 ARITHMETIC_OPS = frozenset({"Add", "Sub", "Mul", "Div"})  # with a constant operand: a scale or bias folded in
@@ -182,6 +182,12 @@ class GraphFacts:
             elif node.input and all(not t or t in self.constant for t in node.input):
                 self.constant.update(node.output)
 
+    def data_inputs(self, node: Any) -> list[str]:
+        """The inputs a commuting layer moves: every non-constant input of a Concat, the first of the others."""
+        if node.op_type == "Concat":
+            return [t for t in node.input if t and t not in self.constant]
+        return list(node.input[:1])
+
     def quantized_type(self, index: int) -> str | None:
         """What a Q/DQ node quantizes to: Q's output_dtype, the zero point's type, a DQ's input type; INT8 else."""
         if index not in self._qtypes:
@@ -207,9 +213,10 @@ class GraphFacts:
         for index, node in enumerate(self.nodes):
             if node.op_type == "DequantizeLinear" and node.input[0] not in self.constant:
                 self.dq[node.output[0]] = (self.quantized_type(index), index)
-            elif node.op_type in COMMUTING_OPS and node.input and node.input[0] in self.dq:
-                for tensor in node.output[:1]:
-                    self.dq[tensor] = self.dq[node.input[0]]
+            elif node.op_type in COMMUTING_OPS and node.input:
+                data = self.data_inputs(node)
+                if data and all(t in self.dq for t in data) and len({self.dq[t][0] for t in data}) == 1:
+                    self.dq[node.output[0]] = self.dq[data[0]]
         self.q: dict[str, str] = {}  # tensor -> the type every reader quantizes it to
         for node in reversed(self.nodes):
             for tensor in node.output[:1]:
@@ -220,7 +227,8 @@ class GraphFacts:
                     other = self.nodes[reader]
                     if other.op_type == "QuantizeLinear":
                         kinds.add(self.quantized_type(reader))
-                    elif other.op_type in COMMUTING_OPS and other.input[0] == tensor and other.output[0] in self.q:
+                    elif (other.op_type in COMMUTING_OPS and other.output[0] in self.q
+                          and tensor in self.data_inputs(other)):
                         kinds.add(self.q[other.output[0]])
                     else:
                         kinds.add(None)
@@ -263,7 +271,8 @@ class _Predictor:
                 self._quantize(index, node)
             elif op == "DequantizeLinear":
                 continue  # decided once every reader has been: below
-            elif op in WEIGHTED_OPS and len(node.input) > 1 and node.input[1] in self.constant:
+            elif op in WEIGHTED_OPS and len(node.input) > 1 and (
+                    node.input[1] in self.constant or (op == "MatMul" and node.input[1] in self.dq)):
                 self._weighted(index, node)
             elif op in COMMUTING_OPS:
                 self._commuting(index, node)
@@ -361,7 +370,10 @@ class _Predictor:
 
     def _weighted(self, index: int, node: Any) -> None:
         members = []
-        weight_nodes, weights = self._weight_chain(node.input[1])
+        if node.input[1] in self.constant:
+            weight_nodes, weights = self._weight_chain(node.input[1])
+        else:  # a MatMul of two activations (attention): its second operand's DQ is its "weights"
+            weight_nodes, weights = [self.dq[node.input[1]][1]], self.dq[node.input[1]][0]
         members += weight_nodes
         tensor_in = node.input[0]
         in_kind = self.dq.get(tensor_in, (None, -1))[0]
@@ -379,6 +391,9 @@ class _Predictor:
                 members.insert(len(weight_nodes), self.dq[tensor_in][1])
         else:
             self._read_float(tensor_in)
+            if node.input[1] not in self.constant:
+                members.remove(weight_nodes[0])
+                self._read_float(node.input[1])
         for extra in node.input[2:]:  # a Gemm's bias, a Conv's bias: folded in
             if extra in self.producer and extra in self.constant:
                 members[:0] = [i for i in self._weight_chain(extra)[0] if i not in members]
@@ -435,19 +450,22 @@ class _Predictor:
                                         fused_add=fused_add))
 
     def _commuting(self, index: int, node: Any) -> None:
-        tensor_in, tensor_out = node.input[0], node.output[0]
+        data, tensor_out = self.facts.data_inputs(node), node.output[0]
         kind = MOVEMENT if node.op_type in MOVEMENT_OPS else COMPUTE
-        if tensor_in in self.dq:
-            precision, output, rule = self.dq[tensor_in][0], self.dq[tensor_in][0], "dq-forward"
-        elif tensor_in in self.int8_written:
-            precision = output = self.int8_written[tensor_in]
-            self.int8_written[tensor_out] = precision
-            rule = "q-backward"
-        else:
+        carried = {self.dq[t][0] if t in self.dq else self.int8_written.get(t) for t in data}
+        if len(carried) != 1 or None in carried:
             self._float(index, node, "float-layer", kind)
             return
+        precision = carried.pop()
+        if all(t in self.dq for t in data):
+            rule = "dq-forward"
+            if tensor_out not in self.dq:
+                self.int8_written[tensor_out] = precision
+        else:
+            rule = "q-backward"
+            self.int8_written[tensor_out] = precision
         self._add(index, PredictedLayer(self.names[index], (self.names[index],), kind, node.op_type, precision,
-                                        output, rule))
+                                        precision, rule))
 
     def _quantizable(self, index: int, node: Any) -> None:
         data = [t for t in node.input if t and t not in self.constant]

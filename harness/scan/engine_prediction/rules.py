@@ -55,7 +55,8 @@ class Rule:
 
 RULES = {rule.id: rule for rule in (
     Rule("dq-forward", "A DequantizeLinear moves forward through layers that commute with it (max pooling, "
-         "reshape, transpose, flatten, squeeze, unsqueeze, slice): they move INT8 data and run in INT8.",
+         "reshape, transpose, flatten, squeeze, unsqueeze, slice, a concatenation of inputs all dequantized alike; "
+         "resize, as the library's P5 cases record): they move INT8 data and run in INT8.",
          "Explicit Quantization: Q/DQ propagation (commuting layers)", GUIDE_86),
     Rule("q-backward", "A QuantizeLinear moves backward through commuting layers, but only where every reader of "
          "the tensor is a quantizer (TensorRT compares their scales): a tensor also read in float keeps its Q in "
@@ -77,7 +78,7 @@ RULES = {rule.id: rule for rule in (
          "one (the Add's second input in a torchvision ResNet) takes it.", "observed", ENGINES),
     Rule("conv-act-pool", "A convolution with its activation and a following max pooling fuse into one INT8 layer "
          "(ConvActPool) when the pooling's output is quantized.", "observed", ENGINES),
-    Rule("quantizable-int8", "A quantizable layer (average and global pooling, element-wise Add, Concat, Reduce) "
+    Rule("quantizable-int8", "A quantizable layer (average and global pooling, element-wise Add, Reduce) "
          "runs in INT8 when every input is dequantized and its output is quantized; the Q and DQs fuse into it.",
          "Explicit Quantization: quantizable layers", GUIDE_86),
     Rule("quantizable-float", "A quantizable layer missing a DQ on an input or a Q on its output runs in float; its "
