@@ -19,8 +19,10 @@ import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
+from tests.conftest import SHARED_REFERENCE
+
 FORMS = ("fp32", "fp16", "qat", "qat-residual", "qat-residual-qgap")
-ENGINES = Path("/work/shared/reference/engine-layers")
+ENGINES = SHARED_REFERENCE / "engine-layers"
 STAGES = ((1, 64, 1), (2, 128, 2), (3, 256, 2), (4, 512, 2))
 
 

@@ -261,6 +261,7 @@ class _Predictor:
         self.int8_written: dict[str, str] = {}  # tensor -> quantized type a layer writes it in
         self.float_reads: set[int] = set()  # activation DQs some layer reads in float
         self.unfused_q: dict[tuple[str, str], int] = {}  # (tensor, type) -> its unfused Q's place in self.layers
+        self.writer: dict[str, int] = {}  # tensor written in INT8 -> the place in self.layers of the layer writing it
 
     def run(self) -> EnginePrediction:
         for index, node in enumerate(self.nodes):
@@ -292,7 +293,10 @@ class _Predictor:
         return EnginePrediction(self.ruleset, self.float, self.float_text, layers, self.notes)
 
     # -- layers --------------------------------------------------------------------------------------------------
-    def _add(self, index: int, layer: PredictedLayer) -> None:
+    def _add(self, index: int, layer: PredictedLayer, writes: str | None = None) -> None:
+        """Add ``layer`` (its first node at ``index``); ``writes``: the tensor it writes in a quantized type."""
+        if writes is not None:
+            self.writer[writes] = len(self.layers)
         self.layers.append((index, layer))
 
     def _float_type(self, tensor: str) -> str:
@@ -315,7 +319,12 @@ class _Predictor:
         kind = self.facts.quantized_type(index)
         if node.input[0] in self.int8_written:
             self.int8_written[node.output[0]] = kind
-            return  # fused into the layer that wrote its input
+            writer = self.writer.get(node.input[0])
+            if writer is not None:  # fused into the layer that wrote its input
+                first, layer = self.layers[writer]
+                self.layers[writer] = (first, dataclasses.replace(layer, nodes=layer.nodes + (self.names[index],)))
+                self.writer[node.output[0]] = writer
+            return
         self._read_float(node.input[0])
         self.int8_written[node.output[0]] = kind
         twin = self.unfused_q.get((node.input[0], kind))
@@ -447,7 +456,7 @@ class _Predictor:
         self._add(index, PredictedLayer(" + ".join(ordered), ordered, COMPUTE, node.op_type, precision, output,
                                         rule or "weighted-int8", weights=weights or self.float,
                                         timing_choice=() if output in QUANTIZED_MATH else self._choice(tensor),
-                                        fused_add=fused_add))
+                                        fused_add=fused_add), writes=tensor if output in QUANTIZED_MATH else None)
 
     def _commuting(self, index: int, node: Any) -> None:
         data, tensor_out = self.facts.data_inputs(node), node.output[0]
@@ -465,7 +474,7 @@ class _Predictor:
             rule = "q-backward"
             self.int8_written[tensor_out] = precision
         self._add(index, PredictedLayer(self.names[index], (self.names[index],), kind, node.op_type, precision,
-                                        precision, rule))
+                                        precision, rule), writes=tensor_out)
 
     def _quantizable(self, index: int, node: Any) -> None:
         data = [t for t in node.input if t and t not in self.constant]
@@ -478,7 +487,7 @@ class _Predictor:
             self.taken.update(members)
             ordered = tuple(self.names[i] for i in sorted(set(members)))
             self._add(index, PredictedLayer(" + ".join(ordered), ordered, COMPUTE, node.op_type, kind, kind,
-                                            "quantizable-int8"))
+                                            "quantizable-int8"), writes=tensor)
         else:
             self._float(index, node, "quantizable-float" if kinds != {None} or tensor in self.q else "float-layer")
 
