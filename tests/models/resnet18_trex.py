@@ -109,3 +109,72 @@ def write(form: str, directory: Path) -> Path:
     path = Path(directory) / f"resnet18-{form}.onnx"
     onnx.save(build(form), path)
     return path
+
+
+# The same networks as torch 2's TorchScript exporter writes them (branch corpus, scripts/export_torch_corpus.py,
+# torch 2.11, commit ea27385; large initializers stored empty, which no prediction reads): model form -> file.
+TORCH_EXPORTS = Path(__file__).resolve().parent / "data" / "torch-resnet18"
+TORCH_FORMS = {"fp32": "resnet18-fp32-ts-op17.onnx", "fp16": "resnet18-fp32-ts-op17.onnx",
+               "qat": "resnet18-qat-pq-ts-op13.onnx", "qat-residual": "resnet18-qat-pq-residual-ts-op13-dynbatch.onnx",
+               "qat-residual-qgap": "resnet18-qat-pq-residual-gap-ts-op13-dynbatch.onnx"}
+_UNPAIRED = ("Constant", "Identity")  # folded constants: each exporter writes its own
+
+
+def torch_export(form: str) -> onnx.ModelProto:
+    return onnx.load(TORCH_EXPORTS / TORCH_FORMS[form], load_external_data=False)
+
+
+def pair_nodes(ours: onnx.ModelProto, theirs: onnx.ModelProto) -> dict[str, str]:
+    """Node of ``ours`` -> the node of ``theirs`` at the same place, found by walking both graphs from their inputs
+    and outputs at once: readers of paired tensors pair by op and input slot (in graph order where several match),
+    producers of paired nodes' inputs by slot. Constants and Identities pair with nothing."""
+    graphs = []
+    for model in (ours, theirs):
+        nodes = [n for n in model.graph.node]
+        producer = {t: i for i, n in enumerate(nodes) for t in n.output}
+        readers: dict[str, list[tuple[int, int]]] = {}
+        for i, n in enumerate(nodes):
+            for slot, t in enumerate(n.input):
+                readers.setdefault(t, []).append((i, slot))
+        graphs.append((nodes, producer, readers))
+    (a_nodes, a_producer, a_readers), (b_nodes, b_producer, b_readers) = graphs
+    pairs: dict[int, int] = {}
+    queue = [(ours.graph.input[0].name, theirs.graph.input[0].name)]
+    queue += [(x.name, y.name) for x, y in zip(ours.graph.output, theirs.graph.output)]
+    seen = set()
+    while queue:
+        ta, tb = queue.pop()
+        if (ta, tb) in seen:
+            continue
+        seen.add((ta, tb))
+        found = []
+        group_a: dict[tuple[str, int], list[int]] = {}
+        group_b: dict[tuple[str, int], list[int]] = {}
+        for i, slot in a_readers.get(ta, ()):
+            group_a.setdefault((a_nodes[i].op_type, slot), []).append(i)
+        for i, slot in b_readers.get(tb, ()):
+            group_b.setdefault((b_nodes[i].op_type, slot), []).append(i)
+        for key, members in group_a.items():
+            found += list(zip(sorted(members), sorted(group_b.get(key, []))))
+        if ta in a_producer and tb in b_producer:
+            found.append((a_producer[ta], b_producer[tb]))
+        for i, j in found:
+            if a_nodes[i].op_type != b_nodes[j].op_type or a_nodes[i].op_type in _UNPAIRED or i in pairs:
+                continue
+            pairs[i] = j
+            queue += list(zip(a_nodes[i].output, b_nodes[j].output))
+            queue += [(x, y) for x, y in zip(a_nodes[i].input, b_nodes[j].input) if x and y]
+    return {a_nodes[i].name: b_nodes[j].name for i, j in pairs.items()}
+
+
+def renamed_engine(info: dict, names: dict[str, str]) -> dict:
+    """Engine inspector JSON with the node names in its layer names replaced by ``names`` (weights keep theirs)."""
+    layers = []
+    for layer in info["Layers"]:
+        prefix, rest = "", layer["Name"]
+        for marker in (" to ",):
+            if rest.startswith("Reformatting CopyNode") and marker in rest:
+                prefix, rest = rest.split(marker, 1)[0] + marker, rest.split(marker, 1)[1]
+        parts = [names.get(part, part) for part in rest.split(" + ")]
+        layers.append({**layer, "Name": prefix + " + ".join(parts)})
+    return {**info, "Layers": layers}

@@ -82,3 +82,25 @@ def test_the_summary_counts_int8_compute_layers_and_float_adds():
     qat, _ = predicted_and_observed("qat", "qat")
     assert qgap.summary()["text"].startswith("22 of 22 compute layers INT8; 8 Add(s) fused, 0 of them")
     assert qat.summary()["fused_adds_float_output"] == 8 and qat.summary()["by_precision"] == {"fp16": 2, "int8": 21}
+
+
+def test_the_pairing_of_our_graph_with_torchs_export_follows_the_network():
+    names = resnet18_trex.pair_nodes(resnet18_trex.build("qat"), resnet18_trex.torch_export("qat"))
+    assert names["Conv_34"] == "/layer1/layer1.0/conv2/Conv" and names["Add_97"] == "/layer2/layer2.0/Add"
+    assert names["QuantizeLinear_88"] == "/layer2/layer2.0/downsample/downsample.0/input_quantizer/QuantizeLinear"
+
+
+@pytest.mark.parametrize("form", resnet18_trex.FORMS)
+def test_torchs_own_export_is_predicted_as_tensorrt_built_it(form):
+    """torch 2.11's TorchScript export of the same network (its names, Identity nodes, its own Q/DQ order), against
+    TensorRT's engine with each layer name translated to torch's node names."""
+    ours, theirs = resnet18_trex.build(form), resnet18_trex.torch_export(form)
+    names = resnet18_trex.pair_nodes(ours, theirs)
+    assert {n.name for n in ours.graph.node if n.op_type not in ("Constant", "Identity")} <= set(names)
+    info = resnet18_trex.renamed_engine(json.loads(resnet18_trex.engine_json(form).read_text()), names)
+    fp16 = form != "fp32"
+    prediction = predict_engine(theirs.graph, ruleset_for("8.6").ruleset, fp16=fp16)
+    comparison = compare(prediction, layers_from_inspector_json(info, OnnxNames.from_model(theirs)),
+                         output_types(info))
+    assert comparison.disagreements() == [] and comparison.not_predicted == [] and comparison.not_observed == []
+    assert comparison.counts["paired"] + comparison.counts["tensorrt_own"] == len(info["Layers"])
