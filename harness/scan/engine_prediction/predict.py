@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from harness.scan.engine_prediction.rules import RULES, Ruleset
 from harness.worker.record import PRECISIONS
@@ -43,6 +43,7 @@ ACTIVATION_OPS = frozenset({"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Har
                             "Selu", "Softplus", "ThresholdedRelu"})
 ARITHMETIC_OPS = frozenset({"Add", "Sub", "Mul", "Div"})  # with a constant operand: a scale or bias folded in
 QDQ = ("QuantizeLinear", "DequantizeLinear")
+SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan"})
 
 # ONNX element types (onnx.TensorProto.DataType) -> what a Q/DQ quantizes to; float ones -> the float precision.
 _QUANTIZED_ELEMENTS = {3: INT8, 2: INT8, 17: FP8, 18: FP8, 19: FP8, 20: FP8, 22: INT4, 21: INT4, 23: FP4}
@@ -129,13 +130,25 @@ def predict_engine(graph: Any, ruleset: Ruleset, fp16: bool = False) -> EnginePr
     return _Predictor(facts, ruleset, fp16).run()
 
 
+class _Node(NamedTuple):
+    """A node's op and tensor names, read from the protobuf once (its fields cost a lookup on every access)."""
+
+    op_type: str
+    input: tuple[str, ...]
+    output: tuple[str, ...]
+
+
 def node_names(graph: Any) -> list[str]:
     """Node names as the scan names them (harness.scan.loading): an unnamed node is ``node_of_<first output>``, a
     repeated name gets ``~2``, ``~3``."""
+    return _unique_names([(node.name, node.op_type, tuple(node.output)) for node in graph.node])
+
+
+def _unique_names(nodes: Iterable[tuple[str, str, tuple[str, ...]]]) -> list[str]:
     seen: collections.Counter[str] = collections.Counter()
     names = []
-    for node in graph.node:
-        name = node.name or (f"node_of_{node.output[0]}" if node.output else f"node_of_{node.op_type}")
+    for name, op, outputs in nodes:
+        name = name or (f"node_of_{outputs[0]}" if outputs else f"node_of_{op}")
         seen[name] += 1
         names.append(name if seen[name] == 1 else f"{name}~{seen[name]}")
     return names
@@ -147,8 +160,9 @@ class GraphFacts:
 
     def __init__(self, graph: Any) -> None:
         self.graph = graph
-        self.nodes = list(graph.node)
-        self.names = node_names(graph)
+        self.nodes = [_Node(node.op_type, tuple(node.input), tuple(node.output)) for node in graph.node]
+        self.names = _unique_names(zip([node.name for node in graph.node], (n.op_type for n in self.nodes),
+                                       (n.output for n in self.nodes)))
         self.producer: dict[str, int] = {}
         self.readers: dict[str, list[int]] = collections.defaultdict(list)
         for index, node in enumerate(self.nodes):
@@ -159,9 +173,7 @@ class GraphFacts:
                     self.readers[tensor].append(index)
         self.outputs = {o.name: o.type.tensor_type.elem_type for o in graph.output}
         self.element: dict[str, int] = {t.name: t.data_type for t in graph.initializer}
-        for info in list(graph.input) + list(graph.value_info):
-            self.element.setdefault(info.name, info.type.tensor_type.elem_type)
-        self.constant = {t.name for t in graph.initializer}
+        self.constant = set(self.element) | {""}  # "": an optional input left out, nothing to compute
         self._fold_constants()
         self.model_float = next((_FLOAT_ELEMENTS[i.type.tensor_type.elem_type] for i in graph.input
                                  if i.type.tensor_type.elem_type in _FLOAT_ELEMENTS), FP32)
@@ -169,43 +181,45 @@ class GraphFacts:
         self._propagate()
         self.quantized_types = frozenset(self.quantized_type(i) for i, node in enumerate(self.nodes)
                                          if node.op_type in QDQ)
-        self.has_subgraphs = any(attribute.HasField("g") or attribute.graphs
-                                 for node in self.nodes for attribute in node.attribute)
+        self.has_subgraphs = any(node.op_type in SUBGRAPH_OPS for node in self.nodes)
 
     def _fold_constants(self) -> None:
+        constant = self.constant
         for node in self.nodes:
-            if node.op_type == "Constant":
-                for attribute in node.attribute:
-                    if attribute.name == "value":
-                        self.element[node.output[0]] = attribute.t.data_type
-                self.constant.update(node.output)
-            elif node.input and all(not t or t in self.constant for t in node.input):
-                self.constant.update(node.output)
-
-    def data_inputs(self, node: Any) -> list[str]:
-        """The inputs a commuting layer moves: every non-constant input of a Concat, the first of the others."""
-        if node.op_type == "Concat":
-            return [t for t in node.input if t and t not in self.constant]
-        return list(node.input[:1])
+            if node.op_type == "Constant" or (node.input and constant.issuperset(node.input)):
+                constant.update(node.output)
 
     def quantized_type(self, index: int) -> str | None:
-        """What a Q/DQ node quantizes to: Q's output_dtype, the zero point's type, a DQ's input type; INT8 else."""
+        """What a Q/DQ node quantizes to: its zero point's type; without one, a Q's output_dtype or a DQ's input
+        type; INT8 else (ONNX's default)."""
         if index not in self._qtypes:
-            self._qtypes[index] = self._read_quantized_type(self.nodes[index])
+            self._qtypes[index] = self._read_quantized_type(index)
         return self._qtypes[index]
 
-    def _read_quantized_type(self, node: Any) -> str | None:
-        for attribute in node.attribute:
-            if attribute.name == "output_dtype" and attribute.i:
-                return _QUANTIZED_ELEMENTS.get(attribute.i)
-        candidates = [node.input[2]] if len(node.input) > 2 and node.input[2] else []
+    def _read_quantized_type(self, index: int) -> str | None:
+        node = self.nodes[index]
+        tensors = [node.input[2]] if len(node.input) > 2 and node.input[2] else []
+        if not tensors and node.op_type == "QuantizeLinear":
+            for attribute in self.graph.node[index].attribute:
+                if attribute.name == "output_dtype" and attribute.i:
+                    return _QUANTIZED_ELEMENTS.get(attribute.i)
         if node.op_type == "DequantizeLinear":
-            candidates.append(node.input[0])
-        for tensor in candidates:
-            element = self.element.get(tensor)
+            tensors.append(node.input[0])
+        for tensor in tensors:
+            element = self._element(tensor)
             if element in _QUANTIZED_ELEMENTS:
                 return _QUANTIZED_ELEMENTS[element]
         return INT8
+
+    def _element(self, tensor: str) -> int | None:
+        """The element type of an initializer or of a Constant node's value."""
+        if tensor not in self.element and tensor in self.producer:
+            index = self.producer[tensor]
+            if self.nodes[index].op_type == "Constant":
+                for attribute in self.graph.node[index].attribute:
+                    if attribute.name == "value":
+                        self.element[tensor] = attribute.t.data_type
+        return self.element.get(tensor)
 
     def _propagate(self) -> None:
         """dq-forward (in node order) and q-backward (in reverse)."""
@@ -265,7 +279,7 @@ class _Predictor:
 
     def run(self) -> EnginePrediction:
         for index, node in enumerate(self.nodes):
-            if index in self.taken or all(t in self.constant for t in node.output):
+            if index in self.taken or not node.output or node.output[0] in self.constant:
                 continue
             op = node.op_type
             if op == "QuantizeLinear":

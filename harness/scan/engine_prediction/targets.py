@@ -30,6 +30,9 @@ NOT_EXPLICIT = ("no Q/DQ in the model: with INT8 enabled TensorRT quantizes it i
                 "before the build")
 
 
+NO_TENSORRT_TARGET = "no TensorRT target on a GPU among the chosen targets"
+
+
 @dataclasses.dataclass
 class TargetEngines:
     """Per target, the ruleset it is predicted with and the prediction (shared between targets alike)."""
@@ -74,6 +77,8 @@ def predict_targets(graph: Any, targets: Sequence[Any], fp16: bool = False) -> T
         else:
             choice = ruleset_for(target.version)
             wanted.append((target, choice.ruleset, choice.note))
+    if not wanted:
+        return TargetEngines([], [], {}, not_predicted, NO_TENSORRT_TARGET)
     if not has_qdq(graph):
         return TargetEngines([], [], {}, {**not_predicted, **{t.id: NOT_EXPLICIT for t, _, _ in wanted}},
                              NOT_EXPLICIT)

@@ -99,3 +99,8 @@ def test_int4_weights_into_a_matmul_are_weight_only_from_10_0():
     (layer,) = prediction.layers
     assert (layer.precision, layer.weights, layer.rule, layer.nodes) == ("fp32", "int4", "int4-weight-only",
                                                                          ("dq_w", "matmul"))
+
+
+def test_without_a_tensorrt_gpu_target_nothing_is_predicted():
+    engines = predict_targets(resnet18_trex.build("qat").graph, [MATRIX["ort-cpu"], MATRIX["trt114-orin-dla"]])
+    assert engines.predictions == [] and "no TensorRT target" in engines.to_dict()["reason"]
