@@ -189,6 +189,12 @@ class GraphFacts:
             if node.op_type == "Constant" or (node.input and constant.issuperset(node.input)):
                 constant.update(node.output)
 
+    def data_inputs(self, node: Any) -> list[str]:
+        """The inputs a commuting layer moves: every non-constant input of a Concat, the first of the others."""
+        if node.op_type == "Concat":
+            return [t for t in node.input if t and t not in self.constant]
+        return list(node.input[:1])
+
     def quantized_type(self, index: int) -> str | None:
         """What a Q/DQ node quantizes to: its zero point's type; without one, a Q's output_dtype or a DQ's input
         type; INT8 else (ONNX's default)."""
