@@ -55,7 +55,8 @@ def engine_view(engine: dict[str, Any] | None, comparisons: list[dict[str, Any]]
         rule = rules.get(layer["rule"], {})
         float_marked = layer["kind"] == "compute" and layer["float"]  # a float layer of a Q/DQ model
         shown.append({**layer, "float_marked": float_marked, "rule_link": rule.get("link"),
-                      "rule_text": rule.get("text"), "rule_section": rule.get("section")})
+                      "rule_text": rule.get("text"), "rule_section": rule.get("section"),
+                      "rule_remedy": rule.get("remedy")})
     return {"predicted": True, "summary_text": engine["summary"]["text"], "float_text": engine["float_text"],
             "groups": groups, "not_predicted": engine.get("not_predicted", {}), "rows": shown,
             "hidden": max(0, len(engine["layers"]) - rows), "float_count": sum(r["float_marked"] for r in shown),

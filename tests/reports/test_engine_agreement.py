@@ -47,3 +47,4 @@ def test_a_node_that_ran_otherwise_is_counted_and_named_with_its_rule(tmp_path):
 def test_records_without_a_model_or_of_onnx_runtime_are_not_counted(tmp_path):
     ort = make_record("resnet18", "qat", "ort-cpu", precision={"Conv_34": "int8"})
     assert engine_agreement([ort, qat_record("trt86-orin")], TARGETS, tmp_path) == []
+

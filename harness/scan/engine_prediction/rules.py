@@ -45,6 +45,7 @@ class Rule:
     link: str
     since: str = "8.6"  # first version it holds in (the oldest documented one when it always did)
     until: str | None = None  # first version it no longer holds in
+    remedy: str | None = None  # what to change in the model for INT8 here, where the rule leaves a layer float
 
     def holds_in(self, version: tuple[int, ...]) -> bool:
         return _parsed(self.since) <= version and (self.until is None or version < _parsed(self.until))
@@ -64,16 +65,20 @@ RULES = {rule.id: rule for rule in (
     Rule("weighted-int8", "A convolution, deconvolution, MatMul or Gemm whose input and weights are both "
          "dequantized from INT8 fuses the DQs and runs in INT8.", "Q/DQ Fusion", GUIDE_86),
     Rule("weighted-float-input", "A convolution, MatMul or Gemm whose input is not dequantized (or whose weights "
-         "are not) runs in float: the DQ on its other side is left unfused.", "Q/DQ Fusion", GUIDE_86),
+         "are not) runs in float: the DQ on its other side is left unfused.", "Q/DQ Fusion", GUIDE_86,
+         remedy="quantize its input and its weights (a Q/DQ pair on each) for an INT8 layer"),
     Rule("weighted-int8-output", "The QuantizeLinear reading a fused INT8 layer's output fuses into it: the layer "
          "writes INT8.", "Q/DQ Fusion", GUIDE_86),
     Rule("weighted-float-output", "With no QuantizeLinear reading it, a fused INT8 layer writes float.",
-         "Q/DQ Fusion", GUIDE_86),
+         "Q/DQ Fusion", GUIDE_86,
+         remedy="quantize every reader of its output (a Q/DQ before each, a residual Add's "
+         "identity input included) for an INT8 output"),
     Rule("bn-activation-fusion", "Batch normalization and a pointwise activation after a convolution fuse into it, "
          "in the network's order; no BN folding in training is needed.", "Q/DQ Fusion", GUIDE_86),
     Rule("residual-add-fusion", "An element-wise Add after a convolution fuses into it; the fused layer writes INT8 "
          "only when the Add's other (residual) input is itself dequantized INT8: with a float residual, output and "
-         "residual are float and the trailing Q stays unfused.", "Q/DQ Layer-Placement Recommendations", GUIDE_86),
+         "residual are float and the trailing Q stays unfused.", "Q/DQ Layer-Placement Recommendations", GUIDE_86,
+         remedy="quantize the Add's residual input (a Q/DQ on the identity branch) for an INT8 output"),
     Rule("residual-add-choice", "When both inputs of the Add come from convolutions that could take it, the later "
          "one (the Add's second input in a torchvision ResNet) takes it.", "observed", ENGINES),
     Rule("conv-act-pool", "A convolution with its activation and a following max pooling fuse into one INT8 layer "
@@ -82,16 +87,19 @@ RULES = {rule.id: rule for rule in (
          "runs in INT8 when every input is dequantized and its output is quantized; the Q and DQs fuse into it.",
          "Explicit Quantization: quantizable layers", GUIDE_86),
     Rule("quantizable-float", "A quantizable layer missing a DQ on an input or a Q on its output runs in float; its "
-         "Q/DQs stay unfused.", "Explicit Quantization: quantizable layers", GUIDE_86),
+         "Q/DQs stay unfused.", "Explicit Quantization: quantizable layers", GUIDE_86,
+         remedy="a DQ on every input and a Q on the output make it INT8"),
     Rule("float-layer", "A layer with no quantized input runs in the network's float precision.",
          "Explicit Versus Implicit Quantization", GUIDE_86),
     Rule("unfused-quantize", "A QuantizeLinear that no layer fuses becomes a Reformat layer converting float to "
-         "INT8.", "Q/DQ Layer-Placement Recommendations", GUIDE_86),
+         "INT8.", "Q/DQ Layer-Placement Recommendations", GUIDE_86,
+         remedy="an extra pass over the tensor: place the Q where a layer can fuse it (its producer writes INT8)"),
     Rule("merged-quantize", "Unfused quantizers of one tensor to one type become a single Reformat (TensorRT's "
          "engine holds one where the model quantizes a block's input twice, for its conv1 and its downsample).",
          "observed", ENGINES),
     Rule("unfused-dequantize", "A DequantizeLinear that no layer fuses becomes a Reformat layer converting INT8 to "
-         "float.", "Q/DQ Layer-Placement Recommendations", GUIDE_86),
+         "float.", "Q/DQ Layer-Placement Recommendations", GUIDE_86,
+         remedy="an extra pass over the tensor: a layer reads this tensor in float; quantize that reader too"),
     Rule("io-types", "Network inputs and outputs keep their ONNX types: a layer writing a network output writes that "
          "type (or TensorRT adds a Reformat after it).", "I/O formats", GUIDE_86),
     Rule("weakly-typed-float", "Weakly typed build: float layers run FP32, or FP16 or FP32 by timing when the "
