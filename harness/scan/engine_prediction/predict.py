@@ -238,24 +238,25 @@ class GraphFacts:
                 if data and all(t in self.dq for t in data) and len({self.dq[t][0] for t in data}) == 1:
                     self.dq[node.output[0]] = self.dq[data[0]]
         self.q: dict[str, str] = {}  # tensor -> the type every reader quantizes it to
-        for node in reversed(self.nodes):
-            for tensor in node.output[:1]:
-                if tensor in self.outputs or tensor in self.constant:
-                    continue
-                kinds = set()
-                for reader in self.readers.get(tensor, ()):
-                    other = self.nodes[reader]
-                    if other.op_type == "QuantizeLinear":
-                        kinds.add(self.quantized_type(reader))
-                    elif (other.op_type in COMMUTING_OPS and other.output[0] in self.q
-                          and tensor in self.data_inputs(other)):
-                        kinds.add(self.q[other.output[0]])
-                    else:
-                        kinds.add(None)
-                    if None in kinds or len(kinds) > 1:
-                        break
-                if len(kinds) == 1 and None not in kinds:
-                    self.q[tensor] = kinds.pop()
+        nodes, readers, q, skipped = self.nodes, self.readers, self.q, self.constant.union(self.outputs)
+        for node in reversed(nodes):
+            if not node.output or node.output[0] in skipped:
+                continue
+            tensor, kind = node.output[0], None
+            for reader in readers.get(tensor, ()):
+                other = nodes[reader]
+                if other.op_type == "QuantizeLinear":
+                    this = self.quantized_type(reader)
+                elif other.op_type in COMMUTING_OPS and other.output[0] in q and tensor in self.data_inputs(other):
+                    this = q[other.output[0]]
+                else:
+                    this = None
+                if this is None or (kind is not None and this != kind):
+                    kind = None
+                    break
+                kind = this
+            if kind is not None:
+                q[tensor] = kind
 
 
 class _Predictor:
