@@ -1,4 +1,5 @@
-"""Benchmark: `harness scan` (match + predict + write, no --run) on generated models of growing size.
+"""Benchmark: `harness scan` (match + predict + the engine prediction + write, no --run) on generated models of
+growing size.
 
 Each model repeats one unit of 18 nodes (implicit INT8) or 40 nodes (with pytorch-quantization style Q/DQ) that
 holds the library's patterns: Conv + SiLU (S1), Conv + InstanceNormalization (S2), a depthwise conv + BN + Mish
@@ -155,7 +156,7 @@ def main() -> int:
 
     results = library_results(out)
     targets = list(load_matrix().values())
-    stages = ("load", "match", "predict", "write")
+    stages = ("load", "match", "predict", "engine", "write")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start; wall seconds per "
           "stage, then the whole scan's wall and CPU seconds (its checks process's included; CPU time does not grow "
           "when other processes share the cores)")
