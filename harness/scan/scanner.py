@@ -144,7 +144,11 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
         for target in options.targets
     ]
     lap("predict")
-    engines = predict_targets(loaded.model.graph, options.targets)
+    try:
+        engines = predict_targets(loaded.model.graph, options.targets)
+    except Exception as err:  # a bug of the prediction must not cost the user the scan: named, as a failed matcher is
+        engines = None
+        problems.append(f"the engine prediction failed ({type(err).__name__}: {err}); please report it with the model")
     lap("engine")
     return ScanResult(options, loaded, matches.findings, verdicts, model_verdicts, observations, reproducers,
                       run_summaries, problems, timings, engines)
