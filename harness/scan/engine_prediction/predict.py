@@ -55,8 +55,8 @@ _RULE_SUPPORTING = {FP8: "fp8-qdq", FP4: "fp4-qdq", INT4: "int4-weight-only"}
 class PredictedLayer:
     """One layer of the predicted engine."""
 
-    name: str
-    nodes: tuple[str, ...]  # the ONNX nodes it holds, in graph order (weights' Q/DQ included)
+    name: str  # as TensorRT names a fused layer: its nodes joined by " + ", the output Q it fused left out
+    nodes: tuple[str, ...]  # the ONNX nodes it holds, in graph order (weights' Q/DQ and a fused output Q included)
     kind: str  # COMPUTE, REFORMAT or MOVEMENT
     op: str  # the ONNX op of its main node
     precision: str  # what it computes in

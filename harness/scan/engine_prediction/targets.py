@@ -47,6 +47,12 @@ class TargetEngines:
         entry = self.targets.get(target_id)
         return self.predictions[entry["prediction"]] if entry else None
 
+    def node_precisions(self, target_id: str) -> dict[str, dict[str, str]]:
+        """ONNX node -> {"precision", "rule", "layer"} predicted on ``target_id`` (empty where nothing is predicted):
+        what a verdict can take as ``predicted`` evidence, never as an observation."""
+        prediction = self.for_target(target_id)
+        return prediction.node_precisions() if prediction is not None else {}
+
     def to_dict(self) -> dict[str, Any]:
         if not self.predictions:
             return {"predicted": False, "reason": self.reason, "ruleset": None, "float_precision": None,

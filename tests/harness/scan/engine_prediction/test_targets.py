@@ -104,3 +104,12 @@ def test_int4_weights_into_a_matmul_are_weight_only_from_10_0():
 def test_without_a_tensorrt_gpu_target_nothing_is_predicted():
     engines = predict_targets(resnet18_trex.build("qat").graph, [MATRIX["ort-cpu"], MATRIX["trt114-orin-dla"]])
     assert engines.predictions == [] and "no TensorRT target" in engines.to_dict()["reason"]
+
+
+def test_each_target_has_its_nodes_predicted_precision_and_rule():
+    engines = predict_targets(conv_model(TensorProto.FLOAT8E4M3FN).graph,
+                              [MATRIX["trt86-x86"], MATRIX["trt1016-x86"], MATRIX["ort-cpu"]])
+    assert engines.node_precisions("trt1016-x86")["conv"] == {"precision": "fp8", "rule": "weighted-int8-output",
+                                                              "layer": "dq_in + q_w + dq_w + conv"}
+    assert engines.node_precisions("trt86-x86")["conv"]["rule"] == "quantized-type-unsupported"
+    assert engines.node_precisions("ort-cpu") == {}
