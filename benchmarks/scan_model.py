@@ -1,4 +1,5 @@
-"""Benchmark: `harness scan` (match + predict + write, no --run) on generated models of growing size.
+"""Benchmark: `harness scan` (match + predict + the engine prediction + write, no --run) on generated models of
+growing size.
 
 Each model repeats one unit of 18 nodes (implicit INT8) or 40 nodes (with pytorch-quantization style Q/DQ) that
 holds the library's patterns: Conv + SiLU (S1), Conv + InstanceNormalization (S2), a depthwise conv + BN + Mish
@@ -17,7 +18,13 @@ included) are printed beside: loading a large model and --fix's run of the origi
 to more than the wall seconds. Run it with Python's bytecode cache on (PYTHONDONTWRITEBYTECODE unset), as an installed
 tool runs: each command runs once, writing the cache, before it is timed.
 
-    python benchmarks/scan_model.py [--sizes 5000 20000 50000] [--keep DIR] [--processes-only]
+Then (issue 30), side by side with trtcheck (`pip install trtcheck`, a static ONNX -> TensorRT operator checker
+for one TensorRT version) on the same 50k-node Q/DQ model, as whole processes: `scan` on every target of the matrix,
+its engine prediction included, against `trtcheck MODEL --format json`: wall and CPU seconds, peak memory, and the
+scan's own stages (load, match, predict, engine, the JSON and page written). Target: the scan no longer than
+trtcheck, and never over 4 s.
+
+    python benchmarks/scan_model.py [--sizes 5000 20000 50000] [--keep DIR] [--processes-only] [--versus-trtcheck]
 """
 from __future__ import annotations
 
@@ -132,11 +139,14 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000, 50000], help="node counts")
     parser.add_argument("--keep", type=Path, help="write models and results here instead of a temporary directory")
     parser.add_argument("--processes-only", action="store_true", help="only the whole-process scan and --fix runs")
+    parser.add_argument("--versus-trtcheck", action="store_true", help="only the scan beside trtcheck (issue 30)")
     args = parser.parse_args()
     out = args.keep or Path(tempfile.mkdtemp(prefix="trt-matrix-scan-bench-"))
     out.mkdir(parents=True, exist_ok=True)
+    if args.versus_trtcheck:
+        return 0 if versus_trtcheck(out) else 1
     if args.processes_only:
-        return 0 if whole_processes(out) else 1
+        return 0 if whole_processes(out) and versus_trtcheck(out) else 1
 
     import cases  # noqa: F401  (registers the library)
     from harness.matrix import load_matrix
@@ -146,7 +156,7 @@ def main() -> int:
 
     results = library_results(out)
     targets = list(load_matrix().values())
-    stages = ("load", "match", "predict", "write")
+    stages = ("load", "match", "predict", "engine", "write")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start; wall seconds per "
           "stage, then the whole scan's wall and CPU seconds (its checks process's included; CPU time does not grow "
           "when other processes share the cores)")
@@ -179,7 +189,7 @@ def main() -> int:
           "start and imports included)")
     print(f"target: the {max(args.sizes) // 1000}k-node scans under {TARGET_S:.0f} CPU seconds: "
           f"{'met' if ok else 'MISSED'}")
-    return 0 if whole_processes(out) and ok else 1
+    return 0 if whole_processes(out) and versus_trtcheck(out) and ok else 1
 
 
 def _cpu_seconds() -> float:
@@ -240,6 +250,58 @@ def whole_processes(out: Path) -> bool:
         print(f"  in CPU seconds (both cores' work added up): scan {scan_cpu:.2f}, --fix {fix_cpu:.2f} vs 2 x "
               f"{scan_cpu:.2f} + {ort:.2f}")
         ok = ok and scan_ok and fix_ok
+    return ok
+
+
+VERSUS_NODES, VERSUS_LIMIT_S = 50000, 4.0
+_PEAK = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], capture_output=True); "
+         "sys.stderr.write(done.stderr.decode()[-2000:]); "
+         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(done.returncode)")
+
+
+def measured_process(command: list[str]) -> tuple[float, float, float, int]:
+    """Wall and CPU seconds, peak resident MiB (the command's own process tree's largest) and exit status."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", _PEAK, *command], cwd=REPO, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    peak_kib = int(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else 0
+    return wall, cpu, peak_kib / 1024, done.returncode
+
+
+def versus_trtcheck(out: Path) -> bool:
+    """`scan` (every target, the engine predicted) beside trtcheck's check of the same 50k-node Q/DQ model."""
+    import shutil
+
+    trtcheck = shutil.which("trtcheck")
+    path = out / f"versus-{VERSUS_NODES}-qdq.onnx"
+    onnx.save(generated_model(VERSUS_NODES, True), path)
+    print(f"\nscan beside trtcheck on {path.name} (load average {os.getloadavg()[0]:.1f}; wall s, CPU s, peak MiB; "
+          "the best of 3 runs each, after one that writes the bytecode cache)")
+    scan_cmd = [sys.executable, "-m", "harness", "scan", str(path), "--out", str(out / "versus-scan")]
+    commands = {"scan": scan_cmd}
+    if trtcheck is None:
+        print("  trtcheck is not installed (pip install trtcheck): the scan is timed alone")
+    else:
+        commands["trtcheck"] = [trtcheck, str(path), "--format", "json", "--output", str(out / "trtcheck.json"),
+                                "--force"]
+    best = {}
+    for name, command in commands.items():
+        measured_process(command)
+        runs = [measured_process(command) for _ in range(3)]
+        best[name] = min(runs)
+        wall, cpu, peak, status = best[name]
+        print(f"  {name:<10}{wall:>8.2f}{cpu:>8.2f}{peak:>8.0f}   exit {status}")
+    stages = json.loads((out / "versus-scan" / "scan.json").read_text())["timings_s"]
+    engine = json.loads((out / "versus-scan" / "scan.json").read_text())["engine"]
+    print("  the scan's stages (s, its last run): " + ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
+          + f"; engine: {engine['summary']['text']}")
+    limit = min(VERSUS_LIMIT_S, best["trtcheck"][0]) if "trtcheck" in best else VERSUS_LIMIT_S
+    ok = best["scan"][0] <= limit
+    print(f"  target: the scan within {limit:.2f} s (trtcheck's time, at most {VERSUS_LIMIT_S:.0f} s): "
+          f"{'met' if ok else 'MISSED'} ({best['scan'][0]:.2f} s)")
     return ok
 
 

@@ -21,6 +21,7 @@ from harness.store.merge import find_conflicts
 from harness.store.results_file import read_results, record_host, variant_on_target
 from harness.worker.record import OUTCOMES
 from reports.case_index import VariantRow, read_index
+from reports.engine_agreement import engine_agreement
 from reports.columns import observed_architectures, plan_lines
 from reports.panels import PanelData, packed
 from reports.planning import build_plan, nodes_text, pattern_sort_key, precision_pairs, unverified_nodes
@@ -94,11 +95,13 @@ def template_environment() -> jinja2.Environment:
 
 def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any], rows: Iterable[VariantRow],
                   out_path: Path | str, *, notes: Sequence[str] = (), skipped: Sequence[str] = (),
-                  trend_href: str | None = None, incomplete: Sequence[str] = ()) -> Path:
+                  trend_href: str | None = None, incomplete: Sequence[str] = (),
+                  engine_agreement: Sequence[Any] = ()) -> Path:
     """Write the matrix of ``records`` (columns: ``targets`` of load_matrix(); rows, upstream claims, remedies and
     backend notes: ``rows`` of the case index) to ``out_path``. ``notes`` (e.g. the inputs) and ``skipped`` (results
     lines left out) are shown under the title, ``incomplete`` (why the matrix is not whole: damaged or lost input)
-    above them; ``trend_href`` links the trend page and each cell's history there.
+    above them; ``trend_href`` links the trend page and each cell's history there; ``engine_agreement`` (of
+    reports.engine_agreement) the predicted engine against the observed one per target.
     Records from several hosts (their ``provenance.host``) split a target into one column per host; cells whose
     hosts disagree are conflicts."""
     records = list(records)
@@ -133,6 +136,7 @@ def render_report(records: Iterable[dict[str, Any]], targets: Mapping[str, Any],
         plan_architectures=observed_architectures(columns),
         panel_data=packed(document),
         trend_href=trend_href, page_script=page_script("report.js"), patterns=sorted({row.pattern for row in rows}, key=pattern_sort_key),
+        engine_agreement=list(engine_agreement),
         generated_at=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     )
     out_path = Path(out_path)
@@ -165,4 +169,5 @@ def build_report(results_paths: Iterable[Path | str], out_path: Path | str, case
              f"cases from {cases_dir}."]
     targets = load_matrix(matrix_path or DEFAULT_MATRIX)
     return render_report(results.records, targets, read_index(cases_dir), out_path, notes=notes,
-                         skipped=results.skipped, trend_href=trend_href)
+                         skipped=results.skipped, trend_href=trend_href,
+                         engine_agreement=engine_agreement(results.records, targets, cases_dir))

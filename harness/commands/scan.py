@@ -250,11 +250,25 @@ def _check_figures(check: dict) -> str:
     return ""
 
 
+def _print_engine(engine: dict | None) -> None:
+    """One line on the predicted engine (harness.scan.engine_prediction): its summary, or why there is none."""
+    if engine is None:
+        return
+    if not engine["predicted"]:
+        print(f"predicted engine: none: {engine['reason']}")
+        return
+    more = f" ({len(engine['other_predictions'])} other ruleset(s) differ, see scan.html)" \
+        if engine["other_predictions"] else ""
+    print(f"predicted engine (TensorRT's documented rules, not a build): {engine['summary']['text']}; float layers "
+          f"{engine['float_text']}{more}")
+
+
 def _print_result(data: dict) -> None:
     model = data["model"]
     print(f"model: {model['path']} (opset {model['opset']}, {model['nodes']} nodes, {model['mode_text']})")
     for note in model["notes"]:
         print(f"  note: {note}")
+    _print_engine(data.get("engine"))
     findings = data["findings"]
     if not findings:
         print("no known INT8 failure pattern of the library in this model")

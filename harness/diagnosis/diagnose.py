@@ -22,7 +22,7 @@ from harness.diagnosis.library import (
 from harness.matrix import Target
 from harness.scan.observations import read_observations
 from harness.worker.backends.tensorrt.calibration_cache import headers_in_text
-from harness.worker.backends.tensorrt.layers import OnnxNames
+from harness.worker.backends.tensorrt.layers import LayersRead, OnnxNames
 
 # The outcome of a diagnosis, worst first: the command maps each to its exit status.
 OUTCOMES = {
@@ -60,6 +60,7 @@ class FileDiagnosis:
     model_nodes: list[str] = dataclasses.field(default_factory=list)
     joined: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     applies: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # chosen target -> known failures there
+    engine_comparison: dict[str, Any] | None = None  # with a model: its predicted engine beside these layers
 
     def to_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "path": str(self.path)}
@@ -155,6 +156,11 @@ def _diagnose(item: Identified, identified: list[Identified], context: Context, 
         from harness.scan.summary import model_summary
 
         result.facts = model_summary(item.content)
+    if scanned is not None and isinstance(item.content, LayersRead) and item.status == READ:
+        from harness.diagnosis.engine_comparison import engine_comparison
+
+        result.engine_comparison = engine_comparison(item, result.facts, scanned.loaded.model,
+                                                     _metadata_beside(item, identified))
     if names is not None and (layer_names or tensors):
         result.names_checked = True
         producers = [names.producers[tensor] for tensor in tensors if tensor in names.producers]

@@ -41,7 +41,8 @@ def file_sentences(f: FileDiagnosis) -> list[str]:
     head = f"{f.path}: {f.kind_text}"
     if f.status == "damaged":
         return [f"{head}, DAMAGED: {f.problem}."] + (_KIND_SENTENCES[f.kind](f) if f.facts else [])
-    return [f"{head}."] + _KIND_SENTENCES[f.kind](f)
+    comparison = [f.engine_comparison["text"]] if f.engine_comparison else []
+    return [f"{head}."] + _KIND_SENTENCES[f.kind](f) + comparison
 
 
 def _log(f: FileDiagnosis) -> list[str]:

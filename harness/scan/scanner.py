@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 from harness import judgement as j
 from harness.exit_codes import EXIT_BROKEN, EXIT_OK, EXIT_REGRESSION
 from harness.matrix import Target
+from harness.scan.engine_prediction.targets import TargetEngines, predict_targets
 from harness.scan.loading import LoadedModel, gc_paused, load_model
 from harness.scan.matching import Finding, find_patterns
 from harness.scan.observations import Observation, Observations, read_observations
@@ -46,6 +47,7 @@ class ScanResult:
     run_summaries: list[Any]
     problems: list[str]  # matchers that failed, damaged results lines: each named
     timings: dict[str, float]
+    engines: TargetEngines | None = None  # the predicted engine per target (harness.scan.engine_prediction)
 
     @property
     def failing_targets(self) -> list[str]:
@@ -91,6 +93,7 @@ class ScanResult:
             "failing_targets": self.failing_targets,
             "evidence_damaged": self.evidence_damaged,
             "findings": findings,
+            "engine": self.engines.to_dict() if self.engines is not None else None,
             "observations": {"sources": self.observations.sources, "records": len(self.observations)},
             "run": {
                 "targets": [t.id for t in self.options.run_targets],
@@ -149,8 +152,14 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
         for target in options.targets
     ]
     lap("predict")
+    try:
+        engines = predict_targets(loaded.model.graph, options.targets)
+    except Exception as err:  # a bug of the prediction must not cost the user the scan: named, as a failed matcher is
+        engines = None
+        problems.append(f"the engine prediction failed ({type(err).__name__}: {err}); please report it with the model")
+    lap("engine")
     return ScanResult(options, loaded, matches.findings, verdicts, model_verdicts, observations, reproducers,
-                      run_summaries, problems, timings)
+                      run_summaries, problems, timings, engines)
 
 
 def _mode_caveat(form_mode: str, model_mode: str) -> str | None:

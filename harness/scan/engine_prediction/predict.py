@@ -1,0 +1,531 @@
+"""Predict the engine TensorRT builds from an explicit (Q/DQ) ONNX model: its fused layers, the ONNX nodes each
+holds, the precision each computes in, the type each writes, and the documented rule that decided it.
+
+One pass over the ``onnx.GraphProto`` in node order, then one backwards, then one forwards again: linear in the
+graph, no onnx-graphsurgeon import. What it does, in the rules' terms (:mod:`.rules`):
+
+1. Constants and everything computed from constants only (weights and their Q/DQ) fold away.
+2. ``dq-forward``: an activation DequantizeLinear's INT8 moves forward through commuting layers.
+3. ``q-backward``: a tensor whose every reader is a QuantizeLinear (directly or through commuting layers) can be
+   written in INT8 by the layer that produces it.
+4. In node order, each layer: a convolution/MatMul/Gemm takes its input and weight DQs, batch norm, constant
+   scale/bias, activation, one residual Add (of two candidate convolutions, the later), and, in INT8, a following
+   max pooling; quantizable layers run INT8 with every input dequantized and the output quantized; commuting
+   layers move whatever type reaches them; everything else runs float.
+5. A QuantizeLinear whose input no layer wrote in INT8 becomes a Reformat, and so does a DequantizeLinear whose output
+   some layer reads in float.
+
+A model without Q/DQ gets the float engine's fusions in the float precision asked (TensorRT's FP32 and FP16
+builds); what INT8 a calibrator would add is chosen by timing and is never predicted here.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+from typing import Any, Iterable, NamedTuple
+
+from harness.scan.engine_prediction.rules import RULES, Ruleset
+from harness.worker.record import PRECISIONS
+
+INT8, FP16, FP32, BF16, FP8, FP4, UNKNOWN = PRECISIONS  # harness/worker/record.py's Precision, in its order
+INT4 = "int4"  # a weight type only (weight-only quantization): no layer computes in it
+
+COMPUTE, REFORMAT, MOVEMENT = "compute", "reformat", "data-movement"  # what a predicted layer is
+QUANTIZED_MATH = (INT8, FP8, FP4)
+
+WEIGHTED_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})
+ADD_FUSING_OPS = frozenset({"Conv", "ConvTranspose", "Gemm"})
+COMMUTING_OPS = frozenset({"MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze",
+                           "Slice", "Identity", "Concat", "Resize"})
+MOVEMENT_OPS = COMMUTING_OPS - {"MaxPool", "GlobalMaxPool", "Resize"}
+QUANTIZABLE_OPS = frozenset({"AveragePool", "GlobalAveragePool", "Add", "ReduceMean"})
+ACTIVATION_OPS = frozenset({"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu",
+                            "Selu", "Softplus", "ThresholdedRelu"})
+ARITHMETIC_OPS = frozenset({"Add", "Sub", "Mul", "Div"})  # with a constant operand: a scale or bias folded in
+QDQ = ("QuantizeLinear", "DequantizeLinear")
+SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan"})
+
+# ONNX element types (onnx.TensorProto.DataType) -> what a Q/DQ quantizes to; float ones -> the float precision.
+_QUANTIZED_ELEMENTS = {3: INT8, 2: INT8, 17: FP8, 18: FP8, 19: FP8, 20: FP8, 22: INT4, 21: INT4, 23: FP4}
+_FLOAT_ELEMENTS = {1: FP32, 10: FP16, 16: BF16, 11: FP32}
+_RULE_SUPPORTING = {FP8: "fp8-qdq", FP4: "fp4-qdq", INT4: "int4-weight-only"}
+
+
+@dataclasses.dataclass(frozen=True)
+class PredictedLayer:
+    """One layer of the predicted engine."""
+
+    name: str  # as TensorRT names a fused layer: its nodes joined by " + ", the output Q it fused left out
+    nodes: tuple[str, ...]  # the ONNX nodes it holds, in graph order (weights' Q/DQ and a fused output Q included)
+    kind: str  # COMPUTE, REFORMAT or MOVEMENT
+    op: str  # the ONNX op of its main node
+    precision: str  # what it computes in
+    output_type: str  # what it writes
+    rule: str  # the rule that decided its precision and output (rules.RULES)
+    weights: str | None = None  # the type its weights are stored in, for a layer with weights
+    timing_choice: tuple[str, ...] = ()  # float types TensorRT may pick instead by timing (weakly typed, FP16 on)
+    fused_add: bool = False  # a residual Add is fused into it
+
+    @property
+    def is_float(self) -> bool:
+        return self.precision not in QUANTIZED_MATH
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"name": self.name, "nodes": list(self.nodes), "kind": self.kind, "op": self.op,
+                "precision": self.precision, "output_type": self.output_type, "rule": self.rule,
+                "float": self.is_float}
+        if self.weights:
+            data["weights"] = self.weights
+        if self.timing_choice:
+            data["timing_choice"] = list(self.timing_choice)
+        if self.fused_add:
+            data["fused_add"] = True
+        return data
+
+
+@dataclasses.dataclass
+class EnginePrediction:
+    ruleset: Ruleset
+    float_precision: str
+    float_text: str  # how the float layers are typed, in a sentence
+    layers: list[PredictedLayer]
+    notes: list[str]
+
+    def node_precisions(self) -> dict[str, dict[str, str]]:
+        """ONNX node -> its predicted precision, the rule and the layer holding it (what a verdict engine reads as
+        ``predicted`` evidence; never an observation)."""
+        return {node: {"precision": layer.precision, "rule": layer.rule, "layer": layer.name}
+                for layer in self.layers for node in layer.nodes}
+
+    def summary(self) -> dict[str, Any]:
+        compute = [layer for layer in self.layers if layer.kind == COMPUTE]
+        by_precision = collections.Counter(layer.precision for layer in compute)
+        quantized = sum(by_precision[p] for p in QUANTIZED_MATH)
+        adds = [layer for layer in compute if layer.fused_add]
+        adds_float = sum(1 for layer in adds if layer.output_type not in QUANTIZED_MATH)
+        reformats = sum(1 for layer in self.layers if layer.kind == REFORMAT)
+        kinds = " / ".join(p.upper() for p in QUANTIZED_MATH if by_precision[p]) or INT8.upper()
+        text = (f"{quantized} of {len(compute)} compute layers {kinds}; {len(adds)} Add(s) fused, {adds_float} of "
+                f"them with a float output; {reformats} unfused Q/DQ become Reformat layers")
+        return {"compute_layers": len(compute), "quantized_layers": quantized,
+                "by_precision": dict(sorted(by_precision.items())), "fused_adds": len(adds),
+                "fused_adds_float_output": adds_float, "reformats": reformats, "text": text}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ruleset": self.ruleset.name, "ruleset_version": self.ruleset.version,
+                "documentation": self.ruleset.documentation, "float_precision": self.float_precision,
+                "float_text": self.float_text, "summary": self.summary(), "notes": self.notes,
+                "layers": [layer.to_dict() for layer in self.layers]}
+
+
+def has_qdq(graph: Any) -> bool:
+    return any(node.op_type in QDQ for node in graph.node)
+
+
+def predict_engine(graph: Any, ruleset: Ruleset, fp16: bool = False) -> EnginePrediction:
+    """The engine of ``graph`` (an ``onnx.GraphProto``, or its :class:`GraphFacts` gathered once for several
+    rulesets) under ``ruleset``. ``fp16``: the weakly typed build also enables FP16 (TensorRT then picks FP16 or FP32
+    per float layer by timing); strongly typed rulesets ignore it."""
+    facts = graph if isinstance(graph, GraphFacts) else GraphFacts(graph)
+    return _Predictor(facts, ruleset, fp16).run()
+
+
+class _Node(NamedTuple):
+    """A node's op and tensor names, read from the protobuf once (its fields cost a lookup on every access)."""
+
+    op_type: str
+    input: tuple[str, ...]
+    output: tuple[str, ...]
+
+
+def node_names(graph: Any) -> list[str]:
+    """Node names as the scan names them (harness.scan.loading): an unnamed node is ``node_of_<first output>``, a
+    repeated name gets ``~2``, ``~3``."""
+    return _unique_names([(node.name, node.op_type, tuple(node.output)) for node in graph.node])
+
+
+def _unique_names(nodes: Iterable[tuple[str, str, tuple[str, ...]]]) -> list[str]:
+    seen: collections.Counter[str] = collections.Counter()
+    names = []
+    for name, op, outputs in nodes:
+        name = name or (f"node_of_{outputs[0]}" if outputs else f"node_of_{op}")
+        seen[name] += 1
+        names.append(name if seen[name] == 1 else f"{name}~{seen[name]}")
+    return names
+
+
+class GraphFacts:
+    """What every ruleset's prediction reads from the graph, gathered once: producers and readers of each tensor,
+    the constants (folded), element types, and the two Q/DQ propagations (``dq-forward``, ``q-backward``)."""
+
+    def __init__(self, graph: Any) -> None:
+        self.graph = graph
+        self.nodes = [_Node(node.op_type, tuple(node.input), tuple(node.output)) for node in graph.node]
+        self.names = _unique_names(zip([node.name for node in graph.node], (n.op_type for n in self.nodes),
+                                       (n.output for n in self.nodes)))
+        self.producer: dict[str, int] = {}
+        self.readers: dict[str, list[int]] = collections.defaultdict(list)
+        for index, node in enumerate(self.nodes):
+            for tensor in node.output:
+                self.producer[tensor] = index
+            for tensor in node.input:
+                if tensor:
+                    self.readers[tensor].append(index)
+        self.outputs = {o.name: o.type.tensor_type.elem_type for o in graph.output}
+        self.element: dict[str, int] = {t.name: t.data_type for t in graph.initializer}
+        self.constant = set(self.element) | {""}  # "": an optional input left out, nothing to compute
+        self._fold_constants()
+        self.model_float = next((_FLOAT_ELEMENTS[i.type.tensor_type.elem_type] for i in graph.input
+                                 if i.type.tensor_type.elem_type in _FLOAT_ELEMENTS), FP32)
+        self._qtypes: dict[int, str | None] = {}
+        self._propagate()
+        self.quantized_types = frozenset(self.quantized_type(i) for i, node in enumerate(self.nodes)
+                                         if node.op_type in QDQ)
+        self.has_subgraphs = any(node.op_type in SUBGRAPH_OPS for node in self.nodes)
+
+    def _fold_constants(self) -> None:
+        constant = self.constant
+        for node in self.nodes:
+            if node.op_type == "Constant" or (node.input and constant.issuperset(node.input)):
+                constant.update(node.output)
+
+    def data_inputs(self, node: Any) -> list[str]:
+        """The inputs a commuting layer moves: every non-constant input of a Concat, the first of the others."""
+        if node.op_type == "Concat":
+            return [t for t in node.input if t and t not in self.constant]
+        return list(node.input[:1])
+
+    def quantized_type(self, index: int) -> str | None:
+        """What a Q/DQ node quantizes to: its zero point's type; without one, a Q's output_dtype or a DQ's input
+        type; INT8 else (ONNX's default)."""
+        if index not in self._qtypes:
+            self._qtypes[index] = self._read_quantized_type(index)
+        return self._qtypes[index]
+
+    def _read_quantized_type(self, index: int) -> str | None:
+        node = self.nodes[index]
+        tensors = [node.input[2]] if len(node.input) > 2 and node.input[2] else []
+        if not tensors and node.op_type == "QuantizeLinear":
+            for attribute in self.graph.node[index].attribute:
+                if attribute.name == "output_dtype" and attribute.i:
+                    return _QUANTIZED_ELEMENTS.get(attribute.i)
+        if node.op_type == "DequantizeLinear":
+            tensors.append(node.input[0])
+        for tensor in tensors:
+            element = self._element(tensor)
+            if element in _QUANTIZED_ELEMENTS:
+                return _QUANTIZED_ELEMENTS[element]
+        return INT8
+
+    def _element(self, tensor: str) -> int | None:
+        """The element type of an initializer or of a Constant node's value."""
+        if tensor not in self.element and tensor in self.producer:
+            index = self.producer[tensor]
+            if self.nodes[index].op_type == "Constant":
+                for attribute in self.graph.node[index].attribute:
+                    if attribute.name == "value":
+                        self.element[tensor] = attribute.t.data_type
+        return self.element.get(tensor)
+
+    def _propagate(self) -> None:
+        """dq-forward (in node order) and q-backward (in reverse)."""
+        self.dq: dict[str, tuple[str, int]] = {}  # tensor -> (quantized type, the DQ it comes from)
+        for index, node in enumerate(self.nodes):
+            if node.op_type == "DequantizeLinear" and node.input[0] not in self.constant:
+                self.dq[node.output[0]] = (self.quantized_type(index), index)
+            elif node.op_type in COMMUTING_OPS and node.input:
+                data = self.data_inputs(node)
+                if data and all(t in self.dq for t in data) and len({self.dq[t][0] for t in data}) == 1:
+                    self.dq[node.output[0]] = self.dq[data[0]]
+        self.q: dict[str, str] = {}  # tensor -> the type every reader quantizes it to
+        nodes, readers, q, skipped = self.nodes, self.readers, self.q, self.constant.union(self.outputs)
+        for node in reversed(nodes):
+            if not node.output or node.output[0] in skipped:
+                continue
+            tensor, kind = node.output[0], None
+            for reader in readers.get(tensor, ()):
+                other = nodes[reader]
+                if other.op_type == "QuantizeLinear":
+                    this = self.quantized_type(reader)
+                elif other.op_type in COMMUTING_OPS and other.output[0] in q and tensor in self.data_inputs(other):
+                    this = q[other.output[0]]
+                else:
+                    this = None
+                if this is None or (kind is not None and this != kind):
+                    kind = None
+                    break
+                kind = this
+            if kind is not None:
+                q[tensor] = kind
+
+
+class _Predictor:
+    def __init__(self, facts: GraphFacts, ruleset: Ruleset, fp16: bool) -> None:
+        self.facts, self.ruleset = facts, ruleset
+        self.nodes, self.names, self.producer, self.readers = facts.nodes, facts.names, facts.producer, facts.readers
+        self.outputs, self.constant, self.dq, self.q = facts.outputs, facts.constant, facts.dq, facts.q
+        self.notes: list[str] = []
+        model_float = facts.model_float
+        if ruleset.strongly_typed_only:
+            self.float, self.choice = model_float, ()
+            self.float_text = (f"strongly typed (TensorRT {ruleset.version}): float layers run in the model's own "
+                               f"type, {model_float.upper()}")
+        elif fp16:
+            self.float, self.choice = FP16, (FP16, FP32)
+            self.float_text = ("weakly typed with FP16 enabled: TensorRT picks FP16 or FP32 per float layer by timing "
+                               "(FP16 shown)")
+        else:
+            self.float, self.choice = FP32, ()
+            self.float_text = "weakly typed, INT8 only: float layers run FP32"
+        self.layers: list[tuple[int, PredictedLayer]] = []
+        self.taken: set[int] = set()
+        self.int8_written: dict[str, str] = {}  # tensor -> quantized type a layer writes it in
+        self.float_reads: set[int] = set()  # activation DQs some layer reads in float
+        self.unfused_q: dict[tuple[str, str], int] = {}  # (tensor, type) -> its unfused Q's place in self.layers
+        self.writer: dict[str, int] = {}  # tensor written in INT8 -> the place in self.layers of the layer writing it
+
+    def run(self) -> EnginePrediction:
+        for index, node in enumerate(self.nodes):
+            if index in self.taken or not node.output or node.output[0] in self.constant:
+                continue
+            op = node.op_type
+            if op == "QuantizeLinear":
+                self._quantize(index, node)
+            elif op == "DequantizeLinear":
+                continue  # decided once every reader has been: below
+            elif op in WEIGHTED_OPS and len(node.input) > 1 and (
+                    node.input[1] in self.constant or (op == "MatMul" and node.input[1] in self.dq)):
+                self._weighted(index, node)
+            elif op in COMMUTING_OPS:
+                self._commuting(index, node)
+            elif op in QUANTIZABLE_OPS:
+                self._quantizable(index, node)
+            else:
+                self._float(index, node, "float-layer")
+        for index in sorted(self.float_reads):
+            node = self.nodes[index]
+            kind = self.facts.quantized_type(index)
+            self._add(index, PredictedLayer(self.names[index], (self.names[index],), REFORMAT, node.op_type, kind,
+                                            self._float_type(node.output[0]), "unfused-dequantize",
+                                            timing_choice=self._choice(node.output[0])))
+        if self.facts.has_subgraphs:
+            self.notes.append("subgraphs (If, Loop, Scan bodies) are not predicted: their layers are left out")
+        layers = [layer for _, layer in sorted(self.layers, key=lambda item: item[0])]
+        return EnginePrediction(self.ruleset, self.float, self.float_text, layers, self.notes)
+
+    # -- layers --------------------------------------------------------------------------------------------------
+    def _add(self, index: int, layer: PredictedLayer, writes: str | None = None) -> None:
+        """Add ``layer`` (its first node at ``index``); ``writes``: the tensor it writes in a quantized type."""
+        if writes is not None:
+            self.writer[writes] = len(self.layers)
+        self.layers.append((index, layer))
+
+    def _float_type(self, tensor: str) -> str:
+        if tensor in self.outputs:
+            return _FLOAT_ELEMENTS.get(self.outputs[tensor], self.float)
+        return self.float
+
+    def _choice(self, tensor: str) -> tuple[str, ...]:
+        return self.choice
+
+    def _read_float(self, tensor: str) -> None:
+        """A layer reads ``tensor`` in float: the DQ it comes from (if any) is left unfused."""
+        if tensor in self.dq:
+            self.float_reads.add(self.dq[tensor][1])
+
+    def _supported(self, kind: str | None) -> bool:
+        return kind == INT8 or (kind in _RULE_SUPPORTING and self.ruleset.has(_RULE_SUPPORTING[kind]))
+
+    def _quantize(self, index: int, node: Any) -> None:
+        kind = self.facts.quantized_type(index)
+        if node.input[0] in self.int8_written:
+            self.int8_written[node.output[0]] = kind
+            writer = self.writer.get(node.input[0])
+            if writer is not None:  # fused into the layer that wrote its input
+                first, layer = self.layers[writer]
+                self.layers[writer] = (first, dataclasses.replace(layer, nodes=layer.nodes + (self.names[index],)))
+                self.writer[node.output[0]] = writer
+            return
+        self._read_float(node.input[0])
+        self.int8_written[node.output[0]] = kind
+        twin = self.unfused_q.get((node.input[0], kind))
+        if twin is not None:  # quantizers of one tensor to one type: one Reformat
+            first, layer = self.layers[twin]
+            self.layers[twin] = (first, dataclasses.replace(
+                layer, nodes=layer.nodes + (self.names[index],),
+                rule="merged-quantize" if layer.rule == "unfused-quantize" else layer.rule))
+            return
+        self.unfused_q[(node.input[0], kind)] = len(self.layers)
+        rule = "unfused-quantize" if self._supported(kind) else "quantized-type-unsupported"
+        self._add(index, PredictedLayer(self.names[index], (self.names[index],), REFORMAT, node.op_type,
+                                        kind if self._supported(kind) else UNKNOWN, kind, rule))
+
+    def _weight_chain(self, tensor: str) -> tuple[list[int], str | None]:
+        """The Q/DQ nodes (and other folded nodes) a weight passes through, and the type its DQ dequantizes from."""
+        chain, kind = [], None
+        while tensor in self.producer:
+            index = self.producer[tensor]
+            node = self.nodes[index]
+            if node.op_type == "Constant":
+                break
+            chain.append(index)
+            if node.op_type == "DequantizeLinear" and kind is None:
+                kind = self.facts.quantized_type(index)
+            tensor = node.input[0] if node.input else ""
+        return chain[::-1], kind
+
+    def _only_reader(self, tensor: str) -> int | None:
+        readers = self.readers.get(tensor, ())
+        return readers[0] if len(readers) == 1 and tensor not in self.outputs else None
+
+    def _fusable_behind(self, tensor: str) -> int | None:
+        """The convolution/Gemm an Add's input comes from through batch norm and constant arithmetic only, when
+        nothing else reads along the way: a candidate to take the Add."""
+        while tensor in self.producer:
+            index = self.producer[tensor]
+            node = self.nodes[index]
+            if self._only_reader(tensor) is None:
+                return None
+            if node.op_type in ADD_FUSING_OPS and len(node.input) > 1 and node.input[1] in self.constant:
+                return index
+            if not self._is_folded_scale(node):
+                return None
+            tensor = node.input[0]
+        return None
+
+    def _is_folded_scale(self, node: Any) -> bool:
+        if node.op_type == "BatchNormalization":
+            return True
+        return node.op_type in ARITHMETIC_OPS and len(node.input) == 2 and node.input[1] in self.constant
+
+    def _weighted(self, index: int, node: Any) -> None:
+        members = []
+        if node.input[1] in self.constant:
+            weight_nodes, weights = self._weight_chain(node.input[1])
+        else:  # a MatMul of two activations (attention): its second operand's DQ is its "weights"
+            weight_nodes, weights = [self.dq[node.input[1]][1]], self.dq[node.input[1]][0]
+        members += weight_nodes
+        tensor_in = node.input[0]
+        in_kind = self.dq.get(tensor_in, (None, -1))[0]
+        if weights == INT4 and self.ruleset.has("int4-weight-only") and node.op_type in ("MatMul", "Gemm"):
+            math, rule = None, "int4-weight-only"
+        elif weights is not None and (not self._supported(weights) or (in_kind and not self._supported(in_kind))):
+            math, rule = UNKNOWN, "quantized-type-unsupported"
+        elif in_kind is not None and in_kind == weights:
+            math, rule = in_kind, None
+        else:
+            math, rule = None, "weighted-float-input"
+        members.append(index)
+        if math in QUANTIZED_MATH:
+            if self.dq[tensor_in][1] >= 0:
+                members.insert(len(weight_nodes), self.dq[tensor_in][1])
+        else:
+            self._read_float(tensor_in)
+            if node.input[1] not in self.constant:
+                members.remove(weight_nodes[0])
+                self._read_float(node.input[1])
+        for extra in node.input[2:]:  # a Gemm's bias, a Conv's bias: folded in
+            if extra in self.producer and extra in self.constant:
+                members[:0] = [i for i in self._weight_chain(extra)[0] if i not in members]
+        tensor = node.output[0]
+        residual, fused_add, activation = None, False, False
+        while True:
+            reader = self._only_reader(tensor)
+            if reader is None or reader in self.taken:
+                break
+            other = self.nodes[reader]
+            if self._is_folded_scale(other) and other.input[0] == tensor and not fused_add and not activation:
+                pass
+            elif other.op_type in ACTIVATION_OPS and not activation:
+                activation = True
+            elif (other.op_type == "Add" and not fused_add and not activation and node.op_type in ADD_FUSING_OPS
+                  and len(other.input) == 2 and not any(t in self.constant for t in other.input)):
+                side = 1 if other.input[0] == tensor else 0
+                rival = self._fusable_behind(other.input[side])
+                if rival is not None and rival > index:
+                    break  # residual-add-choice: the later convolution takes it
+                residual, fused_add = other.input[side], True
+            else:
+                break
+            members.append(reader)
+            tensor = other.output[0]
+        if math in QUANTIZED_MATH and node.op_type == "Conv":
+            reader = self._only_reader(tensor)
+            if (reader is not None and self.nodes[reader].op_type == "MaxPool"
+                    and self.q.get(self.nodes[reader].output[0]) == math and residual is None):
+                members.append(reader)
+                tensor = self.nodes[reader].output[0]
+                rule = "conv-act-pool"
+        residual_kind = self.dq.get(residual, (None, -1))[0] if residual else None
+        if math in QUANTIZED_MATH and self.q.get(tensor) == math and (residual is None or residual_kind == math):
+            output = math
+            rule = rule or "weighted-int8-output"
+            self.int8_written[tensor] = math
+            if residual is not None and self.dq[residual][1] >= 0:
+                members.append(self.dq[residual][1])
+        else:
+            output = self._float_type(tensor)
+            if math in QUANTIZED_MATH:
+                rule = rule if rule == "conv-act-pool" else (
+                    "residual-add-fusion" if residual is not None and self.q.get(tensor) == math
+                    else "weighted-float-output")
+            if residual is not None:
+                self._read_float(residual)
+        precision = math or self.float
+        self.taken.update(members)
+        ordered = tuple(self.names[i] for i in sorted(set(members)))
+        self._add(index, PredictedLayer(" + ".join(ordered), ordered, COMPUTE, node.op_type, precision, output,
+                                        rule or "weighted-int8", weights=weights or self.float,
+                                        timing_choice=() if output in QUANTIZED_MATH else self._choice(tensor),
+                                        fused_add=fused_add), writes=tensor if output in QUANTIZED_MATH else None)
+
+    def _commuting(self, index: int, node: Any) -> None:
+        data, tensor_out = self.facts.data_inputs(node), node.output[0]
+        kind = MOVEMENT if node.op_type in MOVEMENT_OPS else COMPUTE
+        carried = {self.dq[t][0] if t in self.dq else self.int8_written.get(t) for t in data}
+        if len(carried) != 1 or None in carried:
+            self._float(index, node, "float-layer", kind)
+            return
+        precision = carried.pop()
+        if all(t in self.dq for t in data):
+            rule = "dq-forward"
+            if tensor_out not in self.dq:
+                self.int8_written[tensor_out] = precision
+        else:
+            rule = "q-backward"
+            self.int8_written[tensor_out] = precision
+        self._add(index, PredictedLayer(self.names[index], (self.names[index],), kind, node.op_type, precision,
+                                        precision, rule), writes=tensor_out)
+
+    def _quantizable(self, index: int, node: Any) -> None:
+        data = [t for t in node.input if t and t not in self.constant]
+        kinds = {self.dq.get(t, (None, -1))[0] for t in data}
+        tensor = node.output[0]
+        if len(kinds) == 1 and None not in kinds and self.q.get(tensor) in kinds and self._supported(self.q[tensor]):
+            kind = self.q[tensor]
+            members = [index] + [self.dq[t][1] for t in data]
+            self.int8_written[tensor] = kind
+            self.taken.update(members)
+            ordered = tuple(self.names[i] for i in sorted(set(members)))
+            self._add(index, PredictedLayer(" + ".join(ordered), ordered, COMPUTE, node.op_type, kind, kind,
+                                            "quantizable-int8"), writes=tensor)
+        else:
+            self._float(index, node, "quantizable-float" if kinds != {None} or tensor in self.q else "float-layer")
+
+    def _float(self, index: int, node: Any, rule: str, kind: str = COMPUTE) -> None:
+        for tensor in node.input:
+            if tensor and tensor not in self.constant:
+                self._read_float(tensor)
+        tensor = node.output[0] if node.output else ""
+        self._add(index, PredictedLayer(self.names[index], (self.names[index],), kind, node.op_type, self.float,
+                                        self._float_type(tensor), rule, timing_choice=self._choice(tensor)))
+
+
+def rule_of(layer: PredictedLayer) -> dict[str, Any]:
+    """The rule that decided ``layer``, with its documentation section and link."""
+    return RULES[layer.rule].to_dict()
+
+
+def layers_holding(prediction: EnginePrediction, nodes: Iterable[str]) -> list[PredictedLayer]:
+    wanted = set(nodes)
+    return [layer for layer in prediction.layers if wanted.intersection(layer.nodes)]
