@@ -65,6 +65,9 @@ class OrinDlaFallback(Case):
             "or GPU split that mixes up layers, or a wrong Resize mode, moves outputs by about 1."
         ),
     )
+    not_applicable = {"onnxruntime": (
+        "ONNX Runtime has no DLA: which layers leave Orin's DLA cannot concern it."
+    )}
     backend_notes = {
         "onnxruntime": (
             "ONNX Runtime has no DLA: the dla_core and gpu_fallback knobs do not apply, and every cell runs on the CPU "
