@@ -249,10 +249,14 @@ class ApiFeature:
         return Presence(None, NEAREST, (), "no recorded surface places this release")
 
     def _by_edges(self, release: tuple[int, int]) -> Presence:
-        present = ((self.since is None or release >= self.since[0])
-                   and (self.removed_in is None or release < self.removed_in[0]))
-        return Presence(present, DOCUMENTED, tuple(source for edge in (self.since, self.removed_in) if edge
-                                                    for source in (edge[1],)), "documented")
+        """Presence by the documented edges, citing the edge that decides (both where the release lies between)."""
+        before_since = self.since is not None and release < self.since[0]
+        removed = self.removed_in is not None and release >= self.removed_in[0]
+        deciding = [edge for edge, decides in ((self.since, before_since), (self.removed_in, removed)) if decides]
+        if not deciding:
+            deciding = [edge for edge in (self.since,) if edge is not None] or [self.removed_in]
+        return Presence(not (before_since or removed), DOCUMENTED, tuple(source for _, source in deciding),
+                        "documented")
 
     def fact(self, version: str) -> Fact:
         found = self.presence(version)

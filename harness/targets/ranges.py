@@ -30,6 +30,9 @@ ANY_PLATFORM = "any"  # matrix.yaml's platform of a target that runs wherever it
 _RELEASE = re.compile(r"^\d+\.\d+$")  # a scope's version bound: "MAJOR.MINOR"
 _ARCHITECTURE = re.compile(r"^\d+\.\d+\+?$")  # "8.7" exactly, "10.0+" that one and every later architecture
 PLACEABLE_PLATFORMS = tuple(p for p in PLATFORMS if p != ANY_PLATFORM)  # a scope names real platforms only
+# Where an open end of a scope counts to when scopes are compared for width: the TensorRT releases a claim can be
+# about (7.x, the last before the matrix's oldest, to a 12.x not yet released).
+OPEN_SINCE, OPEN_BEFORE = "7.0", "12.0"
 _EVERY_ARCHITECTURE = 1000  # breadth of a scope open in architecture
 
 
@@ -100,9 +103,9 @@ class Scope:
         return True
 
     def breadth(self) -> tuple[int, int, int]:
-        """How wide the scope is, for precedence: (releases spanned, an open end counting to 0.0 or 99.0; platforms,
-        none named counting as all; architectures, none named or an open "N+" counting as all)."""
-        low, high = _release(self.since or "0.0"), _release(self.before or "99.0")
+        """How wide the scope is, for precedence: (releases spanned, an open end counting to OPEN_SINCE or
+        OPEN_BEFORE; platforms, none named counting as all; architectures, none named or an open "N+" as all)."""
+        low, high = _release(self.since or OPEN_SINCE), _release(self.before or OPEN_BEFORE)
         span = (high[0] * 100 + high[1]) - (low[0] * 100 + low[1]) - len(self.except_versions)
         platforms = len(self.platforms) or len(PLACEABLE_PLATFORMS)
         closed = [a for a in self.architectures if not a.endswith("+")]
