@@ -42,6 +42,8 @@ COVERS = {
     ("p2-convtranspose-qdq", "as-reported"): EVERY_TENSORRT - {"trt85-orin"},  # #3412, 2023: 8.6 on
     ("p7-transformer-block", "implicit-ln17"): CALIBRATOR_RELEASES - {"trt85-orin"},  # #3230 (8.6.1) to #4058 (10.1)
     ("p8-attention-myelin", "as-reported"): CALIBRATOR_RELEASES,  # #2323 (2022, no version): 8.5 on, before 11.0
+    ("p20-orin-dla-fallback", "dla-no-fallback"): {  # the DLA guide, releases with DLA on Orin (8.5 to 10.7)
+        "trt85-orin", "trt86-orin", "trt100-orin", "trt103-orin", "trt103-orin-dla", "trt107-orin", "trt107-orin-dla"},
     ("s4-bn-mish", "native-mish"): BEFORE_10,  # onnx-tensorrt tables: Mish from 10.0
     ("s4-bn-mish", "qdq-before-native-mish"): BEFORE_10,
 }
