@@ -17,7 +17,10 @@ Upstream, in order of TensorRT version:
   -> activation -> Q/DQ does not fuse and gives invalid output.
 
 None of these names a version of our matrix with its platform (8.2-8.4, an unnamed 8.5 build, unknown versions), so
-the variants carry no claims: the cells show observed outcomes only.
+the variants carry no claim for one target. #3412 is a maintainer saying, in 2023 without a version, that TensorRT
+has no Q/DQ + ConvTranspose + BatchNorm fusion: a range claim (8.6, the release of that time, and later) that the
+as-reported form does not end INT8 (#1699 explains the INT8-in FP32-out it leaves). The weight-axis question of #1694
+(8.2 era) and the workarounds get no range claim: no source says how later releases treat them.
 
 Names: the ConvTranspose, its weight and its quantizers follow #2280's layer name in today's torch.onnx +
 pytorch-quantization naming (``/backbone/ida_up/up_1/ConvTranspose``, ``backbone.ida_up.up_1.weight``,

@@ -4,7 +4,10 @@ Upstream: https://github.com/NVIDIA/TensorRT/issues/1992 (closed): a maintainer:
 residual branch the Add has to run in FP16/FP32; with one it runs INT8 (TensorRT fuses it into the conv).
 https://github.com/NVIDIA/TensorRT/issues/2204 (TensorRT 8.4.1.5, GTX 1080 Ti): under QAT a Swish + Add ran
 INT8-in FP32-out where PTQ kept it INT8; a maintainer asked whether a Q/DQ after the Add had been tried. Neither
-thread names a version of our matrix (one no version, the other 8.4), so the variants carry no claims.
+thread names a version of our matrix (one no version, the other 8.4), so the variants carry no claim for one target.
+#1992 is a maintainer explaining how TensorRT fuses the Add, with no version bound: it is a range claim (TensorRT 8.0,
+the first release with explicit quantization, and later, every platform) on identity-float (the Add runs FP16/FP32)
+and the identity-qdq forms (INT8, fused into the conv); #2204 only asks a question, so qdq-after-add has none.
 
 The graph is the smallest residual unit: Q/DQ -> Conv(3x3, 32 -> 32, weight Q/DQ per channel) -> Add(identity) ->
 ReLU, the identity being the block input. Names follow pytorch-quantization's quantized torchvision ResNet
