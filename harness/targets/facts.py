@@ -50,6 +50,7 @@ FP4_QDQ = "fp4-qdq"  # FP4 Q/DQ nodes in the graph: the FP4 type and a GPU with 
 STRONG_TYPING = "strong-typing"  # NetworkDefinitionCreationFlag.STRONGLY_TYPED
 PRECISION_CONSTRAINTS = "precision-constraints"  # BuilderFlag.OBEY/PREFER_PRECISION_CONSTRAINTS, ILayer.precision
 DLA = "dla"  # a DLA core on the target's platform and release
+INT64_TYPE = "int64-type"  # not a need: whether INT64 tensors stay INT64 (10.0 on) or are cast down to INT32
 NEEDS = (DLA, IMPLICIT_INT8, CALIBRATION_PROFILE, FP8_BUILDER_FLAG, FP4_BUILDER_FLAG, STRONG_TYPING,
          PRECISION_CONSTRAINTS, FP8_QDQ, FP4_QDQ)  # the order blocking() checks them in: device, API, GPU
 
@@ -63,6 +64,7 @@ RECORDED = "recorded"  # this release's recorded API surface (same MAJOR.MINOR)
 BRACKETED = "bracketed"  # the recorded surfaces of the releases before and after agree
 DOCUMENTED = "documented"  # an NVIDIA page or the project's reference data states it
 NEAREST = "nearest"  # the nearest recorded surface of the same release line
+UNPLACED = "unplaced"  # no recorded surface and no documented edge places the release: the fact is not known
 INFERRED = "inferred"  # absent from the oldest recorded surface, so from older ones (APIs were added, not removed, before 11)
 
 RELEASE_NOTES_10_8 = "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/release-notes-10/10.8.0.html"
@@ -213,10 +215,11 @@ class ApiFeature:
 
     what: str
     names: tuple[str, ...]
-    absent_effect: str
+    absent_effect: str | None  # what an absent one does to a form that needs it; None: it stops nothing
     remedy: str
     since: tuple[tuple[int, int], str] | None = None
     removed_in: tuple[tuple[int, int], str] | None = None
+    absent_means: str = "a build that asks for it cannot be made there"
 
     def presence(self, version: str) -> Presence:
         release = _release(version)
@@ -235,7 +238,7 @@ class ApiFeature:
             edges += [edge for edge in (self.since, self.removed_in) if edge and release < edge[0] <= _release(high)]
             if edges:
                 return self._by_edges(release)
-            return Presence(None, NEAREST, (_file(low), _file(high)), f"recorded differently for {low} and {high}")
+            return Presence(None, UNPLACED, (_file(low), _file(high)), f"recorded differently for {low} and {high}")
         if low:  # newer than every recorded release
             if self.removed_in and release >= self.removed_in[0]:
                 return self._by_edges(release)
@@ -246,7 +249,7 @@ class ApiFeature:
                 return Presence(False, INFERRED, (_file(high),), f"absent from {high}, the oldest recorded")
             if self.since:
                 return self._by_edges(release)
-        return Presence(None, NEAREST, (), "no recorded surface places this release")
+        return Presence(None, UNPLACED, (), "no recorded surface places this release")
 
     def _by_edges(self, release: tuple[int, int]) -> Presence:
         """Presence by the documented edges, citing the edge that decides (both where the release lies between)."""
@@ -267,8 +270,8 @@ class ApiFeature:
         if found.present:
             return Fact(self.what, PRESENT, f"TensorRT {version} has {names} ({found.how}).", found.files,
                         found.certainty)
-        return Fact(self.what, ABSENT, f"TensorRT {version} has no {names} ({found.how}): a build that asks for it "
-                    "cannot be made there.", found.files, found.certainty, self.absent_effect, self.remedy)
+        return Fact(self.what, ABSENT, f"TensorRT {version} has no {names} ({found.how}): {self.absent_means}.",
+                    found.files, found.certainty, self.absent_effect, self.remedy)
 
     def _has(self, recorded: str) -> bool:
         return all(surface_has(recorded_api(recorded), name) for name in self.names)
@@ -294,6 +297,9 @@ _API_FEATURES = (
     ApiFeature(PRECISION_CONSTRAINTS, ("BuilderFlag.OBEY_PRECISION_CONSTRAINTS", "ILayer.precision"), REFUSES_BUILD,
                "on TensorRT 11 set precisions through the graph's types (casts, Q/DQ): a strongly typed network has "
                "no per-layer precision", removed_in=_REMOVED_IN_11),
+    ApiFeature(INT64_TYPE, ("DataType.INT64",), None, "",
+               absent_means="INT64 initializers and shapes are cast down to INT32 by the ONNX parser, with a warning "
+               "(S2's INT64 Reshape), which stops nothing"),
 )
 
 

@@ -75,6 +75,14 @@ def test_a_release_older_than_every_surface_is_absent_only_where_the_oldest_lack
     assert not facts.get(f.FP8_BUILDER_FLAG).stops
 
 
+def test_int64_stays_int64_from_10_0_and_its_absence_stops_nothing():
+    assert f.target_facts(MATRIX["trt100-x86"]).get(f.INT64_TYPE).value == f.PRESENT
+    before = f.target_facts(MATRIX["trt86-orin"]).get(f.INT64_TYPE)
+    assert before.value == f.ABSENT and not before.stops and "cast down to INT32" in before.statement
+    unplaced = f.target_facts(MATRIX["trt92-x86"]).get(f.INT64_TYPE)  # 8.6.1 and 10.0.1 differ, no edge known
+    assert (unplaced.value, unplaced.certainty) == (f.NOT_KNOWN, f.UNPLACED)
+
+
 def test_tensorrt_11_has_no_precision_builder_flags_and_only_strong_typing():
     facts = f.target_facts(MATRIX["trt11-x86"])
     for need in (f.FP8_BUILDER_FLAG, f.FP4_BUILDER_FLAG, f.PRECISION_CONSTRAINTS, f.CALIBRATION_PROFILE):
