@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Iterable
 
 from harness.targets.facts import (CALIBRATION_PROFILE, DLA, FP4_BUILDER_FLAG, FP8_BUILDER_FLAG, IMPLICIT_INT8, NEEDS,
                                    PRECISION_CONSTRAINTS, STRONG_TYPING)
-from harness.targets.ranges import Scope
+from harness.targets.ranges import RangeClaim, Scope  # noqa: F401 (Scope: what a case declares a range with)
 
 # implicit-int8: a float graph and a calibrator; explicit-qdq: Q/DQ nodes in the graph; float: a float graph without
 # Q/DQ and without a calibrator, whose precision is asked for only through builder flags (knobs fp16/fp8/fp4) or the
@@ -52,49 +52,6 @@ class Claim:
             raise ValueError(f"Claim for {self.target!r}: strength {self.strength!r} is not one of {CLAIM_STRENGTHS}")
         if not self.source.startswith("https://"):
             raise ValueError(f"Claim for {self.target!r}: source must be a https:// link, got {self.source!r}")
-
-
-@dataclasses.dataclass(frozen=True)
-class RangeClaim:
-    """What upstream says holds over a range of targets: a maintainer explaining how TensorRT works without naming a
-    version, the developer guide, release notes that say "since". Its ``scope`` says which targets it covers
-    (``scope.covers(target)``); ``basis`` says who says it and why it is a range, in words a report prints
-    ("maintainer, no version named"). A claim for one target, a narrower or newer range claim and an observation
-    of ours all override it (harness.targets.ranges.deciding). A claim, never an observation of ours."""
-
-    outcome: str
-    source: str
-    strength: str
-    scope: Scope
-    basis: str
-    category: str | None = None
-    note: str = ""
-
-    def __post_init__(self):
-        where = f"RangeClaim ({self.scope.describe()})"
-        if self.outcome not in CLAIM_OUTCOMES:
-            raise ValueError(f"{where}: outcome {self.outcome!r} is not one of {CLAIM_OUTCOMES}")
-        if self.strength not in CLAIM_STRENGTHS:
-            raise ValueError(f"{where}: strength {self.strength!r} is not one of {CLAIM_STRENGTHS}")
-        if not self.source.startswith("https://"):
-            raise ValueError(f"{where}: source must be a https:// link, got {self.source!r}")
-        if not isinstance(self.scope, Scope):
-            raise ValueError(f"{where}: scope must be a harness.targets.ranges.Scope")
-        if not self.basis:
-            raise ValueError(f"{where}: say in basis who states it and why it holds over the range")
-
-    def covers(self, target: Any, gpu_arch: str | None = None) -> bool:
-        """Whether this claim speaks about ``target`` (a matrix Target; ``gpu_arch`` the GPU of an ``any`` column)."""
-        return self.scope.covers(target, gpu_arch)
-
-    def label(self) -> str:
-        """How a report names it: "claimed for TensorRT 8.0 and later, every platform: maintainer, no version named"."""
-        return f"claimed for {self.scope.describe()}: {self.basis}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The index.json form (``range_claims`` of a variant entry)."""
-        return {"outcome": self.outcome, "source": self.source, "strength": self.strength,
-                "scope": self.scope.to_dict(), "basis": self.basis, "category": self.category, "note": self.note}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,7 +163,9 @@ class Variant:
     params: dict[str, Any] = dataclasses.field(default_factory=dict)
     knobs: Knobs = Knobs()
     claims: tuple[Claim, ...] = ()
-    range_claims: tuple[RangeClaim, ...] = ()  # claims over a range of targets (RangeClaim), beside those for one
+    # Claims over a range of targets (harness.targets.ranges.RangeClaim: a Scope, a source, a basis), beside those for
+    # one target; their outcome and strength use the vocabulary of Claim.
+    range_claims: tuple[RangeClaim, ...] = ()
     # What the graph itself needs of a target beyond what mode and knobs say (Case.needs_of adds those): FP8 or FP4
     # Q/DQ nodes ("fp8-qdq", "fp4-qdq"), names of harness.targets.facts.NEEDS.
     needs: tuple[str, ...] = ()
@@ -237,9 +196,14 @@ class Variant:
         unknown_needs = sorted(set(self.needs) - set(NEEDS))
         if unknown_needs:
             raise ValueError(f"Variant {self.name!r}: needs {unknown_needs} are not among {NEEDS}")
-        if not all(isinstance(claim, RangeClaim) for claim in self.range_claims):
-            raise ValueError(f"Variant {self.name!r}: range_claims holds RangeClaim objects only (a claim for one "
-                             "target goes in claims)")
+        for claim in self.range_claims:
+            if not isinstance(claim, RangeClaim):
+                raise ValueError(f"Variant {self.name!r}: range_claims holds RangeClaim objects only (a claim for one "
+                                 "target goes in claims)")
+            for field, known in (("outcome", CLAIM_OUTCOMES), ("strength", CLAIM_STRENGTHS)):
+                if getattr(claim, field) not in known:
+                    raise ValueError(f"Variant {self.name!r}: the {claim.label()}: {field} {getattr(claim, field)!r} "
+                                     f"is not one of {known}")
         if self.inherits and self.role != "sweep":
             raise ValueError(f"Variant {self.name!r}: a {self.role} never inherits the failing form's evidence (only a "
                              "sweep that keeps that form's structure does); inherits must be False")
