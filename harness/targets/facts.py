@@ -63,11 +63,14 @@ NO_DEVICE = "no-device"  # the device the form builds for does not exist on the 
 RECORDED = "recorded"  # this release's recorded API surface (same MAJOR.MINOR)
 BRACKETED = "bracketed"  # the recorded surfaces of the releases before and after agree
 DOCUMENTED = "documented"  # an NVIDIA page or the project's reference data states it
+ISSUE = "issue"  # an issue thread states it (TensorRT's own error text there, a maintainer's answer), no NVIDIA page
 NEAREST = "nearest"  # the nearest recorded surface of the same release line
 UNPLACED = "unplaced"  # no recorded surface and no documented edge places the release: the fact is not known
 INFERRED = "inferred"  # absent from the oldest recorded surface, so from older ones (APIs were added, not removed, before 11)
 
 RELEASE_NOTES_10_8 = "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/release-notes-10/10.8.0.html"
+# TensorRT 10.3.0.26 on an RTX A6000 (SM 8.6): "Networks with FP8 Q/DQ layers require hardware with FP8 support" (Error
+# Code 9); a ModelOpt maintainer there: FP8 from Ada and Hopper on.
 FP8_HARDWARE = "https://github.com/NVIDIA/Model-Optimizer/issues/70"
 PLATFORMS_MD = "reference/platforms.md (Python API changes: STRONGLY_TYPED from 9.2)"
 FP8_MIN_CAPABILITY = (8, 9)  # Ada; Hopper and Blackwell after it
@@ -144,11 +147,11 @@ def target_facts(target: Target, gpu_arch: str | None = None) -> TargetFacts:
         facts[feature.what] = feature.fact(version)
     arch = gpu_arch or target.gpu_arch
     facts[FP8_QDQ] = _hardware(FP8_QDQ, "FP8", arch, FP8_MIN_CAPABILITY, "Ada, Hopper, Blackwell", (FP8_HARDWARE,),
-                               "keep INT8 Q/DQ on this GPU (FP8 needs SM 8.9 or later; Orin is SM 8.7)")
+                               "keep INT8 Q/DQ on this GPU (FP8 needs SM 8.9 or later; Orin is SM 8.7)", ISSUE)
     fp4_type = _API_FP4_TYPE.fact(version)
     facts[FP4_QDQ] = fp4_type if fp4_type.stops else _hardware(
         FP4_QDQ, "FP4", arch, FP4_MIN_CAPABILITY, "Blackwell", (RELEASE_NOTES_10_8,),
-        "keep FP8 or INT8 Q/DQ on this GPU (FP4 needs a Blackwell GPU, SM 10.0 or later)")
+        "keep FP8 or INT8 Q/DQ on this GPU (FP4 needs a Blackwell GPU, SM 10.0 or later)", DOCUMENTED)
     typing = release_facts.network_typing(version)
     facts["network-typing"] = Fact("network-typing", "strong only" if version_tuple(version)[:1] >= (11,) else
                                    "weak by default", typing.statement, typing.sources, DOCUMENTED)
@@ -184,18 +187,18 @@ def _dla(version: str, platform: str) -> Fact:
 
 
 def _hardware(what: str, precision: str, arch: str, minimum: tuple[int, int], families: str,
-              sources: tuple[str, ...], remedy: str) -> Fact:
+              sources: tuple[str, ...], remedy: str, certainty: str) -> Fact:
     capability = compute_capability(arch)
     needed = f"{minimum[0]}.{minimum[1]}"
     if capability is None:
         return Fact(what, NOT_KNOWN, f"{precision} needs a GPU of compute capability {needed} or later ({families}); "
-                    "this target's GPU is whatever the host has.", sources, DOCUMENTED)
+                    "this target's GPU is whatever the host has.", sources, certainty)
     has = tuple(int(p) for p in capability.split(".")) >= minimum
     return Fact(what, PRESENT if has else ABSENT,
                 f"{precision} Q/DQ needs a GPU of compute capability {needed} or later ({families}); this target's "
                 f"GPU is SM {capability}" + ("." if has else f", which has no {precision}: TensorRT refuses the "
                                                              "network."),
-                sources, DOCUMENTED, None if has else REFUSES_BUILD, "" if has else remedy)
+                sources, certainty, None if has else REFUSES_BUILD, "" if has else remedy)
 
 
 @dataclasses.dataclass(frozen=True)
