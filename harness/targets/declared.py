@@ -5,7 +5,9 @@ for the engine's ordered table of bases (its order: not applicable, then a fact 
 observations, then a claim for the target, then a range claim):
 
 * :func:`not_applicable_basis` (case entry, target): why the case's finding cannot concern the target's backend;
-* :func:`fact_basis` (variant entry, target): the fact of the target that stops the variant's form;
+* :func:`fact_basis` (variant entry, target): the fact of the target that stops the variant's library cell (the
+  planning view's cells); :func:`model_fact_basis` the fact that stops a user's model of the form (the scan, --fix,
+  diagnose: only what the model itself needs, not the knobs the case's cell is built with);
 * :func:`range_claim_basis` (variant entry, target): the range claim that covers the target, the narrowest first.
 
 Every reader names the entry and field of a malformed index in its ValueError.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from harness.targets.facts import NEEDS, Fact, blocks
+from harness.targets.facts import NEEDS, Fact, blocks, blocks_model
 from harness.targets.ranges import RangeClaim, TargetLike, covering
 
 
@@ -52,9 +54,16 @@ def not_applicable_basis(case_entry: Mapping[str, Any], target: TargetLike, wher
 
 def fact_basis(variant_entry: Mapping[str, Any], target: Any, gpu_arch: str | None = None,
                where: str = "variant") -> Fact | None:
-    """The fact of ``target`` (a matrix Target) that stops the variant's form, with its source and remedy; None
-    when nothing the form needs is missing there (or not known)."""
+    """The fact of ``target`` (a matrix Target) that stops the variant's library cell (a knob it is built with
+    included), with its source and remedy; None when nothing it needs is missing there (or not known)."""
     return blocks(needs(variant_entry, where), target, gpu_arch)
+
+
+def model_fact_basis(variant_entry: Mapping[str, Any], target: Any, gpu_arch: str | None = None,
+                     where: str = "variant") -> Fact | None:
+    """The fact of ``target`` that stops a user's model of the variant's form (the model's own needs: a calibrator
+    for a model without Q/DQ, FP8/FP4 types and GPUs), with its source and remedy; None otherwise."""
+    return blocks_model(needs(variant_entry, where), target, gpu_arch)
 
 
 def range_claim_basis(variant_entry: Mapping[str, Any], target: TargetLike, gpu_arch: str | None = None,

@@ -8,11 +8,16 @@ how sure it is, read from what the project records (never typed again here):
   exists and how a release types networks (:mod:`~harness.worker.backends.tensorrt.release_facts`);
 * the target's platform and GPU architecture (matrix.yaml, :mod:`harness.matrix`).
 
-A form of a case declares what it needs (:data:`NEEDS`: ``cases.model.Case.needs_of``); :func:`blocks` says which
-fact of a target stops it, with the fact's source and remedy. A fact's ``effect`` says what that means for a cell:
-:data:`REFUSES_BUILD` (a build asking for it is rejected: the API is gone, or TensorRT refuses the GPU) or
-:data:`NO_DEVICE` (the device the form builds for does not exist there: DLA). The verdict engine maps those to its
-own verdicts; this module names none.
+A form of a case declares what it needs (:data:`NEEDS`: ``cases.model.Case.needs_of``). Some needs are the model's
+own (:data:`MODEL_NEEDS`: a graph without Q/DQ needs a calibrator to get INT8, FP8 and FP4 Q/DQ need their type and a
+GPU that has it); the others are how the case's cell is built (builder flags, a strong-typing request, precision
+constraints, a calibration profile, a DLA core). :func:`blocks` says which fact of a target stops the library's cell
+of a form; :func:`blocks_model` which stops a user's model of that form (only the model's own needs: the user may
+build it without the reporter's knobs). A fact's ``effect`` says what an absent capability does:
+:data:`REFUSES_BUILD` (the model cannot be built there: the calibrator API is gone, or TensorRT refuses the GPU),
+:data:`CANNOT_EXPRESS` (the knob the cell's build sets does not exist there: that cell cannot exist, while the graph
+may build without it) or :data:`NO_DEVICE` (the device the cell builds for does not exist there: DLA). The verdict
+engine maps those to its own verdicts; this module names none.
 
 A release without a recorded surface is placed between the two recorded ones around it when they agree
 (``bracketed``), by a documented edge where the recorded ones differ (``documented``), or from the nearest recorded
@@ -53,11 +58,13 @@ DLA = "dla"  # a DLA core on the target's platform and release
 INT64_TYPE = "int64-type"  # not a need: whether INT64 tensors stay INT64 (10.0 on) or are cast down to INT32
 NEEDS = (DLA, IMPLICIT_INT8, CALIBRATION_PROFILE, FP8_BUILDER_FLAG, FP4_BUILDER_FLAG, STRONG_TYPING,
          PRECISION_CONSTRAINTS, FP8_QDQ, FP4_QDQ)  # the order blocking() checks them in: device, API, GPU
+MODEL_NEEDS = (IMPLICIT_INT8, FP8_QDQ, FP4_QDQ)  # what the model itself needs, whatever knobs a build sets
 
 # What a fact's value is.
 PRESENT, DEPRECATED, ABSENT, NOT_KNOWN = "present", "deprecated", "absent", "not known"
 # What an absent capability does to a form that needs it.
-REFUSES_BUILD = "refuses-build"  # TensorRT rejects the build (the API is not there, or the GPU lacks the type)
+REFUSES_BUILD = "refuses-build"  # the model cannot be built there (no calibrator API, or the GPU lacks the type)
+CANNOT_EXPRESS = "cannot-express"  # the build knob does not exist there: the cell cannot exist as declared
 NO_DEVICE = "no-device"  # the device the form builds for does not exist on the target (DLA)
 # How a fact was established.
 RECORDED = "recorded"  # this release's recorded API surface (same MAJOR.MINOR)
@@ -90,7 +97,7 @@ class Fact:
     statement: str
     sources: tuple[str, ...]
     certainty: str
-    effect: str | None = None  # REFUSES_BUILD or NO_DEVICE when value is ABSENT
+    effect: str | None = None  # REFUSES_BUILD, CANNOT_EXPRESS or NO_DEVICE when value is ABSENT
     remedy: str = ""
 
     @property
@@ -121,6 +128,11 @@ class TargetFacts:
             if fact is not None and fact.stops:
                 return fact
         return None
+
+    def blocking_model(self, needs: Iterable[str]) -> Fact | None:
+        """The first fact that stops a user's model of a form needing ``needs``: only the model's own needs
+        (MODEL_NEEDS) count, as the user may build it without the knobs the case's cell sets."""
+        return self.blocking(need for need in _checked_needs(needs) if need in MODEL_NEEDS)
 
     def about(self, needs: Iterable[str]) -> list[Fact]:
         """Every fact bearing on ``needs``, stopping or not (a deprecation a report should mention)."""
@@ -159,9 +171,16 @@ def target_facts(target: Target, gpu_arch: str | None = None) -> TargetFacts:
 
 
 def blocks(needs: Iterable[str], target: Target, gpu_arch: str | None = None) -> Fact | None:
-    """The fact of ``target`` that stops a form needing ``needs``, or None: ``blocks({"implicit-int8"}, trt11)``
-    is the fact that TensorRT 11 has no calibrator."""
+    """The fact of ``target`` that stops the library's cell of a form needing ``needs``, or None:
+    ``blocks({"implicit-int8"}, trt11)`` is the fact that TensorRT 11 has no calibrator."""
     return target_facts(target, gpu_arch).blocking(needs)
+
+
+def blocks_model(needs: Iterable[str], target: Target, gpu_arch: str | None = None) -> Fact | None:
+    """The fact of ``target`` that stops a user's model of a form needing ``needs`` (its own needs only), or None:
+    an INT8 + FP8 Q/DQ model of P16's weakly typed form is not stopped on TensorRT 11 by the missing
+    BuilderFlag.FP8 (it builds strongly typed there), but is on Orin by its GPU."""
+    return target_facts(target, gpu_arch).blocking_model(needs)
 
 
 def _implicit(version: str) -> Fact:
@@ -286,18 +305,18 @@ _IMPLICIT_API = ApiFeature(IMPLICIT_INT8, ("BuilderFlag.INT8", "IBuilderConfig.i
 _API_FP4_TYPE = ApiFeature(FP4_QDQ, ("DataType.FP4",), REFUSES_BUILD, "TensorRT 10.8 or later (FP4 arrived in 10.8)",
                            since=((10, 8), RELEASE_NOTES_10_8))
 _API_FEATURES = (
-    ApiFeature(CALIBRATION_PROFILE, ("IBuilderConfig.set_calibration_profile",), REFUSES_BUILD,
+    ApiFeature(CALIBRATION_PROFILE, ("IBuilderConfig.set_calibration_profile",), CANNOT_EXPRESS,
                f"{lifecycle.MIGRATION} ({TO_EXPLICIT})", removed_in=_REMOVED_IN_11),
-    ApiFeature(FP8_BUILDER_FLAG, ("BuilderFlag.FP8",), REFUSES_BUILD,
+    ApiFeature(FP8_BUILDER_FLAG, ("BuilderFlag.FP8",), CANNOT_EXPRESS,
                "put FP8 Q/DQ nodes in the graph and build strongly typed (the only kind on TensorRT 11)",
                removed_in=_REMOVED_IN_11),
-    ApiFeature(FP4_BUILDER_FLAG, ("BuilderFlag.FP4",), REFUSES_BUILD,
+    ApiFeature(FP4_BUILDER_FLAG, ("BuilderFlag.FP4",), CANNOT_EXPRESS,
                "TensorRT 10.8 to 10.x for the flag; on 11 put FP4 Q/DQ nodes in the graph (strongly typed)",
                since=((10, 8), RELEASE_NOTES_10_8), removed_in=_REMOVED_IN_11),
-    ApiFeature(STRONG_TYPING, ("NetworkDefinitionCreationFlag.STRONGLY_TYPED",), REFUSES_BUILD,
+    ApiFeature(STRONG_TYPING, ("NetworkDefinitionCreationFlag.STRONGLY_TYPED",), CANNOT_EXPRESS,
                "build weakly typed (builder precision flags) on this release, or use TensorRT 9.2 or later",
                since=((9, 2), PLATFORMS_MD)),
-    ApiFeature(PRECISION_CONSTRAINTS, ("BuilderFlag.OBEY_PRECISION_CONSTRAINTS", "ILayer.precision"), REFUSES_BUILD,
+    ApiFeature(PRECISION_CONSTRAINTS, ("BuilderFlag.OBEY_PRECISION_CONSTRAINTS", "ILayer.precision"), CANNOT_EXPRESS,
                "on TensorRT 11 set precisions through the graph's types (casts, Q/DQ): a strongly typed network has "
                "no per-layer precision", removed_in=_REMOVED_IN_11),
     ApiFeature(INT64_TYPE, ("DataType.INT64",), None, "",

@@ -9,7 +9,7 @@ import pytest
 from cases.generate import declared_index
 from harness.matrix import load_matrix
 from harness.targets import declared
-from harness.targets.facts import IMPLICIT_INT8, REFUSES_BUILD
+from harness.targets.facts import CANNOT_EXPRESS, IMPLICIT_INT8, NO_DEVICE, REFUSES_BUILD
 
 MATRIX = load_matrix()
 INDEX = declared_index()
@@ -28,7 +28,8 @@ def variant_entry(case_id, name):
 def test_an_fp32_model_is_answered_on_every_tensorrt_target_by_a_fact_or_a_range_claim(target_id):
     target = MATRIX[target_id]
     calibrator = variant_entry("p10-implicit-lifecycle", "calibrator-entropy2")
-    fact = declared.fact_basis(calibrator, target)
+    fact = declared.model_fact_basis(calibrator, target)
+    assert fact == declared.fact_basis(calibrator, target)
     claim = declared.range_claim_basis(calibrator, target)
     if target.version.startswith("11"):
         assert fact is not None and fact.what == IMPLICIT_INT8 and fact.effect == REFUSES_BUILD and claim is None
@@ -38,6 +39,21 @@ def test_an_fp32_model_is_answered_on_every_tensorrt_target_by_a_fact_or_a_range
     else:
         assert fact is None and claim is not None and claim.strength == "documentation"
         assert "before 11.0" in claim.label()
+
+
+def test_a_user_s_model_is_stopped_by_what_it_needs_itself_not_by_the_reporter_s_build_knobs():
+    mixed = variant_entry("p16-mixed-int8-fp8-weakly-typed", "as-reported")  # INT8 + FP8 Q/DQ, built weakly typed
+    eleven = MATRIX["trt11-x86"]
+    cell = declared.fact_basis(mixed, eleven, gpu_arch="sm_120")
+    assert cell.what == "fp8-builder-flag" and cell.effect == CANNOT_EXPRESS  # the reported build cannot be made
+    assert declared.model_fact_basis(mixed, eleven, gpu_arch="sm_120") is None  # the model builds strongly typed
+    orin = declared.model_fact_basis(mixed, MATRIX["trt1016-orin"])
+    assert orin.what == "fp8-qdq" and orin.effect == REFUSES_BUILD and "SM 8.7" in orin.statement
+    calibrator = variant_entry("p10-implicit-lifecycle", "calibrator-entropy2")
+    assert declared.model_fact_basis(calibrator, MATRIX["trt114-thor"]).what == IMPLICIT_INT8
+    dla = variant_entry("p20-orin-dla-fallback", "as-reported")  # the DLA core is the cell's knob, not the model's
+    assert declared.fact_basis(dla, MATRIX["trt1016-orin"]).effect == NO_DEVICE
+    assert declared.model_fact_basis(dla, MATRIX["trt1016-orin"]) is None
 
 
 @pytest.mark.parametrize("target_id", [t.id for t in TENSORRT])

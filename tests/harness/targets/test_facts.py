@@ -86,7 +86,8 @@ def test_int64_stays_int64_from_10_0_and_its_absence_stops_nothing():
 def test_tensorrt_11_has_no_precision_builder_flags_and_only_strong_typing():
     facts = f.target_facts(MATRIX["trt11-x86"])
     for need in (f.FP8_BUILDER_FLAG, f.FP4_BUILDER_FLAG, f.PRECISION_CONSTRAINTS, f.CALIBRATION_PROFILE):
-        assert facts.get(need).stops, need
+        assert facts.get(need).stops and facts.get(need).effect == f.CANNOT_EXPRESS, need  # a knob, not the model
+    assert facts.blocking_model({f.FP8_BUILDER_FLAG, f.PRECISION_CONSTRAINTS}) is None
     assert facts.blocking({f.STRONG_TYPING}) is None
     assert facts.get("network-typing").value == "strong only"
     assert facts.get("network-typing").sources == (release_facts.MIGRATION_11,)
