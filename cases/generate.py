@@ -161,7 +161,8 @@ def _value_info(values) -> dict[str, dict]:
 def case_entry(case: type[Case]) -> dict:
     """The index.json entry of a case, without its variants."""
     return {"id": case.id, "title": case.title, "pattern": case.pattern, "links": list(case.links),
-            "backend_notes": dict(case.backend_notes), "remedy": case.remedy, "variants": []}
+            "backend_notes": dict(case.backend_notes), "not_applicable": dict(case.not_applicable),
+            "remedy": case.remedy, "variants": []}
 
 
 def declared_entry(case: type[Case], variant: Variant) -> dict:
@@ -177,6 +178,8 @@ def declared_entry(case: type[Case], variant: Variant) -> dict:
         "params": variant.params,
         "knobs": variant.knobs.to_dict(),
         "claims": [claim.__dict__ | {} for claim in variant.claims],
+        "range_claims": [claim.to_dict() for claim in variant.range_claims],
+        "needs": list(case.needs_of(variant)),
     }
 
 

@@ -13,6 +13,9 @@ from typing import Any, ClassVar, Iterable
 # The variant roles, the precisions a case can ask an expected node to run in (Built.expected_precision) and the
 # outcomes a claim can name are harness.judgement's words.
 from harness.judgement.vocabulary import CLAIM_OUTCOMES, REQUESTED_PRECISIONS, VARIANT_ROLES  # noqa: F401
+from harness.targets.facts import (CALIBRATION_PROFILE, DLA, FP4_BUILDER_FLAG, FP8_BUILDER_FLAG, IMPLICIT_INT8, NEEDS,
+                                   PRECISION_CONSTRAINTS, STRONG_TYPING)
+from harness.targets.ranges import RangeClaim, Scope  # noqa: F401 (Scope: what a case declares a range with)
 
 # implicit-int8: a float graph and a calibrator; explicit-qdq: Q/DQ nodes in the graph; float: a float graph without
 # Q/DQ and without a calibrator, whose precision is asked for only through builder flags (knobs fp16/fp8/fp4) or the
@@ -159,6 +162,12 @@ class Variant:
     params: dict[str, Any] = dataclasses.field(default_factory=dict)
     knobs: Knobs = Knobs()
     claims: tuple[Claim, ...] = ()
+    # Claims over a range of targets (harness.targets.ranges.RangeClaim: a Scope, a source, a basis), beside those for
+    # one target; their outcome and strength use the vocabulary of Claim.
+    range_claims: tuple[RangeClaim, ...] = ()
+    # What the graph itself needs of a target beyond what mode and knobs say (Case.needs_of adds those): FP8 or FP4
+    # Q/DQ nodes ("fp8-qdq", "fp4-qdq"), names of harness.targets.facts.NEEDS.
+    needs: tuple[str, ...] = ()
     mode: str | None = None  # overrides the case's build mode (e.g. a Q/DQ workaround of an implicit case)
     opset: int | None = None  # overrides the case's opset (e.g. an op that only exists from a later opset)
     varies: str | None = None  # the failing variant of the same case this sweep or workaround varies; None: a form of its own
@@ -183,6 +192,17 @@ class Variant:
         if self.role == "failing" and self.varies is not None:
             raise ValueError(f"Variant {self.name!r}: a failing variant is the form others vary; its varies must be "
                              f"None, not {self.varies!r}")
+        unknown_needs = sorted(set(self.needs) - set(NEEDS))
+        if unknown_needs:
+            raise ValueError(f"Variant {self.name!r}: needs {unknown_needs} are not among {NEEDS}")
+        for claim in self.range_claims:
+            if not isinstance(claim, RangeClaim):
+                raise ValueError(f"Variant {self.name!r}: range_claims holds RangeClaim objects only (a claim for one "
+                                 "target goes in claims)")
+            for field, known in (("outcome", CLAIM_OUTCOMES), ("strength", CLAIM_STRENGTHS)):
+                if getattr(claim, field) not in known:
+                    raise ValueError(f"Variant {self.name!r}: the {claim.label()}: {field} {getattr(claim, field)!r} "
+                                     f"is not one of {known}")
         if self.inherits and self.role != "sweep":
             raise ValueError(f"Variant {self.name!r}: a {self.role} never inherits the failing form's evidence (only a "
                              "sweep that keeps that form's structure does); inherits must be False")
@@ -268,6 +288,10 @@ class Case:
     # backend name -> what a cell of this case observed on that backend does and does not show (e.g. that ONNX
     # Runtime has no analogue of a TensorRT fusion); the report prints it in that backend's cells.
     backend_notes: ClassVar[dict[str, str]] = {}
+    # backend name -> why this case's finding cannot concern that backend (the case says it has no analogue there,
+    # e.g. TensorRT's calibrator lifecycle on ONNX Runtime): its finding is "not applicable" on every target of the
+    # backend, listed and never the headline.
+    not_applicable: ClassVar[dict[str, str]] = {}
     # True for a pattern of the whole model rather than of a subgraph (P10: any model without Q/DQ needs a
     # calibrator): its matches name no nodes, and the scanner reports them without cutting out a reproducer.
     whole_model: ClassVar[bool] = False
@@ -292,6 +316,10 @@ class Case:
             if v.varies is not None and v.varies not in failing:
                 raise TypeError(f"Case {cls.id}, variant {v.name}: field 'varies' names {v.varies!r}, which is not a "
                                 f"failing variant of {cls.id} (its failing variants: {', '.join(failing) or 'none'})")
+        for backend, why in cls.not_applicable.items():
+            if not (isinstance(backend, str) and backend and isinstance(why, str) and why):
+                raise TypeError(f"Case {cls.id}: not_applicable maps a backend name to why the finding cannot concern "
+                                f"it, found {backend!r}: {why!r}")
         if cls.id in _REGISTRY:
             raise TypeError(f"Case id {cls.id!r} is declared twice: {_REGISTRY[cls.id].__module__} and {cls.__module__}")
         _REGISTRY[cls.id] = cls
@@ -329,6 +357,23 @@ class Case:
             if variant.name == name:
                 return variant
         raise KeyError(f"Case {cls.id} has no variant {name!r}. Its variants: {', '.join(v.name for v in cls.variants)}")
+
+    @classmethod
+    def needs_of(cls, variant: Variant) -> tuple[str, ...]:
+        """What ``variant`` needs of a target (harness.targets.facts.NEEDS, in that order): what its build mode and
+        knobs ask of TensorRT's API or device, and what its graph declares (``variant.needs``)."""
+        knobs = variant.knobs
+        asked = set(variant.needs)
+        if cls.mode_of(variant) == "implicit-int8":
+            asked.add(IMPLICIT_INT8)
+            if knobs.calibration_profile is not None:
+                asked.add(CALIBRATION_PROFILE)
+        asked |= {need for need, wanted in ((FP8_BUILDER_FLAG, knobs.fp8), (FP4_BUILDER_FLAG, knobs.fp4),
+                                            (STRONG_TYPING, knobs.strongly_typed), (DLA, knobs.dla_core is not None),
+                                            (PRECISION_CONSTRAINTS,
+                                             bool(knobs.precision_constraints or knobs.layer_precisions)))
+                  if wanted}
+        return tuple(need for need in NEEDS if need in asked)
 
     @classmethod
     def mode_of(cls, variant: Variant) -> str:

@@ -27,7 +27,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases.matching import has_qdq
-from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
+from cases.model import Built, Case, Claim, Knobs, Match, RangeClaim, Scope, Tolerance, Variant
 
 DEPRECATION_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4095"
 DYNAMIC_RANGE_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4292"
@@ -53,6 +53,12 @@ def _deprecated_but_working(target: str, version: str) -> Claim:
     )
 
 
+# The documented lifecycle (harness.worker.backends.tensorrt.quantization_lifecycle): a calibrator build works on every
+# release before 11.0 (deprecated, still building, from 10.1); 11.0 removed it, which the target's facts say.
+_CALIBRATOR_RELEASES = Scope(before="11.0")
+_LIFECYCLE = "NVIDIA's binding source: implicit quantization works before 11.0, deprecated (still building) from 10.1"
+
+
 class ImplicitLifecycle(Case):
     whole_model = True  # any model without Q/DQ has the pattern
     id = "p10-implicit-lifecycle"
@@ -75,6 +81,9 @@ class ImplicitLifecycle(Case):
     variants = (
         Variant(
             name="calibrator-entropy2",
+            range_claims=(RangeClaim(
+                outcome="pass", source=BINDING_SOURCE, strength="documentation", scope=_CALIBRATOR_RELEASES, basis=_LIFECYCLE,
+                note="A calibrator build works until 10.0 and warns (DeprecationWarning) from 10.1 to 10.x; 11.0 has none."),),
             role="failing",
             description="Conv 16 -> 32, 3x3 + ReLU on a 1x16x16x16 input, BuilderFlag.INT8 with an "
             "IInt8EntropyCalibrator2 (the calibrator of the report): deprecated from 10.1, unsupported on 11.",
@@ -98,6 +107,11 @@ class ImplicitLifecycle(Case):
         ),
         Variant(
             name="explicit-qdq",
+            range_claims=(RangeClaim(
+                outcome="pass", source=MIGRATION_GUIDE, strength="documentation", scope=Scope(since="8.0"),
+                basis="the migration guide: explicit Q/DQ is the quantization every release builds from 8.0 (strongly typed on "
+                "11), no version bound",
+                note="The migration itself: a Conv + ReLU with Q/DQ nodes and no calibrator."),),
             role="workaround",
             varies="calibrator-entropy2", inherits=False,
             description="The migration: the same Conv + ReLU with Q/DQ nodes (per-tensor input, per-channel weight on "
@@ -107,6 +121,10 @@ class ImplicitLifecycle(Case):
             opset=13,
         ),
     )
+    not_applicable = {"onnxruntime": (
+        "ONNX Runtime has no analogue of TensorRT's implicit-quantization lifecycle: its own calibration is "
+        "neither deprecated nor removed, so a model without Q/DQ has nothing to migrate there."
+    )}
     backend_notes = {
         "onnxruntime": (
             "ONNX Runtime has no analogue of TensorRT's implicit-quantization lifecycle: its own calibration "

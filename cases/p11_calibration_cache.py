@@ -25,7 +25,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
-from cases.model import Built, Case, Claim, Knobs, Tolerance, Variant
+from cases.model import Built, Case, Claim, Knobs, RangeClaim, Scope, Tolerance, Variant
 
 INCOMPATIBLE_SKIPPED = "https://github.com/NVIDIA/TensorRT/issues/1378"
 CACHE_HOLDS_VERSION = "https://github.com/NVIDIA/retinanet-examples/issues/261"
@@ -58,6 +58,13 @@ class CalibrationCache(Case):
     variants = (
         Variant(
             name="old-cache-only",
+            range_claims=(RangeClaim(
+                outcome="fail", source=INCOMPATIBLE_SKIPPED, strength="issue-thread",
+                scope=Scope(since="10.0", before="11.0"),
+                basis="a maintainer: TensorRT skips a calibration cache it finds incompatible (no version bound); a "
+                "cache of 8.6 handed alone to 10.3 failed (Deep-Learning-Accelerator-SW#26)",
+                note="Every 10.x release is a major version past the cache's 8.6 header: the cache is skipped "
+                "and, handed without batches, the calibrator has no data."),),
             role="failing",
             description="A cache with the header TRT-8600-EntropyCalibration2 and no calibration batches, as "
             "`trtexec --int8 --calib=<cache>` builds: used, or nothing to calibrate with.",
@@ -108,6 +115,9 @@ class CalibrationCache(Case):
             "version); what the harness does for every other implicit cell.",
         ),
     )
+    not_applicable = {"onnxruntime": (
+        "ONNX Runtime has no calibration cache: which TensorRT version wrote one cannot concern it."
+    )}
     backend_notes = {
         "onnxruntime": (
             "ONNX Runtime has no calibration cache: quantize_static calibrates from the batches every time, so the "

@@ -121,6 +121,9 @@ class QdqInternalAssert(Case):
             params={"form": "add", "relu_qdq": False},
         ),
     )
+    not_applicable = {"onnxruntime": (
+        "ONNX Runtime has no analogue of TensorRT's Q/DQ graph optimizer assertions."
+    )}
     backend_notes = {
         "onnxruntime": (
             "ONNX Runtime runs Q/DQ graphs through its own QDQ fusions; it has no analogue of TensorRT's Q/DQ graph "

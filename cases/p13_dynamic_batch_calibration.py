@@ -30,7 +30,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases.matching import has_qdq
-from cases.model import Built, Case, Claim, FixResult, Knobs, Match, NoRewrite, Tolerance, Variant
+from cases.model import Built, Case, Claim, FixResult, Knobs, Match, NoRewrite, RangeClaim, Scope, Tolerance, Variant
 
 BATCH_QUESTION = "https://github.com/NVIDIA/TensorRT/issues/2561"
 LARGER_BATCHES = "https://github.com/NVIDIA/TensorRT/issues/4481"
@@ -58,6 +58,12 @@ def _params(calibration_batch: int = CALIBRATION_BATCH) -> dict:
             "calibration_shapes": {INPUT: list(_shape(calibration_batch))}}
 
 
+# The developer guide states how dynamic-shape calibration works without a version bound: every release with
+# calibrators (before 11.0), every platform.
+_CALIBRATOR_RELEASES = Scope(before="11.0")
+_GUIDE = "the developer guide, how every release with calibrators calibrates dynamic shapes"
+
+
 class DynamicBatchCalibration(Case):
     id = "p13-dynamic-batch-calibration"
     title = "Dynamic-batch Conv + ReLU under implicit INT8: which optimization profile calibrates, at what shape"
@@ -78,6 +84,10 @@ class DynamicBatchCalibration(Case):
     variants = (
         Variant(
             name="no-calibration-profile",
+            range_claims=(RangeClaim(
+                outcome="pass", source=DEVELOPER_GUIDE, strength="documentation", scope=_CALIBRATOR_RELEASES, basis=_GUIDE,
+                note="Without a calibration profile TensorRT warns and calibrates with profile 0 at its kOPT shape: the build "
+                "succeeds, on a fraction of the data."),),
             role="failing",
             description="One profile, batch 1 / 1 / 8 (min / opt / max), no calibration profile, calibration batches "
             "of 8: TensorRT calibrates with profile 0 at kOPT batch 1, one sample of every batch of 8.",
@@ -95,6 +105,9 @@ class DynamicBatchCalibration(Case):
         ),
         Variant(
             name="calibration-profile-set",
+            range_claims=(RangeClaim(
+                outcome="pass", source=DEVELOPER_GUIDE, strength="documentation", scope=_CALIBRATOR_RELEASES, basis=_GUIDE,
+                note="With a calibration profile TensorRT calibrates at its kOPT shape, which matches the batches."),),
             role="workaround",
             varies="no-calibration-profile", inherits=False,
             description="Two profiles, batch 1 / 1 / 8 for inference and 8 / 8 / 8 set as the calibration profile: "
@@ -122,6 +135,9 @@ class DynamicBatchCalibration(Case):
             knobs=Knobs(profiles=(_profile(1, 4, 8), _profile(1, 1, 1)), calibration_profile=1),
         ),
     )
+    not_applicable = {"onnxruntime": (
+        "ONNX Runtime has no optimization or calibration profiles: which profile calibrates cannot concern it."
+    )}
     backend_notes = {
         "onnxruntime": (
             "ONNX Runtime has no optimization or calibration profiles: quantize_static reads every calibration batch "

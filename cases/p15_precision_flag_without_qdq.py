@@ -79,6 +79,10 @@ class PrecisionFlagWithoutQdq(Case):
             "wrong computation, while the question of the case, which precision ran, is the precision record's."
         ),
     )
+    not_applicable = {"onnxruntime": (
+        "ONNX Runtime has no precision builder flags: whether TensorRT honours an FP8/FP4/FP16 request "
+        "cannot concern it."
+    )}
     backend_notes = {
         "onnxruntime": (
             "ONNX Runtime has no precision builder flags: a float graph runs FP32 on its CPU EP whatever the cell "
@@ -122,6 +126,7 @@ class PrecisionFlagWithoutQdq(Case):
         ),
         Variant(
             name="explicit-fp8-qdq",
+            needs=("fp8-qdq",),
             role="workaround",
             description="FP8 E4M3 Q/DQ on each conv's input (per tensor) and weight (per channel), strongly typed: FP8 "
             "asked for through the graph.",
@@ -142,6 +147,7 @@ class PrecisionFlagWithoutQdq(Case):
         ),
         Variant(
             name="partly-fp8",
+            needs=("fp8-qdq",),
             role="sweep",
             description="FP8 Q/DQ on the first conv only, BuilderFlag.FP8 set (weakly typed): the flag asks for FP8 in "
             "the second conv too, which has no Q/DQ.",

@@ -25,7 +25,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases._backend_notes import ORT_DROPS_RELU_BEFORE_FP8_Q
-from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
+from cases.model import Built, Case, Claim, Knobs, Match, RangeClaim, Scope, Tolerance, Variant
 
 PULL = "https://github.com/justincdavis/trtutils/pull/163"
 NO_FP8_HARDWARE = "https://github.com/NVIDIA/Model-Optimizer/issues/70"
@@ -59,6 +59,11 @@ FP8_ON_ORIN = Claim(
 )
 
 
+# trtutils PR #163: its maintainer on every Blackwell GPU (SM 10.0 and later) with TensorRT 10.x, no version named.
+_BLACKWELL_10X = Scope(since="10.0", before="11.0", architectures=("10.0+",))
+_ON_BLACKWELL = "a library maintainer on every Blackwell GPU (SM 10.0+), TensorRT 10.x, no version named"
+
+
 class MixedInt8Fp8WeaklyTyped(Case):
     id = "p16-mixed-int8-fp8-weakly-typed"
     title = "INT8 and FP8 Q/DQ in one weakly typed network: rejected on Blackwell; FP8 rejected on pre-Ada GPUs"
@@ -77,6 +82,10 @@ class MixedInt8Fp8WeaklyTyped(Case):
             "or a wrong scale moves outputs (about +-3) by tens of percent."
         ),
     )
+    not_applicable = {"onnxruntime": (
+        "ONNX Runtime has no weak or strong typing and no GPU architecture: whether TensorRT rejects a weakly "
+        "typed INT8+FP8 mix on Blackwell cannot concern it."
+    )}
     backend_notes = {
         "onnxruntime": (
             "ONNX Runtime has no weak or strong typing and no GPU architecture: it runs INT8 and FP8 Q/DQ in one graph "
@@ -92,6 +101,10 @@ class MixedInt8Fp8WeaklyTyped(Case):
     variants = (
         Variant(
             name="as-reported",
+            needs=("fp8-qdq",),
+            range_claims=(RangeClaim(
+                outcome="fail", source=PULL, strength="issue-thread", scope=_BLACKWELL_10X, basis=_ON_BLACKWELL,
+                note="A weakly typed network mixing INT8 and FP8 Q/DQ is a hard TensorRT error (Error Code 9) on Blackwell."),),
             role="failing",
             description="INT8 Q/DQ conv -> Relu -> FP8 Q/DQ conv, weakly typed (INT8 and FP8 builder flags).",
             params=REPORTED,
@@ -100,6 +113,10 @@ class MixedInt8Fp8WeaklyTyped(Case):
         ),
         Variant(
             name="strongly-typed",
+            needs=("fp8-qdq",),
+            range_claims=(RangeClaim(
+                outcome="pass", source=PULL, strength="issue-thread", scope=_BLACKWELL_10X, basis=_ON_BLACKWELL,
+                note="Strongly typed builds are what Blackwell needs for INT8+FP8 Q/DQ networks."),),
             role="workaround",
             description="As reported, built strongly typed (trtutils' fix).",
             params=REPORTED,
@@ -116,6 +133,7 @@ class MixedInt8Fp8WeaklyTyped(Case):
         ),
         Variant(
             name="fp8-only",
+            needs=("fp8-qdq",),
             role="sweep",
             description="Both convs FP8 Q/DQ, weakly typed (FP8 flag): no mix; needs a GPU with FP8.",
             params={"precisions": ("fp8", "fp8")},
@@ -125,6 +143,7 @@ class MixedInt8Fp8WeaklyTyped(Case):
         ),
         Variant(
             name="fp8-first",
+            needs=("fp8-qdq",),
             role="sweep",
             description="The mix the other way round: FP8 conv then INT8 conv, weakly typed.",
             params={"precisions": ("fp8", "int8")},

@@ -61,6 +61,10 @@ class Fp8QdqAfterMaxPool(Case):
             "0.15 they rarely pass 0.05). A dropped Relu or a wrong scale moves outputs (about +-3) by far more."
         ),
     )
+    not_applicable = {"onnxruntime": (
+        "ONNX Runtime has no Myelin type inference: whether TensorRT can type an FP8 quantize after a MaxPool "
+        "cannot concern it."
+    )}
     backend_notes = {
         "onnxruntime": (
             "ONNX Runtime has no Myelin type inference: it quantizes a MaxPool output to FP8 and back on any CPU. "
@@ -76,6 +80,7 @@ class Fp8QdqAfterMaxPool(Case):
     variants = (
         Variant(
             name="as-reported",
+            needs=("fp8-qdq",),
             role="failing",
             description="FP8 Q/DQ conv 7x7/2 -> Relu -> MaxPool -> FP8 Q/DQ -> conv 3x3, weakly typed with the FP16 "
             "and FP8 flags (trtexec --fp16 --fp8).",
@@ -84,6 +89,7 @@ class Fp8QdqAfterMaxPool(Case):
         ),
         Variant(
             name="strongly-typed",
+            needs=("fp8-qdq",),
             role="sweep",
             description="As reported, built strongly typed (trtexec --stronglyTyped, tried in #439: it failed too).",
             params=REPORTED,
@@ -93,6 +99,7 @@ class Fp8QdqAfterMaxPool(Case):
         ),
         Variant(
             name="qdq-before-maxpool",
+            needs=("fp8-qdq",),
             role="sweep",
             description="The FP8 Q/DQ moved before the MaxPool (between Relu and MaxPool), so the MaxPool reads "
             "dequantized data and the second conv's input has no Q/DQ of its own.",
@@ -102,6 +109,7 @@ class Fp8QdqAfterMaxPool(Case):
         ),
         Variant(
             name="no-maxpool",
+            needs=("fp8-qdq",),
             role="sweep",
             description="As reported without the MaxPool (the Q/DQ right after the Relu): is the MaxPool the trigger?",
             params={**REPORTED, "qdq": "no-maxpool"},

@@ -24,9 +24,12 @@ even on a DLA target. A DLA variant is ``unavailable`` with NVIDIA's reason wher
 (10.8 to 11.4.0 and the 10.16 Orin build, Thor, x86). TensorRT 11 removed implicit quantization, so on 11.4.1, which
 has DLA again, every cell of this implicit case is ``unavailable`` too.
 
-No claims: the documentation says where DLA exists, and the harness already makes a DLA cell ``unavailable`` there
-with the same pages (harness/worker/backends/tensorrt/release_facts.py); no report covers this graph on a release that
-has DLA.
+No claim for one target: the documentation says where DLA exists, and the harness already makes a DLA cell
+``unavailable`` there with the same pages (harness/worker/backends/tensorrt/release_facts.py, read as target facts by
+harness/targets/facts.py); no report covers this graph on a release that has DLA. One range claim: the DLA guide says,
+for every release, that without GPU fallback a layer DLA cannot run is an error, and its supported-layer page lists
+nearest and linear Resize only, so ``dla-no-fallback`` fails on Orin's releases with DLA (8.5 to 10.7). What the cubic
+Resize runs in once it falls back to the GPU is not documented: ``as-reported`` carries no claim.
 """
 from __future__ import annotations
 
@@ -37,10 +40,12 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Knobs, Match, Tolerance, Variant
+from cases.model import Built, Case, Knobs, Match, RangeClaim, Scope, Tolerance, Variant
 
 MIGRATION = "https://docs.nvidia.com/deeplearning/tensorrt/11.3.0/api/migration/tensorrt-10x-to-11x-jetson.html"
 RETURNED = "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/release-notes-11/11.4.1.html"
+NO_FALLBACK_ERROR = "https://docs.nvidia.com/deeplearning/tensorrt/11.4.1/inference-library/dla-runtime-configuration.html"
+DLA_LAYERS = "https://docs.nvidia.com/deeplearning/tensorrt/latest/inference-library/dla-layer-restrictions.html"
 
 CHANNELS_IN, CHANNELS, SIZE = 16, 32, 32
 CONVS = ("/head/conv1/Conv", "/head/conv2/Conv", "/head/conv3/Conv")
@@ -52,7 +57,7 @@ class OrinDlaFallback(Case):
     id = "p20-orin-dla-fallback"
     title = "Orin DLA INT8 network with a layer DLA lacks: GPU fallback, failure without it, DLA absent in some builds"
     pattern = "P20"
-    links = (MIGRATION, RETURNED)
+    links = (MIGRATION, RETURNED, NO_FALLBACK_ERROR, DLA_LAYERS)
     mode = "implicit-int8"
     opset = 13
     tolerance = Tolerance(
@@ -65,6 +70,9 @@ class OrinDlaFallback(Case):
             "or GPU split that mixes up layers, or a wrong Resize mode, moves outputs by about 1."
         ),
     )
+    not_applicable = {"onnxruntime": (
+        "ONNX Runtime has no DLA: which layers leave Orin's DLA cannot concern it."
+    )}
     backend_notes = {
         "onnxruntime": (
             "ONNX Runtime has no DLA: the dla_core and gpu_fallback knobs do not apply, and every cell runs on the CPU "
@@ -94,6 +102,14 @@ class OrinDlaFallback(Case):
         ),
         Variant(
             name="dla-no-fallback",
+            # The DLA guide, for every release with DLA on Orin (8.5 to 10.7; 11.4.1 has no calibrator): without GPU
+            # fallback a layer DLA cannot run is an error, and DLA's Resize is nearest or linear only.
+            range_claims=(RangeClaim(
+                outcome="fail", source=NO_FALLBACK_ERROR, strength="documentation",
+                scope=Scope(since="8.5", before="10.8", platforms=("orin",)),
+                basis="the DLA guide: without GPU fallback a layer DLA cannot run is an error, no version bound",
+                note=f"DLA runs Resize in nearest or linear mode only ({DLA_LAYERS}); a cubic Resize with GPU "
+                "fallback off fails the build."),),
             role="sweep",
             description="As reported without GPU fallback: a layer DLA lacks fails the build.",
             params=REPORTED,

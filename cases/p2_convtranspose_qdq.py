@@ -17,7 +17,10 @@ Upstream, in order of TensorRT version:
   -> activation -> Q/DQ does not fuse and gives invalid output.
 
 None of these names a version of our matrix with its platform (8.2-8.4, an unnamed 8.5 build, unknown versions), so
-the variants carry no claims: the cells show observed outcomes only.
+the variants carry no claim for one target. #3412 is a maintainer saying, in 2023 without a version, that TensorRT
+has no Q/DQ + ConvTranspose + BatchNorm fusion: a range claim (8.6, the release of that time, and later) that the
+as-reported form does not end INT8 (#1699 explains the INT8-in FP32-out it leaves). The weight-axis question of #1694
+(8.2 era) and the workarounds get no range claim: no source says how later releases treat them.
 
 Names: the ConvTranspose, its weight and its quantizers follow #2280's layer name in today's torch.onnx +
 pytorch-quantization naming (``/backbone/ida_up/up_1/ConvTranspose``, ``backbone.ida_up.up_1.weight``,
@@ -32,7 +35,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Match, Tolerance, Variant
+from cases.model import Built, Case, Match, RangeClaim, Scope, Tolerance, Variant
 
 WRONG_RESULTS = "https://github.com/NVIDIA/TensorRT/issues/1694"
 NO_IMPLEMENTATION = "https://github.com/NVIDIA/TensorRT/issues/2280"
@@ -78,6 +81,12 @@ class ConvTransposeQdq(Case):
     variants = (
         Variant(
             name="as-reported",
+            range_claims=(RangeClaim(
+                outcome="fallback", source=NO_BN_FUSION, strength="issue-thread", scope=Scope(since="8.6"),
+                basis="a maintainer: no support for Q/DQ + ConvTranspose + BatchNorm fusion (2023, no version named)",
+                note="The BatchNorm after the Q/DQ ConvTranspose is not fused, so the deconvolution does not end "
+                "INT8 (INT8-in FP32-out, as #1699 saw on 8.2). The weight-axis question of #1694 is separate and "
+                "not claimed."),),
             role="failing",
             description="1x64x16x16 -> Q/DQ -> ConvTranspose(k2, s2, 64 -> 32, weight Q/DQ per-channel on axis 1 as "
             "pytorch-quantization exports it) -> BatchNormalization -> ReLU -> Q/DQ.",

@@ -4,7 +4,10 @@ Upstream: https://github.com/NVIDIA/TensorRT/issues/1992 (closed): a maintainer:
 residual branch the Add has to run in FP16/FP32; with one it runs INT8 (TensorRT fuses it into the conv).
 https://github.com/NVIDIA/TensorRT/issues/2204 (TensorRT 8.4.1.5, GTX 1080 Ti): under QAT a Swish + Add ran
 INT8-in FP32-out where PTQ kept it INT8; a maintainer asked whether a Q/DQ after the Add had been tried. Neither
-thread names a version of our matrix (one no version, the other 8.4), so the variants carry no claims.
+thread names a version of our matrix (one no version, the other 8.4), so the variants carry no claim for one target.
+#1992 is a maintainer explaining how TensorRT fuses the Add, with no version bound: it is a range claim (TensorRT 8.0,
+the first release with explicit quantization, and later, every platform) on identity-float (the Add runs FP16/FP32)
+and the identity-qdq forms (INT8, fused into the conv); #2204 only asks a question, so qdq-after-add has none.
 
 The graph is the smallest residual unit: Q/DQ -> Conv(3x3, 32 -> 32, weight Q/DQ per channel) -> Add(identity) ->
 ReLU, the identity being the block input. Names follow pytorch-quantization's quantized torchvision ResNet
@@ -18,11 +21,25 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
-from cases.model import Built, Case, FixResult, Match, NoRewrite, Tolerance, Variant
+from cases.model import Built, Case, FixResult, Match, NoRewrite, RangeClaim, Scope, Tolerance, Variant
 from cases.rewriting import QDQ_ADDED
 
 ADD_FP32 = "https://github.com/NVIDIA/TensorRT/issues/1992"
 QDQ_AFTER_ADD = "https://github.com/NVIDIA/TensorRT/issues/2204"
+
+# #1992: a maintainer explains how TensorRT treats the residual Add without naming a version; it holds for every
+# release with explicit quantization (8.0 on), every platform, until a claim for a target or an observation says
+# otherwise.
+_EXPLICIT_QUANTIZATION_RELEASES = Scope(since="8.0")
+_MAINTAINER_ON_ADD = "a maintainer explaining how TensorRT fuses a residual Add, no version named"
+_ADD_WIDER = "Without a Q/DQ pair on the residual branch the Add runs in FP16/FP32: it is not fused into the conv as INT8."
+_ADD_FUSED = "With a Q/DQ pair on the residual branch the Add runs INT8, fused into the conv."
+
+
+def _add_claim(outcome: str, note: str) -> RangeClaim:
+    return RangeClaim(outcome=outcome, source=ADD_FP32, strength="issue-thread",
+                      scope=_EXPLICIT_QUANTIZATION_RELEASES, basis=_MAINTAINER_ON_ADD, note=note)
+
 
 BLOCK = "/layer1/layer1.0"
 CONV = f"{BLOCK}/conv1/Conv"
@@ -60,6 +77,7 @@ class ResidualAddQdq(Case):
     variants = (
         Variant(
             name="identity-float",
+            range_claims=(_add_claim("fallback", _ADD_WIDER),),
             role="failing",
             description="Q/DQ -> Conv(3x3, 32 -> 32) -> Add(conv, identity) -> ReLU on 1x32x16x16; the identity (the "
             "block input) reaches the Add without Q/DQ.",
@@ -67,6 +85,7 @@ class ResidualAddQdq(Case):
         ),
         Variant(
             name="identity-qdq",
+            range_claims=(_add_claim("pass", _ADD_FUSED),),
             role="workaround",
             varies="identity-float", inherits=False,
             description=f"As identity-float, with a Q/DQ pair (the residual quantizer) on the identity branch, as a "
@@ -98,6 +117,7 @@ class ResidualAddQdq(Case):
         ),
         Variant(
             name="channels-64-identity-qdq",
+            range_claims=(_add_claim("pass", _ADD_FUSED),),
             role="sweep",
             varies="identity-float", inherits=False,  # The identity-qdq workaround at 64 channels
             description="identity-qdq with 64 channels.",

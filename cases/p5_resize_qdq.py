@@ -5,7 +5,9 @@ run INT8 under QAT; a maintainer: no Q/DQ is needed before a Resize, TensorRT sh
 ``Resize -> Q/DQ -> Conv``; a commenter saw the Resize input converted to FP16/FP32 (slower than FP16 overall) and
 the same with ConvTranspose; the reporter noted that the same graph without any Q/DQ, built with ``--best``, runs the
 Resize INT8. https://github.com/NVIDIA/TensorRT/issues/3542 (8.4.2.4, RTX 3090) tried Q/DQ on the upsample input.
-Both are 8.4, outside our matrix: the variants carry no claims.
+Both are 8.4, outside our matrix: the variants carry no claims. The maintainer's
+statement in #2976 has no version, but the reporter and a commenter in the same thread saw the Resize run FP16/FP32,
+so it is no range claim either.
 
 Graph: Q/DQ -> Conv(3x3, 32 -> 32) -> [Q/DQ] -> Resize(nearest, scales 1,1,2,2) -> Q/DQ -> Conv(3x3, 32 -> 32) on
 1x32x16x16, the Resize as torch.onnx exports ``nn.Upsample(scale_factor=2)`` at opset 13 (empty roi, constant

@@ -30,7 +30,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases.matching import nodes_of
-from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
+from cases.model import Built, Case, Claim, Knobs, Match, RangeClaim, Scope, Tolerance, Variant
 
 MYELIN_INT8_FAIL = "https://github.com/NVIDIA/TensorRT/issues/3972"
 MYELIN_OOM = "https://github.com/NVIDIA/TensorRT/issues/2606"
@@ -122,6 +122,13 @@ class AttentionMyelin(Case):
     variants = (
         Variant(
             name="as-reported",
+            range_claims=(RangeClaim(
+                outcome="fallback", source=MYELIN_QDQ_ONLY, strength="issue-thread",
+                scope=Scope(since="8.5", before="11.0"),
+                basis="maintainers: Myelin takes quantized models only through Q/DQ, not calibration (#2323, no "
+                "version named; #3230 on 8.6.1.6)",
+                note=f"Under a calibrator the attention region runs FP16/FP32; on 10.1 an --int8 build of such a "
+                f"block failed outright ({MYELIN_INT8_FAIL}), so read this as at best."),),
             role="failing",
             description="LayerNormalization (opset 17) -> q/k/v Linear -> q k^T * 1/sqrt(32) -> Softmax -> @ v -> "
             "proj Linear -> residual Add, 1x16x32 tokens, implicit INT8 with an entropy calibrator.",

@@ -18,7 +18,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Claim, Match, Tolerance, Variant
+from cases.model import Built, Case, Claim, Match, RangeClaim, Scope, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3869"
 DUPLICATE = "https://github.com/NVIDIA/TensorRT/issues/3870"
@@ -110,6 +110,11 @@ class BnMish(Case):
         ),
         Variant(
             name="native-mish",
+            range_claims=(RangeClaim(
+                outcome="unsupported", source=OPERATORS_86, strength="documentation", scope=Scope(before="10.0"),
+                basis="onnx-tensorrt's operator tables: no Mish before 10.0 (the 8.5, 8.6 and 9.2 tables)",
+                category="unsupported-op",
+                note="The native Mish op (opset 18) has no importer before onnx-tensorrt 10.0."),),
             role="failing",
             description="Conv(32, groups 32, k3, p1) -> BatchNormalization -> Mish (opset 18).",
             params={"activation": "native-mish", "qdq": "none"},
@@ -128,6 +133,11 @@ class BnMish(Case):
         ),
         Variant(
             name="qdq-before-native-mish",
+            range_claims=(RangeClaim(
+                outcome="unsupported", source=OPERATORS_86, strength="documentation", scope=Scope(before="10.0"),
+                basis="onnx-tensorrt's operator tables: no Mish before 10.0 (the 8.5, 8.6 and 9.2 tables)",
+                category="unsupported-op",
+                note="The native Mish op (opset 18) has no importer before onnx-tensorrt 10.0."),),
             role="workaround",
             varies="native-mish", inherits=False,
             description="Native Mish (opset 18) with Q/DQ between BN and Mish (the write-up's workaround, literally).",

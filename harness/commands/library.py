@@ -3,7 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.commands.options import DEFAULT_CASES_DIR, EXIT_OK, CommandError, no_match_error, output_directory
+import argparse
+import dataclasses
+import json
+import re
+
+from harness.commands.options import DEFAULT_CASES_DIR, EXIT_OK, CommandError, closest, no_match_error, output_directory
 from harness.matrix import load_matrix
 
 
@@ -55,6 +60,60 @@ def cmd_list(args) -> int:
     return EXIT_OK
 
 
+# The facts a planner compares, in the order of the table: (column title, fact key).
+FACT_COLUMNS = (("implicit INT8", "implicit-int8"), ("strong typing", "strong-typing"),
+                ("FP8 flag", "fp8-builder-flag"), ("FP8 Q/DQ", "fp8-qdq"), ("FP4 Q/DQ", "fp4-qdq"), ("DLA", "dla"),
+                ("INT64", "int64-type"))
+
+
+def cmd_facts(args) -> int:
+    from harness.targets import facts as target_facts
+
+    targets = load_matrix(args.matrix)
+    unknown = [t for t in args.targets if t not in targets]
+    if unknown:
+        raise CommandError(f"target(s) {unknown} not in {args.matrix}; closest: "
+                           f"{', '.join(closest(unknown[0], targets))}")
+    if args.gpu_arch and not re.fullmatch(r"sm_\d{2,3}", args.gpu_arch):
+        raise CommandError(f"--gpu-arch {args.gpu_arch!r} is not a GPU architecture such as sm_89 (compute "
+                           "capability 8.9) or sm_120")
+    chosen = [targets[t] for t in args.targets] or [t for t in targets.values()
+                                                     if t.backend == "tensorrt" and t.version and t.available]
+    known = {t.id: target_facts.target_facts(t, args.gpu_arch) for t in chosen}
+    if args.json:
+        print(json.dumps({target: {what: dataclasses.asdict(fact) for what, fact in found.facts.items()}
+                          for target, found in known.items()}, indent=1))
+        return EXIT_OK
+    words = {target_facts.PRESENT: "yes", target_facts.DEPRECATED: "deprecated", target_facts.ABSENT: "no",
+             target_facts.NOT_KNOWN: "?"}
+    print("What each TensorRT target can and cannot do, read from the recorded API surfaces, the quantization "
+          "lifecycle and the release facts (yes, deprecated, no; ? not known" +
+          ("" if args.gpu_arch else "; an x86 target's GPU facts need --gpu-arch") + "):")
+    width = max(len(t.id) for t in chosen)
+    print(f"  {'target':<{width}} {'JetPack':<7} {'GPU':<6} " + " ".join(f"{title:<13}" for title, _ in FACT_COLUMNS))
+    for target in chosen:
+        found = known[target.id]
+        cells = [words[found.get(key).value] if found.get(key) else "-" for _, key in FACT_COLUMNS]
+        print(f"  {target.id:<{width}} {target.jetpack or '-':<7} {args.gpu_arch or target.gpu_arch:<6} "
+              + " ".join(f"{cell:<13}" for cell in cells))
+    if not args.targets:
+        print("\nName targets (python -m harness facts trt107-orin trt114-orin) for each fact's source and remedy.")
+        return EXIT_OK
+    if len(chosen) > 1:
+        differ = [(title, key) for title, key in FACT_COLUMNS
+                  if len({known[t.id].get(key).value for t in chosen if known[t.id].get(key)}) > 1]
+        print("\nWhere they differ: " + (", ".join(title for title, _ in differ) if differ else "nowhere"))
+    for target in chosen:
+        print(f"\n{target.id}: {target.title}")
+        for fact in known[target.id].facts.values():
+            print(f"  {fact.what}: {words.get(fact.value, fact.value)}. {fact.statement}")
+            if fact.remedy:
+                print(f"    what to do: {fact.remedy}")
+            if fact.sources:
+                print(f"    {fact.certainty}; sources: {', '.join(fact.sources)}")
+    return EXIT_OK
+
+
 def add_library_commands(commands) -> None:
     p = commands.add_parser("generate", help="write the case library as ONNX models + data + index.json",
                             description="Write DIR/<case>/<variant>.onnx, DIR/<case>/<variant>.npz (inputs, calibration "
@@ -64,6 +123,26 @@ def add_library_commands(commands) -> None:
                    "DIR keeps its other cases (the selected ones replace their entries), so a later `run --cases DIR` "
                    "still runs them all")
     p.set_defaults(func=cmd_generate)
+
+    p = commands.add_parser(
+        "facts", help="what each TensorRT target can and cannot do (implicit INT8, FP8/FP4, DLA, typing), with sources",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="What each TensorRT target of the matrix can and cannot do before anything runs on it: implicit "
+        "INT8 (a calibrator: supported, deprecated from 10.1, gone in 11.0), strong typing, the FP8 builder flag, FP8 "
+        "and FP4 Q/DQ (by release and by GPU: FP8 needs SM 8.9+, FP4 a Blackwell GPU), DLA (Orin up to 10.7 and from "
+        "11.4.1), INT64. Read from the recorded TensorRT API surfaces, the quantization lifecycle and the release "
+        "facts; each fact with its source and how it was established.",
+        epilog="Examples:\n"
+        "  python -m harness facts                                   every TensorRT target, one line each\n"
+        "  python -m harness facts trt107-orin trt1016-orin trt114-orin   JetPack 6 or 7 on Orin: where they differ, "
+        "each fact's source\n"
+        "  python -m harness facts trt1016-x86 --gpu-arch sm_89      an x86 target on an L4 / RTX 40 host")
+    p.add_argument("targets", nargs="*", metavar="TARGET", help="targets of the matrix (default: every TensorRT target "
+                   "that exists)")
+    p.add_argument("--gpu-arch", metavar="sm_NN", help="the GPU of the host, for x86 targets whose GPU is any "
+                   "(sm_86 Ampere, sm_89 Ada, sm_90 Hopper, sm_120 Blackwell)")
+    p.add_argument("--json", action="store_true", help="print the facts as JSON")
+    p.set_defaults(func=cmd_facts)
 
     p = commands.add_parser("list", help="list cases, variants and targets",
                             description="List every case and variant of the library and every target of the matrix.")
