@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from cases.model import Case, Knobs, Variant
 from harness import judgement as j
