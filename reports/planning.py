@@ -14,7 +14,6 @@ from typing import Any, Iterable, Sequence
 from harness import judgement as j
 from harness.judgement import (
     CANNOT_EXIST_HERE as CANNOT_EXIST,
-    CLAIMED,
     FAILS_AS_REPORTED as FAILS,
     NOT_RUN,
     PLANNING_LABELS as VERDICT_LABELS,
@@ -331,19 +330,19 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
     if kind == CANNOT_EXIST:
         message = (form.deciding.item.get("failure") or {}).get("message") or "cannot exist on this target"
         return Verdict(CANNOT_EXIST, f"cannot exist: {message}", message, **common), None
-    if kind == CLAIMED:
-        claims = [o for o in primary if o.claim]
-        texts = list(dict.fromkeys(claim_text(o.claim) for o in claims))
-        claimed_workarounds = [o for o in workarounds if o.claim and j.claim_answer(o.claim["outcome"]) == j.WORKS]
-        text = "; ".join(f"{o.row.variant}: {claim_text(o.claim)}" for o in claims)
+    if kind in j.PLANNING_BASES:  # claimed: what the pieces of that basis say, in the claim's shape
+        said = [(o, piece) for o in primary for piece in o.pieces() if piece.kind == kind]
+        texts = list(dict.fromkeys(claim_text(piece.item) for _, piece in said))
+        passing = [o for o in workarounds if any(piece.kind == kind and j.answer_of(piece) == j.WORKS
+                                                 for piece in o.pieces())]
+        text = "; ".join(f"{o.row.variant}: {claim_text(piece.item)}" for o, piece in said)
         detail = "; ".join(texts)
-        if claimed_workarounds:
-            names = ", ".join(o.row.variant for o in claimed_workarounds)
-            text += f"; workaround {names} claimed to pass"
-            detail += f"; {len(claimed_workarounds)} workaround{'s' if len(claimed_workarounds) > 1 else ''} " \
-                      "claimed to pass"
-        return Verdict(CLAIMED, f"{VERDICT_LABELS[CLAIMED]}: {text}", detail,
-                       claimed_pass=all(j.claim_answer(o.claim["outcome"]) == j.WORKS for o in claims), **common), None
+        if passing:
+            names = ", ".join(o.row.variant for o in passing)
+            text += f"; workaround {names} {kind} to pass"
+            detail += f"; {len(passing)} workaround{'s' if len(passing) > 1 else ''} {kind} to pass"
+        return Verdict(kind, f"{VERDICT_LABELS[kind]}: {text}", detail,
+                       claimed_pass=all(j.answer_of(piece) == j.WORKS for _, piece in said), **common), None
     if kind == UNVERIFIED:
         unverified = next(o.unverified for o in primary if o.unverified)
         return Verdict(UNVERIFIED, f"{VERDICT_LABELS[UNVERIFIED]}: {outcome_text(unverified)}",

@@ -32,22 +32,35 @@ a node not seen is not a fallback either. Nothing broke, so it is not ``broken``
 backend will hide the same node tomorrow, so it is not ``retried``; a move to or from it is no regression
 (``compared`` False). The scan and the planning view say ``unverified`` for it where nothing decisive is known.
 
-Adding a kind of evidence (a basis: a target's fact, a claim over a range of versions, a prediction from TensorRT's
-documented rules) is one entry of :data:`~harness.judgement.bases.BASES`, placed at its precedence (observed first:
-the engine tries the bases of each scope in that order):
+Adding a kind of evidence (a basis: a target's fact, a claim over a range of versions, a finding not applicable to a
+backend, a prediction from TensorRT's documented rules) is one entry of :data:`~harness.judgement.bases.BASES`, placed
+at its precedence (the engine tries the bases of each scope in that order, observation first):
 
-1. its word in :mod:`~harness.judgement.vocabulary` (``PREDICTED = "predicted"``, beside ``OBSERVED``, ``CLAIMED``);
-2. its ``Basis`` entry: the answer each of its evidence's words gives (``answers``), the scan verdicts it may give
-   (``verdicts``: a prediction ``(FALLBACK, LIKELY)``, never ``BLOCKED``; the engine raises on any other), how the
-   scan page names it (``label``, ``tag``), whether pages hatch it (``hatched``), and its planning cell's symbol,
-   label and meaning (a basis without them would be projected as observation: only observation may do that).
+1. its word in :mod:`~harness.judgement.vocabulary`, beside ``OBSERVED`` and ``CLAIMED`` (``PREDICTED = "predicted"``);
+2. its ``Basis`` entry: ``answers`` (what each word of its evidence answers: ``{LIKELY_WORD: WORKS, ...}``, None for a
+   word that answers nothing, such as a finding not applicable here), ``verdicts`` (the scan verdicts it may give:
+   a prediction ``(FALLBACK, LIKELY)``, never ``BLOCKED``; the engine raises on any other), ``label``, ``said`` and
+   ``tag`` (how the scan page, a command's text and an evidence list name it: "predicted from TensorRT's rules, not
+   observed"), ``hatched`` (pages hatch a verdict on it), and its planning cell's ``planning_symbol``,
+   ``planning_label``, ``planning_meaning`` and ``planning_colours`` (a basis without them would be projected like
+   observation into works/fails: only observation may be).
 
-The engine's tiers, the planning view's verdicts (the basis's cell after ``claimed``, before ``unverified``), the
-scan page's and the report's CSS classes and legends, ``--fix`` (which reads the scan's verdicts and bases) and
-``diagnose`` follow from the table. Then the producer of that evidence hands the scan pieces with ``kind`` the new
-word (harness/scan/prediction.py gathers them per tier), and the README's tables gain their rows (a test compares
-them). A new verdict word is its word in the vocabulary, placed in its order (``SCAN_VERDICTS``) and its groups,
-plus its symbol, colour and meaning in :mod:`~harness.judgement.presentation` (a missing one fails at import).
+From the table follow: the engine's tiers (:data:`~harness.judgement.engine.TIERS`); the planning view's verdicts
+(the basis's cell after ``claimed``, before ``unverified``) with their labels, symbols, meanings and colours; the
+hatching, labels and legends of the scan page and the report (the templates loop over ``J.HATCHED`` and read
+``J.BASIS``); the scan's reasons (``<tag> (<strength>), not observed here: ...``); ``--fix``'s ranking
+(:func:`~harness.judgement.engine.fix_rank`: verified, then the bases by precedence); the text of ``scan`` and
+``diagnose`` (``BASIS[...].said``); the words report.js reads and the guard's words. What the new kind needs beyond
+the table is its producer: pieces of evidence with ``kind`` the new word, handed to the scan by
+harness/scan/prediction.py's ``_evidence`` (and to the planning view by reports/planning.py's ``_Observed.pieces``,
+in the claim's shape: ``outcome``, ``category``, ``source``, ``strength``), and the README's verdict tables gain their
+rows (a test compares them).
+
+A new verdict word is its word in the vocabulary, placed in its order (``SCAN_VERDICTS``, worst first) and in its
+groups (``SCAN_GOOD``, ``SCAN_FAILING``, ``SCAN_WORKAROUND_VERDICTS``, ``SCAN_FAIL_ON_LEVELS`` if ``--fail-on`` may
+stop at it), plus its symbol, colour and meaning in :mod:`~harness.judgement.presentation` (one missing fails at
+import) and its README row. Tried on a scratch branch: 2 files of code (vocabulary.py, presentation.py), plus the
+README row and the test that pins the order.
 """
 from harness.judgement.vocabulary import *  # noqa: F401,F403
 from harness.judgement.meaning import *  # noqa: F401,F403

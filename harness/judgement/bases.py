@@ -7,8 +7,8 @@ from typing import Mapping, Optional, Tuple
 
 from harness.judgement.meaning import CLAIM_ANSWERS, MEANINGS
 from harness.judgement.vocabulary import (
-    BLOCKED, CLAIMED, FALLBACK, LIKELY, OBSERVED, OBSERVED_PLANNING_VERDICTS,
-    UNDECIDED_PLANNING_VERDICTS, UNAVAILABLE, VERIFIED,
+    BLOCKED, CLAIMED, FALLBACK, LIKELY, OBSERVED, OBSERVED_PLANNING_VERDICTS, UNAVAILABLE, UNDECIDED_PLANNING_VERDICTS,
+    VERIFIED,
 )
 
 
@@ -25,21 +25,22 @@ class Basis:
     tag: str  # one piece of its evidence, in an evidence list: "observed"
     hatched: bool  # pages draw a verdict on it hatched: not an observation of this project
     # The planning view: None where the cell is projected from the observed verdict (works, workaround, fallback,
-    # fails), else the cell is this basis, with this symbol, label and meaning.
+    # fails: observation only), else the cell is this basis, with this symbol, label, meaning and colours.
     planning_symbol: Optional[str] = None
     planning_label: Optional[str] = None
     planning_meaning: Optional[str] = None
     planning_colours: Optional[Tuple[str, str]] = None  # line and fill of its cells (hatched cells show the fill)
 
 
-BASES = (
-    Basis(OBSERVED, {o: m.answer for o, m in MEANINGS.items()},
-          (BLOCKED, FALLBACK, UNAVAILABLE, LIKELY, VERIFIED), "observed here", "observed here", "observed", False),
-    Basis(CLAIMED, CLAIM_ANSWERS, (BLOCKED, FALLBACK, LIKELY), "claimed upstream, not run here", "claimed upstream",
-          "claimed upstream",
-          True, "?", "claimed upstream only",
-          "not run here: only what an upstream issue or write-up reported (never an observation)",
-          ("#3a4150", "#ffffff")),
+BASES = (  # precedence order: observation first
+    Basis(OBSERVED, answers={o: m.answer for o, m in MEANINGS.items()},
+          verdicts=(BLOCKED, FALLBACK, UNAVAILABLE, LIKELY, VERIFIED),
+          label="observed here", said="observed here", tag="observed", hatched=False),
+    Basis(CLAIMED, answers=CLAIM_ANSWERS, verdicts=(BLOCKED, FALLBACK, LIKELY),
+          label="claimed upstream, not run here", said="claimed upstream", tag="claimed upstream", hatched=True,
+          planning_symbol="?", planning_label="claimed upstream only",
+          planning_meaning="not run here: only what an upstream issue or write-up reported (never an observation)",
+          planning_colours=("#3a4150", "#ffffff")),
 )
 BASIS = {b.name: b for b in BASES}
 HATCHED = tuple(b.name for b in BASES if b.hatched)

@@ -39,6 +39,11 @@ VARIANT_ROLES = (FAILING_ROLE, WORKAROUND_ROLE, SWEEP_ROLE, CONTROL_ROLE)
 WORKS, FALLS_BACK, FAILS, CANNOT_EXIST = "works", "falls-back", "fails", "cannot-exist"
 ANSWERS = (WORKS, FALLS_BACK, FAILS, CANNOT_EXIST)
 
+# What a piece of evidence is about (scan.json's ``scope``), closest to the user's layer first: the user's own layer
+# cut out and run, the library variant the matcher named, the case's reported (failing) form.
+YOUR_LAYER, VARIANT, REPORTED_FORM = "your-layer", "variant", "reported-form"
+SCOPES = (YOUR_LAYER, VARIANT, REPORTED_FORM)
+
 # How a verdict is known: its evidence bases (harness.judgement.engine.BASES says what each may give and how a page
 # shows it).
 OBSERVED, CLAIMED = "observed", "claimed"

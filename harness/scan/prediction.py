@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from cases.model import Case, Knobs, Variant
 from harness import judgement as j
@@ -191,9 +191,9 @@ def _evidence(finding: Finding, target: Target, observations: Observations,
         name = finding.variant.name
         evidence += [observed(o, j.VARIANT) for o in observations.of(case.id, name, target.id)]
         evidence += claims_on(case, name, target, j.VARIANT)
-    for name in _reported_forms(finding):
-        evidence += [observed(o, j.REPORTED_FORM) for o in observations.of(case.id, name, target.id)]
-        evidence += claims_on(case, name, target, j.REPORTED_FORM)
+    reported = _reported_forms(finding)
+    evidence += [observed(o, j.REPORTED_FORM) for name in reported for o in observations.of(case.id, name, target.id)]
+    evidence += [e for name in reported for e in claims_on(case, name, target, j.REPORTED_FORM)]
     return evidence, suffix
 
 

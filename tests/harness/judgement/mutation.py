@@ -117,13 +117,15 @@ def main() -> int:
         except subprocess.TimeoutExpired:
             detected = True
         where = f"{TARGET}:{line}: {what}: {original[line - 1].strip()}"
+        known = (original[line - 1].split("#")[0].strip(), what) in EQUIVALENT
         if detected:
             killed += 1
-        elif (original[line - 1].split("#")[0].strip(), what) in EQUIVALENT:
+        elif known:
             equivalent += 1
         else:
             survived.append(where)
-        print(f"[{number}/{len(found)}] {'killed' if detected else 'SURVIVED'} {where}", flush=True)
+        status = "killed" if detected else "equivalent" if known else "SURVIVED"
+        print(f"[{number}/{len(found)}] {status} {where}", flush=True)
     (scratch / TARGET).write_text(source, encoding="utf-8")
     scored = len(found) - equivalent
     print(f"\n{killed} of {scored} mutants killed ({100 * killed / scored:.1f} %), {equivalent} equivalent, "

@@ -22,11 +22,11 @@ Supported inputs:
   blocks (several builds), the last one is read. Without a block header (an excerpt pasted from a forum post),
   every such line is read wherever it stands, whatever logger prefix comes before ``Layer(`` (trtexec ``[V]``,
   Python ``[TRT]``, DeepStream, timestamps). A layer line wrapped by a terminal or a PDF (it does not end with a
-  tensor) is joined with the lines that continue it.
+  tensor) is joined with the lines that continue it. A line that starts like a layer line but cannot be read is
+  passed over and counted (:class:`LayersRead`), never guessed at.
 * The engine inspector's one-line text (``LayerInformationFormat.ONELINE``: ``Name: N, LayerType: T, Inputs: [ {
   Name: x, ..., Format/Datatype: ... }], ..., Weights: {"Type": "Int8", ...}, Metadata: ...``), one record per layer,
-  as a user prints it and pastes it: read as the layer dicts of the JSON, a record wrapped over several lines joined. A line that starts like a layer line but cannot be read is passed
-  over and counted (:class:`LayersRead`), never guessed at.
+  as a user prints it and pastes it: read as the layer dicts of the JSON, a record wrapped over several lines joined.
 
 Compute precision of one layer (``EngineLayer.precision``), first rule that gives an answer:
 
