@@ -20,7 +20,7 @@ import onnx.reference
 import onnx.version_converter
 import onnx_graphsurgeon as gs
 
-from cases.model import Built, Case, Variant, all_cases
+from cases.model import Built, Case, Variant, all_cases, needs_of
 
 INDEX_FORMAT = "trt-matrix/cases/1"
 IR_VERSION_FOR_OPSET = {13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9, 20: 9, 21: 10}  # oldest IR that carries the opset
@@ -179,7 +179,7 @@ def declared_entry(case: type[Case], variant: Variant) -> dict:
         "knobs": variant.knobs.to_dict(),
         "claims": [claim.__dict__ | {} for claim in variant.claims],
         "range_claims": [claim.to_dict() for claim in variant.range_claims],
-        "needs": list(case.needs_of(variant)),
+        "needs": list(needs_of(variant, case.mode_of(variant))),
     }
 
 

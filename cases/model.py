@@ -360,20 +360,8 @@ class Case:
 
     @classmethod
     def needs_of(cls, variant: Variant) -> tuple[str, ...]:
-        """What ``variant`` needs of a target (harness.targets.facts.NEEDS, in that order): what its build mode and
-        knobs ask of TensorRT's API or device, and what its graph declares (``variant.needs``)."""
-        knobs = variant.knobs
-        asked = set(variant.needs)
-        if cls.mode_of(variant) == "implicit-int8":
-            asked.add(IMPLICIT_INT8)
-            if knobs.calibration_profile is not None:
-                asked.add(CALIBRATION_PROFILE)
-        asked |= {need for need, wanted in ((FP8_BUILDER_FLAG, knobs.fp8), (FP4_BUILDER_FLAG, knobs.fp4),
-                                            (STRONG_TYPING, knobs.strongly_typed), (DLA, knobs.dla_core is not None),
-                                            (PRECISION_CONSTRAINTS,
-                                             bool(knobs.precision_constraints or knobs.layer_precisions)))
-                  if wanted}
-        return tuple(need for need in NEEDS if need in asked)
+        """What ``variant`` needs of a target (:func:`needs_of`, with this case's build mode for it)."""
+        return needs_of(variant, cls.mode_of(variant))
 
     @classmethod
     def mode_of(cls, variant: Variant) -> str:
@@ -382,6 +370,23 @@ class Case:
     @classmethod
     def opset_of(cls, variant: Variant) -> int:
         return variant.opset or cls.opset
+
+
+def needs_of(variant: Variant, mode: str) -> tuple[str, ...]:
+    """What ``variant``, built in ``mode``, needs of a target (harness.targets.facts.NEEDS, in that order): what its
+    build mode and knobs ask of TensorRT's API or device, and what its graph declares (``variant.needs``)."""
+    knobs = variant.knobs
+    asked = set(variant.needs)
+    if mode == "implicit-int8":
+        asked.add(IMPLICIT_INT8)
+        if knobs.calibration_profile is not None:
+            asked.add(CALIBRATION_PROFILE)
+    asked |= {need for need, wanted in ((FP8_BUILDER_FLAG, knobs.fp8), (FP4_BUILDER_FLAG, knobs.fp4),
+                                        (STRONG_TYPING, knobs.strongly_typed), (DLA, knobs.dla_core is not None),
+                                        (PRECISION_CONSTRAINTS, bool(knobs.precision_constraints or
+                                                                     knobs.layer_precisions)))
+              if wanted}
+    return tuple(need for need in NEEDS if need in asked)
 
 
 def all_cases() -> list[type[Case]]:
