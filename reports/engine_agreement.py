@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 
 from harness.scan.engine_prediction.predict import EnginePrediction, has_qdq, predict_engine
 from harness.scan.engine_prediction.rules import ruleset_for
-from harness.worker.record import PRECISION_WIDTH
+from harness.judgement import FP16, OBSERVED, PRECISION_BITS
 
 SHOWN_DISAGREEMENTS = 20  # per target
 
@@ -44,11 +44,11 @@ def engine_agreement(records: Iterable[Mapping[str, Any]], targets: Mapping[str,
     by_target: dict[str, TargetAgreement] = {}
     for record in records:
         target = targets.get(record.get("target"))
-        observed = {node: p for node, p in (record.get("precision") or {}).items() if p in PRECISION_WIDTH}
+        observed = {node: p for node, p in (record.get("precision") or {}).items() if p in PRECISION_BITS}
         if target is None or record.get("backend") != "tensorrt" or not observed:
             continue
         ruleset = ruleset_for(target.version).ruleset
-        fp16 = bool((record.get("knobs") or {}).get("fp16"))
+        fp16 = bool((record.get("knobs") or {}).get(FP16))
         key = (f"{record['case']}/{record['variant']}", ruleset.name, fp16)
         if key not in predictions:
             model = _model(models, cases_dir / f"{key[0]}.onnx")
@@ -70,7 +70,7 @@ def engine_agreement(records: Iterable[Mapping[str, Any]], targets: Mapping[str,
                 continue
             entry.disagree += 1
             if len(entry.disagreements) < SHOWN_DISAGREEMENTS:
-                entry.disagreements.append({"cell": key[0], "node": node, "observed": got,
+                entry.disagreements.append({"cell": key[0], "node": node, OBSERVED: got,
                                             "predicted": layer.precision, "rule": layer.rule})
     return [by_target[t] for t in targets if t in by_target]
 

@@ -39,11 +39,8 @@ from harness.worker.backends.tensorrt.compat import version_tuple
 from harness.worker.environment import compute_capability
 
 _REPO = Path(__file__).resolve().parents[2]
-# The recorded binding API of each TensorRT release (tensorrt-VERSION.json). Being copied into the repository as
-# reference/trt-api/; until then read from the shared reference data. The switch is this line.
-TRT_API_DIR = next((path for path in (_REPO / "reference" / "trt-api", _REPO.parent / "shared/reference/trt-api",
-                                      Path("/work/shared/reference/trt-api")) if path.is_dir()),
-                   _REPO / "reference" / "trt-api")
+# The recorded binding API of each TensorRT release (tensorrt-VERSION.json; reference/SOURCES.md says where from).
+TRT_API_DIR = _REPO / "reference" / "trt-api"
 
 # What a form can need of a target (cases declare them: cases.model.NEEDS lists the same names).
 IMPLICIT_INT8 = "implicit-int8"  # BuilderFlag.INT8 and a calibrator (or a calibration cache handed to one)

@@ -19,10 +19,10 @@ import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
-from tests.conftest import SHARED_REFERENCE
+from tests.conftest import REFERENCE
 
 FORMS = ("fp32", "fp16", "qat", "qat-residual", "qat-residual-qgap")
-ENGINES = SHARED_REFERENCE / "engine-layers"
+ENGINES = REFERENCE / "engine-layers"
 STAGES = ((1, 64, 1), (2, 128, 2), (3, 256, 2), (4, 512, 2))
 
 

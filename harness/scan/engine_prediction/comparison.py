@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from harness.scan.engine_prediction.predict import MOVEMENT, EnginePrediction, PredictedLayer
 from harness.worker.backends.tensorrt.layers import EngineLayer, _dtype_precision, _tensor_type
-from harness.worker.record import PRECISION_WIDTH
+from harness.judgement import OBSERVED, PRECISION_BITS
 
 TENSORRT_OWN_PREFIX = "Reformatting CopyNode"
 
@@ -31,7 +31,7 @@ class LayerPair:
     by_timing: bool  # agreement only within the float types TensorRT picks between by timing
 
     def to_dict(self) -> dict[str, Any]:
-        return {"observed": {"name": self.observed.name, "type": self.observed.layer_type,
+        return {OBSERVED: {"name": self.observed.name, "type": self.observed.layer_type,
                              "precision": self.observed.precision, "output_type": self.observed_output},
                 "predicted": {"name": self.predicted.name, "precision": self.predicted.precision,
                               "output_type": self.predicted.output_type, "rule": self.predicted.rule,
@@ -117,7 +117,7 @@ def compare(prediction: EnginePrediction, observed: Sequence[EngineLayer],
 
 
 def _agrees(observed: str | None, predicted: str, choice: tuple[str, ...]) -> tuple[bool | None, bool]:
-    if observed is None or observed not in PRECISION_WIDTH:
+    if observed is None or observed not in PRECISION_BITS:
         return None, False
     if observed == predicted:
         return True, False
