@@ -70,8 +70,8 @@ def engine_agreement(records: Iterable[Mapping[str, Any]], targets: Mapping[str,
                 continue
             entry.disagree += 1
             if len(entry.disagreements) < SHOWN_DISAGREEMENTS:
-                entry.disagreements.append({"cell": key[0], "node": node, "observed": got,
-                                            "predicted": layer.precision, "rule": layer.rule})
+                entry.disagreements.append({"cell": key[0], "node": node, "ran": got,
+                                            "predicted_precision": layer.precision, "rule": layer.rule})
     return [by_target[t] for t in targets if t in by_target]
 
 

@@ -113,7 +113,7 @@ class EnginePrediction:
 
     def to_dict(self) -> dict[str, Any]:
         return {"ruleset": self.ruleset.name, "ruleset_version": self.ruleset.version,
-                "documentation": self.ruleset.documentation, "float_precision": self.float_precision,
+                "ruleset_source": self.ruleset.documentation, "float_precision": self.float_precision,
                 "float_text": self.float_text, "summary": self.summary(), "notes": self.notes,
                 "layers": [layer.to_dict() for layer in self.layers]}
 

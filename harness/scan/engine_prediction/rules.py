@@ -21,7 +21,7 @@ Sources (facts, not text):
   typed networks and implicit quantization removed: reference/platforms-2026.md, "TensorRT 11 changes").
 * TensorRT's own engines of a QAT ResNet (reference/engine-layers, from NVIDIA's TREx examples) where the guide is
   silent: which convolution an Add fuses into, and convolution + activation + max pooling fused in INT8. Those rules
-  say ``observed`` instead of a documentation section.
+  name SEEN_IN_ENGINES instead of a documentation section.
 """
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ GUIDE_10 = ("https://docs.nvidia.com/deeplearning/tensorrt/latest/inference-libr
 NOTES_100 = "https://docs.nvidia.com/deeplearning/tensorrt/archives/tensorrt-1001/release-notes/index.html"
 NOTES_1012 = "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/release-notes-10/10.12.0.html"
 NOTES_11 = "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/release-notes-11/11.4.1.html"
+SEEN_IN_ENGINES = "TensorRT's own engines (the guide is silent)"
 ENGINES = "reference/engine-layers (TensorRT's engine inspector JSON of a QAT ResNet, NVIDIA TREx examples)"
 
 
@@ -41,7 +42,7 @@ ENGINES = "reference/engine-layers (TensorRT's engine inspector JSON of a QAT Re
 class Rule:
     id: str
     text: str  # what TensorRT does, in our words
-    section: str  # the documentation section, or "observed" for a behaviour only TensorRT's engines show
+    section: str  # the documentation section, or SEEN_IN_ENGINES for a behaviour only TensorRT's engines show
     link: str
     since: str = "8.6"  # first version it holds in (the oldest documented one when it always did)
     until: str | None = None  # first version it no longer holds in
@@ -80,9 +81,9 @@ RULES = {rule.id: rule for rule in (
          "residual are float and the trailing Q stays unfused.", "Q/DQ Layer-Placement Recommendations", GUIDE_86,
          remedy="quantize the Add's residual input (a Q/DQ on the identity branch) for an INT8 output"),
     Rule("residual-add-choice", "When both inputs of the Add come from convolutions that could take it, the later "
-         "one (the Add's second input in a torchvision ResNet) takes it.", "observed", ENGINES),
+         "one (the Add's second input in a torchvision ResNet) takes it.", SEEN_IN_ENGINES, ENGINES),
     Rule("conv-act-pool", "A convolution with its activation and a following max pooling fuse into one INT8 layer "
-         "(ConvActPool) when the pooling's output is quantized.", "observed", ENGINES),
+         "(ConvActPool) when the pooling's output is quantized.", SEEN_IN_ENGINES, ENGINES),
     Rule("quantizable-int8", "A quantizable layer (average and global pooling, element-wise Add, Reduce) "
          "runs in INT8 when every input is dequantized and its output is quantized; the Q and DQs fuse into it.",
          "Explicit Quantization: quantizable layers", GUIDE_86),
@@ -96,7 +97,7 @@ RULES = {rule.id: rule for rule in (
          remedy="an extra pass over the tensor: place the Q where a layer can fuse it (its producer writes INT8)"),
     Rule("merged-quantize", "Unfused quantizers of one tensor to one type become a single Reformat (TensorRT's "
          "engine holds one where the model quantizes a block's input twice, for its conv1 and its downsample).",
-         "observed", ENGINES),
+         SEEN_IN_ENGINES, ENGINES),
     Rule("unfused-dequantize", "A DequantizeLinear that no layer fuses becomes a Reformat layer converting INT8 to "
          "float.", "Q/DQ Layer-Placement Recommendations", GUIDE_86,
          remedy="an extra pass over the tensor: a layer reads this tensor in float; quantize that reader too"),
@@ -139,7 +140,7 @@ class Ruleset:
         return self.has("strongly-typed-float")
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "version": self.version, "documentation": self.documentation,
+        return {"name": self.name, "version": self.version, "source": self.documentation,
                 "rules": [rule.id for rule in self.rules]}
 
 

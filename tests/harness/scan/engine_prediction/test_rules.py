@@ -1,7 +1,7 @@
 """Which documented rules hold in which TensorRT version, and which ruleset predicts each target's version."""
 import pytest
 
-from harness.scan.engine_prediction.rules import RULES, RULESETS, ruleset_for
+from harness.scan.engine_prediction.rules import RULES, RULESETS, SEEN_IN_ENGINES, ruleset_for
 
 
 @pytest.mark.parametrize(("version", "ruleset", "noted"), [
@@ -26,4 +26,4 @@ def test_rules_change_where_the_documentation_says():
 def test_every_rule_names_its_source_section_and_link():
     for rule in RULES.values():
         assert rule.section and rule.link and rule.text, rule.id
-        assert rule.link.startswith("https://docs.nvidia.com/") or rule.section == "observed", rule.id
+        assert rule.link.startswith("https://docs.nvidia.com/") or rule.section == SEEN_IN_ENGINES, rule.id
