@@ -94,7 +94,8 @@ RULES = {rule.id: rule for rule in (
          "Explicit Versus Implicit Quantization", GUIDE_86),
     Rule("unfused-quantize", "A QuantizeLinear that no layer fuses becomes a Reformat layer converting float to "
          "INT8.", "Q/DQ Layer-Placement Recommendations", GUIDE_86,
-         remedy="an extra pass over the tensor: place the Q where a layer can fuse it (its producer writes INT8)"),
+         remedy="an extra pass over the tensor (unavoidable on a network input): quantize every reader of the "
+         "tensor so the layer producing it writes INT8 and takes the Q"),
     Rule("merged-quantize", "Unfused quantizers of one tensor to one type become a single Reformat (TensorRT's "
          "engine holds one where the model quantizes a block's input twice, for its conv1 and its downsample).",
          SEEN_IN_ENGINES, ENGINES),
