@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 
 from harness.scan.engine_prediction.predict import EnginePrediction, has_qdq, predict_engine
 from harness.scan.engine_prediction.rules import ruleset_for
-from harness.judgement import FP16, OBSERVED, PRECISION_BITS
+from harness.judgement import FP16, PRECISION_BITS
 
 SHOWN_DISAGREEMENTS = 20  # per target
 
@@ -70,8 +70,8 @@ def engine_agreement(records: Iterable[Mapping[str, Any]], targets: Mapping[str,
                 continue
             entry.disagree += 1
             if len(entry.disagreements) < SHOWN_DISAGREEMENTS:
-                entry.disagreements.append({"cell": key[0], "node": node, OBSERVED: got,
-                                            "predicted": layer.precision, "rule": layer.rule})
+                entry.disagreements.append({"cell": key[0], "node": node, "ran": got,
+                                            "predicted_precision": layer.precision, "rule": layer.rule})
     return [by_target[t] for t in targets if t in by_target]
 
 

@@ -36,8 +36,8 @@ def engine_view(engine: dict[str, Any] | None, comparisons: list[dict[str, Any]]
     and each comparison with an engine's observed layers that diagnose added."""
     if engine is None:
         return None
-    if not engine.get("predicted"):
-        return {"predicted": False, "reason": engine.get("reason"), "comparisons": _comparison_views(comparisons)}
+    if not engine.get("is_predicted"):
+        return {"is_predicted": False, "reason": engine.get("reason"), "comparisons": _comparison_views(comparisons)}
     rules = engine.get("rules", {})
     targets_of: dict[int, list[dict[str, Any]]] = {}
     for target, entry in engine.get("targets", {}).items():
@@ -54,7 +54,7 @@ def engine_view(engine: dict[str, Any] | None, comparisons: list[dict[str, Any]]
         shown.append({**layer, "float_marked": float_marked, "rule_link": rule.get("link"),
                       "rule_text": rule.get("text"), "rule_section": rule.get("section"),
                       "rule_remedy": rule.get("remedy")})
-    return {"predicted": True, "summary_text": engine["summary"]["text"], "float_text": engine["float_text"],
+    return {"is_predicted": True, "summary_text": engine["summary"]["text"], "float_text": engine["float_text"],
             "groups": groups, "not_predicted": engine.get("not_predicted", {}), "rows": shown,
             "hidden": max(0, len(engine["layers"]) - rows), "float_count": sum(r["float_marked"] for r in shown),
             "comparisons": _comparison_views(comparisons)}
@@ -64,7 +64,7 @@ def _comparisons(scan: dict[str, Any]) -> list[dict[str, Any]]:
     """The predicted-beside-observed comparisons ``diagnose --model`` made, one per file of engine layers."""
     files = (scan.get("diagnosis") or {}).get("files", [])
     return [f["engine_comparison"] for f in files if f.get("engine_comparison", {}) and
-            f["engine_comparison"].get("predicted")]
+            f["engine_comparison"].get("is_predicted")]
 
 
 def _comparison_views(comparisons: list[dict[str, Any]] | None) -> list[dict[str, Any]]:

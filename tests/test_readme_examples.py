@@ -2,6 +2,7 @@
 runs them as written, in a scratch directory laid out as the repository root, and a stale text block fails here.
 `python scripts/readme_examples.py --write` puts what they print now into README.md."""
 import importlib.util
+import sys
 
 import pytest
 
@@ -19,10 +20,12 @@ EXIT_STATUSES = {
 
 
 def readme_examples():
-    spec = importlib.util.spec_from_file_location("readme_examples", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """scripts/readme_examples.py as a module (registered first: its dataclass looks its module up)."""
+    if "readme_examples" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("readme_examples", SCRIPT)
+        sys.modules["readme_examples"] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules["readme_examples"]
 
 
 @pytest.fixture(scope="module")

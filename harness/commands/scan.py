@@ -254,7 +254,7 @@ def _print_engine(engine: dict | None) -> None:
     """One line on the predicted engine (harness.scan.engine_prediction): its summary, or why there is none."""
     if engine is None:
         return
-    if not engine["predicted"]:
+    if not engine["is_predicted"]:
         print(f"predicted engine: none: {engine['reason']}")
         return
     more = f" ({len(engine['other_predictions'])} other ruleset(s) differ, see scan.html)" \

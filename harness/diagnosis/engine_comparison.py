@@ -35,7 +35,7 @@ def engine_comparison(item: Any, facts: dict[str, Any], model: Any, metadata: di
             "ruleset_from": version_from + (f" ({choice.note})" if choice.note else ""),
             "build_precisions": precisions or None}
     if not has_qdq(model.graph) and "INT8" in precisions:
-        return {**base, "predicted": False, "text": "Not compared: the model has no Q/DQ and the build enabled INT8 "
+        return {**base, "is_predicted": False, "text": "Not compared: the model has no Q/DQ and the build enabled INT8 "
                 "(implicit quantization: TensorRT picks each layer's precision by timing, which no rule predicts)."}
     prediction = predict_engine(model.graph, choice.ruleset, fp16=fp16)
     read = read_layers_file(item.path, OnnxNames.from_model(model))
@@ -55,7 +55,7 @@ def engine_comparison(item: Any, facts: dict[str, Any], model: Any, metadata: di
         text += f"; {counts['not_predicted']} observed layer(s) hold nodes no predicted layer holds"
     if comparison.not_observed:
         text += f"; {counts['not_observed']} predicted layer(s) were not found in the engine"
-    return {**base, "predicted": True, "text": text + ".", "float_text": prediction.float_text,
+    return {**base, "is_predicted": True, "text": text + ".", "float_text": prediction.float_text,
             **comparison.to_dict(), "disagreements": [p.to_dict() for p in disagreements]}
 
 

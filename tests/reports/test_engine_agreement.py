@@ -37,8 +37,8 @@ def test_a_record_of_tensorrts_own_engine_agrees_with_the_prediction_node_by_nod
 def test_a_node_that_ran_otherwise_is_counted_and_named_with_its_rule(tmp_path):
     (entry,) = engine_agreement([qat_record("trt86-orin", {"Conv_34": "fp32"})], TARGETS, cases_dir(tmp_path))
     assert entry.disagree == 1 and entry.rate < 1.0
-    assert entry.disagreements == [{"cell": "resnet18/qat", "node": "Conv_34", "observed": "fp32",
-                                    "predicted": "int8", "rule": "weighted-float-output"}]
+    assert entry.disagreements == [{"cell": "resnet18/qat", "node": "Conv_34", "ran": "fp32",
+                                    "predicted_precision": "int8", "rule": "weighted-float-output"}]
     html = render_report([qat_record("trt86-orin")], TARGETS, ROWS, tmp_path / "r.html",
                          engine_agreement=[entry]).read_text()
     assert 'id="engine-agreement"' in html and "Conv_34" in html and "trt-8.6" in html

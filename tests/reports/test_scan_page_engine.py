@@ -15,4 +15,4 @@ def test_the_scan_page_view_marks_float_layers_and_says_what_would_make_them_int
     add = next(row for row in view["rows"] if "Add_36" in row["nodes"])
     assert not add["float_marked"] and "residual" in add["rule_remedy"]
     assert view["summary_text"].startswith("21 of 23 compute layers INT8")
-    assert engine_view({"predicted": False, "reason": "why", "layers": []})["reason"] == "why"
+    assert engine_view({"is_predicted": False, "reason": "why", "layers": []})["reason"] == "why"

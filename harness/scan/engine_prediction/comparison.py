@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from harness.scan.engine_prediction.predict import MOVEMENT, EnginePrediction, PredictedLayer
 from harness.worker.backends.tensorrt.layers import EngineLayer, _dtype_precision, _tensor_type
-from harness.judgement import OBSERVED, PRECISION_BITS
+from harness.judgement import PRECISION_BITS
 
 TENSORRT_OWN_PREFIX = "Reformatting CopyNode"
 
@@ -31,9 +31,9 @@ class LayerPair:
     by_timing: bool  # agreement only within the float types TensorRT picks between by timing
 
     def to_dict(self) -> dict[str, Any]:
-        return {OBSERVED: {"name": self.observed.name, "type": self.observed.layer_type,
+        return {"engine": {"name": self.observed.name, "type": self.observed.layer_type,
                              "precision": self.observed.precision, "output_type": self.observed_output},
-                "predicted": {"name": self.predicted.name, "precision": self.predicted.precision,
+                "prediction": {"name": self.predicted.name, "precision": self.predicted.precision,
                               "output_type": self.predicted.output_type, "rule": self.predicted.rule,
                               "timing_choice": list(self.predicted.timing_choice)},
                 "precision_agrees": self.precision_agrees, "output_agrees": self.output_agrees,

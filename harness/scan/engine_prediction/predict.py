@@ -24,7 +24,7 @@ import collections
 import dataclasses
 from typing import Any, Iterable, NamedTuple
 
-from harness.scan.engine_prediction.rules import RULES, Ruleset
+from harness.scan.engine_prediction.rules import Ruleset
 from harness.worker.record import PRECISIONS
 
 INT8, FP16, FP32, BF16, FP8, FP4, UNKNOWN = PRECISIONS  # harness/worker/record.py's Precision, in its order
@@ -113,7 +113,7 @@ class EnginePrediction:
 
     def to_dict(self) -> dict[str, Any]:
         return {"ruleset": self.ruleset.name, "ruleset_version": self.ruleset.version,
-                "documentation": self.ruleset.documentation, "float_precision": self.float_precision,
+                "ruleset_source": self.ruleset.documentation, "float_precision": self.float_precision,
                 "float_text": self.float_text, "summary": self.summary(), "notes": self.notes,
                 "layers": [layer.to_dict() for layer in self.layers]}
 
@@ -307,7 +307,7 @@ class _Predictor:
             kind = self.facts.quantized_type(index)
             self._add(index, PredictedLayer(self.names[index], (self.names[index],), REFORMAT, node.op_type, kind,
                                             self._float_type(node.output[0]), "unfused-dequantize",
-                                            timing_choice=self._choice(node.output[0])))
+                                            timing_choice=self.choice))
         if self.facts.has_subgraphs:
             self.notes.append("subgraphs (If, Loop, Scan bodies) are not predicted: their layers are left out")
         layers = [layer for _, layer in sorted(self.layers, key=lambda item: item[0])]
@@ -324,9 +324,6 @@ class _Predictor:
         if tensor in self.outputs:
             return _FLOAT_ELEMENTS.get(self.outputs[tensor], self.float)
         return self.float
-
-    def _choice(self, tensor: str) -> tuple[str, ...]:
-        return self.choice
 
     def _read_float(self, tensor: str) -> None:
         """A layer reads ``tensor`` in float: the DQ it comes from (if any) is left unfused."""
@@ -476,7 +473,7 @@ class _Predictor:
         ordered = tuple(self.names[i] for i in sorted(set(members)))
         self._add(index, PredictedLayer(" + ".join(ordered), ordered, COMPUTE, node.op_type, precision, output,
                                         rule or "weighted-int8", weights=weights or self.float,
-                                        timing_choice=() if output in QUANTIZED_MATH else self._choice(tensor),
+                                        timing_choice=() if output in QUANTIZED_MATH else self.choice,
                                         fused_add=fused_add), writes=tensor if output in QUANTIZED_MATH else None)
 
     def _commuting(self, index: int, node: Any) -> None:
@@ -518,14 +515,5 @@ class _Predictor:
                 self._read_float(tensor)
         tensor = node.output[0] if node.output else ""
         self._add(index, PredictedLayer(self.names[index], (self.names[index],), kind, node.op_type, self.float,
-                                        self._float_type(tensor), rule, timing_choice=self._choice(tensor)))
+                                        self._float_type(tensor), rule, timing_choice=self.choice))
 
-
-def rule_of(layer: PredictedLayer) -> dict[str, Any]:
-    """The rule that decided ``layer``, with its documentation section and link."""
-    return RULES[layer.rule].to_dict()
-
-
-def layers_holding(prediction: EnginePrediction, nodes: Iterable[str]) -> list[PredictedLayer]:
-    wanted = set(nodes)
-    return [layer for layer in prediction.layers if wanted.intersection(layer.nodes)]

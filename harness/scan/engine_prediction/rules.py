@@ -21,7 +21,7 @@ Sources (facts, not text):
   typed networks and implicit quantization removed: reference/platforms-2026.md, "TensorRT 11 changes").
 * TensorRT's own engines of a QAT ResNet (reference/engine-layers, from NVIDIA's TREx examples) where the guide is
   silent: which convolution an Add fuses into, and convolution + activation + max pooling fused in INT8. Those rules
-  say ``observed`` instead of a documentation section.
+  name SEEN_IN_ENGINES instead of a documentation section.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ GUIDE_10 = ("https://docs.nvidia.com/deeplearning/tensorrt/latest/inference-libr
 NOTES_100 = "https://docs.nvidia.com/deeplearning/tensorrt/archives/tensorrt-1001/release-notes/index.html"
 NOTES_1012 = "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/release-notes-10/10.12.0.html"
 NOTES_11 = "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/release-notes-11/11.4.1.html"
-SEEN_IN_ENGINES = "not in the documentation: seen in TensorRT's own engines"  # a rule's section
+SEEN_IN_ENGINES = "TensorRT's own engines (the guide is silent)"
 ENGINES = "reference/engine-layers (TensorRT's engine inspector JSON of a QAT ResNet, NVIDIA TREx examples)"
 
 
@@ -94,7 +94,8 @@ RULES = {rule.id: rule for rule in (
          "Explicit Versus Implicit Quantization", GUIDE_86),
     Rule("unfused-quantize", "A QuantizeLinear that no layer fuses becomes a Reformat layer converting float to "
          "INT8.", "Q/DQ Layer-Placement Recommendations", GUIDE_86,
-         remedy="an extra pass over the tensor: place the Q where a layer can fuse it (its producer writes INT8)"),
+         remedy="an extra pass over the tensor (unavoidable on a network input): quantize every reader of the "
+         "tensor so the layer producing it writes INT8 and takes the Q"),
     Rule("merged-quantize", "Unfused quantizers of one tensor to one type become a single Reformat (TensorRT's "
          "engine holds one where the model quantizes a block's input twice, for its conv1 and its downsample).",
          SEEN_IN_ENGINES, ENGINES),
@@ -140,7 +141,7 @@ class Ruleset:
         return self.has("strongly-typed-float")
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "version": self.version, "documentation": self.documentation,
+        return {"name": self.name, "version": self.version, "source": self.documentation,
                 "rules": [rule.id for rule in self.rules]}
 
 

@@ -55,12 +55,12 @@ class TargetEngines:
 
     def to_dict(self) -> dict[str, Any]:
         if not self.predictions:
-            return {"predicted": False, "reason": self.reason, "ruleset": None, "float_precision": None,
+            return {"is_predicted": False, "reason": self.reason, "ruleset": None, "float_precision": None,
                     "layers": [], "targets": self.targets, "not_predicted": self.not_predicted}
         primary = self.predictions[0]
         used = {layer.rule for prediction in self.predictions for layer in prediction.layers}
         return {
-            "predicted": True, "reason": None, **primary.to_dict(), "rulesets": self.rulesets_of[0],
+            "is_predicted": True, "reason": None, **primary.to_dict(), "rulesets": self.rulesets_of[0],
             "rules": {rule_id: RULES[rule_id].to_dict() for rule_id in sorted(used)},
             "targets": self.targets, "not_predicted": self.not_predicted,
             "other_predictions": [

@@ -18,7 +18,7 @@ def test_scan_writes_the_predicted_engine_and_the_page_marks_its_float_layers(mo
     result = harness("scan", str(models["qat"]), "--out", str(tmp_path))
     assert "predicted engine (TensorRT's documented rules, not a build): 21 of 23 compute layers INT8" in result.stdout
     engine = json.loads((tmp_path / "scan.json").read_text())["engine"]
-    assert engine["predicted"] and engine["float_precision"] == "fp32"
+    assert engine["is_predicted"] and engine["float_precision"] == "fp32"
     add = next(layer for layer in engine["layers"] if "Add_36" in layer["nodes"])
     assert (add["precision"], add["output_type"], add["rule"]) == ("int8", "fp32", "weighted-float-output")
     assert engine["rules"]["weighted-float-output"]["link"].startswith("https://docs.nvidia.com/")
@@ -32,7 +32,7 @@ def test_scan_of_a_model_without_qdq_predicts_no_engine_and_says_why(models, tmp
     result = harness("scan", str(models["fp32"]), "--out", str(tmp_path))
     assert "predicted engine: none: no Q/DQ in the model" in result.stdout
     engine = json.loads((tmp_path / "scan.json").read_text())["engine"]
-    assert not engine["predicted"] and engine["layers"] == [] and "timing" in engine["reason"]
+    assert not engine["is_predicted"] and engine["layers"] == [] and "timing" in engine["reason"]
 
 
 def test_diagnose_sets_the_prediction_beside_tensorrts_engine(models, tmp_path):
@@ -51,11 +51,11 @@ def test_diagnose_counts_disagreements_when_the_engine_is_another_forms(models, 
     result = harness("diagnose", "--model", str(models["qat"]), str(other), "--out", str(tmp_path), "--json",
                      check=False)
     comparison = json.loads(result.stdout)["files"][0]["engine_comparison"]
-    assert comparison["predicted"] and (comparison["disagreements"] or comparison["not_predicted"])
+    assert comparison["is_predicted"] and (comparison["disagreements"] or comparison["not_predicted"])
 
 
 def test_diagnose_of_an_int8_build_of_a_model_without_qdq_compares_nothing(models, tmp_path):
     result = harness("diagnose", "--model", str(models["fp32"]), str(resnet18_trex.engine_json("qat")), "--json",
                      "--out", str(tmp_path), check=False)
     comparison = json.loads(result.stdout)["files"][0]["engine_comparison"]
-    assert not comparison["predicted"] and "implicit quantization" in comparison["text"]
+    assert not comparison["is_predicted"] and "implicit quantization" in comparison["text"]

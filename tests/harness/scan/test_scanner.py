@@ -26,7 +26,7 @@ def test_the_json_holds_model_findings_verdicts_and_timings(model_files, library
     assert set(finding["verdicts"]) == {"ort-cpu", "trt86-x86"}
     assert data["observations"] == {"sources": [str(library_results)], "records": len(result.observations)}
     assert set(data["timings_s"]) == {"read_results", "load", "match", "predict", "engine"}
-    assert data["engine"]["predicted"] is False and "no Q/DQ" in data["engine"]["reason"]  # unet: implicit
+    assert data["engine"]["is_predicted"] is False and "no Q/DQ" in data["engine"]["reason"]  # unet: implicit
     assert scan_data(result)["exit_code"] == exit_status(result) == (1 if data["failing_targets"] else 0)
 
 

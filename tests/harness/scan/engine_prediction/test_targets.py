@@ -48,13 +48,13 @@ def test_an_int8_model_is_predicted_once_for_every_gpu_target_and_not_for_ort_or
     assert engines.targets["trt92-x86"]["note"] and "9.2" in engines.targets["trt92-x86"]["note"]
     assert "onnxruntime" in engines.not_predicted["ort-cpu"] and "DLA" in engines.not_predicted["trt114-orin-dla"]
     data = engines.to_dict()
-    assert data["predicted"] and data["layers"] and set(data["rules"]) >= {"weighted-int8-output", "unfused-quantize"}
+    assert data["is_predicted"] and data["layers"] and set(data["rules"]) >= {"weighted-int8-output", "unfused-quantize"}
 
 
 def test_a_model_without_qdq_is_not_predicted_and_says_why():
     engines = predict_targets(resnet18_trex.build("fp32").graph, list(MATRIX.values()))
     data = engines.to_dict()
-    assert not data["predicted"] and data["layers"] == [] and data["reason"] == NOT_EXPLICIT
+    assert not data["is_predicted"] and data["layers"] == [] and data["reason"] == NOT_EXPLICIT
     assert engines.not_predicted["trt1016-x86"] == NOT_EXPLICIT
 
 

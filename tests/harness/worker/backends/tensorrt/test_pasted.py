@@ -47,7 +47,8 @@ def test_a_fragment_pasted_again_classifies_as_it_did(name, paste):
     assert classification(PASTES[paste](text)) == classification(text)
 
 
-@pytest.mark.parametrize("name", [name for name, label in sorted(LABELS.items()) if "wrapped" not in label["pasted_as"]])
+@pytest.mark.parametrize("name", [name for name, label in sorted(LABELS.items())
+                                  if "wrapped" not in label["pasted_as"]])
 def test_a_ci_timestamp_before_every_line_changes_nothing_either(name):
     text = (CORPUS / f"{name}.txt").read_text(encoding="utf-8")
     assert classification(CI_TIMESTAMPS(unpasted(text))) == classification(text)
