@@ -190,7 +190,7 @@ def ran(cell: Cell, target: JobTarget, environment: Dict[str, Any], *, metrics: 
         warnings: Optional[Dict[str, int]] = None, log: Optional[str] = None,
         details: Optional[Dict[str, Any]] = None) -> Record:
     """A cell that ran to the end: ``mismatch`` when its output is outside the tolerance, else ``fallback`` when an
-    expected node ran in another precision than asked (not a narrower one: PRECISION_WIDTH), else ``unverified`` when
+    expected node ran in another precision than asked (not a narrower one: PRECISION_BITS), else ``unverified`` when
     the backend did not show the precision of an expected node, else ``pass``: every expected node seen running in
     the precision it was asked for (INT8, FP8, FP16, ...).
 
