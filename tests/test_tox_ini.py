@@ -9,8 +9,8 @@ import pytest
 from harness.matrix import default_target, load_matrix
 from tests.conftest import REPO
 
-NOT_TARGET_ENVS = {"py", "local", "report", "mutation"}  # the tests, the default target on this CPU, the merged report,
-# mutation testing of the TensorRT path
+NOT_TARGET_ENVS = {"py", "local", "report", "mutation", "mutation-judgement"}  # the tests, the default target on
+# this CPU, the merged report, mutation testing of the TensorRT path and of the judgement engine
 
 
 @pytest.fixture(scope="module")
