@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
-FIRST_PARTY = {"harness", "cases", "reports", "tests", "scripts", "benchmarks"}
+FIRST_PARTY = {"harness", "cases", "reports", "tests", "scripts", "benchmarks", "corpus"}
 # What `pip install -e .` installs is what the code needs; the test extra adds what tests, benchmarks and scripts need.
 CODE_ROOTS = ("harness", "cases", "reports")
 TEST_ROOTS = ("tests", "benchmarks", "scripts")
@@ -29,6 +29,8 @@ NOT_FROM_PYPI = {
                 "imports them lazily and names what is missing (harness/worker/backends/tensorrt/lazy.py)",
     "trt_matrix_lazy_probe": "a module tests/harness/worker/backends/tensorrt/test_lazy.py writes for itself",
     "trt_matrix_no_such_module": "a name test_lazy.py imports to see it fail",
+    **{name: "scripts/export_torch_corpus.py runs only where torch is installed (a GPU host); what it wrote, corpus/, is "
+             "in the repository and its tests need no torch" for name in ("torch", "torchvision", "timm")},
 }
 # A module the code imports -> a distribution its import or use needs on the path the code takes, which the
 # dependency does not require, and why.
