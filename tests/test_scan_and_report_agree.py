@@ -1,6 +1,6 @@
 """The scan and the report give one answer: every failing form and workaround of the library, scanned as if it were a
-user's model, gets on each target the verdict the planning view's cell of its pattern says (under the mapping
-harness/store/judgement.py writes down), read from the same records and the same claims.
+user's model, gets on each target the verdict the planning view's cell of its pattern says (the cell is the
+projection of the scan's own judgements, harness.judgement.planning_verdict), read from the same records and claims.
 
 The records: the library observed on ort-cpu (tests/reports/golden/ort-cpu-run.jsonl) and, on the TensorRT targets,
 records built the way the worker builds them, one scenario per target so that every outcome, and every planning

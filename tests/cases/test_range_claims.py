@@ -12,7 +12,7 @@ from cases import all_cases
 from cases.generate import declared_index, export_built
 from cases.model import CLAIM_OUTCOMES, Observation, RangeClaim, Scope, Variant, get_case
 from harness.matrix import load_matrix
-from harness.store.judgement import index_claims
+from harness.store.claims import index_claims
 from harness.targets.facts import FP4_QDQ, FP8_QDQ
 from harness.targets.ranges import OBSERVATION, RANGE_CLAIM, TARGET_CLAIM, deciding
 
