@@ -111,9 +111,9 @@ def write(form: str, directory: Path) -> Path:
     return path
 
 
-# The same networks as torch 2's TorchScript exporter writes them (branch corpus, scripts/export_torch_corpus.py,
-# torch 2.11, commit ea27385; large initializers stored empty, which no prediction reads): model form -> file.
-TORCH_EXPORTS = Path(__file__).resolve().parent / "data" / "torch-resnet18"
+# The same networks as torch 2's TorchScript exporter writes them: the real-exporter corpus (corpus/models, written by
+# scripts/export_torch_corpus.py; large initializers stored empty, which no prediction reads): model form -> file.
+TORCH_EXPORTS = Path(__file__).resolve().parents[2] / "corpus" / "models"
 TORCH_FORMS = {"fp32": "resnet18-fp32-ts-op17.onnx", "fp16": "resnet18-fp32-ts-op17.onnx",
                "qat": "resnet18-qat-pq-ts-op13.onnx", "qat-residual": "resnet18-qat-pq-residual-ts-op13-dynbatch.onnx",
                "qat-residual-qgap": "resnet18-qat-pq-residual-gap-ts-op13-dynbatch.onnx"}
