@@ -9,6 +9,7 @@ claims of each variant and words the cell; the verdict words and their labels ar
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Iterable, Sequence
 
 from harness import judgement as j
@@ -22,7 +23,9 @@ from harness.judgement import (
     WORKAROUND,
     WORKS_AS_REPORTED as WORKS,
 )
+from harness.matrix import MatrixError, load_matrix
 from harness.store.run_dirs import record_host
+from harness.targets.declared import fact_outcome, model_fact_basis, range_claim_basis
 from reports.case_index import VariantRow
 from reports.tables import Column, host_text, platform_group, target_sort_key
 
@@ -195,6 +198,7 @@ class _Observed:
 
     def __init__(self, row: VariantRow, target: PlanTarget, records: list[dict[str, Any]]):
         self.row = row
+        self.target = target
         self.records = records
         speaking = [r for r in records if j.meaning(r["outcome"]).evidence]
         self.worst = max(speaking, key=lambda r: j.severity(r["outcome"]), default=None)
@@ -223,9 +227,36 @@ class _Observed:
         return j.answer(self.outcome) if self.worst else None
 
     def pieces(self) -> list[j.Piece]:
-        """Its records and its claim on the target, as the engine reads evidence."""
+        """Its records, its claim on the target and what the index declares (the case's not-applicable backends, the
+        target's fact that stops the form, the range claim covering the target), as the engine reads evidence; each
+        declared piece carries the claim's shape (outcome, category, source, strength) for the cell's words."""
         claim = [j.Piece(j.CLAIMED, j.VARIANT, self.claim["outcome"], self.claim)] if self.claim else []
-        return [j.Piece(j.OBSERVED, j.VARIANT, r["outcome"], r) for r in self.records] + claim
+        return (self.declared() + [j.Piece(j.OBSERVED, j.VARIANT, r["outcome"], r) for r in self.records]
+                + claim)
+
+    def declared(self) -> list[j.Piece]:
+        pieces = []
+        reason = self.row.not_applicable.get(self.target.backend)
+        if reason:
+            pieces.append(j.Piece(j.NOT_APPLICABLE, j.VARIANT, j.NOT_APPLICABLE, {
+                "outcome": reason, "category": None, "source": "", "strength": "the case's word"}))
+        target = _matrix_target(self.target.id)
+        if target is None or not self.row.declared:
+            return pieces
+        where = f"{self.row.case}/{self.row.variant}"
+        fact = model_fact_basis(self.row.declared, target, where=where)
+        if fact is not None:
+            remedy = f"; what to do: {fact.remedy}" if fact.remedy else ""
+            pieces.append(j.Piece(j.FACT, j.VARIANT, fact_outcome(fact), {
+                "outcome": fact.statement, "category": None, "source": fact.sources[0],
+                "strength": f"{fact.certainty}: {', '.join(fact.sources)}{remedy}"}))
+        ranged = range_claim_basis(self.row.declared, target, where=where)
+        if ranged is not None:
+            pieces.append(j.Piece(j.RANGE_CLAIMED, j.VARIANT, ranged.outcome, {
+                "outcome": ranged.outcome, "category": ranged.category, "source": ranged.source,
+                "strength": f"{j.strength_label(ranged.strength)}; claimed for {ranged.scope.describe()}: "
+                            f"{ranged.basis}"}))
+        return pieces
 
     def evidence(self) -> Evidence:
         if self.worst:
@@ -242,6 +273,15 @@ class _Observed:
             text = VERDICT_LABELS[NOT_RUN]
         return Evidence(self.row.case, self.row.variant, self.row.role, self.outcome, text, self.anchors,
                         self.conflict)
+
+
+@functools.lru_cache(maxsize=None)
+def _matrix_target(target_id: str) -> Any:
+    """The matrix.yaml target of a column (its facts and the ranges that cover it), or None (not in the matrix)."""
+    try:
+        return load_matrix().get(target_id)
+    except MatrixError:
+        return None
 
 
 def _counts(observed: Iterable[_Observed]) -> str:
