@@ -248,8 +248,8 @@ class _Observed:
         if fact is not None:
             remedy = f"; what to do: {fact.remedy}" if fact.remedy else ""
             pieces.append(j.Piece(j.FACT, j.VARIANT, fact_outcome(fact), {
-                "outcome": fact.statement, "category": None, "source": fact.sources[0],
-                "strength": f"{fact.certainty}: {', '.join(fact.sources)}{remedy}"}))
+                "outcome": fact.statement.split(";")[0].split(": ")[0], "category": None, "source": fact.sources[0],
+                "strength": fact.certainty, "said": f"{fact.cited()}{remedy}"}))
         ranged = range_claim_basis(self.row.declared, target, where=where)
         if ranged is not None:
             pieces.append(j.Piece(j.RANGE_CLAIMED, j.VARIANT, ranged.outcome, {
@@ -269,6 +269,9 @@ class _Observed:
             text = f"{j.INFRA_ERROR}: the harness failed, says nothing of the pattern"
         elif self.claim:
             text = f"claimed upstream: {claim_text(self.claim)}"
+        elif self.declared():
+            piece = self.declared()[0]
+            text = f"{j.BASIS[piece.kind].said}: {claim_text(piece.item)}"
         else:
             text = VERDICT_LABELS[NOT_RUN]
         return Evidence(self.row.case, self.row.variant, self.row.role, self.outcome, text, self.anchors,
@@ -375,7 +378,8 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
         texts = list(dict.fromkeys(claim_text(piece.item) for _, piece in said))
         passing = [o for o in workarounds if any(piece.kind == kind and j.answer_of(piece) == j.WORKS
                                                  for piece in o.pieces())]
-        text = "; ".join(f"{o.row.variant}: {claim_text(piece.item)}" for o, piece in said)
+        text = "; ".join(f"{o.row.variant}: {claim_text(piece.item)}" + (
+            f" ({piece.item['said']})" if piece.item.get("said") else "") for o, piece in said)
         detail = "; ".join(texts)
         if passing:
             names = ", ".join(o.row.variant for o in passing)
@@ -458,15 +462,18 @@ def _recommend(targets: Sequence[PlanTarget], verdicts: Sequence[Verdict]) -> tu
 
 
 def build_plan(rows: Sequence[VariantRow], columns: Sequence[Column], records: Iterable[dict[str, Any]]) -> Plan:
-    """The planning view of ``records``. A target with no record and no upstream claim says nothing a plan can use:
-    it is left out (and named in ``Plan.left_out``), unless it cannot exist."""
+    """The planning view of ``records``. A target with no record, no upstream claim, no fact and no range claim that
+    decides a form says nothing a plan can use: it is left out (and named in ``Plan.left_out``), unless it cannot
+    exist."""
     rows = list(rows)
     by_cell = _records_by_cell(records)
     recorded = {target for _, _, target in by_cell}
     claimed = {claim["target"] for row in rows for claim in row.claims}
     targets, left_out = [], []
     for target in plan_targets(columns):
-        (targets if target.id in recorded | claimed or not target.available else left_out).append(target)
+        known = (target.id in recorded | claimed or not target.available
+                 or any(_Observed(row, target, []).declared() for row in rows))
+        (targets if known else left_out).append(target)
     plan_rows = []
     for pattern in patterns_of(rows):
         verdicts = tuple(verdict(pattern, target, by_cell) for target in targets)
