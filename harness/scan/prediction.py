@@ -70,7 +70,7 @@ class Evidence:
         what = self.outcome + (f" ({self.category})" if self.category else "")
         subject = f"{self.case}/{self.variant}"
         if self.kind in (j.NOT_APPLICABLE, j.FACT, j.PREDICTED):
-            return f"{j.BASIS[self.kind].tag}: {self.said}"
+            return f"{j.BASIS[self.kind].said}: {self.said}"
         if self.kind == j.RANGE_CLAIMED:
             whose = f" for the reported form {subject}" if self.scope == j.REPORTED_FORM else ""
             return (f"claimed for {self.said} ({j.strength_label(self.strength)}), not observed here: "
@@ -176,8 +176,7 @@ def predicted_on(finding: Finding, target: Target, predicted: PredictedNodes | N
             else f"all {len(nodes)} quantized node(s) at its places predicted in the precision asked")
     return [Evidence(j.PREDICTED, j.VARIANT, finding.case.id, finding.variant.name if finding.variant else "",
                      target.id, j.FALLBACK if wider else j.PASS, None, f"ruleset {predicted.ruleset}",
-                     nodes=tuple(wider), said=f"{j.BASIS[j.PREDICTED].said}: {what}; rules {', '.join(rules)} "
-                                              f"(ruleset {predicted.ruleset})")]
+                     nodes=tuple(wider), said=f"{what}; rules {', '.join(rules)} (ruleset {predicted.ruleset})")]
 
 
 @functools.lru_cache(maxsize=None)
