@@ -29,6 +29,7 @@ from harness.scan.matching import Finding
 from harness.scan.observations import Observation, Observations
 from harness.store.claims import index_claims, target_claim
 from harness.targets.declared import fact_outcome, model_fact_basis, not_applicable_basis, range_claim_basis
+from harness.targets.facts import IMPLICIT_INT8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,10 +127,14 @@ def not_applicable_on(case: type[Case], variant: str, target: Target) -> list[Ev
                      case.links[0] if case.links else "", said=f"{target.backend}: {reason}")] if reason else []
 
 
-def fact_on(case: type[Case], variant: str, target: Target, scope: str) -> list[Evidence]:
-    """The fact of ``target`` that stops a user's model of ``variant``'s form, with its source and remedy."""
+def fact_on(case: type[Case], variant: str, target: Target, scope: str, explicit: bool = False) -> list[Evidence]:
+    """The fact of ``target`` that stops a user's model of ``variant``'s form, with its source and remedy. A model
+    that has Q/DQ (``explicit``) needs no calibrator, whatever the library's form of the pattern was built with."""
     _, variants = library_entries(case)
-    fact = model_fact_basis(variants[variant], target, where=f"{case.id}/{variant}")
+    entry = variants[variant]
+    if explicit:
+        entry = {**entry, "needs": [need for need in entry.get("needs", []) if need != IMPLICIT_INT8]}
+    fact = model_fact_basis(entry, target, where=f"{case.id}/{variant}")
     if fact is None:
         return []
     remedy = f"; what to do: {fact.remedy}" if fact.remedy else ""
@@ -231,13 +236,15 @@ class Verdict:
 
 
 def predict(finding: Finding, target: Target, observations: Observations,
-            layers: Sequence[list[Observation]] | None = None, predicted: PredictedNodes | None = None) -> Verdict:
+            layers: Sequence[list[Observation]] | None = None, predicted: PredictedNodes | None = None,
+            explicit: bool = False) -> Verdict:
     """The verdict of ``finding`` on ``target``: the engine's judgement of its evidence, with the reason in words.
     ``layers`` (with ``--run``) holds, per occurrence of the finding, the observations of its extracted reproducer on
-    this target (empty when it was not extracted or run); ``predicted`` the engine prediction of the model there."""
+    this target (empty when it was not extracted or run); ``predicted`` the engine prediction of the model there;
+    ``explicit`` whether the model has Q/DQ (then no calibrator fact stops it)."""
     if not target.available:
         return Verdict(target.id, j.UNAVAILABLE, None, f"the target cannot exist: {target.reason}", [], [])
-    evidence, uncovered_suffix = _evidence(finding, target, observations, layers, predicted)
+    evidence, uncovered_suffix = _evidence(finding, target, observations, layers, predicted, explicit)
     judged = j.judge(evidence, uncovered=(j.YOUR_LAYER,) if uncovered_suffix else ())
     if judged.basis is not None:
         deciding = judged.deciding
@@ -246,25 +253,25 @@ def predict(finding: Finding, target: Target, observations: Observations,
         suffix = uncovered_suffix if judged.scope == j.YOUR_LAYER else ""
         reason = prefix + deciding.describe() + _disagreement(deciding, evidence) + suffix
         return Verdict(target.id, judged.verdict, judged.basis, reason, evidence,
-                       _workarounds(finding, target, observations, judged.verdict))
+                       _workarounds(finding, target, observations, judged.verdict, explicit))
     reason = "no observation, upstream claim, fact or prediction for this pattern on this target"
     if judged.silent:
         reason += (" (only records that say nothing of the pattern: infra-error, the harness or environment failed "
                    "those cells, or unverified, they ran but the backend did not show an expected node's precision)")
     return Verdict(target.id, j.UNVERIFIED, None, reason, evidence,
-                   _workarounds(finding, target, observations, j.UNVERIFIED))
+                   _workarounds(finding, target, observations, j.UNVERIFIED, explicit))
 
 
 def _evidence(finding: Finding, target: Target, observations: Observations,
               layers: Sequence[list[Observation]] | None,
-              predicted: PredictedNodes | None = None) -> tuple[list[Evidence], str]:
+              predicted: PredictedNodes | None = None, explicit: bool = False) -> tuple[list[Evidence], str]:
     """The finding's evidence on ``target``, each piece with its basis and scope (the engine orders them), and, when
     not every occurrence was checked on its own layer, what the reason says of that."""
     case = finding.case
     evidence, suffix = [], ""
     evidence += not_applicable_on(case, finding.variant.name if finding.variant else "", target)
     if finding.variant is not None:
-        evidence += fact_on(case, finding.variant.name, target, j.VARIANT)
+        evidence += fact_on(case, finding.variant.name, target, j.VARIANT, explicit)
     if layers is not None:
         evidence += [observed(o, j.YOUR_LAYER) for occurrence in layers for o in occurrence]
         covered = all(any(j.answer(o.record["outcome"]) is not None for o in occurrence) for occurrence in layers)
@@ -302,7 +309,8 @@ def _disagreement(deciding: Evidence, evidence: list[Evidence]) -> str:
     return "".join(f"; upstream claimed {e.outcome} ({j.strength_label(e.strength)})" for e in others)
 
 
-def _workarounds(finding: Finding, target: Target, observations: Observations, verdict: str) -> list[WorkaroundCheck]:
+def _workarounds(finding: Finding, target: Target, observations: Observations, verdict: str,
+                 explicit: bool = False) -> list[WorkaroundCheck]:
     """The case's workaround variants of the finding's form (not the user's own form) and their evidence on
     ``target``, those known to pass first; none when the finding is expected to be fine there, and only those known
     to pass when nothing is known of the finding itself."""
@@ -312,7 +320,7 @@ def _workarounds(finding: Finding, target: Target, observations: Observations, v
     for variant in finding.case.variants:
         if variant.role != j.WORKAROUND_ROLE or variant is finding.variant or not _applies(variant, finding):
             continue
-        evidence = fact_on(finding.case, variant.name, target, j.VARIANT)
+        evidence = fact_on(finding.case, variant.name, target, j.VARIANT, explicit)
         evidence += [observed(o, j.VARIANT) for o in observations.of(finding.case.id, variant.name, target.id)]
         evidence += claims_on(finding.case, variant.name, target, j.VARIANT)
         evidence += range_claims_on(finding.case, variant.name, target, j.VARIANT)

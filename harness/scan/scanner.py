@@ -156,7 +156,7 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
             if engines is not None and engines.node_precisions(target.id):
                 predicted = PredictedNodes(engines.node_precisions(target.id), asked,
                                            engines.targets[target.id]["ruleset"])
-            per_target[target.id] = predict(finding, target, observations, layers, predicted)
+            per_target[target.id] = predict(finding, target, observations, layers, predicted, explicit=bool(asked))
         verdicts.append(per_target)
     model_verdicts = [
         model_verdict(target, [(finding.label, v[target.id]) for finding, v in zip(matches.findings, verdicts)])
