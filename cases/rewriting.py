@@ -84,15 +84,28 @@ def identity_after(graph: Any, tensor: Any) -> str:
                                    outputs=[tensor]))
 
 
+def constant_values(tensor: Any) -> Any:
+    """The values of a constant tensor: an initializer, or the output of a Constant node (torch.onnx's TorchScript
+    exporter writes Q/DQ scales so); None for any other tensor."""
+    if isinstance(tensor, gs.Constant):
+        return tensor.values
+    producers = getattr(tensor, "inputs", [])
+    if len(producers) == 1 and producers[0].op == "Constant" and "value" in producers[0].attrs:
+        value = producers[0].attrs["value"]
+        return value.values if isinstance(value, gs.Constant) else np.asarray(value)
+    return None
+
+
 def quantizer_of(tensor: Any) -> tuple[Any, Any, int | None] | None:
-    """(scale, zero point, axis) of a QuantizeLinear with a constant scale that already reads ``tensor`` and feeds a
-    DequantizeLinear (the user's own quantizer of that tensor), or None when no such quantizer reads it."""
+    """(scale, zero point, axis) of a QuantizeLinear with a constant scale (an initializer or a Constant node's
+    output) that already reads ``tensor`` and feeds a DequantizeLinear (the user's own quantizer of that tensor), or
+    None when no such quantizer reads it."""
     for q in tensor.outputs:
-        if q.op != "QuantizeLinear" or len(q.inputs) < 2 or not isinstance(q.inputs[1], gs.Constant):
+        if q.op != "QuantizeLinear" or len(q.inputs) < 2 or constant_values(q.inputs[1]) is None:
             continue
         if any(dq.op == "DequantizeLinear" for dq in q.outputs[0].outputs):
             zero_point = q.inputs[2] if len(q.inputs) > 2 else None
-            return q.inputs[1], zero_point, q.attrs.get("axis") if q.inputs[1].values.ndim == 1 else None
+            return q.inputs[1], zero_point, q.attrs.get("axis") if constant_values(q.inputs[1]).ndim == 1 else None
     return None
 
 
@@ -108,7 +121,7 @@ def qdq_between(graph: Any, tensor: Any, readers: list[Any], quantizer: tuple[An
     params = [scale] + ([zero_point] if zero_point is not None else [])
     attrs = {"axis": axis} if axis is not None else {}
     q_name, dq_name = unique_name(graph, f"{prefix}/QuantizeLinear"), unique_name(graph, f"{prefix}/DequantizeLinear")
-    quantized_type = zero_point.values.dtype if zero_point is not None else np.uint8
+    quantized_type = constant_values(zero_point).dtype if zero_point is not None else np.uint8
     q_out = gs.Variable(unique_name(graph, f"{q_name}_output_0"), dtype=quantized_type, shape=tensor.shape)
     dq_out = gs.Variable(unique_name(graph, f"{dq_name}_output_0"), dtype=tensor.dtype, shape=tensor.shape)
     add_node(graph, gs.Node("QuantizeLinear", name=q_name, inputs=[tensor, *params], outputs=[q_out], attrs=attrs))

@@ -39,6 +39,8 @@ class VariantRow:
     remedy: str | None = None  # the case's "what to do", when the library says
     varies: str | None = None  # the failing variant this variant varies; None: a form of its own
     inherits: bool = False  # the varied form's evidence stands for this variant when it has none of its own
+    declared: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # its index entry: needs, range claims
+    not_applicable: Mapping[str, str] = dataclasses.field(default_factory=dict)  # backend -> why the case says so
 
     @property
     def key(self) -> tuple[str, str]:
@@ -96,7 +98,8 @@ def rows_from_index(index: Any, where: str) -> list[VariantRow]:
                                    role=_field(vat, variant, "role", str),
                                    description=_field(vat, variant, "description", str, ""),
                                    mode=_field(vat, variant, "mode", str), claims=claims, varies=varies,
-                                   inherits=inherits, **shared))
+                                   inherits=inherits, declared=variant,
+                                   not_applicable=dict(case.get("not_applicable") or {}), **shared))
     return rows
 
 

@@ -52,13 +52,16 @@ def release_label(release: str | None, titles: Iterable[str]) -> str:
     return f"JetPack {'/'.join(sorted((n.removeprefix('JetPack ') for n in named), key=version_key))} · {release}"
 
 
-def plan_lines(targets: Sequence[Any], columns: Sequence[Column], observed: Iterable[str]) -> list[PlatformLine]:
+def plan_lines(targets: Sequence[Any], columns: Sequence[Column], observed: Iterable[str],
+               recommended: Iterable[str] = ()) -> list[PlatformLine]:
     """The planning view's ``targets`` (PlanTarget: id, group, available, version) as platform lines of release
     groups, in their column order; ``columns`` (the matrix columns) give each target's release, ``observed`` the
-    targets with records. Shown by default: the newest release of each line (by its newest available version) and
-    every observed target."""
+    targets with records, ``recommended`` those a row's recommendation names. Shown by default: the newest release of
+    each line (by its newest available version), every observed target and every recommended one, never a target
+    that cannot exist (one click away, with its reason)."""
     release = {column.target: column.release for column in columns}
-    observed = set(observed)
+    observed = set(observed) | set(recommended)
+    available = {t.id for t in targets if t.available}
     spans: list[tuple[str, str | None, list[Any]]] = []
     for target in targets:
         key = release.get(target.id) or None
@@ -76,7 +79,7 @@ def plan_lines(targets: Sequence[Any], columns: Sequence[Column], observed: Iter
         groups = []
         for index, (key, members) in enumerate(releases):
             ids = tuple(t.id for t in members)
-            default = ids if index == newest else tuple(t for t in ids if t in observed)
+            default = tuple(t for t in ids if t in available and (index == newest or t in observed))
             titles = [column.title for column in columns if column.target in ids]
             groups.append(ReleaseGroup(f"g{number}", line, release_label(key, titles), ids, default))
             number += 1

@@ -9,6 +9,7 @@ claims of each variant and words the cell; the verdict words and their labels ar
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Iterable, Sequence
 
 from harness import judgement as j
@@ -22,7 +23,9 @@ from harness.judgement import (
     WORKAROUND,
     WORKS_AS_REPORTED as WORKS,
 )
+from harness.matrix import MatrixError, load_matrix
 from harness.store.run_dirs import record_host
+from harness.targets.declared import fact_outcome, model_fact_basis, range_claim_basis
 from reports.case_index import VariantRow
 from reports.tables import Column, host_text, platform_group, target_sort_key
 
@@ -195,6 +198,7 @@ class _Observed:
 
     def __init__(self, row: VariantRow, target: PlanTarget, records: list[dict[str, Any]]):
         self.row = row
+        self.target = target
         self.records = records
         speaking = [r for r in records if j.meaning(r["outcome"]).evidence]
         self.worst = max(speaking, key=lambda r: j.severity(r["outcome"]), default=None)
@@ -223,9 +227,36 @@ class _Observed:
         return j.answer(self.outcome) if self.worst else None
 
     def pieces(self) -> list[j.Piece]:
-        """Its records and its claim on the target, as the engine reads evidence."""
+        """Its records, its claim on the target and what the index declares (the case's not-applicable backends, the
+        target's fact that stops the form, the range claim covering the target), as the engine reads evidence; each
+        declared piece carries the claim's shape (outcome, category, source, strength) for the cell's words."""
         claim = [j.Piece(j.CLAIMED, j.VARIANT, self.claim["outcome"], self.claim)] if self.claim else []
-        return [j.Piece(j.OBSERVED, j.VARIANT, r["outcome"], r) for r in self.records] + claim
+        return (self.declared() + [j.Piece(j.OBSERVED, j.VARIANT, r["outcome"], r) for r in self.records]
+                + claim)
+
+    def declared(self) -> list[j.Piece]:
+        pieces = []
+        reason = self.row.not_applicable.get(self.target.backend)
+        if reason:
+            pieces.append(j.Piece(j.NOT_APPLICABLE, j.VARIANT, j.NOT_APPLICABLE, {
+                "outcome": reason, "category": None, "source": "", "strength": "the case's word"}))
+        target = _matrix_target(self.target.id)
+        if target is None or not self.row.declared:
+            return pieces
+        where = f"{self.row.case}/{self.row.variant}"
+        fact = model_fact_basis(self.row.declared, target, where=where)
+        if fact is not None:
+            remedy = f"; what to do: {fact.remedy}" if fact.remedy else ""
+            pieces.append(j.Piece(j.FACT, j.VARIANT, fact_outcome(fact), {
+                "outcome": fact.statement.split(";")[0].split(": ")[0], "category": None, "source": fact.sources[0],
+                "strength": fact.certainty, "said": f"{fact.cited()}{remedy}"}))
+        ranged = range_claim_basis(self.row.declared, target, where=where)
+        if ranged is not None:
+            pieces.append(j.Piece(j.RANGE_CLAIMED, j.VARIANT, ranged.outcome, {
+                "outcome": ranged.outcome, "category": ranged.category, "source": ranged.source,
+                "strength": f"{j.strength_label(ranged.strength)}; claimed for {ranged.scope.describe()}: "
+                            f"{ranged.basis}"}))
+        return pieces
 
     def evidence(self) -> Evidence:
         if self.worst:
@@ -238,10 +269,22 @@ class _Observed:
             text = f"{j.INFRA_ERROR}: the harness failed, says nothing of the pattern"
         elif self.claim:
             text = f"claimed upstream: {claim_text(self.claim)}"
+        elif self.declared():
+            piece = self.declared()[0]
+            text = f"{j.BASIS[piece.kind].said}: {claim_text(piece.item)}"
         else:
             text = VERDICT_LABELS[NOT_RUN]
         return Evidence(self.row.case, self.row.variant, self.row.role, self.outcome, text, self.anchors,
                         self.conflict)
+
+
+@functools.lru_cache(maxsize=None)
+def _matrix_target(target_id: str) -> Any:
+    """The matrix.yaml target of a column (its facts and the ranges that cover it), or None (not in the matrix)."""
+    try:
+        return load_matrix().get(target_id)
+    except MatrixError:
+        return None
 
 
 def _counts(observed: Iterable[_Observed]) -> str:
@@ -335,7 +378,8 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
         texts = list(dict.fromkeys(claim_text(piece.item) for _, piece in said))
         passing = [o for o in workarounds if any(piece.kind == kind and j.answer_of(piece) == j.WORKS
                                                  for piece in o.pieces())]
-        text = "; ".join(f"{o.row.variant}: {claim_text(piece.item)}" for o, piece in said)
+        text = "; ".join(f"{o.row.variant}: {claim_text(piece.item)}" + (
+            f" ({piece.item['said']})" if piece.item.get("said") else "") for o, piece in said)
         detail = "; ".join(texts)
         if passing:
             names = ", ".join(o.row.variant for o in passing)
@@ -418,15 +462,18 @@ def _recommend(targets: Sequence[PlanTarget], verdicts: Sequence[Verdict]) -> tu
 
 
 def build_plan(rows: Sequence[VariantRow], columns: Sequence[Column], records: Iterable[dict[str, Any]]) -> Plan:
-    """The planning view of ``records``. A target with no record and no upstream claim says nothing a plan can use:
-    it is left out (and named in ``Plan.left_out``), unless it cannot exist."""
+    """The planning view of ``records``. A target with no record, no upstream claim, no fact and no range claim that
+    decides a form says nothing a plan can use: it is left out (and named in ``Plan.left_out``), unless it cannot
+    exist."""
     rows = list(rows)
     by_cell = _records_by_cell(records)
     recorded = {target for _, _, target in by_cell}
     claimed = {claim["target"] for row in rows for claim in row.claims}
     targets, left_out = [], []
     for target in plan_targets(columns):
-        (targets if target.id in recorded | claimed or not target.available else left_out).append(target)
+        known = (target.id in recorded | claimed or not target.available
+                 or any(_Observed(row, target, []).declared() for row in rows))
+        (targets if known else left_out).append(target)
     plan_rows = []
     for pattern in patterns_of(rows):
         verdicts = tuple(verdict(pattern, target, by_cell) for target in targets)

@@ -49,6 +49,10 @@ SCENARIOS = {
 }
 
 
+# The bases the engine tries before observation (harness.judgement.BASES: not applicable, a fact of the target).
+BEFORE_OBSERVATION = tuple(b.name for b in j.BASES[:[b.name for b in j.BASES].index(j.OBSERVED)])
+
+
 def synthetic_records() -> list[dict]:
     records = []
     for case in cases.all_cases():
@@ -173,7 +177,9 @@ def test_the_scan_of_each_form_agrees_with_the_planning_view_on_every_target(sca
                 if verdict is None:
                     continue
                 expected = j.verdict_of(j.Piece(j.OBSERVED, j.VARIANT, e.outcome)) if e.outcome else None
-                if expected and (verdict.verdict, verdict.basis) != (expected, "observed"):
+                if verdict.basis in BEFORE_OBSERVATION:  # a fact or not-applicable decides before any record
+                    continue
+                if expected and (verdict.verdict, verdict.basis) != (expected, j.OBSERVED):
                     disagreements.append(f"{where}; {e.variant} observed {e.text}, the scan says {verdict.verdict} "
                                          f"({verdict.basis}): {verdict.reason}")
             if cell.kind == j.WORKAROUND and cell.workaround in {n for _, n in workarounds}:
@@ -182,4 +188,6 @@ def test_the_scan_of_each_form_agrees_with_the_planning_view_on_every_target(sca
                     disagreements.append(f"{where}; the scan does not list {cell.workaround} as a workaround that "
                                          f"works: {listed}")
     assert not disagreements, f"{len(disagreements)} disagreement(s):\n" + "\n".join(disagreements)
-    assert seen_kinds == set(j.PLANNING_VERDICTS), "the scenarios must give every planning verdict somewhere"
+    # Every planning verdict but the prediction's: index.json carries no engine prediction of the library's graphs, so
+    # the planning view has no producer of it yet (the scan predicts a user's model).
+    assert seen_kinds == set(j.PLANNING_VERDICTS) - {j.PREDICTED}, "the scenarios must give every planning verdict"

@@ -41,7 +41,7 @@ CACHE_DECISIONS = {
                "only the cache (trtexec --calib) has nothing to calibrate with; recalibrate on this version",
     "not-supported": f"TensorRT {NEWEST_MAJOR + 1}.x removed implicit quantization and calibration caches: move to "
                      "explicit Q/DQ",
-    "not-applicable": "this backend reads no TensorRT calibration cache",
+    j.NOT_APPLICABLE: "this backend reads no TensorRT calibration cache",
     "unknown": "the target names no TensorRT version",
 }
 
@@ -116,7 +116,7 @@ def cache_checks(cache: CalibrationCache, context: Context) -> dict[str, dict[st
     checks = {}
     for target in context.targets:
         if target.backend != "tensorrt":
-            decision, check = "not-applicable", None
+            decision, check = j.NOT_APPLICABLE, None
         elif not target.version:
             decision, check = "unknown", None
         elif version_tuple(target.version)[0] > NEWEST_MAJOR:

@@ -7,7 +7,8 @@ package in every worker container).
 - :mod:`~harness.judgement.vocabulary`: every word (outcomes, answers, bases, the scan's and the planning view's
   verdicts), their orders and groups, the precision order, the gates and their defaults.
 - :mod:`~harness.judgement.meaning`: what each outcome and each claim means; which claim holds; agreement.
-- :mod:`~harness.judgement.bases`: the ordered table of evidence bases (observed, claimed).
+- :mod:`~harness.judgement.bases`: the ordered table of evidence bases (not applicable, a target's fact, observed,
+  claimed for the target, claimed over a range, predicted from TensorRT's rules), their precedence documented there.
 - :mod:`~harness.judgement.engine`: :func:`judge` (evidence for one form on one target -> verdict, basis, the deciding
   evidence), :func:`planning_verdict` (the planning cell, a projection of judgements), the gates and orders.
 - :mod:`~harness.judgement.presentation`: symbols, labels, meanings and colours that pages and the README show.
@@ -36,14 +37,17 @@ Adding a kind of evidence (a basis: a target's fact, a claim over a range of ver
 backend, a prediction from TensorRT's documented rules) is one entry of :data:`~harness.judgement.bases.BASES`, placed
 at its precedence (the engine tries the bases of each scope in that order, observation first):
 
-1. its word in :mod:`~harness.judgement.vocabulary`, beside ``OBSERVED`` and ``CLAIMED`` (``PREDICTED = "predicted"``);
+1. its word in :mod:`~harness.judgement.vocabulary`, beside ``OBSERVED`` and ``CLAIMED`` (``PREDICTED =
+   "rule-predicted"``: a word no other vocabulary of the project spells, or the guard flags its homonyms);
 2. its ``Basis`` entry: ``answers`` (what each word of its evidence answers: ``{LIKELY_WORD: WORKS, ...}``, None for a
    word that answers nothing, such as a finding not applicable here), ``verdicts`` (the scan verdicts it may give:
    a prediction ``(FALLBACK, LIKELY)``, never ``BLOCKED``; the engine raises on any other), ``label``, ``said`` and
    ``tag`` (how the scan page, a command's text and an evidence list name it: "predicted from TensorRT's rules, not
    observed"), ``hatched`` (pages hatch a verdict on it), and its planning cell's ``planning_symbol``,
    ``planning_label``, ``planning_meaning`` and ``planning_colours`` (a basis without them would be projected like
-   observation into works/fails: only observation may be).
+   observation into works/fails: only observation may be); ``across_scopes`` when its evidence is about the target
+   rather than one form (tried for every scope at its place: not applicable, fact, predicted) and ``headline`` False
+   when a finding judged on it is only listed on the target (not applicable).
 
 From the table follow: the engine's tiers (:data:`~harness.judgement.engine.TIERS`); the planning view's verdicts
 (the basis's cell after ``claimed``, before ``unverified``) with their labels, symbols, meanings and colours; the

@@ -16,13 +16,31 @@ from typing import Any, Collection, Iterable, Optional, Sequence, Tuple
 from harness.judgement.bases import BASES, BASIS, PLANNING_BASES
 from harness.judgement.meaning import RAN_WITHOUT_VERDICT, band, meaning
 from harness.judgement.vocabulary import (
-    BLOCKED, CANNOT_EXIST, CANNOT_EXIST_HERE, FAILS, FAILS_AS_REPORTED, FALLBACK, FALLS_BACK, LIKELY, NOT_RUN,
+    BLOCKED, CANNOT_EXIST, CANNOT_EXIST_HERE, CLEAR, DOES_NOT_CONCERN, FAILS, FAILS_AS_REPORTED, FALLBACK, FALLS_BACK, LIKELY, NOT_RUN,
     OBSERVED, PRECISION_FALLBACK, PRECISION_UNVERIFIED, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICTS,
     SCOPES, UNAVAILABLE, UNVERIFIED, VERIFIED, WORKAROUND, WORKS, WORKS_AS_REPORTED, YOUR_LAYER,
 )
 
-TIERS = tuple((scope, basis.name) for scope in SCOPES for basis in BASES)
-SCAN_VERDICT_OF_ANSWER = {FAILS: BLOCKED, FALLS_BACK: FALLBACK, CANNOT_EXIST: UNAVAILABLE, WORKS: LIKELY}
+
+
+def _tiers() -> Tuple[Tuple[str, str], ...]:
+    """(scope, basis) in the order the engine tries them: BASES in order, a basis ``across_scopes`` for every scope
+    at its place, the others scope by scope (a run of them: each scope's bases before the next scope's)."""
+    tiers, run = [], []
+    for basis in (*BASES, None):
+        if basis is not None and not basis.across_scopes:
+            run.append(basis.name)
+            continue
+        tiers += [(scope, name) for scope in SCOPES for name in run]
+        run = []
+        if basis is not None:
+            tiers += [(scope, basis.name) for scope in SCOPES]
+    return tuple(tiers)
+
+
+TIERS = _tiers()
+SCAN_VERDICT_OF_ANSWER = {FAILS: BLOCKED, FALLS_BACK: FALLBACK, CANNOT_EXIST: UNAVAILABLE, WORKS: LIKELY,
+                          DOES_NOT_CONCERN: CLEAR}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,7 +143,8 @@ def workaround_rank(verdict: str) -> Tuple[bool, bool]:
 
 def fix_rank(verdict: str, basis: Optional[str]) -> Tuple[bool, int, bool]:
     """How ``--fix`` ranks a workaround it may apply, best first: verified on the user's own layer, then by the
-    precedence of its verdict's basis (observed before claimed; anything else last), then known to work first."""
+    precedence of its verdict's basis (BASES' order: observed, claimed, claimed over a range, predicted; anything else
+    last), then known to work first."""
     precedence = [b.name for b in BASES]
     return (verdict != VERIFIED, precedence.index(basis) if basis in precedence else len(precedence),
             verdict not in SCAN_GOOD)

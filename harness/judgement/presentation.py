@@ -34,14 +34,18 @@ SCAN_VERDICT_SYMBOLS = {BLOCKED: "✗", FALLBACK: "↓", UNAVAILABLE: "⊘", UNV
 SCAN_VERDICT_COLOURS = {BLOCKED: FAIL, FALLBACK: FALLBACK, UNAVAILABLE: UNAVAILABLE, UNVERIFIED: UNVERIFIED,
                         LIKELY: PASS, VERIFIED: PASS, CLEAR: PASS}
 SCAN_VERDICT_MEANINGS = {
-    BLOCKED: "observed or claimed upstream to fail (the category is given), mismatch, crash or time out",
-    FALLBACK: "builds, but nodes run wider than asked: INT8, FP8 or FP16 requested, another precision ran (named)",
+    BLOCKED: "observed or claimed upstream to fail (the category is given), mismatch, crash or time out, or stopped by "
+             "a fact of the target (TensorRT 11 has no calibrator: the fact, its source and the remedy are given)",
+    FALLBACK: "builds, but nodes run wider than asked: INT8, FP8 or FP16 requested, another precision ran (named), or "
+              "claimed or predicted to",
     UNAVAILABLE: "the target cannot run it at all (the reason is given)",
-    UNVERIFIED: "no observation and no upstream claim either way (infra-error records are none, and unverified ones: "
-                "ran, but the backend did not show an expected node's precision)",
-    LIKELY: "passed on the library's minimal graph, or claimed upstream to pass",
+    UNVERIFIED: "no observation, no upstream claim, no fact and no prediction either way (infra-error records are "
+                "none, and unverified ones: ran, but the backend did not show an expected node's precision)",
+    LIKELY: "passed on the library's minimal graph, or claimed upstream (for the target or over a range of versions) "
+            "to pass, or predicted from TensorRT's documented rules in the precision asked",
     VERIFIED: "your own layer, cut out of the model, passed on that target (--run)",
-    CLEAR: "no known pattern of the library in the model (no guarantee that it builds)",
+    CLEAR: "no known pattern of the library in the model, or none that concerns the target's backend (listed as not "
+           "applicable; no guarantee that it builds)",
 }
 
 # The planning view's verdicts: label, symbol and meaning; a basis's own cell (claimed) from its entry in BASES.

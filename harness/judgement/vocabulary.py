@@ -39,14 +39,19 @@ VARIANT_ROLES = (FAILING_ROLE, WORKAROUND_ROLE, SWEEP_ROLE, CONTROL_ROLE)
 WORKS, FALLS_BACK, FAILS, CANNOT_EXIST = "works", "falls-back", "fails", "cannot-exist"
 ANSWERS = (WORKS, FALLS_BACK, FAILS, CANNOT_EXIST)
 
+# What a not-applicable finding answers: the case says the target's backend has no analogue of the pattern (not one
+# of ANSWERS: no outcome gives it; the scan lists such a finding as clear on that target, never as its headline).
+DOES_NOT_CONCERN = "does-not-concern"
+
 # What a piece of evidence is about (scan.json's ``scope``), closest to the user's layer first: the user's own layer
 # cut out and run, the library variant the matcher named, the case's reported (failing) form.
 YOUR_LAYER, VARIANT, REPORTED_FORM = "your-layer", "variant", "reported-form"
 SCOPES = (YOUR_LAYER, VARIANT, REPORTED_FORM)
 
-# How a verdict is known: its evidence bases (harness.judgement.engine.BASES says what each may give and how a page
-# shows it).
+# How a verdict is known: its evidence bases (harness.judgement.bases.BASES says their precedence, what each may give
+# and how a page shows it).
 OBSERVED, CLAIMED = "observed", "claimed"
+NOT_APPLICABLE, FACT, RANGE_CLAIMED, PREDICTED = "not-applicable", "fact", "range-claimed", "rule-predicted"
 
 # The scan's verdicts (one user's model on one target), worst first.
 BLOCKED, LIKELY, VERIFIED, CLEAR = "blocked", "likely", "verified", "clear"

@@ -28,6 +28,8 @@ from harness.matrix import Target
 from harness.scan.matching import Finding
 from harness.scan.observations import Observation, Observations
 from harness.store.claims import index_claims, target_claim
+from harness.targets.declared import fact_outcome, model_fact_basis, not_applicable_basis, range_claim_basis
+from harness.targets.facts import IMPLICIT_INT8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +49,7 @@ class Evidence:
     host: str | None = None
     strength: str | None = None
     note: str = ""
+    said: str = ""  # a fact, a range claim, a prediction or a not-applicable finding: what it rests on, in words
 
     @property
     def answer(self) -> str | None:
@@ -67,6 +70,12 @@ class Evidence:
         """The evidence in one sentence, saying plainly whether it was observed here or claimed upstream."""
         what = self.outcome + (f" ({self.category})" if self.category else "")
         subject = f"{self.case}/{self.variant}"
+        if self.kind in (j.NOT_APPLICABLE, j.FACT, j.PREDICTED):
+            return f"{j.BASIS[self.kind].said}: {self.said}"
+        if self.kind == j.RANGE_CLAIMED:
+            whose = f" for the reported form {subject}" if self.scope == j.REPORTED_FORM else ""
+            return (f"claimed for {self.said} ({j.strength_label(self.strength)}), not observed here: "
+                    f"{what}{whose}" + (f" [{self.source}]" if self.source else ""))
         if self.kind != j.OBSERVED:
             strength = j.strength_label(self.strength)
             whose = f" for the reported form {subject}" if self.scope == j.REPORTED_FORM else ""
@@ -98,6 +107,81 @@ def claimed(claim: dict[str, Any], case: str, variant: str, scope: str) -> Evide
     """A claim as :func:`harness.store.claims.variant_claims` reads it."""
     return Evidence(j.CLAIMED, scope, case, variant, claim["target"], claim["outcome"], claim["category"],
                     claim["source"], strength=claim["strength"], note=claim["note"])
+
+
+@functools.lru_cache(maxsize=None)
+def library_entries(case: type[Case]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The case's index.json entry and its variants' entries by name (what the case declares beyond claims for one
+    target: not-applicable backends, needs, range claims), built in memory as ``generate`` writes them."""
+    from cases.generate import declared_index
+
+    entry = declared_index([case])["cases"][0]
+    return entry, {variant["name"]: variant for variant in entry["variants"]}
+
+
+def not_applicable_on(case: type[Case], variant: str, target: Target) -> list[Evidence]:
+    """The case's word that ``target``'s backend has no analogue of its pattern, as evidence (none otherwise)."""
+    entry, _ = library_entries(case)
+    reason = not_applicable_basis(entry, target, f"case {case.id}")
+    return [Evidence(j.NOT_APPLICABLE, j.VARIANT, case.id, variant, target.id, j.NOT_APPLICABLE, None,
+                     case.links[0] if case.links else "", said=f"{target.backend}: {reason}")] if reason else []
+
+
+def fact_on(case: type[Case], variant: str, target: Target, scope: str, explicit: bool = False) -> list[Evidence]:
+    """The fact of ``target`` that stops a user's model of ``variant``'s form, with its source and remedy. A model
+    that has Q/DQ (``explicit``) needs no calibrator, whatever the library's form of the pattern was built with."""
+    _, variants = library_entries(case)
+    entry = variants[variant]
+    if explicit:
+        entry = {**entry, "needs": [need for need in entry.get("needs", []) if need != IMPLICIT_INT8]}
+    fact = model_fact_basis(entry, target, where=f"{case.id}/{variant}")
+    if fact is None:
+        return []
+    remedy = f"; what to do: {fact.remedy}" if fact.remedy else ""
+    return [Evidence(j.FACT, scope, case.id, variant, target.id, fact_outcome(fact), fact.what, fact.sources[0],
+                     strength=fact.certainty, said=f"{fact.cited()}{remedy}")]
+
+
+def range_claims_on(case: type[Case], variant: str, target: Target, scope: str) -> list[Evidence]:
+    """The range claim of ``variant`` that covers ``target`` (the narrowest, then newest), as evidence."""
+    _, variants = library_entries(case)
+    claim = range_claim_basis(variants[variant], target, where=f"{case.id}/{variant}")
+    if claim is None:
+        return []
+    return [Evidence(j.RANGE_CLAIMED, scope, case.id, variant, target.id, claim.outcome, claim.category,
+                     claim.source, strength=claim.strength, note=claim.note,
+                     said=f"{claim.scope.describe()}: {claim.basis}")]
+
+
+@dataclasses.dataclass(frozen=True)
+class PredictedNodes:
+    """What the engine prediction says of a model on one target: ONNX node -> {"precision", "rule", "layer"}
+    (:meth:`~harness.scan.engine_prediction.targets.TargetEngines.node_precisions`), the nodes the model asks a
+    quantized precision of (an input from a DequantizeLinear) and the ruleset the prediction follows."""
+
+    precisions: dict[str, dict[str, str]]
+    asked: frozenset[str]
+    ruleset: str = ""
+
+
+def predicted_on(finding: Finding, target: Target, predicted: PredictedNodes | None) -> list[Evidence]:
+    """The prediction of the nodes at the finding's places that the model asks a quantized precision of: each
+    predicted quantized is a pass, one predicted float a fallback (never a failure: the rules say how TensorRT types
+    layers, not whether it builds). None where nothing is predicted there."""
+    if predicted is None:
+        return []
+    nodes = [node for occurrence in finding.occurrences for node in occurrence.nodes
+             if node in predicted.asked and node in predicted.precisions]
+    if not nodes:
+        return []
+    wider = [node for node in nodes if j.PRECISION_BITS.get(predicted.precisions[node]["precision"], 32) >= j.PRECISION_BITS[j.FP16]]
+    rules = sorted({predicted.precisions[node]["rule"] for node in (wider or nodes)})
+    what = (f"{len(wider)} of {len(nodes)} quantized node(s) at its places predicted float "
+            f"({', '.join(wider[:3])}{' ...' if len(wider) > 3 else ''})" if wider
+            else f"all {len(nodes)} quantized node(s) at its places predicted in the precision asked")
+    return [Evidence(j.PREDICTED, j.VARIANT, finding.case.id, finding.variant.name if finding.variant else "",
+                     target.id, j.FALLBACK if wider else j.PASS, None, f"ruleset {predicted.ruleset}",
+                     nodes=tuple(wider), said=f"{what}; rules {', '.join(rules)} (ruleset {predicted.ruleset})")]
 
 
 @functools.lru_cache(maxsize=None)
@@ -152,13 +236,15 @@ class Verdict:
 
 
 def predict(finding: Finding, target: Target, observations: Observations,
-            layers: Sequence[list[Observation]] | None = None) -> Verdict:
+            layers: Sequence[list[Observation]] | None = None, predicted: PredictedNodes | None = None,
+            explicit: bool = False) -> Verdict:
     """The verdict of ``finding`` on ``target``: the engine's judgement of its evidence, with the reason in words.
     ``layers`` (with ``--run``) holds, per occurrence of the finding, the observations of its extracted reproducer on
-    this target (empty when it was not extracted or run)."""
+    this target (empty when it was not extracted or run); ``predicted`` the engine prediction of the model there;
+    ``explicit`` whether the model has Q/DQ (then no calibrator fact stops it)."""
     if not target.available:
         return Verdict(target.id, j.UNAVAILABLE, None, f"the target cannot exist: {target.reason}", [], [])
-    evidence, uncovered_suffix = _evidence(finding, target, observations, layers)
+    evidence, uncovered_suffix = _evidence(finding, target, observations, layers, predicted, explicit)
     judged = j.judge(evidence, uncovered=(j.YOUR_LAYER,) if uncovered_suffix else ())
     if judged.basis is not None:
         deciding = judged.deciding
@@ -167,21 +253,25 @@ def predict(finding: Finding, target: Target, observations: Observations,
         suffix = uncovered_suffix if judged.scope == j.YOUR_LAYER else ""
         reason = prefix + deciding.describe() + _disagreement(deciding, evidence) + suffix
         return Verdict(target.id, judged.verdict, judged.basis, reason, evidence,
-                       _workarounds(finding, target, observations, judged.verdict))
-    reason = "no observation or upstream claim for this pattern on this target"
+                       _workarounds(finding, target, observations, judged.verdict, explicit))
+    reason = "no observation, upstream claim, fact or prediction for this pattern on this target"
     if judged.silent:
         reason += (" (only records that say nothing of the pattern: infra-error, the harness or environment failed "
                    "those cells, or unverified, they ran but the backend did not show an expected node's precision)")
     return Verdict(target.id, j.UNVERIFIED, None, reason, evidence,
-                   _workarounds(finding, target, observations, j.UNVERIFIED))
+                   _workarounds(finding, target, observations, j.UNVERIFIED, explicit))
 
 
 def _evidence(finding: Finding, target: Target, observations: Observations,
-              layers: Sequence[list[Observation]] | None) -> tuple[list[Evidence], str]:
-    """The finding's evidence on ``target``, each piece with its scope, and, when not every occurrence was checked on
-    its own layer, what the reason says of that."""
+              layers: Sequence[list[Observation]] | None,
+              predicted: PredictedNodes | None = None, explicit: bool = False) -> tuple[list[Evidence], str]:
+    """The finding's evidence on ``target``, each piece with its basis and scope (the engine orders them), and, when
+    not every occurrence was checked on its own layer, what the reason says of that."""
     case = finding.case
     evidence, suffix = [], ""
+    evidence += not_applicable_on(case, finding.variant.name if finding.variant else "", target)
+    if finding.variant is not None:
+        evidence += fact_on(case, finding.variant.name, target, j.VARIANT, explicit)
     if layers is not None:
         evidence += [observed(o, j.YOUR_LAYER) for occurrence in layers for o in occurrence]
         covered = all(any(j.answer(o.record["outcome"]) is not None for o in occurrence) for occurrence in layers)
@@ -191,9 +281,12 @@ def _evidence(finding: Finding, target: Target, observations: Observations,
         name = finding.variant.name
         evidence += [observed(o, j.VARIANT) for o in observations.of(case.id, name, target.id)]
         evidence += claims_on(case, name, target, j.VARIANT)
+        evidence += range_claims_on(case, name, target, j.VARIANT)
     reported = _reported_forms(finding)
     evidence += [observed(o, j.REPORTED_FORM) for name in reported for o in observations.of(case.id, name, target.id)]
     evidence += [e for name in reported for e in claims_on(case, name, target, j.REPORTED_FORM)]
+    evidence += [e for name in reported for e in range_claims_on(case, name, target, j.REPORTED_FORM)]
+    evidence += predicted_on(finding, target, predicted)
     return evidence, suffix
 
 
@@ -216,7 +309,8 @@ def _disagreement(deciding: Evidence, evidence: list[Evidence]) -> str:
     return "".join(f"; upstream claimed {e.outcome} ({j.strength_label(e.strength)})" for e in others)
 
 
-def _workarounds(finding: Finding, target: Target, observations: Observations, verdict: str) -> list[WorkaroundCheck]:
+def _workarounds(finding: Finding, target: Target, observations: Observations, verdict: str,
+                 explicit: bool = False) -> list[WorkaroundCheck]:
     """The case's workaround variants of the finding's form (not the user's own form) and their evidence on
     ``target``, those known to pass first; none when the finding is expected to be fine there, and only those known
     to pass when nothing is known of the finding itself."""
@@ -226,8 +320,10 @@ def _workarounds(finding: Finding, target: Target, observations: Observations, v
     for variant in finding.case.variants:
         if variant.role != j.WORKAROUND_ROLE or variant is finding.variant or not _applies(variant, finding):
             continue
-        evidence = [observed(o, j.VARIANT) for o in observations.of(finding.case.id, variant.name, target.id)]
+        evidence = fact_on(finding.case, variant.name, target, j.VARIANT, explicit)
+        evidence += [observed(o, j.VARIANT) for o in observations.of(finding.case.id, variant.name, target.id)]
         evidence += claims_on(finding.case, variant.name, target, j.VARIANT)
+        evidence += range_claims_on(finding.case, variant.name, target, j.VARIANT)
         checks.append(WorkaroundCheck(variant, [e for e in evidence if e.decisive]))
     if verdict == j.UNVERIFIED:
         checks = [check for check in checks if check.verdict in j.SCAN_GOOD]
@@ -265,12 +361,19 @@ class ModelVerdict:
 
 
 def model_verdict(target: Target, verdicts: Sequence[tuple[str, Verdict]]) -> ModelVerdict:
-    """Combine the per-finding verdicts ``(finding label, verdict)`` of one target."""
+    """Combine the per-finding verdicts ``(finding label, verdict)`` of one target: the worst of those that concern
+    it (a finding judged on a basis that is never a headline, not applicable to the target's backend, is listed)."""
     if not target.available:
         return ModelVerdict(target, j.UNAVAILABLE, None, f"the target cannot exist: {target.reason}", [])
     if not verdicts:
         return ModelVerdict(target, j.CLEAR, None, "no known INT8 failure pattern of the library in this model", [])
-    ranked = sorted(verdicts, key=lambda item: j.worst_first(item[1].verdict))
+    concerning = [(label, v) for label, v in verdicts if v.basis is None or v.basis in j.HEADLINE]
+    if not concerning:
+        listed = "; ".join(f"{label}: {v.reason}" for label, v in verdicts)
+        return ModelVerdict(target, j.CLEAR, None, f"no pattern found concerns {target.backend} ({listed})",
+                            [(name, v.verdict) for name, v in verdicts])
+    ranked = sorted(concerning, key=lambda item: j.worst_first(item[1].verdict)) + [
+        item for item in verdicts if item not in concerning]
     label, worst = ranked[0]
     return ModelVerdict(target, worst.verdict, worst.basis, f"{label}: {worst.reason}",
                         [(name, v.verdict) for name, v in ranked])

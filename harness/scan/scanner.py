@@ -15,7 +15,7 @@ from harness.scan.engine_prediction.targets import TargetEngines, predict_target
 from harness.scan.loading import LoadedModel, gc_paused, load_model
 from harness.scan.matching import Finding, find_patterns
 from harness.scan.observations import Observation, Observations, read_observations
-from harness.scan.prediction import ModelVerdict, Verdict, model_verdict, predict
+from harness.scan.prediction import ModelVerdict, PredictedNodes, Verdict, model_verdict, predict
 from harness.scan.reproducers import DEFAULT_LIMIT, ReproducerSet, run_reproducers, write_reproducers
 from harness.scan.summary import model_summary
 
@@ -139,27 +139,40 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
                                                             timeout_s=options.timeout_s, progress=progress)
         problems += layer_observations.problems
         lap("run")
-    run_ids = {t.id for t in options.run_targets} if reproducers else set()
-    verdicts = []
-    for finding in matches.findings:
-        per_target = {}
-        for target in options.targets:
-            layers = _layers(finding, target.id, reproducers, layer_observations) if target.id in run_ids else None
-            per_target[target.id] = predict(finding, target, observations, layers)
-        verdicts.append(per_target)
-    model_verdicts = [
-        model_verdict(target, [(finding.label, v[target.id]) for finding, v in zip(matches.findings, verdicts)])
-        for target in options.targets
-    ]
-    lap("predict")
     try:
         engines = predict_targets(loaded.model.graph, options.targets)
     except Exception as err:  # a bug of the prediction must not cost the user the scan: named, as a failed matcher is
         engines = None
         problems.append(f"the engine prediction failed ({type(err).__name__}: {err}); please report it with the model")
     lap("engine")
+    asked = _asked_quantized(loaded.model.graph)
+    run_ids = {t.id for t in options.run_targets} if reproducers else set()
+    verdicts = []
+    for finding in matches.findings:
+        per_target = {}
+        for target in options.targets:
+            layers = _layers(finding, target.id, reproducers, layer_observations) if target.id in run_ids else None
+            predicted = None
+            if engines is not None and engines.node_precisions(target.id):
+                predicted = PredictedNodes(engines.node_precisions(target.id), asked,
+                                           engines.targets[target.id]["ruleset"])
+            per_target[target.id] = predict(finding, target, observations, layers, predicted, explicit=bool(asked))
+        verdicts.append(per_target)
+    model_verdicts = [
+        model_verdict(target, [(finding.label, v[target.id]) for finding, v in zip(matches.findings, verdicts)])
+        for target in options.targets
+    ]
+    lap("predict")
     return ScanResult(options, loaded, matches.findings, verdicts, model_verdicts, observations, reproducers,
                       run_summaries, problems, timings, engines)
+
+
+def _asked_quantized(graph: Any) -> frozenset[str]:
+    """The nodes of ``graph`` (an onnx.GraphProto) the model asks a quantized precision of: an input of theirs comes
+    from a DequantizeLinear."""
+    dequantized = {out for node in graph.node if node.op_type == "DequantizeLinear" for out in node.output}
+    return frozenset(node.name for node in graph.node
+                     if node.op_type not in ("QuantizeLinear", "DequantizeLinear") and dequantized & set(node.input))
 
 
 def _mode_caveat(form_mode: str, model_mode: str) -> str | None:

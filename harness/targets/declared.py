@@ -16,8 +16,19 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from harness.targets.facts import NEEDS, Fact, blocks, blocks_model
+from harness import judgement as j
+from harness.targets.facts import CANNOT_EXPRESS, NEEDS, NO_DEVICE, REFUSES_BUILD, Fact, blocks, blocks_model
 from harness.targets.ranges import RangeClaim, TargetLike, covering
+
+
+# The evidence word a stopping fact gives the engine's fact basis (harness.judgement.BASES): a refused build fails, a
+# form whose knob or device does not exist on the target cannot exist there.
+FACT_OUTCOMES = {REFUSES_BUILD: j.FAIL, CANNOT_EXPRESS: j.UNAVAILABLE, NO_DEVICE: j.UNAVAILABLE}
+
+
+def fact_outcome(fact: Fact) -> str:
+    """The fact basis's evidence word for a fact that stops a form."""
+    return FACT_OUTCOMES[fact.effect]
 
 
 def range_claims(entry: Mapping[str, Any], where: str = "variant") -> tuple[RangeClaim, ...]:

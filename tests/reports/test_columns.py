@@ -68,8 +68,11 @@ def test_columns_of_one_release_stand_together_and_a_title_only_jetpack_joins_it
     assert [(g.release, g.targets, g.default) for g in line.groups] == [
         ("JetPack 6.0 · L4T R36.3", ("trt86-orin", "trt100-orin"), ("trt86-orin",)),
         ("", ("trt92-orin",), ()),
-        ("JetPack 7.2 · L4T R39.2", ("trt1016-orin", "trt1016-orin-dla"), ("trt1016-orin", "trt1016-orin-dla")),
+        ("JetPack 7.2 · L4T R39.2", ("trt1016-orin", "trt1016-orin-dla"), ("trt1016-orin",)),  # no DLA on 10.16
     ]
+    # a target a recommendation names is shown, whatever its release; one that cannot exist never by default
+    (line,) = plan_lines(plan_targets(columns), columns, observed=(), recommended={"trt100-orin", "trt1016-orin-dla"})
+    assert [g.default for g in line.groups] == [("trt100-orin",), (), ("trt1016-orin",)]
 
 
 def test_a_planning_column_names_the_gpu_architectures_its_records_observed(tmp_path):

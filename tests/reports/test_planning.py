@@ -208,3 +208,28 @@ def test_a_remedy_from_the_index_is_the_patterns():
     rows = [dataclasses.replace(r, remedy="Mark the conv output as a network output.") for r in S1]
     [s1] = build_plan(rows, matrix_columns(TARGETS, []), []).rows
     assert s1.pattern.remedies == ("Mark the conv output as a network output.",)
+
+
+RANGE = {"outcome": "fallback", "source": ISSUE, "strength": "issue-thread", "basis": "a maintainer, no version named",
+         "scope": {"since": "8.0", "before": None, "except_versions": [], "platforms": [], "architectures": [],
+                   "backend": "tensorrt"}, "category": None, "note": ""}
+
+
+def test_a_cell_with_no_record_shows_the_range_claim_the_fact_or_the_case_s_word_that_decides_it():
+    """Issue 29 item 4: 'not run' only where nothing is known; each other basis is its own cell, never observed."""
+    from harness import judgement as j
+    from harness.matrix import load_matrix
+
+    targets = {**TARGETS, "trt114-orin": load_matrix()["trt114-orin"]}
+    rows = [row("stem", "failing", declared={"needs": ["implicit-int8"], "range_claims": [RANGE]},
+                not_applicable={"onnxruntime": "ONNX Runtime has no calibrator lifecycle."})]
+    records = [make_record("s1-conv-silu", "stem", "ort-cpu", "pass")]
+    plan = build_plan(rows, matrix_columns(targets, records), records)
+    ranged = verdict_of(plan, "S1", "trt100-orin")
+    assert ranged.kind == j.RANGE_CLAIMED and not ranged.observed
+    assert "claimed for TensorRT 8.0 and later" in ranged.text and "a maintainer, no version named" in ranged.text
+    fact = verdict_of(plan, "S1", "trt114-orin")  # the fact stops the form before the range claim
+    assert fact.kind == j.FACT and "no implicit quantization" in fact.detail and "--to-explicit" in fact.text
+    na = verdict_of(plan, "S1", "ort-cpu")  # a record there, but the case says the backend has no analogue
+    assert na.kind == j.NOT_APPLICABLE and "no calibrator lifecycle" in na.text
+    assert "trt100-orin" in [t.id for t in plan.targets] and plan.left_out == ()

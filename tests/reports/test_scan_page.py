@@ -83,7 +83,9 @@ def test_the_page_loads_nothing_and_escapes_the_users_names(tmp_path):
     assert "default-src 'none'" in html
 
 
-@pytest.mark.parametrize("fail_on, headline", [("blocked", "Expected to fail (--fail-on blocked) on 1 of"),
+# an implicit-INT8 model: claimed to fail on trt86-orin, and stopped on the four TensorRT 11 targets by the fact that 11
+# has no calibrator
+@pytest.mark.parametrize("fail_on, headline", [("blocked", "Expected to fail (--fail-on blocked) on 5 of"),
                                                ("unverified", "Expected to fail (--fail-on unverified) on")])
 def test_the_headline_follows_fail_on(tmp_path, model_files, fail_on, headline):
     result = scan(model_files["backbone-silu"], ScanOptions(targets=list(load_matrix().values()), fail_on=fail_on,

@@ -29,7 +29,8 @@ def test_scan_writes_the_predicted_engine_and_the_page_marks_its_float_layers(mo
 
 
 def test_scan_of_a_model_without_qdq_predicts_no_engine_and_says_why(models, tmp_path):
-    result = harness("scan", str(models["fp32"]), "--out", str(tmp_path))
+    result = harness("scan", str(models["fp32"]), "--out", str(tmp_path), check=False)
+    assert result.returncode == 1, result.stderr  # TensorRT 11 has no calibrator: blocked by that fact
     assert "predicted engine: none: no Q/DQ in the model" in result.stdout
     engine = json.loads((tmp_path / "scan.json").read_text())["engine"]
     assert not engine["is_predicted"] and engine["layers"] == [] and "timing" in engine["reason"]

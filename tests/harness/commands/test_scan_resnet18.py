@@ -22,9 +22,10 @@ def test_the_classifier_gemm_takes_evidence_from_the_weight_gemm_form_only(resne
     evidence = [e for verdict in finding["verdicts"].values() for e in verdict["evidence"]]
     evidence += [e for verdict in finding["verdicts"].values() for w in verdict["workarounds"] for e in w["evidence"]]
     assert {(e["case"], e["variant"]) for e in evidence} == {("p6-linear-int8", "gemm-per-channel")}
-    assert {e["kind"] for e in evidence} == {"observed"}  # the cell ran on ort-cpu; no claim exists for the form
+    # the cell ran on ort-cpu; no claim exists for the form; TensorRT targets have the engine prediction of its Gemm
+    assert {e["kind"] for e in evidence} == {"observed", "rule-predicted"}
     assert finding["verdicts"]["ort-cpu"]["evidence"][0]["scope"] == "variant"
     # The act x act claim of #4322 (fallback on trt86-orin) says nothing about a weight Gemm.
     orin = finding["verdicts"]["trt86-orin"]
-    assert (orin["verdict"], orin["evidence"]) == ("unverified", [])
+    assert orin["basis"] == "rule-predicted" and {e["kind"] for e in orin["evidence"]} == {"rule-predicted"}
     assert "act-x-act" not in json.dumps(finding) and "4322" not in json.dumps(finding)

@@ -13,7 +13,8 @@ from harness import judgement as j
 from harness.judgement import (
     BLOCKED, CANNOT_EXIST_HERE, CLAIMED, CLEAR, CRASH, FAIL, FAILS_AS_REPORTED, FALLBACK, INFRA_ERROR, LIKELY,
     MISMATCH, NOT_RUN, OBSERVED, PASS, PRECISION_FALLBACK, PRECISION_UNVERIFIED, REPORTED_FORM, TIMEOUT, UNAVAILABLE,
-    UNVERIFIED, VARIANT, VERIFIED, WORKAROUND, WORKS_AS_REPORTED, YOUR_LAYER,
+    UNVERIFIED, VARIANT, VERIFIED, WORKAROUND, WORKS_AS_REPORTED, YOUR_LAYER, NOT_APPLICABLE, FACT, RANGE_CLAIMED,
+    PREDICTED,
 )
 
 
@@ -84,12 +85,13 @@ def test_a_claim_is_never_shown_as_observed():
         j.verdict_of(claim(PASS, YOUR_LAYER))
     assert str(err.value) == ("evidence claimed 'pass' on your-layer would give 'verified', which that basis may not "
                               "give: ('blocked', 'fallback', 'likely')")
-    assert j.BASIS[CLAIMED].hatched and not j.BASIS[OBSERVED].hatched and j.HATCHED == (CLAIMED,)
+    assert not j.BASIS[OBSERVED].hatched and j.HATCHED == tuple(b.name for b in j.BASES if b.name != OBSERVED)
 
 
 def test_the_closest_scope_decides_and_a_layer_checked_in_part_only_when_it_fails():
-    assert [t for t in j.TIERS] == [(YOUR_LAYER, OBSERVED), (YOUR_LAYER, CLAIMED), (VARIANT, OBSERVED),
-                                    (VARIANT, CLAIMED), (REPORTED_FORM, OBSERVED), (REPORTED_FORM, CLAIMED)]
+    scoped = [t for t in j.TIERS if t[1] in (OBSERVED, CLAIMED)]
+    assert scoped == [(YOUR_LAYER, OBSERVED), (YOUR_LAYER, CLAIMED), (VARIANT, OBSERVED),
+                      (VARIANT, CLAIMED), (REPORTED_FORM, OBSERVED), (REPORTED_FORM, CLAIMED)]
     judged = j.judge([seen(FAIL), seen(PASS, YOUR_LAYER)])
     assert (judged.verdict, judged.basis, judged.scope) == (VERIFIED, OBSERVED, YOUR_LAYER)
     assert decided([seen(FAIL, REPORTED_FORM), claim(PASS)]) == (LIKELY, CLAIMED)  # the variant's claim first
@@ -127,10 +129,43 @@ def test_the_planning_cell_is_the_projection_of_the_engine_s_judgements(form, wo
 
 
 def test_the_planning_verdicts_place_each_basis_after_what_observation_gives():
-    assert j.PLANNING_VERDICTS == (WORKS_AS_REPORTED, WORKAROUND, PRECISION_FALLBACK, FAILS_AS_REPORTED, CLAIMED,
+    assert j.PLANNING_VERDICTS == (WORKS_AS_REPORTED, WORKAROUND, PRECISION_FALLBACK, FAILS_AS_REPORTED,
+                                   NOT_APPLICABLE, FACT, CLAIMED, RANGE_CLAIMED, PREDICTED,
                                    PRECISION_UNVERIFIED, NOT_RUN, CANNOT_EXIST_HERE)
     assert all(set(b.verdicts) <= set(j.SCAN_VERDICTS) for b in j.BASES)
-    assert [b.name for b in j.BASES] == [OBSERVED, CLAIMED]  # precedence: observation first
+    # the one documented precedence: not applicable, a fact, observed, claimed for the target, claimed over a range,
+    # predicted
+    assert [b.name for b in j.BASES] == [NOT_APPLICABLE, FACT, OBSERVED, CLAIMED, RANGE_CLAIMED, PREDICTED]
+
+
+def piece(kind, outcome, scope=VARIANT):
+    return j.Piece(kind, scope, outcome)
+
+
+def test_the_precedence_of_the_bases_decides_as_documented():
+    na, fact = piece(NOT_APPLICABLE, NOT_APPLICABLE), piece(FACT, FAIL)
+    ranged, predicted = piece(RANGE_CLAIMED, FALLBACK), piece(PREDICTED, PASS)
+    every = [na, fact, seen(PASS), claim(PASS), ranged, predicted]
+    assert decided(every) == (CLEAR, NOT_APPLICABLE)  # not applicable first: listed, never a failure
+    assert decided(every[1:]) == (BLOCKED, FACT)  # a fact stops the form before any observation
+    assert decided(every[2:]) == (LIKELY, OBSERVED)
+    assert decided(every[3:]) == (LIKELY, CLAIMED)  # a claim for the target over a range claim
+    assert decided(every[4:]) == (FALLBACK, RANGE_CLAIMED)  # a range claim over a prediction
+    assert decided(every[5:]) == (LIKELY, PREDICTED)
+    assert decided([seen(FAIL, REPORTED_FORM), predicted]) == (BLOCKED, OBSERVED)  # observed anywhere first
+    assert decided([piece(FACT, UNAVAILABLE)]) == (UNAVAILABLE, FACT)
+    with pytest.raises(KeyError):  # a prediction never blocks: it has no word for a failure
+        j.verdict_of(piece(PREDICTED, FAIL))
+    assert not j.BASIS[NOT_APPLICABLE].headline and all(j.BASIS[b].headline for b in j.HEADLINE)
+    assert all(j.BASIS[b].hatched for b in (NOT_APPLICABLE, FACT, RANGE_CLAIMED, PREDICTED))
+
+
+@pytest.mark.parametrize("form, cell", [
+    ([piece(FACT, FAIL)], FACT), ([piece(RANGE_CLAIMED, PASS)], RANGE_CLAIMED),
+    ([piece(PREDICTED, FALLBACK)], PREDICTED), ([piece(NOT_APPLICABLE, NOT_APPLICABLE)], NOT_APPLICABLE)])
+def test_a_cell_on_another_basis_is_that_basis_never_an_observed_verdict(form, cell):
+    assert j.planning_verdict(j.judge(form)) == cell
+    assert cell not in j.OBSERVED_PLANNING_VERDICTS
 
 
 @pytest.mark.parametrize("level, stopped", [
