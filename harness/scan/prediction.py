@@ -110,12 +110,19 @@ def claimed(claim: dict[str, Any], case: str, variant: str, scope: str) -> Evide
 
 
 @functools.lru_cache(maxsize=None)
-def library_entries(case: type[Case]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """The case's index.json entry and its variants' entries by name (what the case declares beyond claims for one
-    target: not-applicable backends, needs, range claims), built in memory as ``generate`` writes them."""
+def library_index(case: type[Case]) -> dict[str, Any]:
+    """The index.json form of ``case`` alone, built in memory by the function that writes index.json (once a case:
+    its claims, range claims, needs and not-applicable backends are all read from it)."""
     from cases.generate import declared_index
 
-    entry = declared_index([case])["cases"][0]
+    return declared_index([case])
+
+
+@functools.lru_cache(maxsize=None)
+def library_entries(case: type[Case]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The case's index.json entry and its variants' entries by name (what the case declares beyond claims for one
+    target: not-applicable backends, needs, range claims)."""
+    entry = library_index(case)["cases"][0]
     return entry, {variant["name"]: variant for variant in entry["variants"]}
 
 
@@ -187,10 +194,8 @@ def predicted_on(finding: Finding, target: Target, predicted: PredictedNodes | N
 @functools.lru_cache(maxsize=None)
 def library_claims(case: type[Case]) -> dict[str, tuple[dict[str, Any], ...]]:
     """Per variant of ``case``, its upstream claims read as the report reads them: from the case's index.json form
-    (built in memory by the function that writes index.json) through :func:`harness.store.claims.index_claims`."""
-    from cases.generate import declared_index
-
-    claims = index_claims(declared_index([case]), f"the case library ({case.__module__})")
+    (:func:`library_index`) through :func:`harness.store.claims.index_claims`."""
+    claims = index_claims(library_index(case), f"the case library ({case.__module__})")
     return {variant: found for (_, variant), found in claims.items()}
 
 
