@@ -15,7 +15,7 @@ import dataclasses
 from typing import Any, Mapping, Sequence
 
 from harness.scan.engine_prediction.predict import MOVEMENT, EnginePrediction, PredictedLayer
-from harness.worker.backends.tensorrt.layers import EngineLayer, _dtype_precision, _tensor_type
+from harness.worker.backends.tensorrt.layers import EngineLayer, dtype_precision, tensor_type
 from harness.judgement import PRECISION_BITS
 
 TENSORRT_OWN_PREFIX = "Reformatting CopyNode"
@@ -84,7 +84,7 @@ def output_types(info: Any) -> list[str | None]:
     for entry in entries:
         outputs = entry.get("Outputs", []) if isinstance(entry, Mapping) else []
         first = outputs[0] if outputs and isinstance(outputs[0], Mapping) else None
-        found.append(_dtype_precision(_tensor_type(first)) if first is not None else None)
+        found.append(dtype_precision(tensor_type(first)) if first is not None else None)
     return found
 
 

@@ -395,8 +395,8 @@ def _one_line_fields(text: str) -> list[tuple[str, str]]:
             start = i + 2
     fields.append(text[start:])
     pairs = []
-    for field in fields:
-        key, _, value = field.partition(": ")
+    for text_field in fields:
+        key, _, value = text_field.partition(": ")
         pairs.append((key.strip(), value.strip()))
     return pairs
 
@@ -559,8 +559,8 @@ def _layer_from_json_entry(entry: Any, position: int, names: OnnxNames | None) -
     layer_type = entry.get("LayerType")
     origin = entry.get("Origin")
     boundary = _is_boundary(name, layer_type, origin)
-    inputs = [_dtype_precision(_tensor_type(t)) for t in entry.get("Inputs", []) if isinstance(t, dict)]
-    outputs = [_dtype_precision(_tensor_type(t)) for t in entry.get("Outputs", []) if isinstance(t, dict)]
+    inputs = [dtype_precision(tensor_type(t)) for t in entry.get("Inputs", []) if isinstance(t, dict)]
+    outputs = [dtype_precision(tensor_type(t)) for t in entry.get("Outputs", []) if isinstance(t, dict)]
     if is_foreign_node(name):
         precision = _region_precision(inputs, outputs)
     else:
@@ -596,8 +596,8 @@ def _layer_from_log_line(layer_type: str, rest: str, line: str, names: OnnxNames
             "engine layer line has no 'INPUTS -> OUTPUTS' part with data types in either known spelling, "
             f"'name (Int8[1,64,56,56])' (8.5+) or 'name[Int8(1,64,56,56)]' (8.0-8.4): {line!r}"
         )
-    inputs = [_dtype_precision(t.group("new") or t.group("old")) for t in tensors if t.start() < arrow]
-    outputs = [_dtype_precision(t.group("new") or t.group("old")) for t in tensors if t.start() >= arrow]
+    inputs = [dtype_precision(t.group("new") or t.group("old")) for t in tensors if t.start() < arrow]
+    outputs = [dtype_precision(t.group("new") or t.group("old")) for t in tensors if t.start() >= arrow]
     boundary = _is_boundary(name, layer_type, None)
     if is_foreign_node(name):
         precision = _region_precision(inputs, outputs)
@@ -610,7 +610,7 @@ def _is_boundary(name: str, layer_type: str | None, origin: str | None) -> bool:
     return layer_type == "Reformat" or origin in ("QDQ", "REFORMAT") or bool(_REFORMAT_COPY_PREFIX.match(name))
 
 
-def _tensor_type(tensor: Mapping[str, Any]) -> str:
+def tensor_type(tensor: Mapping[str, Any]) -> str:
     """A tensor's data type text: ``Format/Datatype`` up to 10.x; 11.x splits it into a data type and ``Format``.
 
     The split: NVIDIA's migration page
@@ -624,7 +624,7 @@ def _tensor_type(tensor: Mapping[str, Any]) -> str:
     return str(tensor.get("Datatype", tensor.get("DataType", "")))
 
 
-def _dtype_precision(text: str) -> str | None:
+def dtype_precision(text: str) -> str | None:
     """The float/quantized precision a data type string names; None for integer, boolean and unrecognised types."""
     word = _DTYPE_WORD.search(text or "")
     return _DTYPE_PRECISION[word.group(0).lower()] if word else None
@@ -633,7 +633,7 @@ def _dtype_precision(text: str) -> str | None:
 def _weights_precision(entry: Mapping[str, Any]) -> str | None:
     for key, value in entry.items():
         if key.endswith("Weights") and isinstance(value, Mapping) and "Type" in value:
-            precision = _dtype_precision(str(value["Type"]))
+            precision = dtype_precision(str(value["Type"]))
             if precision is not None:
                 return precision
     return None
