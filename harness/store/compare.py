@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.store.results_file import record_gpu_arch, record_host, variant_on_target
+from harness.judgement import change as outcome_change
 from harness.judgement import (
-    COMPARED_OUTCOMES, NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, SAME_BAND, UNAVAILABLE, band, change,
+    COMPARED_OUTCOMES, NOT_COMPARED_OUTCOMES, RAN_OUTCOMES, SAME_BAND, UNAVAILABLE, band,
 )
 from harness.worker.record import Record
 
@@ -84,7 +85,7 @@ def classify(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
     before, after = old["outcome"], new["outcome"]
     if before in NOT_COMPARED_OUTCOMES or after in NOT_COMPARED_OUTCOMES:
         return "unchanged" if before == after else "not-compared"
-    moved = change(before, after, record_gpu_arch(old), record_gpu_arch(new))
+    moved = outcome_change(before, after, record_gpu_arch(old), record_gpu_arch(new))
     if moved != SAME_BAND:
         return moved  # the engine's regression, progression or not-compared
     return "unchanged" if _evidence(old) == _evidence(new) else "changed"
