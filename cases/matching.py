@@ -32,21 +32,28 @@ _FROM_CONSTANTS: list[dict[int, bool]] = []  # while indexed(): id(tensor) -> co
 @contextlib.contextmanager
 def indexed(graph: Any) -> Iterator[None]:
     """While the matchers read ``graph`` (they never change it), :func:`nodes_of` answers from one index of its nodes
-    by op type: thirty matchers each walking 50,000 nodes for a few op types is most of a large model's match time."""
-    by_op: dict[str, list[tuple[int, Any]]] = collections.defaultdict(list)
-    for position, node in enumerate(graph.nodes):
-        by_op[node.op].append((position, node))
-    _INDEXES[id(graph)] = (graph, by_op)
+    by op type (unless the graph keeps its own): thirty matchers each walking 50,000 nodes for a few op types is most
+    of a large model's match time."""
+    if not hasattr(type(graph), "op_positions"):
+        by_op: dict[str, list[tuple[int, Any]]] = collections.defaultdict(list)
+        for position, node in enumerate(graph.nodes):
+            by_op[node.op].append((position, node))
+        _INDEXES[id(graph)] = (graph, by_op)
     _FROM_CONSTANTS.append({})
     try:
         yield
     finally:
         _FROM_CONSTANTS.pop()
-        del _INDEXES[id(graph)]
+        _INDEXES.pop(id(graph), None)
 
 
 def nodes_of(graph: Any, *op_types: str) -> Iterator[Any]:
-    """The graph's nodes of the given op types, in graph order."""
+    """The graph's nodes of the given op types, in graph order. A graph that indexes its own nodes by op (the scan's
+    view of a model's protobuf: ``graph.op_positions(op)``, ``graph.node_at(position)``) makes a node's object only
+    when the walk reaches it."""
+    if hasattr(type(graph), "op_positions"):
+        positions = [graph.op_positions(op) for op in dict.fromkeys(op_types)]
+        return map(graph.node_at, positions[0] if len(positions) == 1 else heapq.merge(*positions))
     index = _INDEXES.get(id(graph))
     if index is None or index[0] is not graph:
         wanted = set(op_types)

@@ -17,7 +17,8 @@ def render_scan_page(scan: dict[str, Any], out_path: Path | str) -> Path:
     env = template_environment()
     env.filters["json_text"] = lambda value: json.dumps(value, sort_keys=True, ensure_ascii=False)  # a variant's knobs
     env.globals.update(VERDICT_SYMBOLS=j.SCAN_VERDICT_SYMBOLS, VERDICT_MEANINGS=j.SCAN_VERDICT_MEANINGS,
-                       VERDICT_COLOURS=j.SCAN_VERDICT_COLOURS, WORKAROUND_VERDICTS=j.SCAN_WORKAROUND_VERDICTS)
+                       VERDICT_COLOURS=j.SCAN_VERDICT_COLOURS, WORKAROUND_VERDICTS=j.SCAN_WORKAROUND_VERDICTS,
+                       OCCURRENCE_ROWS=OCCURRENCE_ROWS)
     html = env.get_template(TEMPLATE).render(scan=scan, model=scan["model"],
                                              engine_view=engine_view(scan.get("engine"), _comparisons(scan)))
     out_path = Path(out_path)
@@ -27,6 +28,7 @@ def render_scan_page(scan: dict[str, Any], out_path: Path | str) -> Path:
 
 
 ENGINE_ROWS = 2000  # predicted layers shown on the page; scan.json holds them all
+OCCURRENCE_ROWS = 200  # places of one finding listed on the page; scan.json holds them all
 
 
 def engine_view(engine: dict[str, Any] | None, comparisons: list[dict[str, Any]] | None = None,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -74,19 +75,20 @@ symbolic shape inference fails, it is retried without it first, and the notes sa
 
 
 def cmd_scan(args) -> int:
-    from harness.scan.loading import gc_paused
-
-    with gc_paused():  # the graph's million objects stay alive to the end: collecting them over and over frees nothing
+    # The graph's million objects stay alive to the end: collecting them over and over frees nothing, and so would
+    # one last collection of them all when the collector is back on. They are left to the process's exit instead.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
         return _scan_command(args)
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def _scan_command(args) -> int:
-    from harness.scan.explicit import ExplicitInputError, QuantizerError, to_explicit
-    from harness.scan.fix_checks import ComparisonInputs, InputsError
-    from harness.scan.fixing import WorkaroundChoiceError, fix_scanned, workaround_choices
-    from harness.scan.loading import ModelInputError
-    from harness.scan.observations import ObservationsError
-    from harness.scan.scanner import ScanOptions, scan
+    from harness.scan.loading import ModelInputError, load_model
 
     matrix = load_matrix(args.matrix)
     unknown = [t for t in (args.targets or []) + (args.run_on or []) if t not in matrix]
@@ -98,6 +100,21 @@ def _scan_command(args) -> int:
     chosen = list(dict.fromkeys((args.targets or list(matrix)) + [t.id for t in run_targets]))
     targets = [matrix[t] for t in chosen]
     out_dir = output_directory(args.out or Path("out/scan") / args.model.stem, "--out")
+    fixing = args.fix or args.to_explicit
+    if (args.inputs or args.workaround) and not fixing:
+        raise CommandError("--inputs and --workaround belong to --fix; add --fix")
+    if args.calibration_data and not args.to_explicit:
+        raise CommandError("--calibration-data belongs to --to-explicit; add --to-explicit")
+    try:  # a large model's checks start in their process first, and run while the rest is imported
+        loaded = None if args.to_explicit else load_model(args.model, checks_in_background=True)
+    except ModelInputError as err:
+        raise CommandError(str(err)) from None
+    from harness.scan.explicit import ExplicitInputError, QuantizerError, to_explicit
+    from harness.scan.fix_checks import ComparisonInputs, InputsError
+    from harness.scan.fixing import WorkaroundChoiceError, fix_scanned, workaround_choices
+    from harness.scan.observations import ObservationsError
+    from harness.scan.scanner import ScanOptions, scan
+
     options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,
                           max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
                           fail_on=args.fail_on)
@@ -105,11 +122,6 @@ def _scan_command(args) -> int:
         overrides = workaround_choices(args.workaround or [])
     except WorkaroundChoiceError as err:
         raise CommandError(str(err)) from None
-    fixing = args.fix or args.to_explicit
-    if (args.inputs or args.workaround) and not fixing:
-        raise CommandError("--inputs and --workaround belong to --fix; add --fix")
-    if args.calibration_data and not args.to_explicit:
-        raise CommandError("--calibration-data belongs to --to-explicit; add --to-explicit")
     progress = lambda line: print(line, flush=True)  # noqa: E731
     warn = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     try:
@@ -117,7 +129,7 @@ def _scan_command(args) -> int:
 
         explicit = to_explicit(args.model, out_dir, args.calibration_data, args.seed, progress,
                                warn) if args.to_explicit else None
-        result = scan(explicit.path if explicit else args.model, options, progress=progress)
+        result = scan(explicit.path if explicit else args.model, options, progress=progress, loaded=loaded)
     except (ModelInputError, ObservationsError, ExplicitInputError, QuantizerError) as err:
         raise CommandError(str(err)) from None
     data = scan_data(result)
@@ -175,7 +187,8 @@ def write_results(data: dict[str, Any], out_dir: Path | str) -> tuple[Path, Path
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / JSON_NAME
-    json_path.write_text(json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n")
+    # no indent: json's C encoder then writes it (with an indent, its pure-Python one: seconds on a large model's)
+    json_path.write_text(json.dumps(data, allow_nan=False) + "\n")
     return json_path, render_scan_page(data, out_dir / HTML_NAME)
 
 

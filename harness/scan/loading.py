@@ -1,37 +1,36 @@
-"""Read a user's ONNX model for scanning: check it, infer its shapes, import it into onnx-graphsurgeon.
+"""Read a user's ONNX model for scanning: check it, infer its shapes, index its graph for the matchers.
 
 Every problem with the input is a :class:`ModelInputError` whose message names the file and the problem in one line
 (not an ONNX file, a truncated file, an opset or IR version newer than the installed onnx, missing external data).
 Weights kept in external data files are never read here: shape inference and matching need their shapes only, so a
 model over 2 GB scans without loading it (``onnx.shape_inference.infer_shapes_path`` works on the files).
 
-onnx's checks (:mod:`harness.scan.file_checks`) and onnx-graphsurgeon's import are the two costs of loading; on a large
-model they run at once, the checks in a second process, and the shapes they infer are put on the imported graph.
+The matchers read the model's protobuf through :class:`~harness.scan.proto_graph.ProtoGraph`; onnx-graphsurgeon's
+import of every node (what ``--run`` and ``--fix`` cut and rewrite) is made only when something asks for
+:attr:`LoadedModel.graph`. onnx's checks (:mod:`harness.scan.file_checks`) are the other cost of loading: on a large
+model they run in a second process while the scan goes on, and the view waits for the types they infer only when a
+matcher first asks one.
 """
 from __future__ import annotations
 
-import collections
 import contextlib
-import dataclasses
 import gc
 import os
-import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import onnx
-import onnx_graphsurgeon as gs
 from google.protobuf.message import DecodeError
 from onnx import external_data_helper
-from onnx_graphsurgeon.importers.onnx_importer import get_onnx_tensor_dtype, get_onnx_tensor_shape, \
-    get_onnx_tensor_type
 
 from harness.scan.file_checks import ChildChecks, FileChecks, check_file
+from harness.scan.proto_graph import GraphIndex, ProtoGraph, value_info_type
 from harness.worker.errors import InputError
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
-# From this many nodes, onnx's checks run in a second process beside the graph's import (with two cores or more):
-# below it, starting a Python process costs more than the checks (a 5,000-node model's take 0.1 s).
+# From this many nodes, onnx's checks run in a second process beside the scan (with two cores or more): below it,
+# starting a Python process costs more than the checks (a 5,000-node model's take 0.1 s).
 CHECKS_APART_FROM_NODES = 10_000
 # Top-level fields of onnx.ModelProto (onnx/onnx.proto): number -> (name, protobuf wire type).
 _MODEL_FIELDS = {
@@ -45,17 +44,20 @@ class ModelInputError(InputError):
     """The model cannot be scanned; the message is one line naming the file and the problem."""
 
 
-@dataclasses.dataclass
 class LoadedModel:
-    """A checked model: its proto (external data not loaded, graph outputs typed as shape inference left them) and
-    its graphsurgeon graph, every tensor typed and shaped as shape inference left it."""
+    """A model read for scanning: its proto (external data not loaded), the index and matchers' view of its graph,
+    and onnx's checks of the file, which may still be running in a second process (:meth:`checked` waits for them
+    and raises :class:`ModelInputError` when the model is invalid)."""
 
-    path: Path
-    model: onnx.ModelProto
-    graph: Any  # onnx_graphsurgeon.Graph, nodes named uniquely
-    external_data: list[str]  # external data files, relative to the model's directory
-    notes: list[str]  # what loading had to work around (shape inference, names), for the report
-    strict_shapes: bool = True  # strict shape inference (types checked) passed: with the checker, a full check
+    def __init__(self, path: Path, model: onnx.ModelProto, external_data: list[str],
+                 checks: FileChecks | ChildChecks, graph: Any = None) -> None:
+        self.path, self.model, self.external_data = path, model, external_data
+        self.index = GraphIndex(model.graph)
+        self.view = ProtoGraph(model, self.index, lambda: self._checks_types().value_infos(), path.resolve().parent)
+        self._checks = checks
+        self._graph = graph  # onnx_graphsurgeon.Graph, imported on first use unless given
+        self._outputs_typed = False
+        self.seconds = 0.0  # how long load_model took (its checks may go on after)
 
     @property
     def base_dir(self) -> Path:
@@ -65,66 +67,90 @@ class LoadedModel:
     def opset(self) -> int:
         return default_opset(self.model)
 
+    def checked(self) -> FileChecks:
+        """onnx's checks of the file, waited for; the model's graph outputs are then typed as shape inference left
+        them. Raises :class:`ModelInputError` when the checker found the model invalid or onnx's C++ crashed."""
+        if not isinstance(self._checks, FileChecks):  # still running in their process
+            try:
+                self._checks = self._checks.result()
+            except RuntimeError as err:  # onnx's C++ crashed on the file: a problem of the input, told in one line
+                raise ModelInputError(f"{self.path}: {err}") from None
+        _raise_invalid(self.path, self._checks)
+        if not self._outputs_typed and self._checks.inferred:
+            outputs = self._checks.outputs()
+            if outputs:
+                del self.model.graph.output[:]
+                self.model.graph.output.extend(outputs)
+            self._outputs_typed = True
+        return self._checks
+
+    def _checks_types(self) -> FileChecks:
+        if not isinstance(self._checks, FileChecks):  # still running in their process
+            try:
+                return self._checks.types()
+            except RuntimeError as err:
+                raise ModelInputError(f"{self.path}: {err}") from None
+        return self._checks
+
+    def stop_checks(self) -> None:
+        """End the checks' process, if one still runs (the scan stopped early)."""
+        if not isinstance(self._checks, FileChecks):  # still running in their process
+            self._checks.stop()
+
+    @property
+    def strict_shapes(self) -> bool:
+        """Strict shape inference (types checked) passed: with the checker, a full check."""
+        return self.checked().strict
+
+    @property
+    def notes(self) -> list[str]:
+        """What loading had to work around (shape inference, node names), for the report."""
+        return [*self.checked().notes, *self.index.naming_notes()]
+
+    @property
+    def graph(self) -> Any:
+        """The model in onnx-graphsurgeon, every tensor typed and shaped as shape inference left it and every node
+        named as the view names it (imported on first use: only --run and --fix cut and rewrite)."""
+        if self._graph is None:
+            checks = self.checked()
+            graph = _imported(self.path, self.model)
+            _put_shapes(graph, checks)
+            for node, name in zip(graph.nodes, self.index.names):
+                node.name = name
+            self._graph = graph
+        return self._graph
+
 
 def default_opset(model: onnx.ModelProto) -> int:
     return max((o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS), default=0)
 
 
-def load_model(path: Path | str, graph: Any = None) -> LoadedModel:
+def load_model(path: Path | str, graph: Any = None, *, checks_in_background: bool = False) -> LoadedModel:
     """Read, check and shape-infer ``path``; raise :class:`ModelInputError` when it cannot be scanned.
 
-    ``graph``, when given, is the file's graph already in onnx-graphsurgeon (the one it was exported from): the file
-    is checked, and not imported again.
+    ``graph``, when given, is the file's graph already in onnx-graphsurgeon (the one it was exported from), kept
+    instead of importing it again. ``checks_in_background``: a large model's checks may still run when this returns
+    (the scan calls :meth:`LoadedModel.checked` before it answers); else they are done, and an invalid model raised.
     """
+    started = time.perf_counter()
     path = Path(path)
     model = _parsed(path, _check_header(path))
     external = _check_external_data(path, model)
     if not model.graph.node:
         raise ModelInputError(f"{path}: the graph has no nodes, nothing to scan")
-    imported = graph is None
-    with tempfile.TemporaryDirectory(prefix="trt-matrix-scan-") as tmp:
-        inferred = os.path.join(tmp, "inferred.onnx")
-        if imported and len(model.graph.node) >= CHECKS_APART_FROM_NODES and _cores() > 1:
-            graph, checks = _imported_beside_checks(path, model, inferred)
-        else:
-            checks = check_file(os.fspath(path), inferred)
-            _raise_invalid(path, checks)
-            graph = _imported(path, model) if imported else graph
-    if checks.outputs:
-        del model.graph.output[:]
-        model.graph.output.extend(onnx.ValueInfoProto.FromString(bytes.fromhex(o)) for o in checks.outputs)
-    if imported:
-        _put_shapes(graph, checks)
-        _name_nodes(graph, checks.notes)
-    return LoadedModel(path, model, graph, external, checks.notes, checks.strict)
+    if len(model.graph.node) >= CHECKS_APART_FROM_NODES and _cores() > 1:
+        checks: FileChecks | ChildChecks = ChildChecks(os.fspath(path))
+    else:
+        checks = check_file(os.fspath(path))
+    loaded = LoadedModel(path, model, external, checks, graph)
+    if not checks_in_background:
+        loaded.checked()
+    loaded.seconds = time.perf_counter() - started
+    return loaded
 
 
 def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def _imported_beside_checks(path: Path, model: onnx.ModelProto, inferred: str) -> tuple[Any, FileChecks]:
-    """The graph imported while onnx's checks of the file run in a second process, and what they said; an invalid
-    model is named by the checker first, before any importer failure."""
-    child = ChildChecks(os.fspath(path), inferred)
-    try:
-        graph = _imported(path, model)
-    except ModelInputError:
-        _raise_invalid(path, _child_result(path, child))
-        raise
-    except BaseException:  # an interrupt, a harness bug: the checks are not left running
-        child.stop()
-        raise
-    checks = _child_result(path, child)
-    _raise_invalid(path, checks)
-    return graph, checks
-
-
-def _child_result(path: Path, child: ChildChecks) -> FileChecks:
-    try:
-        return child.result()
-    except RuntimeError as err:  # onnx's C++ crashed on the file: a problem of the input, told in one line
-        raise ModelInputError(f"{path}: {err}") from None
 
 
 def _raise_invalid(path: Path, checks: FileChecks) -> None:
@@ -133,6 +159,8 @@ def _raise_invalid(path: Path, checks: FileChecks) -> None:
 
 
 def _imported(path: Path, model: onnx.ModelProto) -> Any:
+    import onnx_graphsurgeon as gs
+
     try:
         with gc_paused():  # the importer allocates an object per tensor: collections would only slow it down
             return gs.import_onnx(model)
@@ -141,24 +169,14 @@ def _imported(path: Path, model: onnx.ModelProto) -> Any:
 
 
 def _put_shapes(graph: Any, checks: FileChecks) -> None:
-    """Put the types and shapes shape inference found on the graph imported before they were known: what
+    """Put the types and shapes shape inference found on the graph imported from the model without them: what
     ``gs.import_onnx`` of the inferred model would have set (a test compares them)."""
     variables = {t.name: t for t in graph.inputs}
     variables.update((t.name, t) for node in graph.nodes for t in node.outputs)
-    dtypes: dict[int, Any] = {}  # an ONNX element type -> onnx-graphsurgeon's dtype (slow to look up)
-    for name, element, dims in checks.shapes:
+    for name, info in checks.value_infos().items():
         tensor = variables.get(name)
-        if tensor is None:
-            continue
-        if element not in dtypes:
-            dtypes[element] = get_onnx_tensor_dtype(onnx.helper.make_tensor_value_info(name, element, None))
-        tensor.dtype, tensor.shape, tensor.type = dtypes[element], dims, "tensor_type"
-    for serialized in checks.other_types:
-        info = onnx.ValueInfoProto.FromString(bytes.fromhex(serialized))
-        tensor = variables.get(info.name)
         if tensor is not None:
-            tensor.dtype, tensor.shape = get_onnx_tensor_dtype(info), get_onnx_tensor_shape(info)
-            tensor.type = get_onnx_tensor_type(info)
+            tensor.dtype, tensor.shape, tensor.type = value_info_type(info)
 
 
 def _check_header(path: Path) -> bytes:
@@ -304,25 +322,3 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _name_nodes(graph: Any, notes: list[str]) -> None:
-    """Give every node a unique name: an unnamed node gets the name onnx-tensorrt (and so TensorRT's log) gives it,
-    ``node_of_<first output>``; a repeated name gets ``~2``, ``~3``... so each match names one node."""
-    unnamed = 0
-    seen: collections.Counter[str] = collections.Counter()
-    renamed = []
-    for node in graph.nodes:
-        if not node.name:
-            node.name = f"node_of_{node.outputs[0].name}" if node.outputs else f"node_of_{node.op}"
-            unnamed += 1
-        seen[node.name] += 1
-        if seen[node.name] > 1:
-            renamed.append(node.name)
-            node.name = f"{node.name}~{seen[node.name]}"
-    if unnamed:
-        notes.append(f"{unnamed} node(s) had no name: called node_of_<first output> here, as onnx-tensorrt names them "
-                     "in TensorRT's log")
-    if renamed:
-        shown = ", ".join(sorted(set(renamed))[:5])
-        notes.append(f"{len(renamed)} node name(s) repeat ({shown}...): later ones are suffixed ~2, ~3 here")

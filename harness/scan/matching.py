@@ -11,6 +11,7 @@ from typing import Any, Iterable
 
 from cases.matching import indexed
 from cases.model import Case, Match, Variant, all_cases
+from harness.scan.proto_graph import ProtoGraph
 
 
 WHOLE_MODEL = "(the whole model)"  # the anchor of a whole-model pattern's occurrence (P10: no Q/DQ anywhere)
@@ -57,8 +58,9 @@ class Matches:
 
 
 def find_patterns(graph: Any, cases: Iterable[type[Case]] | None = None) -> Matches:
-    """Every occurrence of every case of ``cases`` (default: the whole library) in ``graph``."""
-    node_names = {node.name for node in graph.nodes}
+    """Every occurrence of every case of ``cases`` (default: the whole library) in ``graph`` (an onnx-graphsurgeon
+    graph, or the scan's :class:`~harness.scan.proto_graph.ProtoGraph` of a model: the same findings)."""
+    node_names = graph.node_names() if isinstance(graph, ProtoGraph) else {node.name for node in graph.nodes}
     findings: dict[tuple[str, str | None], Finding] = {}
     problems: list[str] = []
     with indexed(graph):  # the matchers only read the graph

@@ -169,6 +169,23 @@ class PredictedNodes:
     precisions: dict[str, dict[str, str]]
     asked: frozenset[str]
     ruleset: str = ""
+    # id(finding) -> (its nodes asked quantized and predicted, those predicted float, the rules that decided them):
+    # targets that share a prediction read it once
+    _read: dict[int, tuple[list[str], list[str], list[str]]] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False)
+
+    def of(self, finding: Finding) -> tuple[list[str], list[str], list[str]]:
+        """The nodes at the finding's places the model asks a quantized precision of (and the prediction covers),
+        those of them predicted float, and the rules that decided the float ones (all of them when none is)."""
+        read = self._read.get(id(finding))
+        if read is None:
+            nodes = [node for occurrence in finding.occurrences for node in occurrence.nodes
+                     if node in self.asked and node in self.precisions]
+            fp16 = j.PRECISION_BITS[j.FP16]
+            wider = [node for node in nodes if j.PRECISION_BITS.get(self.precisions[node]["precision"], 32) >= fp16]
+            rules = sorted({self.precisions[node]["rule"] for node in (wider or nodes)})
+            read = self._read[id(finding)] = (nodes, wider, rules)
+        return read
 
 
 def predicted_on(finding: Finding, target: Target, predicted: PredictedNodes | None) -> list[Evidence]:
@@ -177,12 +194,9 @@ def predicted_on(finding: Finding, target: Target, predicted: PredictedNodes | N
     layers, not whether it builds). None where nothing is predicted there."""
     if predicted is None:
         return []
-    nodes = [node for occurrence in finding.occurrences for node in occurrence.nodes
-             if node in predicted.asked and node in predicted.precisions]
+    nodes, wider, rules = predicted.of(finding)
     if not nodes:
         return []
-    wider = [node for node in nodes if j.PRECISION_BITS.get(predicted.precisions[node]["precision"], 32) >= j.PRECISION_BITS[j.FP16]]
-    rules = sorted({predicted.precisions[node]["rule"] for node in (wider or nodes)})
     what = (f"{len(wider)} of {len(nodes)} quantized node(s) at its places predicted float "
             f"({', '.join(wider[:3])}{' ...' if len(wider) > 3 else ''})" if wider
             else f"all {len(nodes)} quantized node(s) at its places predicted in the precision asked")

@@ -15,6 +15,7 @@ from harness.scan.engine_prediction.targets import TargetEngines, predict_target
 from harness.scan.loading import LoadedModel, gc_paused, load_model
 from harness.scan.matching import Finding, find_patterns
 from harness.scan.observations import Observation, Observations, read_observations
+from harness.scan.proto_graph import GraphIndex
 from harness.scan.prediction import ModelVerdict, PredictedNodes, Verdict, model_verdict, predict
 from harness.scan.reproducers import DEFAULT_LIMIT, ReproducerSet, run_reproducers, write_reproducers
 from harness.scan.summary import model_summary
@@ -121,14 +122,35 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
         timings[name] = now - clock
         clock = now
 
-    observations = read_observations(options.results)
+    try:
+        observations = read_observations(options.results)
+    except BaseException:
+        if loaded is not None:
+            loaded.stop_checks()
+        raise
     lap("read_results")
-    with gc_paused():  # the matchers walk the graph just built; collecting it over and over finds nothing to free
-        loaded = loaded or load_model(path)
-        lap("load")
-        matches = find_patterns(loaded.graph)
-        lap("match")
-    problems = list(matches.problems) + list(observations.problems)
+    with gc_paused():  # the graph's objects all stay alive: collecting them over and over finds nothing to free
+        preloaded = loaded is not None
+        loaded = loaded or load_model(path, checks_in_background=True)
+        try:
+            lap("load")
+            if preloaded:
+                timings["load"] = loaded.seconds
+            try:  # while a large model's checks still run: the engine needs no inferred types
+                engines = predict_targets(loaded.index, options.targets)
+            except Exception as err:  # a bug of the prediction must not cost the user the scan: named, as a matcher
+                engines = None
+                engine_problem = (f"the engine prediction failed ({type(err).__name__}: {err}); please report it with "
+                                  "the model")
+            else:
+                engine_problem = None
+            lap("engine")
+            matches = find_patterns(loaded.view)
+            loaded.checked()  # an invalid model stops here, before any verdict
+            lap("match")
+        finally:
+            loaded.stop_checks()
+    problems = list(matches.problems) + list(observations.problems) + ([engine_problem] if engine_problem else [])
     reproducers, run_summaries, layer_observations = None, [], Observations([], [], {})
     if options.run_targets and matches.findings:
         reproducers = write_reproducers(loaded, matches.findings, Path(options.out_dir) / REPRODUCERS_DIR,
@@ -139,24 +161,24 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
                                                             timeout_s=options.timeout_s, progress=progress)
         problems += layer_observations.problems
         lap("run")
-    try:
-        engines = predict_targets(loaded.model.graph, options.targets)
-    except Exception as err:  # a bug of the prediction must not cost the user the scan: named, as a failed matcher is
-        engines = None
-        problems.append(f"the engine prediction failed ({type(err).__name__}: {err}); please report it with the model")
-    lap("engine")
-    asked = _asked_quantized(loaded.model.graph)
+    asked = _asked_quantized(loaded.index)
     run_ids = {t.id for t in options.run_targets} if reproducers else set()
+    predicted_on = {}  # target id -> what the engine prediction says of the nodes, for the predicted basis
+    shared = {}  # (prediction, ruleset) -> its PredictedNodes, read once for every target that has it
+    for target in options.targets:
+        precisions = engines.node_precisions(target.id) if engines is not None else {}
+        if precisions:
+            ruleset = engines.targets[target.id]["ruleset"]
+            key = (engines.targets[target.id]["prediction"], ruleset)
+            shared.setdefault(key, PredictedNodes(precisions, asked, ruleset))
+        predicted_on[target.id] = shared[key] if precisions else None
     verdicts = []
     for finding in matches.findings:
         per_target = {}
         for target in options.targets:
             layers = _layers(finding, target.id, reproducers, layer_observations) if target.id in run_ids else None
-            predicted = None
-            if engines is not None and engines.node_precisions(target.id):
-                predicted = PredictedNodes(engines.node_precisions(target.id), asked,
-                                           engines.targets[target.id]["ruleset"])
-            per_target[target.id] = predict(finding, target, observations, layers, predicted, explicit=bool(asked))
+            per_target[target.id] = predict(finding, target, observations, layers, predicted_on[target.id],
+                                            explicit=bool(asked))
         verdicts.append(per_target)
     model_verdicts = [
         model_verdict(target, [(finding.label, v[target.id]) for finding, v in zip(matches.findings, verdicts)])
@@ -167,12 +189,13 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
                       run_summaries, problems, timings, engines)
 
 
-def _asked_quantized(graph: Any) -> frozenset[str]:
-    """The nodes of ``graph`` (an onnx.GraphProto) the model asks a quantized precision of: an input of theirs comes
-    from a DequantizeLinear."""
-    dequantized = {out for node in graph.node if node.op_type == "DequantizeLinear" for out in node.output}
-    return frozenset(node.name for node in graph.node
-                     if node.op_type not in ("QuantizeLinear", "DequantizeLinear") and dequantized & set(node.input))
+def _asked_quantized(index: GraphIndex) -> frozenset[str]:
+    """The nodes (by the scan's names) the model asks a quantized precision of: an input of theirs comes from a
+    DequantizeLinear."""
+    dequantized = {out for position in index.by_op.get("DequantizeLinear", ()) for out in index.nodes[position].output}
+    return frozenset(index.names[position] for position, node in enumerate(index.nodes)
+                     if node.op_type not in ("QuantizeLinear", "DequantizeLinear")
+                     and not dequantized.isdisjoint(node.input))
 
 
 def _mode_caveat(form_mode: str, model_mode: str) -> str | None:

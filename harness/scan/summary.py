@@ -12,8 +12,8 @@ from harness.scan.loading import DEFAULT_DOMAINS, LoadedModel
 
 
 def model_summary(loaded: LoadedModel) -> dict[str, Any]:
-    model, graph = loaded.model, loaded.graph
-    ops = collections.Counter(node.op for node in graph.nodes)
+    model, graph = loaded.model, loaded.view
+    ops = collections.Counter({op: len(positions) for op, positions in loaded.index.by_op.items()})
     qdq = {op: ops.get(op, 0) for op in QDQ_OPS}
     explicit = any(qdq.values())
     quantized = quantized_types(graph)
@@ -24,7 +24,7 @@ def model_summary(loaded: LoadedModel) -> dict[str, Any]:
         "opset": loaded.opset,
         "other_opsets": {o.domain: o.version for o in model.opset_import if o.domain not in DEFAULT_DOMAINS},
         "producer": " ".join(p for p in (model.producer_name, model.producer_version) if p) or None,
-        "nodes": len(graph.nodes),
+        "nodes": len(loaded.index.nodes),
         "ops": [[op, count] for op, count in sorted(ops.items(), key=lambda item: (-item[1], item[0]))],
         "qdq": qdq,
         "mode": "explicit-qdq" if explicit else "implicit-int8",
@@ -45,12 +45,12 @@ QUANTIZED_TYPE_NAMES = {"INT8": "INT8", "UINT8": "UINT8", "INT4": "INT4", "UINT4
 
 
 def quantized_types(graph: Any) -> list[str]:
-    """The types the Q/DQ nodes of ``graph`` quantize to ("INT8", "FP8 (E4M3)", ...), most nodes first; "unknown
-    type" for a node whose quantized tensor and zero point carry no type."""
+    """The types the Q/DQ nodes of ``graph`` (the scan's :class:`~harness.scan.proto_graph.ProtoGraph`) quantize to
+    ("INT8", "FP8 (E4M3)", ...), most nodes first; "unknown type" for a node whose quantized tensor and zero point
+    carry no type."""
     found: collections.Counter = collections.Counter()
-    for node in graph.nodes:
-        if node.op not in QDQ_OPS:
-            continue
+    positions = sorted(position for op in QDQ_OPS for position in graph.op_positions(op))
+    for node in map(graph.node_at, positions):
         quantized = node.outputs[0] if node.op == "QuantizeLinear" else node.inputs[0]
         zero_point = node.inputs[2] if len(node.inputs) > 2 else None
         names = [_onnx_type_name(getattr(t, "dtype", None)) for t in (quantized, zero_point)]

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from typing import Any, Iterable, NamedTuple
+from typing import Any
 
 from harness.scan.engine_prediction.rules import Ruleset
+from harness.scan.proto_graph import GraphIndex, unique_names
 from harness.worker.record import PRECISIONS
 
 INT8, FP16, FP32, BF16, FP8, FP4, UNKNOWN = PRECISIONS  # harness/worker/record.py's Precision, in its order
@@ -90,12 +91,16 @@ class EnginePrediction:
     float_text: str  # how the float layers are typed, in a sentence
     layers: list[PredictedLayer]
     notes: list[str]
+    _node_precisions: dict[str, dict[str, str]] | None = dataclasses.field(default=None, init=False, repr=False,
+                                                                            compare=False)
 
     def node_precisions(self) -> dict[str, dict[str, str]]:
         """ONNX node -> its predicted precision, the rule and the layer holding it (what a verdict engine reads as
-        ``predicted`` evidence; never an observation)."""
-        return {node: {"precision": layer.precision, "rule": layer.rule, "layer": layer.name}
-                for layer in self.layers for node in layer.nodes}
+        ``predicted`` evidence; never an observation). Made once: every target sharing the prediction reads it."""
+        if self._node_precisions is None:
+            self._node_precisions = {node: {"precision": layer.precision, "rule": layer.rule, "layer": layer.name}
+                                     for layer in self.layers for node in layer.nodes}
+        return self._node_precisions
 
     def summary(self) -> dict[str, Any]:
         compute = [layer for layer in self.layers if layer.kind == COMPUTE]
@@ -119,39 +124,23 @@ class EnginePrediction:
 
 
 def has_qdq(graph: Any) -> bool:
+    """Any Q/DQ node in ``graph`` (an ``onnx.GraphProto`` or its :class:`GraphIndex`)."""
+    if isinstance(graph, GraphIndex):
+        return any(graph.by_op.get(op) for op in QDQ)
     return any(node.op_type in QDQ for node in graph.node)
 
 
 def predict_engine(graph: Any, ruleset: Ruleset, fp16: bool = False) -> EnginePrediction:
-    """The engine of ``graph`` (an ``onnx.GraphProto``, or its :class:`GraphFacts` gathered once for several
-    rulesets) under ``ruleset``. ``fp16``: the weakly typed build also enables FP16 (TensorRT then picks FP16 or FP32
+    """The engine of ``graph`` (an ``onnx.GraphProto``, its :class:`GraphIndex`, or its :class:`GraphFacts` gathered
+    once for several rulesets) under ``ruleset``. ``fp16``: the weakly typed build also enables FP16 (TensorRT then picks FP16 or FP32
     per float layer by timing); strongly typed rulesets ignore it."""
     facts = graph if isinstance(graph, GraphFacts) else GraphFacts(graph)
     return _Predictor(facts, ruleset, fp16).run()
 
 
-class _Node(NamedTuple):
-    """A node's op and tensor names, read from the protobuf once (its fields cost a lookup on every access)."""
-
-    op_type: str
-    input: tuple[str, ...]
-    output: tuple[str, ...]
-
-
 def node_names(graph: Any) -> list[str]:
-    """Node names as the scan names them (harness.scan.loading): an unnamed node is ``node_of_<first output>``, a
-    repeated name gets ``~2``, ``~3``."""
-    return _unique_names([(node.name, node.op_type, tuple(node.output)) for node in graph.node])
-
-
-def _unique_names(nodes: Iterable[tuple[str, str, tuple[str, ...]]]) -> list[str]:
-    seen: collections.Counter[str] = collections.Counter()
-    names = []
-    for name, op, outputs in nodes:
-        name = name or (f"node_of_{outputs[0]}" if outputs else f"node_of_{op}")
-        seen[name] += 1
-        names.append(name if seen[name] == 1 else f"{name}~{seen[name]}")
-    return names
+    """Node names as the scan names them (:func:`harness.scan.proto_graph.unique_names`)."""
+    return unique_names((node.name, node.op_type, tuple(node.output)) for node in graph.node)[0]
 
 
 class GraphFacts:
@@ -159,18 +148,9 @@ class GraphFacts:
     the constants (folded), element types, and the two Q/DQ propagations (``dq-forward``, ``q-backward``)."""
 
     def __init__(self, graph: Any) -> None:
-        self.graph = graph
-        self.nodes = [_Node(node.op_type, tuple(node.input), tuple(node.output)) for node in graph.node]
-        self.names = _unique_names(zip([node.name for node in graph.node], (n.op_type for n in self.nodes),
-                                       (n.output for n in self.nodes)))
-        self.producer: dict[str, int] = {}
-        self.readers: dict[str, list[int]] = collections.defaultdict(list)
-        for index, node in enumerate(self.nodes):
-            for tensor in node.output:
-                self.producer[tensor] = index
-            for tensor in node.input:
-                if tensor:
-                    self.readers[tensor].append(index)
+        index = graph if isinstance(graph, GraphIndex) else GraphIndex(graph)
+        self.graph = graph = index.graph
+        self.nodes, self.names, self.producer, self.readers = index.nodes, index.names, index.producer, index.readers
         self.outputs = {o.name: o.type.tensor_type.elem_type for o in graph.output}
         self.element: dict[str, int] = {t.name: t.data_type for t in graph.initializer}
         self.constant = set(self.element) | {""}  # "": an optional input left out, nothing to compute

@@ -13,12 +13,12 @@ from harness.scan.loading import ModelInputError, load_model
 
 @pytest.fixture()
 def children(monkeypatch):
-    """The checks processes started, as (model, inferred) pairs."""
+    """The models whose checks processes started."""
     started = []
 
-    def recorded(model, inferred):
-        started.append((model, inferred))
-        return file_checks.ChildChecks(model, inferred)
+    def recorded(model):
+        started.append(model)
+        return file_checks.ChildChecks(model)
 
     monkeypatch.setattr(loading, "ChildChecks", recorded)
     monkeypatch.setattr(loading, "_cores", lambda: 2)
@@ -33,7 +33,7 @@ def test_only_a_large_model_gets_its_checks_in_a_second_process(model_files, mon
     assert children == []
     monkeypatch.setattr(loading, "CHECKS_APART_FROM_NODES", nodes)
     large = load_model(path)
-    assert [model for model, _ in children] == [str(path)]
+    assert children == [str(path)]
     assert (large.strict_shapes, large.notes) == (small.strict_shapes, small.notes) == (True, [])
     assert large.model == small.model
 
@@ -50,22 +50,24 @@ def test_the_checks_answer_the_same_in_either_process(tmp_path, model_files):
     model.graph.node[3].input[0] = "no_such_tensor"
     onnx.save(model, tmp_path / "broken.onnx")
     for path in (model_files["plain-cnn-qdq"], tmp_path / "broken.onnx"):
-        here = file_checks.check_file(str(path), str(tmp_path / "here.onnx"))
-        apart = file_checks.ChildChecks(str(path), str(tmp_path / "apart.onnx")).result()
-        assert apart == here  # through JSON and back: the same answers, types and shapes
+        here = file_checks.check_file(str(path))
+        apart = file_checks.ChildChecks(str(path)).result()
+        assert apart == here  # through the pipe and back: the same answers, types and shapes
     assert "no_such_tensor" in here.invalid
-    good = file_checks.check_file(str(model_files["plain-cnn-qdq"]), str(tmp_path / "good.onnx"))
-    assert good.strict and good.invalid is None and len(good.outputs) == 1
-    assert all(isinstance(element, int) and (dims is None or isinstance(dims, list)) for _, element, dims in
-               good.shapes) and len(good.shapes) > len(onnx.load(model_files["plain-cnn-qdq"]).graph.node) / 2
+    good = file_checks.check_file(str(model_files["plain-cnn-qdq"]))
+    assert good.strict and good.invalid is None and len(good.outputs()) == 1
+    typed = good.value_infos()
+    assert len(typed) > len(onnx.load(model_files["plain-cnn-qdq"]).graph.node) / 2
+    assert all(info.type.tensor_type.elem_type for info in typed.values())
 
 
 def test_a_crash_of_the_checks_process_is_told_in_one_line(model_files, monkeypatch, children):
     class Crashing(file_checks.ChildChecks):
-        def __init__(self, model, inferred):
+        def __init__(self, model):
+            self._types = self._result = None
             self.process = file_checks.subprocess.Popen([sys.executable, "-c", "import os; os.abort()"],
                                                         stdout=file_checks.subprocess.PIPE,
-                                                        stderr=file_checks.subprocess.PIPE, text=True)
+                                                        stderr=file_checks.subprocess.PIPE)
 
     monkeypatch.setattr(loading, "ChildChecks", Crashing)
     monkeypatch.setattr(loading, "CHECKS_APART_FROM_NODES", 1)

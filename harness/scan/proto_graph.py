@@ -1,0 +1,343 @@
+"""A user's graph read once from its ``onnx.GraphProto``, for the scan's two readers: the cases' matchers and the
+engine prediction.
+
+:class:`GraphIndex` is the one pass over the nodes both share: each node's op and tensor names, the scan's unique node
+names, who writes and who reads each tensor, the nodes of each op. :class:`ProtoGraph` answers the matchers'
+questions (``cases/matching.py``) on top of it as an onnx-graphsurgeon graph would, with the same attributes (a node's
+``name``, ``op``, ``inputs``, ``outputs``, ``attrs``; a tensor's ``inputs`` (its producer), ``outputs`` (its
+readers), ``shape``, ``dtype``, a constant's ``values``), but makes a node or tensor object only when a matcher reaches
+it: importing all 50,000 nodes of a large model into onnx-graphsurgeon costs more than the whole scan may.
+
+Objects are made once per node and per tensor name, so ``is`` and ``id()`` work as on onnx-graphsurgeon's graph; the
+view never changes. A test compares every finding on both for every model the tests hold.
+"""
+from __future__ import annotations
+
+import collections
+import functools
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Callable, Iterable, NamedTuple
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+# ONNX element types NumPy has no dtype for: onnx-graphsurgeon keeps their ONNX type number as the dtype.
+_NO_NUMPY_TYPE = frozenset({onnx.TensorProto.BFLOAT16, onnx.TensorProto.FLOAT8E4M3FN, onnx.TensorProto.FLOAT8E4M3FNUZ,
+                            onnx.TensorProto.FLOAT8E5M2, onnx.TensorProto.FLOAT8E5M2FNUZ})
+_TYPE_FIELDS = ("tensor_type", "sequence_type", "map_type", "optional_type", "opaque_type", "sparse_tensor_type")
+
+
+class IndexedNode(NamedTuple):
+    """A node's op and tensor names, read from the protobuf once (its fields cost a lookup on every access)."""
+
+    op_type: str
+    input: tuple[str, ...]
+    output: tuple[str, ...]
+
+
+class GraphIndex:
+    """One pass over ``graph.node``: the nodes (:class:`IndexedNode`), their names as the scan gives them
+    (:func:`unique_names`), each tensor's producer and readers (node positions; a node reading a tensor twice is
+    listed twice, as onnx-graphsurgeon lists it), and the positions of each op's nodes."""
+
+    def __init__(self, graph: onnx.GraphProto) -> None:
+        self.graph = graph
+        protos = graph.node
+        self.nodes = [IndexedNode(node.op_type, tuple(node.input), tuple(node.output)) for node in protos]
+        self.names, self.unnamed, self.repeated = unique_names(
+            zip([node.name for node in protos], (n.op_type for n in self.nodes), (n.output for n in self.nodes)))
+        self.producer: dict[str, int] = {}
+        self.readers: dict[str, list[int]] = collections.defaultdict(list)
+        self.by_op: dict[str, list[int]] = collections.defaultdict(list)
+        producer, readers, by_op = self.producer, self.readers, self.by_op
+        for index, node in enumerate(self.nodes):
+            by_op[node.op_type].append(index)
+            for tensor in node.output:
+                producer[tensor] = index
+            for tensor in node.input:
+                if tensor:
+                    readers[tensor].append(index)
+
+    def naming_notes(self) -> list[str]:
+        """What naming the nodes uniquely had to do, for the report."""
+        notes = []
+        if self.unnamed:
+            notes.append(f"{self.unnamed} node(s) had no name: called node_of_<first output> here, as onnx-tensorrt "
+                         "names them in TensorRT's log")
+        if self.repeated:
+            shown = ", ".join(sorted(set(self.repeated))[:5])
+            notes.append(f"{len(self.repeated)} node name(s) repeat ({shown}...): later ones are suffixed ~2, ~3 here")
+        return notes
+
+
+def unique_names(nodes: Iterable[tuple[str, str, tuple[str, ...]]]) -> tuple[list[str], int, list[str]]:
+    """Node names as the scan gives them, from (name, op, outputs) per node: an unnamed node is called
+    ``node_of_<first output>`` (as onnx-tensorrt, and so TensorRT's log, names it), a repeated name gets ``~2``,
+    ``~3``...; and how many were unnamed, and which names repeated."""
+    seen: collections.Counter[str] = collections.Counter()
+    names, unnamed, repeated = [], 0, []
+    for name, op, outputs in nodes:
+        if not name:
+            name = f"node_of_{outputs[0]}" if outputs else f"node_of_{op}"
+            unnamed += 1
+        seen[name] += 1
+        if seen[name] > 1:
+            repeated.append(name)
+            name = f"{name}~{seen[name]}"
+        names.append(name)
+    return names, unnamed, repeated
+
+
+@functools.lru_cache(maxsize=64)
+def numpy_dtype(element: int) -> Any:
+    """The dtype onnx-graphsurgeon gives a tensor of ONNX element type ``element``: a NumPy dtype, or the ONNX type
+    number where NumPy has none (bfloat16, the FP8 types)."""
+    if element not in _NO_NUMPY_TYPE and element in onnx.helper.get_all_tensor_dtypes():
+        return onnx.helper.tensor_dtype_to_np_dtype(element)
+    return element
+
+
+def value_info_type(info: onnx.ValueInfoProto) -> tuple[Any, list | None, str | None]:
+    """(dtype, shape, type field) of a value info, as onnx-graphsurgeon reads them: a dimension is its symbolic
+    name, else its value, else None; the shape is None when the rank is unknown."""
+    kind = next((field for field in _TYPE_FIELDS if info.type.HasField(field)), None)
+    if kind == "tensor_type":
+        tensor = info.type.tensor_type
+        element = tensor.elem_type
+        shape = [_dim(d) for d in tensor.shape.dim] if tensor.HasField("shape") else None
+    else:
+        element = {"sequence_type": lambda t: t.sequence_type.elem_type.tensor_type.elem_type,
+                   "map_type": lambda t: t.map_type.value_type,
+                   "optional_type": lambda t: t.optional_type.elem_type,
+                   "sparse_tensor_type": lambda t: t.sparse_tensor_type.elem_type}.get(kind, lambda t: 0)(info.type)
+        shape = None
+    return numpy_dtype(element) if isinstance(element, int) else element, shape, kind
+
+
+def _dim(dim: onnx.TensorShapeProto.Dimension) -> int | str | None:
+    which = dim.WhichOneof("value")
+    return None if which is None else getattr(dim, which)
+
+
+class _Lazy:
+    """An object whose attributes named in ``_LAZY`` are read from the graph on first use, then kept as plain
+    attributes (a matcher reads a node's inputs or a tensor's producer many times: later reads cost nothing)."""
+
+    _LAZY: frozenset[str] = frozenset()
+
+    def __getattr__(self, attribute: str) -> Any:  # only for an attribute not set yet
+        if attribute not in self._LAZY:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {attribute!r}")
+        self._read(attribute)
+        return self.__dict__[attribute]
+
+    def _read(self, attribute: str) -> None:
+        raise NotImplementedError
+
+
+class Node(_Lazy):
+    """A node of the view: ``name`` (unique, as the scan names it), ``op``, and, read on first use, ``inputs``,
+    ``outputs``, ``attrs`` and ``domain`` (None for ONNX's own, as onnx-graphsurgeon has it)."""
+
+    _LAZY = frozenset({"inputs", "outputs", "attrs", "domain"})
+
+    def __init__(self, graph: ProtoGraph, index: int) -> None:
+        self._graph, self.index = graph, index
+        self.name, self.op = graph.index.names[index], graph.index.nodes[index].op_type
+
+    def _read(self, attribute: str) -> None:
+        graph = self._graph
+        if attribute == "inputs":
+            self.inputs = [graph.tensor(name) for name in graph.index.nodes[self.index].input]
+        elif attribute == "outputs":
+            self.outputs = [graph.tensor(name) for name in graph.index.nodes[self.index].output]
+        elif attribute == "attrs":
+            self.attrs = graph.attributes(self.index)
+        else:
+            self.domain = graph.index.graph.node[self.index].domain or None
+
+    def __repr__(self) -> str:
+        return f"{self.op} node {self.name!r}"
+
+
+class _Tensor(_Lazy):
+    """A tensor: ``name``, and ``inputs`` (the node that writes it, in a list: empty for a graph input, an
+    initializer or an omitted input) and ``outputs`` (the nodes that read it, in graph order), read on first use."""
+
+    _LAZY = frozenset({"inputs", "outputs"})
+
+    def __init__(self, graph: ProtoGraph | None, name: str) -> None:
+        self._graph, self.name = graph, name
+
+    def _read(self, attribute: str) -> None:
+        graph = self._graph if self.name else None
+        if attribute == "inputs":
+            position = graph.index.producer.get(self.name) if graph else None
+            self.inputs = [] if position is None else [graph.node_at(position)]
+        else:
+            positions = graph.index.readers.get(self.name, ()) if graph else ()
+            self.outputs = [graph.node_at(position) for position in positions]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__} {self.name!r}"
+
+
+class Variable(_Tensor):
+    """A tensor computed by the graph, or a graph input: its ``dtype``, ``shape`` and ``type`` as shape inference
+    left them (None where unknown)."""
+
+    _LAZY = _Tensor._LAZY | {"dtype", "shape", "type"}
+
+    def _read(self, attribute: str) -> None:
+        if attribute in _Tensor._LAZY:
+            super()._read(attribute)
+        else:
+            self.dtype, self.shape, self.type = self._graph.type_of(self.name) if self._graph else (None, None, None)
+
+
+class Constant(_Tensor):
+    """An initializer, or the tensor of a node's TENSOR attribute (a Constant node's ``value``): its ``dtype`` and
+    ``shape`` from the proto, its ``values`` read on first use."""
+
+    _LAZY = _Tensor._LAZY | {"values", "dtype", "shape"}
+    type = "tensor_type"
+
+    def __init__(self, graph: ProtoGraph | None, proto: onnx.TensorProto) -> None:
+        super().__init__(graph, proto.name)
+        self._proto = proto
+
+    def _read(self, attribute: str) -> None:
+        if attribute in _Tensor._LAZY:
+            super()._read(attribute)
+        elif attribute == "dtype":
+            self.dtype = numpy_dtype(self._proto.data_type)
+        elif attribute == "shape":
+            self.shape = list(self._proto.dims)
+        else:
+            base = str(self._graph.base_dir) if self._graph and self._graph.base_dir else ""
+            self.values = np.array(numpy_helper.to_array(self._proto, base))
+
+
+class _Nodes(Sequence):
+    """A graph's nodes in order, each made on first access."""
+
+    def __init__(self, graph: ProtoGraph) -> None:
+        self._graph = graph
+
+    def __len__(self) -> int:
+        return len(self._graph._nodes)
+
+    def __getitem__(self, position):
+        if isinstance(position, slice):
+            return [self._graph.node_at(p) for p in range(len(self))[position]]
+        if not -len(self) <= position < len(self):
+            raise IndexError(position)
+        return self._graph.node_at(position % len(self))
+
+
+class ProtoGraph:
+    """The matchers' view of ``model``'s main graph (see the module's docstring).
+
+    ``types``: called once, when a matcher first asks a computed tensor's dtype or shape, it returns shape
+    inference's value infos by tensor name (the scan's checks may still be inferring them in a second process while
+    the view is indexed and the engine predicted). The model's own value infos, inputs and outputs type the rest.
+    """
+
+    def __init__(self, model: onnx.ModelProto, index: GraphIndex | None = None,
+                 types: Callable[[], dict[str, onnx.ValueInfoProto]] = dict, base_dir: Path | None = None) -> None:
+        self.model, self.base_dir = model, base_dir
+        graph = model.graph
+        self.index = index or GraphIndex(graph)
+        self.opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=None)
+        self.name = graph.name
+        self._initializers = {tensor.name: tensor for tensor in graph.initializer}
+        self._nodes: list[Node | None] = [None] * len(self.index.nodes)
+        self._tensors: dict[str, _Tensor] = {}
+        self._inferred_types = types
+        self._types: dict[str, onnx.ValueInfoProto] | None = None
+        self._read_types: dict[str, tuple[Any, list | None, str | None]] = {}
+
+    # -- what a matcher reaches -----------------------------------------------------------------------------------
+    @property
+    def nodes(self) -> Sequence[Node]:
+        """Every node, in graph order: a sequence that makes a node's object when it is reached (walking it all makes
+        all: matchers ask :meth:`op_positions` instead)."""
+        return _Nodes(self)
+
+    @property
+    def inputs(self) -> list[_Tensor]:
+        return [self.tensor(info.name) for info in self.index.graph.input]
+
+    @property
+    def outputs(self) -> list[_Tensor]:
+        return [self.tensor(info.name) for info in self.index.graph.output]
+
+    def op_positions(self, op: str) -> list[int]:
+        """The positions of ``op``'s nodes, in graph order."""
+        return self.index.by_op.get(op, [])
+
+    def node_at(self, position: int) -> Node:
+        node = self._nodes[position]
+        if node is None:
+            node = self._nodes[position] = Node(self, position)
+        return node
+
+    def node_names(self) -> set[str]:
+        return set(self.index.names)
+
+    def tensor(self, name: str) -> _Tensor:
+        """The tensor called ``name``: one object per name; an omitted optional input ("") is a new empty Variable
+        each time, as in onnx-graphsurgeon."""
+        tensor = self._tensors.get(name)
+        if tensor is None:
+            if not name:
+                return Variable(None, "")
+            proto = self._initializers.get(name)
+            tensor = Constant(self, proto) if proto is not None else Variable(self, name)
+            self._tensors[name] = tensor
+        return tensor
+
+    # -- what the objects read ------------------------------------------------------------------------------------
+    def type_of(self, name: str) -> tuple[Any, list | None, str | None]:
+        """(dtype, shape, type field) of a computed tensor or graph input; (None, None, None) when unknown."""
+        known = self._read_types.get(name)
+        if known is None:
+            if self._types is None:
+                self._types = self._declared_types()
+                self._types.update(self._inferred_types())
+            info = self._types.get(name)
+            known = value_info_type(info) if info is not None and info.type.ByteSize() else (None, None, None)
+            self._read_types[name] = known
+        return known
+
+    def _declared_types(self) -> dict[str, onnx.ValueInfoProto]:
+        graph = self.index.graph
+        return {info.name: info for infos in (graph.input, graph.output, graph.value_info) for info in infos}
+
+    def attributes(self, position: int) -> dict[str, Any]:
+        """A node's attributes as onnx-graphsurgeon imports them: strings decoded, lists as lists, a tensor as a
+        :class:`Constant`; a subgraph stays an ``onnx.GraphProto`` (no matcher reads inside one)."""
+        attrs = {}
+        for attribute in self.index.graph.node[position].attribute:
+            if attribute.ref_attr_name:
+                continue  # a reference to a function's attribute: only inside function bodies
+            kind = attribute.type
+            if kind == onnx.AttributeProto.FLOAT:
+                attrs[attribute.name] = attribute.f
+            elif kind == onnx.AttributeProto.INT:
+                attrs[attribute.name] = attribute.i
+            elif kind == onnx.AttributeProto.STRING:
+                attrs[attribute.name] = attribute.s.decode()
+            elif kind == onnx.AttributeProto.TENSOR:
+                attrs[attribute.name] = Constant(self, attribute.t)
+            elif kind == onnx.AttributeProto.GRAPH:
+                attrs[attribute.name] = attribute.g
+            elif kind == onnx.AttributeProto.FLOATS:
+                attrs[attribute.name] = list(attribute.floats)
+            elif kind == onnx.AttributeProto.INTS:
+                attrs[attribute.name] = list(attribute.ints)
+            elif kind == onnx.AttributeProto.STRINGS:
+                attrs[attribute.name] = [s.decode() for s in attribute.strings]
+        return attrs

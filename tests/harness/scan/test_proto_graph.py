@@ -1,0 +1,94 @@
+"""The scan's view of a model's protobuf answers the matchers as onnx-graphsurgeon's import of the same model does:
+the same findings on every model the tests hold (the scan models, every variant of the library, every real-exporter
+corpus model), the same types, shapes, attributes and links of every tensor and node, one object per tensor."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+import cases
+import corpus
+from cases.generate import export_model
+from cases.matching import has_qdq
+from harness.scan.loading import load_model
+from harness.scan.matching import find_patterns
+from harness.scan.proto_graph import Constant, ProtoGraph
+
+
+def findings(graph) -> list[tuple]:
+    found = find_patterns(graph)
+    return [(f.case.id, f.variant.name if f.variant else None, [(o.nodes, o.note) for o in f.occurrences])
+            for f in found.findings] + [("problems", found.problems)]
+
+
+def library_models(tmp_path_factory):
+    out = tmp_path_factory.mktemp("library")
+    for case in cases.all_cases():
+        for variant in case.variants:
+            path = out / f"{case.id}-{variant.name}.onnx"
+            onnx.save(export_model(case, variant)[0], path)
+            yield path
+
+
+def test_the_view_finds_what_the_import_finds_on_every_model(model_files, tmp_path_factory, tmp_path):
+    paths = [*model_files.values(), *library_models(tmp_path_factory),
+             *(corpus.save(name, tmp_path) for name in corpus.names())]
+    compared = 0
+    for path in paths:
+        loaded = load_model(path)
+        on_view = findings(loaded.view)
+        assert on_view == findings(loaded.graph), path.name
+        compared += bool(on_view[:-1])
+    assert compared > 100  # most models have findings: the comparison is not of empty lists
+
+
+def _tensor_facts(tensor) -> tuple:
+    values = tensor.values if isinstance(tensor, Constant) or tensor.__class__.__name__ == "Constant" else None
+    return (tensor.__class__.__name__, str(tensor.dtype), None if tensor.shape is None else list(tensor.shape),
+            None if values is None else values.tobytes())
+
+
+def _attribute(value):
+    if value.__class__.__name__ == "Constant":
+        return ("tensor", value.name, np.asarray(value.values).tobytes())
+    if isinstance(value, onnx.GraphProto) or value.__class__.__name__ == "Graph":
+        return ("graph", value.name)
+    return value
+
+
+@pytest.mark.parametrize("name", ["transformer-qdq", "backbone-mish-qdq", "unet-qdq", "plain-cnn-qdq"])
+def test_every_node_and_tensor_reads_as_in_the_import(model_files, name):
+    loaded = load_model(model_files[name])
+    view, graph = loaded.view, loaded.graph
+    assert [n.name for n in view.nodes] == [n.name for n in graph.nodes]
+    for mine, theirs in zip(view.nodes, graph.nodes):
+        assert (mine.op, mine.domain) == (theirs.op, theirs.domain)
+        assert {k: _attribute(v) for k, v in mine.attrs.items()} == {k: _attribute(v) for k, v in theirs.attrs.items()}
+        for own, their in ((mine.inputs, theirs.inputs), (mine.outputs, theirs.outputs)):
+            assert [t.name for t in own] == [t.name for t in their]
+            assert [_tensor_facts(t) for t in own] == [_tensor_facts(t) for t in their], mine.name
+            assert [[n.name for n in t.inputs] for t in own] == [[n.name for n in t.inputs] for t in their]
+            assert [[n.name for n in t.outputs] for t in own] == [[n.name for n in t.outputs] for t in their]
+    assert [_tensor_facts(t) for t in view.inputs] == [_tensor_facts(t) for t in graph.inputs]
+    assert [_tensor_facts(t) for t in view.outputs] == [_tensor_facts(t) for t in graph.outputs]
+
+
+def test_one_object_per_tensor_and_node(model_files):
+    view = load_model(model_files["backbone-silu-qdq"]).view
+    first, again = view.nodes[3], view.nodes[3]
+    assert first is again
+    tensor = first.outputs[0]
+    assert all(tensor is reader_input for reader in tensor.outputs for reader_input in reader.inputs
+               if reader_input.name == tensor.name)
+    assert tensor.inputs[0] is first
+
+
+def test_nodes_are_made_only_when_a_matcher_reaches_them(model_files):
+    view = load_model(model_files["backbone-silu-qdq"]).view
+    assert isinstance(view, ProtoGraph) and len(view.nodes) == len(view._nodes)
+    assert all(node is None for node in view._nodes)  # counting them made none
+    assert has_qdq(view)
+    assert sum(node is not None for node in view._nodes) == 1  # the first Q/DQ, not every node of the model
+    find_patterns(view)
+    assert all(node is not None for node in view._nodes[:3])
