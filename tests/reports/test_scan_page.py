@@ -1,6 +1,8 @@
 """The scan page: self-contained, escaped, one row per target, claimed verdicts apart from observed ones."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import onnx
 import pytest
@@ -108,3 +110,23 @@ def test_a_diagnosis_gets_its_section_escaped_and_a_plain_scan_none(tmp_path, mo
     assert article.attrs["data-kind"] == "tensorrt-log" and "worst-blocked" in article.classes
     assert "no-implementation at node \"<script>\"" in article.text and "<script>" not in html
     assert "A known failure applies to a chosen target. Exit code 1." in section.text
+
+
+def test_a_finding_with_many_places_lists_the_first_ones_and_says_scan_json_has_the_rest(tmp_path, model_files,
+                                                                                         monkeypatch):
+    from reports import scan_page
+
+    result = scan(model_files["unet"], ScanOptions(targets=[load_matrix()["ort-cpu"]], out_dir=tmp_path))
+    data = scan_data(result)
+    finding = max(data["findings"], key=lambda f: len(f["occurrences"]))
+    places = len(finding["occurrences"])
+    assert places > 1
+    monkeypatch.setattr(scan_page, "OCCURRENCE_ROWS", 1)
+    tree = parse_html(write_results(data, tmp_path)[1].read_text())
+    article = tree.find("article", data_case=finding["case"], data_variant=finding["variant"])
+    assert len([row for row in article.find_all("tr") if "data-anchor" in row.attrs]) == 1
+    (more,) = article.find_all("tr", cls="more-places")
+    assert f"{places - 1} more place(s)" in more.text and "scan.json" in more.text
+    written = json.loads((tmp_path / "scan.json").read_text())
+    assert next(f for f in written["findings"] if f["variant"] == finding["variant"])["occurrences"] == \
+        finding["occurrences"]  # the file keeps them all
