@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import json
 import os
+import select
 import struct
 import subprocess
 import sys
@@ -101,6 +102,15 @@ class ChildChecks:
                                         env={**os.environ, "PYTHONSAFEPATH": "1"})
         self._types: FileChecks | None = None
         self._result: FileChecks | None = None
+
+    def answering(self) -> bool:
+        """The inferred types have begun to arrive (or the process ended): :meth:`types` would not wait long."""
+        if self._types is not None:
+            return True
+        try:
+            return bool(select.select([self.process.stdout], [], [], 0)[0])
+        except (OSError, ValueError):  # no select on pipes here (Windows): say so, and nobody waits on the answer
+            return True
 
     def types(self) -> FileChecks:
         """What shape inference said (``invalid`` not known yet)."""

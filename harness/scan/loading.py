@@ -92,6 +92,10 @@ class LoadedModel:
                 raise ModelInputError(f"{self.path}: {err}") from None
         return self._checks
 
+    def types_known(self) -> bool:
+        """The inferred types are here, or about to be: a matcher asking one would not wait for the checks."""
+        return isinstance(self._checks, FileChecks) or self._checks.answering()
+
     def stop_checks(self) -> None:
         """End the checks' process, if one still runs (the scan stopped early)."""
         if not isinstance(self._checks, FileChecks):  # still running in their process

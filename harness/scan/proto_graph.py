@@ -149,10 +149,11 @@ class Node(_Lazy):
 
     def _read(self, attribute: str) -> None:
         graph = self._graph
+        made, make = graph._tensors, graph.tensor
         if attribute == "inputs":
-            self.inputs = [graph.tensor(name) for name in graph.index.nodes[self.index].input]
+            self.inputs = [made.get(name) or make(name) for name in graph.index.nodes[self.index].input]
         elif attribute == "outputs":
-            self.outputs = [graph.tensor(name) for name in graph.index.nodes[self.index].output]
+            self.outputs = [made.get(name) or make(name) for name in graph.index.nodes[self.index].output]
         elif attribute == "attrs":
             self.attrs = graph.attributes(self.index)
         else:
@@ -283,6 +284,20 @@ class ProtoGraph:
         if node is None:
             node = self._nodes[position] = Node(self, position)
         return node
+
+    def make_nodes_until(self, done: Callable[[], bool], batch: int = 2000) -> int:
+        """Make the nodes' objects and their tensors' in graph order, ``batch`` at a time, until ``done()`` or all
+        are made: work the matchers would do anyway, done while the scan waits for something else. How many nodes
+        it went through."""
+        made = 0
+        for start in range(0, len(self._nodes), batch):
+            if done():
+                break
+            for position in range(start, min(start + batch, len(self._nodes))):
+                node = self.node_at(position)
+                node.inputs, node.outputs  # noqa: B018 (read to be made)
+                made += 1
+        return made
 
     def node_names(self) -> set[str]:
         return set(self.index.names)

@@ -75,3 +75,14 @@ def test_a_crash_of_the_checks_process_is_told_in_one_line(model_files, monkeypa
     with pytest.raises(ModelInputError) as caught:
         load_model(path)
     assert str(caught.value) == f"{path}: onnx's checks of the model stopped in their process (exit status -6)"
+
+
+def test_the_process_says_when_its_types_are_coming(model_files):
+    import time
+
+    child = file_checks.ChildChecks(str(model_files["plain-cnn-qdq"]))
+    deadline = time.monotonic() + 60
+    while not child.answering() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert child.answering()
+    assert child.types().inferred and child.result().invalid is None

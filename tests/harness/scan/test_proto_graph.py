@@ -92,3 +92,15 @@ def test_nodes_are_made_only_when_a_matcher_reaches_them(model_files):
     assert sum(node is not None for node in view._nodes) == 1  # the first Q/DQ, not every node of the model
     find_patterns(view)
     assert all(node is not None for node in view._nodes[:3])
+
+
+def test_nodes_made_while_waiting_stop_when_told_and_change_no_finding(model_files):
+    loaded = load_model(model_files["transformer-qdq"])
+    expected = findings(loaded.view)
+    waiting = load_model(model_files["transformer-qdq"]).view
+    assert waiting.make_nodes_until(lambda: True) == 0 and all(node is None for node in waiting._nodes)
+    calls = []
+    made = waiting.make_nodes_until(lambda: len(calls.append(1) or calls) > 1, batch=5)
+    assert made == 5 and all(node is not None for node in waiting._nodes[:5]) and waiting._nodes[5] is None
+    assert waiting.make_nodes_until(lambda: False) == len(waiting._nodes)  # the rest made (the first 5 again)
+    assert findings(waiting) == expected
