@@ -177,7 +177,7 @@ def main() -> int:
             total, cpu = time.perf_counter() - started, _cpu_seconds() - cpu
             matches = sum(len(f.occurrences) for f in result.findings)
             name = f"{'qdq' if qdq else 'implicit'}-{size // 1000}k"
-            print(f"{name:<16}{len(result.loaded.graph.nodes):>7}{matches:>9}"
+            print(f"{name:<16}{len(result.loaded.index.nodes):>7}{matches:>9}"
                   + "".join(f"{timings[s]:>10.2f}" for s in stages) + f"{total:>10.2f}{cpu:>8.2f}")
             if size == max(args.sizes):
                 ok = ok and cpu < TARGET_S

@@ -111,7 +111,7 @@ def diagnose_files(paths: Sequence[Path], options: DiagnoseOptions) -> Diagnosis
     files = [_diagnose(item, identified, context, scanned, names) for item in identified]
     model = None
     if scanned is not None:
-        model = {"path": str(model_path), "nodes": len(scanned.loaded.graph.nodes),
+        model = {"path": str(model_path), "nodes": len(scanned.loaded.index.nodes),
                  "findings": [f.label for f in scanned.findings]}
     return Diagnosis(files, [t.id for t in options.targets], model, scanned, problems)
 

@@ -39,12 +39,11 @@ class FileChecks:
         return onnx.GraphProto.FromString(self.inferred)
 
     def value_infos(self) -> dict[str, onnx.ValueInfoProto]:
-        """Each typed tensor's inferred value info by name: the value infos, then the graph outputs not among them."""
+        """Each tensor's inferred value info by name: the value infos, and the graph outputs not among them (an
+        entry may be untyped: its ``type`` empty)."""
         graph = self._inferred_graph
-        found: dict[str, onnx.ValueInfoProto] = {}
-        for info in (*graph.value_info, *graph.output):
-            if info.name not in found and info.type.ByteSize():
-                found[info.name] = info
+        found = {info.name: info for info in graph.output}
+        found.update((info.name, info) for info in graph.value_info)
         return found
 
     def outputs(self) -> list[onnx.ValueInfoProto]:

@@ -179,7 +179,7 @@ def _put_shapes(graph: Any, checks: FileChecks) -> None:
     variables.update((t.name, t) for node in graph.nodes for t in node.outputs)
     for name, info in checks.value_infos().items():
         tensor = variables.get(name)
-        if tensor is not None:
+        if tensor is not None and info.type.ByteSize():
             tensor.dtype, tensor.shape, tensor.type = value_info_type(info)
 
 
