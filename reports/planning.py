@@ -26,6 +26,7 @@ from harness.judgement import (
 from harness.matrix import MatrixError, load_matrix
 from harness.store.run_dirs import record_host
 from harness.targets.declared import fact_outcome, model_fact_basis, range_claim_basis
+from harness.targets.predicted import variant_predicted_basis
 from reports.case_index import VariantRow
 from reports.tables import Column, host_text, platform_group, target_sort_key
 
@@ -228,8 +229,9 @@ class _Observed:
 
     def pieces(self) -> list[j.Piece]:
         """Its records, its claim on the target and what the index declares (the case's not-applicable backends, the
-        target's fact that stops the form, the range claim covering the target), as the engine reads evidence; each
-        declared piece carries the claim's shape (outcome, category, source, strength) for the cell's words."""
+        target's fact that stops the form, the range claim covering the target, the engine TensorRT's documented rules
+        predict for its expected quantized nodes), as the engine reads evidence; each declared piece carries the
+        claim's shape (outcome, category, source, strength) for the cell's words."""
         claim = [j.Piece(j.CLAIMED, j.VARIANT, self.claim["outcome"], self.claim)] if self.claim else []
         return (self.declared() + [j.Piece(j.OBSERVED, j.VARIANT, r["outcome"], r) for r in self.records]
                 + claim)
@@ -256,6 +258,11 @@ class _Observed:
                 "outcome": ranged.outcome, "category": ranged.category, "source": ranged.source,
                 "strength": f"{j.strength_label(ranged.strength)}; claimed for {ranged.scope.describe()}: "
                             f"{ranged.basis}"}))
+        predicted = variant_predicted_basis(self.row.declared, target, where=where)
+        if predicted is not None:
+            pieces.append(j.Piece(j.PREDICTED, j.VARIANT, predicted.outcome, {
+                "outcome": predicted.outcome, "category": ", ".join(predicted.rules), "source": "",
+                "strength": f"ruleset {predicted.ruleset}", "said": predicted.said}))
         return pieces
 
     def evidence(self) -> Evidence:
@@ -386,7 +393,8 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
             text += f"; workaround {names} {kind} to pass"
             detail += f"; {len(passing)} workaround{'s' if len(passing) > 1 else ''} {kind} to pass"
         return Verdict(kind, f"{VERDICT_LABELS[kind]}: {text}", detail,
-                       claimed_pass=all(j.answer_of(piece) == j.WORKS for _, piece in said), **common), None
+                       claimed_pass=kind in (j.CLAIMED, j.RANGE_CLAIMED)
+                       and all(j.answer_of(piece) == j.WORKS for _, piece in said), **common), None
     if kind == UNVERIFIED:
         unverified = next(o.unverified for o in primary if o.unverified)
         return Verdict(UNVERIFIED, f"{VERDICT_LABELS[UNVERIFIED]}: {outcome_text(unverified)}",

@@ -30,6 +30,7 @@ from harness.scan.observations import Observation, Observations
 from harness.store.claims import index_claims, target_claim
 from harness.targets.declared import fact_outcome, model_fact_basis, not_applicable_basis, range_claim_basis
 from harness.targets.facts import IMPLICIT_INT8
+from harness.targets.predicted import predicted_basis
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,22 +174,16 @@ class PredictedNodes:
 
 def predicted_on(finding: Finding, target: Target, predicted: PredictedNodes | None) -> list[Evidence]:
     """The prediction of the nodes at the finding's places that the model asks a quantized precision of: each
-    predicted quantized is a pass, one predicted float a fallback (never a failure: the rules say how TensorRT types
-    layers, not whether it builds). None where nothing is predicted there."""
+    predicted quantized is a pass, one predicted float a fallback (harness.judgement.predicted_outcome; never a
+    failure). None where nothing is predicted there."""
     if predicted is None:
         return []
-    nodes = [node for occurrence in finding.occurrences for node in occurrence.nodes
-             if node in predicted.asked and node in predicted.precisions]
-    if not nodes:
+    nodes = [node for occurrence in finding.occurrences for node in occurrence.nodes if node in predicted.asked]
+    basis = predicted_basis(predicted.precisions, nodes, predicted.ruleset, "at its places")
+    if basis is None:
         return []
-    wider = [node for node in nodes if j.PRECISION_BITS.get(predicted.precisions[node]["precision"], 32) >= j.PRECISION_BITS[j.FP16]]
-    rules = sorted({predicted.precisions[node]["rule"] for node in (wider or nodes)})
-    what = (f"{len(wider)} of {len(nodes)} quantized node(s) at its places predicted float "
-            f"({', '.join(wider[:3])}{' ...' if len(wider) > 3 else ''})" if wider
-            else f"all {len(nodes)} quantized node(s) at its places predicted in the precision asked")
     return [Evidence(j.PREDICTED, j.VARIANT, finding.case.id, finding.variant.name if finding.variant else "",
-                     target.id, j.FALLBACK if wider else j.PASS, None, f"ruleset {predicted.ruleset}",
-                     nodes=tuple(wider), said=f"{what}; rules {', '.join(rules)} (ruleset {predicted.ruleset})")]
+                     target.id, basis.outcome, None, f"ruleset {basis.ruleset}", nodes=basis.nodes, said=basis.said)]
 
 
 @functools.lru_cache(maxsize=None)
@@ -258,7 +253,7 @@ def predict(finding: Finding, target: Target, observations: Observations,
         suffix = uncovered_suffix if judged.scope == j.YOUR_LAYER else ""
         reason = prefix + deciding.describe() + _disagreement(deciding, evidence) + suffix
         return Verdict(target.id, judged.verdict, judged.basis, reason, evidence,
-                       _workarounds(finding, target, observations, judged.verdict, explicit))
+                       _workarounds(finding, target, observations, judged.verdict, explicit, judged.basis))
     reason = "no observation, upstream claim, fact or prediction for this pattern on this target"
     if judged.silent:
         reason += (" (only records that say nothing of the pattern: infra-error, the harness or environment failed "
@@ -315,11 +310,12 @@ def _disagreement(deciding: Evidence, evidence: list[Evidence]) -> str:
 
 
 def _workarounds(finding: Finding, target: Target, observations: Observations, verdict: str,
-                 explicit: bool = False) -> list[WorkaroundCheck]:
+                 explicit: bool = False, basis: str | None = None) -> list[WorkaroundCheck]:
     """The case's workaround variants of the finding's form (not the user's own form) and their evidence on
-    ``target``, those known to pass first; none when the finding is expected to be fine there, and only those known
-    to pass when nothing is known of the finding itself."""
-    if verdict not in j.SCAN_WORKAROUND_VERDICTS:
+    ``target``, those known to pass first: every one where the finding is expected not to be fine; only those known
+    to pass where no observation says it is fine (no verdict, or a good one that rests on a claim or a prediction:
+    a workaround observed to work outranks it, as in the planning view's cell); none where it is observed fine."""
+    if verdict not in (*j.SCAN_WORKAROUND_VERDICTS, *j.SCAN_GOOD) or (verdict in j.SCAN_GOOD and basis == j.OBSERVED):
         return []
     checks = []
     for variant in finding.case.variants:
@@ -330,7 +326,7 @@ def _workarounds(finding: Finding, target: Target, observations: Observations, v
         evidence += claims_on(finding.case, variant.name, target, j.VARIANT)
         evidence += range_claims_on(finding.case, variant.name, target, j.VARIANT)
         checks.append(WorkaroundCheck(variant, [e for e in evidence if e.decisive]))
-    if verdict == j.UNVERIFIED:
+    if verdict not in j.SCAN_FAILING:
         checks = [check for check in checks if check.verdict in j.SCAN_GOOD]
     return sorted(checks, key=lambda check: j.workaround_rank(check.verdict))
 
