@@ -3,8 +3,10 @@
 A pattern's verdict on a target is the engine's (:func:`harness.judgement.judge`, the scan's own) applied to the
 failing forms as reported (the controls, for the control pattern) and to each workaround, projected into a cell by
 :func:`harness.judgement.planning_verdict`: only records of this project decide *works*, *fails* or *fallback*; an
-upstream claim alone gives *claimed upstream only*, never an observed verdict. This module reads the records and
-claims of each variant and words the cell; the verdict words and their labels are :mod:`harness.judgement`'s.
+upstream claim alone gives *claimed upstream only*, and the engine TensorRT's documented rules predict for an
+explicit form (index.json's ``predicted_engine``) *predicted*, never an observed verdict. This module reads the
+records, claims and declarations of each variant and words the cell; the verdict words and their labels are
+:mod:`harness.judgement`'s.
 """
 from __future__ import annotations
 
@@ -380,7 +382,7 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
     if kind == CANNOT_EXIST:
         message = (form.deciding.item.get("failure") or {}).get("message") or "cannot exist on this target"
         return Verdict(CANNOT_EXIST, f"cannot exist: {message}", message, **common), None
-    if kind in j.PLANNING_BASES:  # claimed: what the pieces of that basis say, in the claim's shape
+    if kind in j.PLANNING_BASES:  # what the pieces of that basis say, in the claim's shape, after how it is known
         said = [(o, piece) for o in primary for piece in o.pieces() if piece.kind == kind]
         texts = list(dict.fromkeys(claim_text(piece.item) for _, piece in said))
         passing = [o for o in workarounds if any(piece.kind == kind and j.answer_of(piece) == j.WORKS
@@ -392,7 +394,7 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
             names = ", ".join(o.row.variant for o in passing)
             text += f"; workaround {names} {kind} to pass"
             detail += f"; {len(passing)} workaround{'s' if len(passing) > 1 else ''} {kind} to pass"
-        return Verdict(kind, f"{VERDICT_LABELS[kind]}: {text}", detail,
+        return Verdict(kind, f"{j.BASIS[kind].label}: {text}", detail,
                        claimed_pass=kind in (j.CLAIMED, j.RANGE_CLAIMED)
                        and all(j.answer_of(piece) == j.WORKS for _, piece in said), **common), None
     if kind == UNVERIFIED:
@@ -470,9 +472,9 @@ def _recommend(targets: Sequence[PlanTarget], verdicts: Sequence[Verdict]) -> tu
 
 
 def build_plan(rows: Sequence[VariantRow], columns: Sequence[Column], records: Iterable[dict[str, Any]]) -> Plan:
-    """The planning view of ``records``. A target with no record, no upstream claim, no fact and no range claim that
-    decides a form says nothing a plan can use: it is left out (and named in ``Plan.left_out``), unless it cannot
-    exist."""
+    """The planning view of ``records``. A target with no record, no upstream claim, no fact, no range claim and no
+    prediction that decides a form says nothing a plan can use: it is left out (and named in ``Plan.left_out``),
+    unless it cannot exist."""
     rows = list(rows)
     by_cell = _records_by_cell(records)
     recorded = {target for _, _, target in by_cell}
