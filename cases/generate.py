@@ -21,7 +21,6 @@ import onnx.version_converter
 import onnx_graphsurgeon as gs
 
 from cases.model import Built, Case, Variant, all_cases, needs_of
-from harness.targets.predicted import PREDICTED_FIELD, variant_predictions
 
 INDEX_FORMAT = "trt-matrix/cases/1"
 IR_VERSION_FOR_OPSET = {13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9, 20: 9, 21: 10}  # oldest IR that carries the opset
@@ -216,14 +215,6 @@ def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, ex
     }
 
 
-def predicted_entry(variant: Variant, model: onnx.ModelProto, requested: dict[str, str]) -> dict:
-    """The engine TensorRT's documented rules predict for the variant's expected quantized nodes, per ruleset
-    (harness.targets.predicted): what the planning view shows where nothing was run, observed or claimed. Empty for
-    a variant without Q/DQ."""
-    predicted = variant_predictions(model.graph, requested, fp16=variant.knobs.fp16)
-    return {PREDICTED_FIELD: predicted} if predicted else {}
-
-
 def existing_index(out_dir: Path) -> dict | None:
     """The index.json a former ``generate`` wrote in ``out_dir`` (None when there is none), checked enough to merge
     into; a ValueError naming the file and what to do when it is not one."""
@@ -258,11 +249,15 @@ def generate(
     cases: Iterable[type[Case]] | None = None,
     progress: Callable[[str], None] = lambda message: None,
     merge_into: dict | None = None,
+    entry_extras: Callable[[Variant, onnx.ModelProto, dict[str, str]], dict] | None = None,
 ) -> dict:
     """Write every case (default: the library) under ``out_dir``; return the index that was written.
 
     ``merge_into`` (a former index of ``out_dir``, from ``existing_index``): the index written keeps its other
     cases, whose files stay as they are, and holds the written cases in place of their former entries.
+    ``entry_extras``: what the caller adds to a variant's entry from its model and the precision each expected node is
+    asked for (the harness's engine prediction, harness.scan.predicted.predicted_entry: the library imports
+    none of the harness's rooms).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -282,7 +277,7 @@ def generate(
             write_npz(data_path, make_data(case, variant, model))
             entry["variants"].append(variant_entry(case, variant, model, built.expected_int8, model_bytes,
                                                    data_path.read_bytes(), built.requested)
-                                     | predicted_entry(variant, model, built.requested))
+                                     | (entry_extras(variant, model, built.requested) if entry_extras else {}))
             progress(f"{case.id}/{variant.name}")
         index["cases"].append(entry)
     if merge_into is not None:

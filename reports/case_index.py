@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 
 from harness.worker.errors import InputError
 from harness.store.claims import ClaimsError, target_claim, variant_claims
-from harness.targets.predicted import index_predictions
+from harness.scan.predicted import index_predictions
 
 INDEX_FORMAT = "trt-matrix/cases/1"
 INDEX_FILE = "index.json"

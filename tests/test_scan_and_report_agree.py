@@ -18,7 +18,7 @@ import onnx
 import pytest
 
 import cases
-from cases.generate import declared_index, export_built, export_model, predicted_entry
+from cases.generate import declared_index, export_built, export_model
 from harness.matrix import load_matrix
 from harness.scan.engine_prediction.targets import predict_targets
 from harness.scan.loading import load_model
@@ -26,6 +26,7 @@ from harness.scan.matching import find_patterns
 from harness.scan.observations import read_observations
 from harness.scan.prediction import PredictedNodes, predict
 from harness.scan.scanner import _asked_quantized
+from harness.scan.predicted import predicted_entry
 from harness import judgement as j
 from reports.case_index import rows_from_index
 from reports.planning import build_plan

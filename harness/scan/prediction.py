@@ -30,7 +30,7 @@ from harness.scan.observations import Observation, Observations
 from harness.store.claims import index_claims, target_claim
 from harness.targets.declared import fact_outcome, model_fact_basis, not_applicable_basis, range_claim_basis
 from harness.targets.facts import IMPLICIT_INT8
-from harness.targets.predicted import predicted_basis
+from harness.scan.predicted import predicted_basis
 
 
 @dataclasses.dataclass(frozen=True)
@@ -313,8 +313,8 @@ def _workarounds(finding: Finding, target: Target, observations: Observations, v
                  explicit: bool = False, basis: str | None = None) -> list[WorkaroundCheck]:
     """The case's workaround variants of the finding's form (not the user's own form) and their evidence on
     ``target``, those known to pass first: every one where the finding is expected not to be fine; only those known
-    to pass where no observation says it is fine (no verdict, or a good one that rests on a claim or a prediction:
-    a workaround observed to work outranks it, as in the planning view's cell); none where it is observed fine."""
+    to pass where nothing is known of the finding itself; beside a good verdict that rests on a claim or a prediction,
+    only those observed to work (they outrank it, as in the planning view's cell); none where it is observed fine."""
     if verdict not in (*j.SCAN_WORKAROUND_VERDICTS, *j.SCAN_GOOD) or (verdict in j.SCAN_GOOD and basis == j.OBSERVED):
         return []
     checks = []
@@ -326,8 +326,11 @@ def _workarounds(finding: Finding, target: Target, observations: Observations, v
         evidence += claims_on(finding.case, variant.name, target, j.VARIANT)
         evidence += range_claims_on(finding.case, variant.name, target, j.VARIANT)
         checks.append(WorkaroundCheck(variant, [e for e in evidence if e.decisive]))
-    if verdict not in j.SCAN_FAILING:
+    if verdict == j.UNVERIFIED:
         checks = [check for check in checks if check.verdict in j.SCAN_GOOD]
+    elif verdict in j.SCAN_GOOD:
+        checks = [check for check in checks
+                  if check.verdict in j.SCAN_GOOD and j.judge(check.evidence).basis == j.OBSERVED]
     return sorted(checks, key=lambda check: j.workaround_rank(check.verdict))
 
 

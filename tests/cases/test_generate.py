@@ -90,13 +90,15 @@ def test_the_index_says_which_precision_each_expected_node_is_asked_for(tmp_path
 
 
 def test_the_index_carries_the_engine_predicted_for_each_q_dq_variant_per_ruleset(tmp_path):
-    """What the planning view shows where nothing ran: each expected quantized node's predicted precision and rule,
-    per ruleset; nothing for a variant without Q/DQ (TensorRT picks its precisions by timing)."""
+    """What the planning view shows where nothing ran (the entry_extras `harness generate` and the nightly pass):
+    each expected quantized node's predicted precision and rule, per ruleset; nothing for a variant without Q/DQ
+    (TensorRT picks its precisions by timing)."""
     from cases.p16_mixed_int8_fp8_weakly_typed import CONVS, MixedInt8Fp8WeaklyTyped
     from cases.s1_conv_silu import ConvSilu
     from harness.scan.engine_prediction.rules import RULESETS
+    from harness.scan.predicted import predicted_entry
 
-    index = generate(tmp_path, [MixedInt8Fp8WeaklyTyped, ConvSilu])
+    index = generate(tmp_path, [MixedInt8Fp8WeaklyTyped, ConvSilu], entry_extras=predicted_entry)
     predicted = index["cases"][0]["variants"][0]["predicted_engine"]
     assert list(predicted) == [ruleset.name for ruleset in RULESETS]
     assert predicted["trt-10.12"][CONVS[0]]["precision"] == "int8" and predicted["trt-10.12"][CONVS[1]] == {

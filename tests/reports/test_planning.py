@@ -239,8 +239,9 @@ def test_a_cell_with_no_record_shows_the_range_claim_the_fact_or_the_case_s_word
 def predicted_rows():
     """The index rows of the library's S5 and P6 (act x act MatMul) cases, with the engine prediction ``generate``
     writes beside each Q/DQ variant."""
-    from cases.generate import declared_index, export_built, predicted_entry
+    from cases.generate import declared_index, export_built
     from cases.model import get_case
+    from harness.scan.predicted import predicted_entry
     from reports.case_index import rows_from_index
 
     library = [get_case("s5-qdq-resnet-block"), get_case("p6-matmul-int8")]

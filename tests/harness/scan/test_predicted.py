@@ -7,7 +7,7 @@ import pytest
 
 from harness import judgement as j
 from harness.matrix import load_matrix
-from harness.targets.predicted import predicted_basis, variant_predicted_basis
+from harness.scan.predicted import predicted_basis, variant_predicted_basis
 
 MATRIX = load_matrix()
 INT8 = {"precision": j.INT8, "rule": "weighted-int8-output"}

@@ -2,11 +2,13 @@
 evidence it gives the verdict engine's predicted basis (``rule-predicted``), worded once for the scan and the
 planning view.
 
-``python -m harness generate`` writes, for each variant with Q/DQ, ``predicted_engine``: per ruleset (the names of
-harness.scan.engine_prediction.rules.RULESETS), each expected node asked a quantized precision (INT8, FP8, FP4) ->
-``{"precision", "rule"}`` of the engine predicted from the variant's graph, float layers typed as the cell builds
-them (FP16 by timing where its knobs enable FP16). The planning view reads it for a TensorRT target on a GPU with the
-ruleset of the target's version: the report never loads a model (the index is all it reads, a nightly keeps it).
+``python -m harness generate`` and the nightly's generation write, for each variant with Q/DQ,
+``predicted_engine`` (:func:`predicted_entry`, handed to cases.generate as ``entry_extras``: the library imports none
+of the harness): per ruleset (harness.scan.engine_prediction.rules.RULESETS), each expected node asked a quantized
+precision (INT8, FP8, FP4) -> ``{"precision", "rule"}`` of the engine predicted from the variant's graph, float layers
+typed as the cell builds them (FP16 by timing where its knobs enable FP16). The planning view reads it for a
+TensorRT target on a GPU with the ruleset of the target's version: the report never loads a model (the index is all
+it reads, and all a nightly's run directory keeps).
 """
 from __future__ import annotations
 
@@ -69,6 +71,14 @@ def variant_predictions(graph: Any, expected_precision: Mapping[str, str],
         found[ruleset.name] = {node: {"precision": precisions[node]["precision"], "rule": precisions[node]["rule"]}
                                for node in asked if node in precisions}
     return found
+
+
+def predicted_entry(variant: Any, model: Any, requested: Mapping[str, str]) -> dict[str, Any]:
+    """The ``predicted_engine`` field of a library variant's index entry (cases.generate's ``entry_extras``), from its
+    exported model (an onnx.ModelProto) and every expected node with the precision asked; float layers as its cell
+    builds them (its knobs' FP16). Empty for a variant without Q/DQ."""
+    predicted = variant_predictions(model.graph, requested, fp16=variant.knobs.fp16)
+    return {PREDICTED_FIELD: predicted} if predicted else {}
 
 
 def index_predictions(entry: Mapping[str, Any], where: str = "variant") -> Mapping[str, Mapping[str, Any]]:
