@@ -235,10 +235,12 @@ class _Observed:
         predict for its expected quantized nodes), as the engine reads evidence; each declared piece carries the
         claim's shape (outcome, category, source, strength) for the cell's words."""
         claim = [j.Piece(j.CLAIMED, j.VARIANT, self.claim["outcome"], self.claim)] if self.claim else []
-        return (self.declared() + [j.Piece(j.OBSERVED, j.VARIANT, r["outcome"], r) for r in self.records]
+        return (self.declared + [j.Piece(j.OBSERVED, j.VARIANT, r["outcome"], r) for r in self.records]
                 + claim)
 
+    @functools.cached_property
     def declared(self) -> list[j.Piece]:
+        """What the index declares for the variant on the target (read once: a cell asks it several times)."""
         pieces = []
         reason = self.row.not_applicable.get(self.target.backend)
         if reason:
@@ -260,7 +262,7 @@ class _Observed:
                 "outcome": ranged.outcome, "category": ranged.category, "source": ranged.source,
                 "strength": f"{j.strength_label(ranged.strength)}; claimed for {ranged.scope.describe()}: "
                             f"{ranged.basis}"}))
-        predicted = variant_predicted_basis(self.row.declared, target, where=where)
+        predicted = variant_predicted_basis(self.row.declared, target)
         if predicted is not None:
             pieces.append(j.Piece(j.PREDICTED, j.VARIANT, predicted.outcome, {
                 "outcome": predicted.outcome, "category": ", ".join(predicted.rules), "source": "",
@@ -278,8 +280,8 @@ class _Observed:
             text = f"{j.INFRA_ERROR}: the harness failed, says nothing of the pattern"
         elif self.claim:
             text = f"claimed upstream: {claim_text(self.claim)}"
-        elif self.declared():
-            piece = self.declared()[0]
+        elif self.declared:
+            piece = self.declared[0]
             text = f"{j.BASIS[piece.kind].said}: {claim_text(piece.item)}"
         else:
             text = VERDICT_LABELS[NOT_RUN]
@@ -482,7 +484,7 @@ def build_plan(rows: Sequence[VariantRow], columns: Sequence[Column], records: I
     targets, left_out = [], []
     for target in plan_targets(columns):
         known = (target.id in recorded | claimed or not target.available
-                 or any(_Observed(row, target, []).declared() for row in rows))
+                 or any(_Observed(row, target, []).declared for row in rows))
         (targets if known else left_out).append(target)
     plan_rows = []
     for pattern in patterns_of(rows):

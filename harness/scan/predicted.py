@@ -94,10 +94,11 @@ def index_predictions(entry: Mapping[str, Any], where: str = "variant") -> Mappi
     return found
 
 
-def variant_predicted_basis(entry: Mapping[str, Any], target: Any, where: str = "variant") -> PredictedBasis | None:
-    """What the prediction carried by a variant entry says on ``target`` (a matrix Target), with the ruleset of the
-    target's version; None where nothing is predicted there (not TensorRT on a GPU, no Q/DQ, an index without it)."""
-    found = index_predictions(entry, where)
+def variant_predicted_basis(entry: Mapping[str, Any], target: Any) -> PredictedBasis | None:
+    """What the prediction carried by a variant entry (checked by :func:`index_predictions` when its index was read)
+    says on ``target`` (a matrix Target), with the ruleset of the target's version; None where nothing is predicted
+    there (not TensorRT on a GPU, no Q/DQ, an index without it)."""
+    found = entry.get(PREDICTED_FIELD)
     if not found or not_predicted_reason(target) is not None:
         return None
     choice = _ruleset_for(target.version)
