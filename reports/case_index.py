@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.worker.errors import InputError
-from harness.store.claims import ClaimsError, target_claim, variant_claims
 from harness.scan.predicted import index_predictions
+from harness.store.claims import ClaimsError, target_claim, variant_claims
 
 INDEX_FORMAT = "trt-matrix/cases/1"
 INDEX_FILE = "index.json"

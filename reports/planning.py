@@ -26,9 +26,9 @@ from harness.judgement import (
     WORKS_AS_REPORTED as WORKS,
 )
 from harness.matrix import MatrixError, load_matrix
+from harness.scan.predicted import variant_predicted_basis
 from harness.store.run_dirs import record_host
 from harness.targets.declared import fact_outcome, model_fact_basis, range_claim_basis
-from harness.scan.predicted import variant_predicted_basis
 from reports.case_index import VariantRow
 from reports.tables import Column, host_text, platform_group, target_sort_key
 

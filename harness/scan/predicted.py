@@ -42,7 +42,7 @@ def predicted_basis(predicted: Mapping[str, Mapping[str, str]], nodes: Iterable[
     """The prediction of ``nodes`` (those a form asks a quantized precision of) from ``predicted`` (ONNX node ->
     {"precision", "rule"} under ``ruleset``); ``places`` says where the nodes are ("at its places"), ``note`` why the
     ruleset where the version is not documented itself. None where none of them is predicted."""
-    nodes = [node for node in nodes if node in predicted]
+    nodes = [node for node in dict.fromkeys(nodes) if node in predicted]  # a node at two places counts once
     outcome = j.predicted_outcome(predicted[node]["precision"] for node in nodes)
     if outcome is None:
         return None

@@ -27,10 +27,10 @@ from harness import judgement as j
 from harness.matrix import Target
 from harness.scan.matching import Finding
 from harness.scan.observations import Observation, Observations
+from harness.scan.predicted import predicted_basis
 from harness.store.claims import index_claims, target_claim
 from harness.targets.declared import fact_outcome, model_fact_basis, not_applicable_basis, range_claim_basis
 from harness.targets.facts import IMPLICIT_INT8
-from harness.scan.predicted import predicted_basis
 
 
 @dataclasses.dataclass(frozen=True)
