@@ -249,11 +249,15 @@ def generate(
     cases: Iterable[type[Case]] | None = None,
     progress: Callable[[str], None] = lambda message: None,
     merge_into: dict | None = None,
+    entry_extras: Callable[[Variant, onnx.ModelProto, dict[str, str]], dict] | None = None,
 ) -> dict:
     """Write every case (default: the library) under ``out_dir``; return the index that was written.
 
     ``merge_into`` (a former index of ``out_dir``, from ``existing_index``): the index written keeps its other
     cases, whose files stay as they are, and holds the written cases in place of their former entries.
+    ``entry_extras``: what the caller adds to a variant's entry from its model and the precision each expected node is
+    asked for (the harness's engine prediction, harness.scan.predicted.predicted_entry: the library imports
+    none of the harness's rooms).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -272,7 +276,8 @@ def generate(
             data_path = out_dir / case.id / f"{variant.name}.npz"
             write_npz(data_path, make_data(case, variant, model))
             entry["variants"].append(variant_entry(case, variant, model, built.expected_int8, model_bytes,
-                                                   data_path.read_bytes(), built.requested))
+                                                   data_path.read_bytes(), built.requested)
+                                     | (entry_extras(variant, model, built.requested) if entry_extras else {}))
             progress(f"{case.id}/{variant.name}")
         index["cases"].append(entry)
     if merge_into is not None:

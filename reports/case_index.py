@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.worker.errors import InputError
+from harness.scan.predicted import index_predictions
 from harness.store.claims import ClaimsError, target_claim, variant_claims
 
 INDEX_FORMAT = "trt-matrix/cases/1"
@@ -39,7 +40,8 @@ class VariantRow:
     remedy: str | None = None  # the case's "what to do", when the library says
     varies: str | None = None  # the failing variant this variant varies; None: a form of its own
     inherits: bool = False  # the varied form's evidence stands for this variant when it has none of its own
-    declared: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # its index entry: needs, range claims
+    # its index entry: needs, range claims, the engine predicted from TensorRT's documented rules
+    declared: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     not_applicable: Mapping[str, str] = dataclasses.field(default_factory=dict)  # backend -> why the case says so
 
     @property
@@ -87,7 +89,8 @@ def rows_from_index(index: Any, where: str) -> list[VariantRow]:
                 raise CaseIndexError(f"{vat}: a variant must be an object")
             try:
                 claims = variant_claims(variant, vat)
-            except ClaimsError as err:
+                index_predictions(variant, vat)
+            except (ClaimsError, ValueError) as err:
                 raise CaseIndexError(str(err)) from None
             # An index written before variants carried links has neither key: no link, nothing inherited.
             varies = _field(vat, variant, "varies", (str, type(None)), None)

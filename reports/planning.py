@@ -3,8 +3,10 @@
 A pattern's verdict on a target is the engine's (:func:`harness.judgement.judge`, the scan's own) applied to the
 failing forms as reported (the controls, for the control pattern) and to each workaround, projected into a cell by
 :func:`harness.judgement.planning_verdict`: only records of this project decide *works*, *fails* or *fallback*; an
-upstream claim alone gives *claimed upstream only*, never an observed verdict. This module reads the records and
-claims of each variant and words the cell; the verdict words and their labels are :mod:`harness.judgement`'s.
+upstream claim alone gives *claimed upstream only*, and the engine TensorRT's documented rules predict for an
+explicit form (index.json's ``predicted_engine``) *predicted*, never an observed verdict. This module reads the
+records, claims and declarations of each variant and words the cell; the verdict words and their labels are
+:mod:`harness.judgement`'s.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from harness.judgement import (
     WORKS_AS_REPORTED as WORKS,
 )
 from harness.matrix import MatrixError, load_matrix
+from harness.scan.predicted import variant_predicted_basis
 from harness.store.run_dirs import record_host
 from harness.targets.declared import fact_outcome, model_fact_basis, range_claim_basis
 from reports.case_index import VariantRow
@@ -228,13 +231,16 @@ class _Observed:
 
     def pieces(self) -> list[j.Piece]:
         """Its records, its claim on the target and what the index declares (the case's not-applicable backends, the
-        target's fact that stops the form, the range claim covering the target), as the engine reads evidence; each
-        declared piece carries the claim's shape (outcome, category, source, strength) for the cell's words."""
+        target's fact that stops the form, the range claim covering the target, the engine TensorRT's documented rules
+        predict for its expected quantized nodes), as the engine reads evidence; each declared piece carries the
+        claim's shape (outcome, category, source, strength) for the cell's words."""
         claim = [j.Piece(j.CLAIMED, j.VARIANT, self.claim["outcome"], self.claim)] if self.claim else []
-        return (self.declared() + [j.Piece(j.OBSERVED, j.VARIANT, r["outcome"], r) for r in self.records]
+        return (self.declared + [j.Piece(j.OBSERVED, j.VARIANT, r["outcome"], r) for r in self.records]
                 + claim)
 
+    @functools.cached_property
     def declared(self) -> list[j.Piece]:
+        """What the index declares for the variant on the target (read once: a cell asks it several times)."""
         pieces = []
         reason = self.row.not_applicable.get(self.target.backend)
         if reason:
@@ -256,6 +262,11 @@ class _Observed:
                 "outcome": ranged.outcome, "category": ranged.category, "source": ranged.source,
                 "strength": f"{j.strength_label(ranged.strength)}; claimed for {ranged.scope.describe()}: "
                             f"{ranged.basis}"}))
+        predicted = variant_predicted_basis(self.row.declared, target)
+        if predicted is not None:
+            pieces.append(j.Piece(j.PREDICTED, j.VARIANT, predicted.outcome, {
+                "outcome": predicted.outcome, "category": ", ".join(predicted.rules), "source": "",
+                "strength": f"ruleset {predicted.ruleset}", "said": predicted.said}))
         return pieces
 
     def evidence(self) -> Evidence:
@@ -269,8 +280,8 @@ class _Observed:
             text = f"{j.INFRA_ERROR}: the harness failed, says nothing of the pattern"
         elif self.claim:
             text = f"claimed upstream: {claim_text(self.claim)}"
-        elif self.declared():
-            piece = self.declared()[0]
+        elif self.declared:
+            piece = self.declared[0]
             text = f"{j.BASIS[piece.kind].said}: {claim_text(piece.item)}"
         else:
             text = VERDICT_LABELS[NOT_RUN]
@@ -373,7 +384,7 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
     if kind == CANNOT_EXIST:
         message = (form.deciding.item.get("failure") or {}).get("message") or "cannot exist on this target"
         return Verdict(CANNOT_EXIST, f"cannot exist: {message}", message, **common), None
-    if kind in j.PLANNING_BASES:  # claimed: what the pieces of that basis say, in the claim's shape
+    if kind in j.PLANNING_BASES:  # what the pieces of that basis say, in the claim's shape, after how it is known
         said = [(o, piece) for o in primary for piece in o.pieces() if piece.kind == kind]
         texts = list(dict.fromkeys(claim_text(piece.item) for _, piece in said))
         passing = [o for o in workarounds if any(piece.kind == kind and j.answer_of(piece) == j.WORKS
@@ -385,8 +396,9 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
             names = ", ".join(o.row.variant for o in passing)
             text += f"; workaround {names} {kind} to pass"
             detail += f"; {len(passing)} workaround{'s' if len(passing) > 1 else ''} {kind} to pass"
-        return Verdict(kind, f"{VERDICT_LABELS[kind]}: {text}", detail,
-                       claimed_pass=all(j.answer_of(piece) == j.WORKS for _, piece in said), **common), None
+        return Verdict(kind, f"{j.BASIS[kind].label}: {text}", detail,
+                       claimed_pass=kind in (j.CLAIMED, j.RANGE_CLAIMED)
+                       and all(j.answer_of(piece) == j.WORKS for _, piece in said), **common), None
     if kind == UNVERIFIED:
         unverified = next(o.unverified for o in primary if o.unverified)
         return Verdict(UNVERIFIED, f"{VERDICT_LABELS[UNVERIFIED]}: {outcome_text(unverified)}",
@@ -462,9 +474,9 @@ def _recommend(targets: Sequence[PlanTarget], verdicts: Sequence[Verdict]) -> tu
 
 
 def build_plan(rows: Sequence[VariantRow], columns: Sequence[Column], records: Iterable[dict[str, Any]]) -> Plan:
-    """The planning view of ``records``. A target with no record, no upstream claim, no fact and no range claim that
-    decides a form says nothing a plan can use: it is left out (and named in ``Plan.left_out``), unless it cannot
-    exist."""
+    """The planning view of ``records``. A target with no record, no upstream claim, no fact, no range claim and no
+    prediction that decides a form says nothing a plan can use: it is left out (and named in ``Plan.left_out``),
+    unless it cannot exist."""
     rows = list(rows)
     by_cell = _records_by_cell(records)
     recorded = {target for _, _, target in by_cell}
@@ -472,7 +484,7 @@ def build_plan(rows: Sequence[VariantRow], columns: Sequence[Column], records: I
     targets, left_out = [], []
     for target in plan_targets(columns):
         known = (target.id in recorded | claimed or not target.available
-                 or any(_Observed(row, target, []).declared() for row in rows))
+                 or any(_Observed(row, target, []).declared for row in rows))
         (targets if known else left_out).append(target)
     plan_rows = []
     for pattern in patterns_of(rows):

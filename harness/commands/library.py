@@ -15,6 +15,7 @@ from harness.matrix import load_matrix
 def cmd_generate(args) -> int:
     import cases
     from cases.generate import existing_index, generate
+    from harness.scan.predicted import predicted_entry
 
     output_directory(args.out, "--out")
     selected = [c for c in cases.all_cases() if not args.k or args.k in c.id]
@@ -27,7 +28,7 @@ def cmd_generate(args) -> int:
         except ValueError as err:
             raise CommandError(str(err)) from None
     index = generate(args.out, selected, progress=lambda name: print(f"generated {name}", flush=True),
-                     merge_into=former)
+                     merge_into=former, entry_extras=predicted_entry)
     written = {case.id for case in selected}
     variants = sum(len(c["variants"]) for c in index["cases"] if c["id"] in written)
     line = f"{variants} variant(s) of {len(written)} case(s) written to {args.out} (index: {args.out / 'index.json'}"

@@ -56,6 +56,7 @@ def cmd_nightly(args) -> int:
         today,
     )
     from harness.orchestration.run_targets import matches
+    from harness.scan.predicted import predicted_entry
 
     targets = load_matrix(args.matrix)
     hosts = load_hosts(args.matrix)
@@ -80,7 +81,7 @@ def cmd_nightly(args) -> int:
             raise no_match_error(args.k, names, "the case library")
     plan = RunPlan(runs_root=args.runs, host=args.host or default_host(), host_kind=args.host_kind,
                    date=args.date or today(), targets=tuple(targets[t] for t in chosen), cases_dir=args.cases,
-                   pattern=args.k, force=args.force)
+                   pattern=args.k, force=args.force, entry_extras=predicted_entry)
     try:
         result = run_nightly(plan, jobs=args.jobs, timeout_s=args.timeout, progress=lambda line: print(line, flush=True))
     except DamagedRunError as err:

@@ -13,8 +13,8 @@ import dataclasses
 from typing import Any, Iterable, Mapping, Optional, Tuple
 
 from harness.judgement.vocabulary import (
-    ANSWERS, CANNOT_EXIST, CRASH, FAIL, FAILS, FAILURE_OUTCOMES, FALLBACK, FALLS_BACK, INFRA_ERROR,
-    MISMATCH, OBSERVED_OUTCOMES, OUTCOMES, PASS, TIMEOUT, UNAVAILABLE, UNSUPPORTED, UNVERIFIED, WORKS,
+    ANSWERS, CANNOT_EXIST, CRASH, FAIL, FAILS, FAILURE_OUTCOMES, FALLBACK, FALLS_BACK, FP16, INFRA_ERROR,
+    MISMATCH, OBSERVED_OUTCOMES, OUTCOMES, PASS, PRECISION_BITS, TIMEOUT, UNAVAILABLE, UNSUPPORTED, UNVERIFIED, WORKS,
 )
 
 
@@ -103,6 +103,24 @@ def band(outcome: str) -> int:
     if not meaning(outcome).compared:
         raise ValueError(f"outcome {outcome!r} is not compared across nights; compared: {COMPARED_OUTCOMES}")
     return len(ANSWERS) - ANSWERS.index(answer(outcome))
+
+
+def predicted_float(precision: str) -> bool:
+    """Whether a node asked a quantized precision and predicted in ``precision`` by TensorRT's documented rules runs
+    float (16 bits or wider): a predicted fallback."""
+    return PRECISION_BITS[precision] >= PRECISION_BITS[FP16]
+
+
+def predicted_outcome(precisions: Iterable[str]) -> Optional[str]:
+    """The predicted basis's word for the nodes a form asks a quantized precision of, from their predicted
+    precisions: ``fallback`` where one is predicted float, ``pass`` where every one is predicted quantized. A
+    precision the rules do not name (``unknown``: a quantized type the version documents no Q/DQ of) predicts
+    nothing; None where nothing is predicted. Never a failure: the rules say how TensorRT types layers, not whether
+    it builds."""
+    named = [p for p in precisions if p in PRECISION_BITS]
+    if not named:
+        return None
+    return FALLBACK if any(predicted_float(p) for p in named) else PASS
 
 
 # Upstream claims: what each claimed outcome answers, and how strong a claim is.

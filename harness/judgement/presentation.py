@@ -69,7 +69,8 @@ PLANNING_MEANINGS = {
     **{b.name: b.planning_meaning for b in _BASIS_CELLS},
     PRECISION_UNVERIFIED: "it ran within tolerance, but the backend did not show the precision of an expected node, "
                           "and no upstream claim either way: no verdict (never a pass)",
-    NOT_RUN: "no record and no upstream claim (or only infra-errors: the harness failed, not the pattern)",
+    NOT_RUN: "nothing known: no record, claim, fact or prediction (or only infra-errors: the harness failed, not the "
+             "pattern)",
     CANNOT_EXIST_HERE: "the target, or this pattern's API on it, does not exist",
 }
 # Each table in its vocabulary's order; a word without an entry fails here, at import.

@@ -1,7 +1,8 @@
 """Fingerprints that decide whether a nightly may carry a cell's earlier record over instead of running it again.
 
-- the case library's *source* (the ``cases`` package and the generator library versions): generated cases are a
-  pure function of it (generation is deterministic), so a run reuses the cases generated for the same source;
+- the case library's *source* (the ``cases`` package, the generator library versions and the engine prediction's
+  rules, which write each variant's predicted engine into the index): generated cases are a pure function of it
+  (generation is deterministic), so a run reuses the cases generated for the same source;
 - a cell's *inputs*: the content hashes of its generated model and data, its parameters, knobs, tolerance and
   expected nodes with the precision each is asked for (not its description or upstream claims, which change no
   observation);
@@ -23,6 +24,8 @@ from harness.worker.environment import nvidia_gpus, package_version
 CELL_INPUT_FIELDS = ("mode", "opset", "params", "knobs", "expected_int8", "expected_precision", "tolerance",
                      "inputs", "outputs", "calibration_batches", "model_sha256", "data_sha256")
 GENERATOR_PACKAGES = ("numpy", "onnx", "onnx-graphsurgeon")
+# The rules that write each variant's predicted engine into the generated index (read as files, never imported).
+ENGINE_PREDICTION = Path("scan") / "engine_prediction"
 ENGINE_FACTS = ("Architecture", "KernelVersion", "OperatingSystem")  # docker info: the host under the container
 
 
@@ -53,7 +56,8 @@ def library_sha256() -> str:
 
     versions = {name: package_version(name) for name in GENERATOR_PACKAGES}
     return sha256_of({"cases": _tree_sha256(package_dir("cases")), "versions": versions,
-                      "python": platform.python_version_tuple()[:2]})
+                      "python": platform.python_version_tuple()[:2],
+                      "engine_rules": _tree_sha256(package_dir("harness") / ENGINE_PREDICTION)})
 
 
 def worker_sha256() -> str:

@@ -66,6 +66,9 @@ class RunPlan:
     cases_dir: Path | None = None  # None: the case library, generated (or reused) under the runs directory
     pattern: str | None = None
     force: bool = False
+    # what the command adds to each variant's index entry when the library is generated (the engine prediction,
+    # harness.scan.predicted.predicted_entry: orchestration imports none of harness.scan)
+    entry_extras: Callable[..., dict] | None = None
 
 
 @dataclasses.dataclass
@@ -112,7 +115,7 @@ def cases_for_run(plan: RunPlan, library_sha: str, progress: Callable[[str], Non
     progress(f"generating the case library (hash {library_sha[:16]}) into {cases_dir}")
     staging = cache / f".generating-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
-    generate(staging, cases.all_cases())
+    generate(staging, cases.all_cases(), entry_extras=plan.entry_extras)
     shutil.rmtree(cases_dir, ignore_errors=True)
     staging.rename(cases_dir)
     _prune_cases_cache(cache)

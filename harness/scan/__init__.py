@@ -2,7 +2,9 @@
 
 One concern per module: :mod:`loading` reads and checks the model, :mod:`summary` describes it, :mod:`matching`
 finds the library's patterns in it, :mod:`observations` reads the observed records the user points at,
-:mod:`prediction` turns evidence into a verdict per target, :mod:`extraction` cuts a matched subgraph out of the
-model, :mod:`reproducers` writes those as a cases directory and runs them through the harness, :mod:`scanner` ties
-the steps together; the command (:mod:`harness.commands.scan`) writes the JSON and renders the HTML page.
+:mod:`prediction` turns evidence into a verdict per target, :mod:`predicted` words the evidence of a predicted engine
+(the scan's, and the one ``generate`` writes into each library variant's index entry for the planning view),
+:mod:`extraction` cuts a matched subgraph out of the model, :mod:`reproducers` writes those as a cases directory and
+runs them through the harness, :mod:`scanner` ties the steps together; the command (:mod:`harness.commands.scan`)
+writes the JSON and renders the HTML page.
 """

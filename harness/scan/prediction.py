@@ -27,6 +27,7 @@ from harness import judgement as j
 from harness.matrix import Target
 from harness.scan.matching import Finding
 from harness.scan.observations import Observation, Observations
+from harness.scan.predicted import PredictedBasis, predicted_basis
 from harness.store.claims import index_claims, target_claim
 from harness.targets.declared import fact_outcome, model_fact_basis, not_applicable_basis, range_claim_basis
 from harness.targets.facts import IMPLICIT_INT8
@@ -169,40 +170,29 @@ class PredictedNodes:
     precisions: dict[str, dict[str, str]]
     asked: frozenset[str]
     ruleset: str = ""
-    # id(finding) -> (its nodes asked quantized and predicted, those predicted float, the rules that decided them):
-    # targets that share a prediction read it once
-    _read: dict[int, tuple[list[str], list[str], list[str]]] = dataclasses.field(
-        default_factory=dict, compare=False, repr=False)
+    # id(finding) -> the prediction at its places: targets that share a prediction read it once
+    _read: dict[int, PredictedBasis | None] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
-    def of(self, finding: Finding) -> tuple[list[str], list[str], list[str]]:
-        """The nodes at the finding's places the model asks a quantized precision of (and the prediction covers),
-        those of them predicted float, and the rules that decided the float ones (all of them when none is)."""
-        read = self._read.get(id(finding))
-        if read is None:
-            nodes = [node for occurrence in finding.occurrences for node in occurrence.nodes
-                     if node in self.asked and node in self.precisions]
-            fp16 = j.PRECISION_BITS[j.FP16]
-            wider = [node for node in nodes if j.PRECISION_BITS.get(self.precisions[node]["precision"], 32) >= fp16]
-            rules = sorted({self.precisions[node]["rule"] for node in (wider or nodes)})
-            read = self._read[id(finding)] = (nodes, wider, rules)
-        return read
+    def basis_of(self, finding: Finding) -> PredictedBasis | None:
+        """The prediction of the nodes at the finding's places that the model asks a quantized precision of
+        (:func:`harness.scan.predicted.predicted_basis`), None where none of them is predicted."""
+        if id(finding) not in self._read:
+            nodes = [node for occurrence in finding.occurrences for node in occurrence.nodes if node in self.asked]
+            self._read[id(finding)] = predicted_basis(self.precisions, nodes, self.ruleset, "at its places")
+        return self._read[id(finding)]
 
 
 def predicted_on(finding: Finding, target: Target, predicted: PredictedNodes | None) -> list[Evidence]:
     """The prediction of the nodes at the finding's places that the model asks a quantized precision of: each
-    predicted quantized is a pass, one predicted float a fallback (never a failure: the rules say how TensorRT types
-    layers, not whether it builds). None where nothing is predicted there."""
+    predicted quantized is a pass, one predicted float a fallback (harness.judgement.predicted_outcome; never a
+    failure). None where nothing is predicted there."""
     if predicted is None:
         return []
-    nodes, wider, rules = predicted.of(finding)
-    if not nodes:
+    basis = predicted.basis_of(finding)
+    if basis is None:
         return []
-    what = (f"{len(wider)} of {len(nodes)} quantized node(s) at its places predicted float "
-            f"({', '.join(wider[:3])}{' ...' if len(wider) > 3 else ''})" if wider
-            else f"all {len(nodes)} quantized node(s) at its places predicted in the precision asked")
     return [Evidence(j.PREDICTED, j.VARIANT, finding.case.id, finding.variant.name if finding.variant else "",
-                     target.id, j.FALLBACK if wider else j.PASS, None, f"ruleset {predicted.ruleset}",
-                     nodes=tuple(wider), said=f"{what}; rules {', '.join(rules)} (ruleset {predicted.ruleset})")]
+                     target.id, basis.outcome, None, f"ruleset {basis.ruleset}", nodes=basis.nodes, said=basis.said)]
 
 
 @functools.lru_cache(maxsize=None)
@@ -272,7 +262,7 @@ def predict(finding: Finding, target: Target, observations: Observations,
         suffix = uncovered_suffix if judged.scope == j.YOUR_LAYER else ""
         reason = prefix + deciding.describe() + _disagreement(deciding, evidence) + suffix
         return Verdict(target.id, judged.verdict, judged.basis, reason, evidence,
-                       _workarounds(finding, target, observations, judged.verdict, explicit))
+                       _workarounds(finding, target, observations, judged.verdict, explicit, judged.basis))
     reason = "no observation, upstream claim, fact or prediction for this pattern on this target"
     if judged.silent:
         reason += (" (only records that say nothing of the pattern: infra-error, the harness or environment failed "
@@ -329,11 +319,12 @@ def _disagreement(deciding: Evidence, evidence: list[Evidence]) -> str:
 
 
 def _workarounds(finding: Finding, target: Target, observations: Observations, verdict: str,
-                 explicit: bool = False) -> list[WorkaroundCheck]:
+                 explicit: bool = False, basis: str | None = None) -> list[WorkaroundCheck]:
     """The case's workaround variants of the finding's form (not the user's own form) and their evidence on
-    ``target``, those known to pass first; none when the finding is expected to be fine there, and only those known
-    to pass when nothing is known of the finding itself."""
-    if verdict not in j.SCAN_WORKAROUND_VERDICTS:
+    ``target``, those known to pass first: every one where the finding is expected not to be fine; only those known
+    to pass where nothing is known of the finding itself; beside a good verdict that rests on a claim or a prediction,
+    only those observed to work (they outrank it, as in the planning view's cell); none where it is observed fine."""
+    if verdict not in (*j.SCAN_WORKAROUND_VERDICTS, *j.SCAN_GOOD) or (verdict in j.SCAN_GOOD and basis == j.OBSERVED):
         return []
     checks = []
     for variant in finding.case.variants:
@@ -346,6 +337,9 @@ def _workarounds(finding: Finding, target: Target, observations: Observations, v
         checks.append(WorkaroundCheck(variant, [e for e in evidence if e.decisive]))
     if verdict == j.UNVERIFIED:
         checks = [check for check in checks if check.verdict in j.SCAN_GOOD]
+    elif verdict in j.SCAN_GOOD:
+        checks = [check for check in checks
+                  if check.verdict in j.SCAN_GOOD and j.judge(check.evidence).basis == j.OBSERVED]
     return sorted(checks, key=lambda check: j.workaround_rank(check.verdict))
 
 

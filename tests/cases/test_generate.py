@@ -89,6 +89,24 @@ def test_the_index_says_which_precision_each_expected_node_is_asked_for(tmp_path
     assert resize["expected_precision"] == dict.fromkeys(resize["expected_int8"], "int8")
 
 
+def test_the_index_carries_the_engine_predicted_for_each_q_dq_variant_per_ruleset(tmp_path):
+    """What the planning view shows where nothing ran (the entry_extras `harness generate` and the nightly pass):
+    each expected quantized node's predicted precision and rule, per ruleset; nothing for a variant without Q/DQ
+    (TensorRT picks its precisions by timing)."""
+    from cases.p16_mixed_int8_fp8_weakly_typed import CONVS, MixedInt8Fp8WeaklyTyped
+    from cases.s1_conv_silu import ConvSilu
+    from harness.scan.engine_prediction.rules import RULESETS
+    from harness.scan.predicted import predicted_entry
+
+    index = generate(tmp_path, [MixedInt8Fp8WeaklyTyped, ConvSilu], entry_extras=predicted_entry)
+    predicted = index["cases"][0]["variants"][0]["predicted_engine"]
+    assert list(predicted) == [ruleset.name for ruleset in RULESETS]
+    assert predicted["trt-10.12"][CONVS[0]]["precision"] == "int8" and predicted["trt-10.12"][CONVS[1]] == {
+        "precision": "fp8", "rule": predicted["trt-10.12"][CONVS[1]]["rule"]}
+    assert predicted["trt-8.6"][CONVS[1]]["rule"] == "quantized-type-unsupported"  # no FP8 Q/DQ before 10.0
+    assert not any("predicted_engine" in variant for variant in index["cases"][1]["variants"])
+
+
 def test_fp8_and_fp16_scaled_variants_get_reference_outputs_of_their_own_quantization(tmp_path):
     """The reference evaluator runs FP8 E4M3 Q/DQ (opset 19) and FP16-scaled DQ: the reference of an FP8 variant
     differs from the same graph's FP32 output by FP8 rounding, not by nothing and not by garbage."""

@@ -350,6 +350,60 @@ def test_without_javascript_the_plan_shows_every_target_and_no_group_boxes(witho
     assert shown == [*WIDE_MATRIX, "ort-cpu"]
 
 
+@pytest.fixture(scope="module")
+def predicted_page(tmp_path_factory) -> Path:
+    """The report of a Q/DQ form whose index carries the engine predicted by TensorRT's rules (as `generate` writes
+    it), run on trt86-orin only: trt1016-x86 has nothing but the prediction, ort-cpu nothing at all."""
+    import yaml
+
+    _browser_or_skip()
+    tmp = tmp_path_factory.mktemp("predicted")
+    targets = {"ort-cpu": {"title": "ONNX Runtime (CPU)", "backend": "onnxruntime", "runner": "local",
+                           "platform": "any", "default": True}}
+    for target in ("trt1016-x86", "trt86-orin"):
+        platform, version, image, jetpack = WIDE_MATRIX[target]
+        targets[target] = {"title": f"TensorRT {version}", "backend": "tensorrt", "runner": "docker",
+                           "platform": platform, "version": version, "recipe": "tensorrt", "base_image": image,
+                           "python": "3.10", "glibc": "2.35"}
+    (tmp / "matrix.yaml").write_text(yaml.safe_dump({"targets": targets}))
+    conv = {"precision": "int8", "rule": "weighted-int8-output"}
+    add = {"precision": "fp32", "rule": "residual-add-fusion"}
+    index = {"format": "trt-matrix/cases/1", "cases": [
+        {"id": "p3-residual-add-qdq", "title": "Residual Add with Q/DQ", "pattern": "P3", "links": [ISSUE],
+         "variants": [{"name": "identity-float", "role": "failing", "description": "as reported",
+                       "mode": "explicit-qdq", "claims": [], "predicted_engine": {
+                           "trt-8.6": {"/conv/Conv": conv, "/add/Add": add}, "trt-10.12": {"/conv/Conv": conv}}}]}]}
+    (tmp / "cases").mkdir()
+    (tmp / "cases" / "index.json").write_text(json.dumps(index))
+    results = write_jsonl(tmp / "results.jsonl", [make_record("p3-residual-add-qdq", "identity-float", "trt86-orin",
+                                                              "pass")])
+    harness("--matrix", str(tmp / "matrix.yaml"), "report", "--results", str(results), "--cases",
+            str(tmp / "cases"), "--out", str(tmp / "index.html"))
+    return tmp / "index.html"
+
+
+@pytest.mark.parametrize("javascript", [True, False])
+def test_a_cell_with_nothing_but_the_rules_prediction_says_predicted_not_observed(javascript, with_js, without_js,
+                                                                                  predicted_page):
+    """Issue 30 item 4: the prediction answers where nothing ran (hatched, never an observed verdict); a cell with a
+    record is the record's, though the rules of its version predict a fallback there; nothing is predicted on ONNX
+    Runtime."""
+    from selenium.webdriver.common.by import By
+
+    driver = open_page(with_js if javascript else without_js, predicted_page)  # both shown: newest and observed
+    assert verdict(driver, "P3", "trt1016-x86") == "~ predicted pass (weighted-int8-output), ruleset trt-10.12"
+    assert verdict(driver, "P3", "trt86-orin") == "✓ works as reported"
+    cell = driver.find_element(By.CSS_SELECTOR, 'tr#plan-P3 td[data-target="trt1016-x86"]')
+    assert "v-rule-predicted" in cell.get_attribute("class").split()
+    assert "repeating-linear-gradient" in cell.value_of_css_property("background-image")  # hatched: not observed
+    cell.find_element(By.TAG_NAME, "summary").click()  # its panel: in the one drawer with JavaScript, else in place
+    details = " ".join((driver.find_element(By.ID, "drawer") if javascript else cell).text.split())
+    assert "predicted from TensorRT's documented rules, not observed" in details
+    assert "all 1 quantized node(s) the form expects predicted in the precision asked" in details
+    left_out = driver.find_element(By.XPATH, "//section[@id='plan']//p[starts-with(normalize-space(), 'Not shown')]")
+    assert "ort-cpu" in left_out.text  # nothing known there: no engine to predict
+
+
 def test_nothing_is_fetched_from_the_network(with_js, page):
     from selenium.webdriver.common.by import By
 

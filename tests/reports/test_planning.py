@@ -233,3 +233,78 @@ def test_a_cell_with_no_record_shows_the_range_claim_the_fact_or_the_case_s_word
     na = verdict_of(plan, "S1", "ort-cpu")  # a record there, but the case says the backend has no analogue
     assert na.kind == j.NOT_APPLICABLE and "no calibrator lifecycle" in na.text
     assert "trt100-orin" in [t.id for t in plan.targets] and plan.left_out == ()
+
+
+@pytest.fixture(scope="module")
+def predicted_rows():
+    """The index rows of the library's S5 and P6 (act x act MatMul) cases, with the engine prediction ``generate``
+    writes beside each Q/DQ variant."""
+    from cases.generate import declared_index, export_built
+    from cases.model import get_case
+    from harness.scan.predicted import predicted_entry
+    from reports.case_index import rows_from_index
+
+    library = [get_case("s5-qdq-resnet-block"), get_case("p6-matmul-int8")]
+    index = declared_index(library)
+    for case, entry in zip(library, index["cases"]):
+        for variant, variant_entry in zip(case.variants, entry["variants"]):
+            model, built = export_built(case, variant)
+            variant_entry.update(predicted_entry(variant, model, built.requested))
+    return rows_from_index(index, "index.json")
+
+
+def predicted_plan(rows, records=()):
+    from harness.matrix import load_matrix
+
+    matrix = load_matrix()
+    targets = {t: matrix[t] for t in ("trt1016-x86", "trt100-x86", "trt107-orin-dla", "trt92-x86", "ort-cpu")}
+    return build_plan(rows, matrix_columns(targets, list(records)), list(records))
+
+
+def test_an_explicit_form_with_nothing_else_known_is_predicted_by_its_target_s_ruleset_never_observed(predicted_rows):
+    """Issue 30 item 4 in the planning view: a TensorRT 10.x cell of S5's Q/DQ block with no record, fact or claim
+    is the engine the documented rules predict, said to be predicted and not observed, with its rules and ruleset."""
+    from harness import judgement as j
+
+    plan = predicted_plan(predicted_rows)
+    found = verdict_of(plan, "S5", "trt1016-x86")
+    assert found.kind == j.PREDICTED and found.label == "predicted" and not found.observed
+    assert found.text.startswith("predicted from TensorRT's documented rules, not observed: ")
+    assert "ruleset trt-10.12" in found.detail and "weighted-int8-output" in found.detail
+    assert "all 2 quantized node(s) the form expects predicted in the precision asked" in found.text
+    [failing] = [e for e in found.evidence if e.role == j.FAILING_ROLE]
+    assert failing.outcome is None and failing.text.startswith("predicted from TensorRT's documented rules, not observed")
+    assert verdict_of(plan, "S5", "trt100-x86").kind == j.CLAIMED  # a claim for the target comes before it
+    undocumented = verdict_of(plan, "S5", "trt92-x86").text  # 9.2 is predicted with 8.6's rules, and says so
+    assert "ruleset trt-8.6" in undocumented and "9.2.0 has no explicit-quantization guide of its own" in undocumented
+    # Nothing is predicted off TensorRT's GPU: ONNX Runtime has no engine, a DLA build follows DLA's rules.
+    assert {"trt107-orin-dla", "ort-cpu"} <= set(plan.left_out)
+    # A predicted pass is no upstream claim: no recommendation names it as one.
+    assert all(not rec.claimed for row in plan.rows for rec in row.recommendations)
+
+
+def test_a_quantized_node_predicted_float_is_a_predicted_fallback_naming_the_node_and_rule(predicted_rows):
+    from harness import judgement as j
+
+    found = verdict_of(predicted_plan(predicted_rows), "P6", "trt1016-x86")
+    assert found.kind == j.PREDICTED and found.detail.startswith("fallback (float-layer), ruleset trt-10.12")
+    assert "predicted float (/ocr/object_context_block/MatMul)" in found.text
+
+
+@pytest.mark.parametrize("outcome, kind", [("pass", "works"), ("fallback", "fallback"), ("fail", "fails")])
+def test_an_observed_record_is_never_overridden_by_a_prediction(predicted_rows, outcome, kind):
+    failing = next(r for r in predicted_rows if r.pattern == "S5" and r.role == "failing")
+    record = make_record(failing.case, failing.variant, "trt1016-x86", outcome,
+                         fail=FAIL if outcome == "fail" else None,
+                         fallback_nodes=["/backbone_2d/stage_4/stage_4.1/conv2/Conv"] if outcome == "fallback" else None)
+    found = verdict_of(predicted_plan(predicted_rows, [record]), "S5", "trt1016-x86")
+    assert (found.kind, found.observed) == (kind, True) and "predicted" not in found.text
+
+
+def test_an_index_whose_prediction_is_malformed_is_named():
+    from reports.case_index import CaseIndexError, rows_from_index
+
+    index = {"format": "trt-matrix/cases/1", "cases": [{"id": "s5", "title": "t", "pattern": "S5", "variants": [
+        {"name": "v", "role": "failing", "mode": "explicit-int8", "predicted_engine": {"trt-10.12": ["/conv"]}}]}]}
+    with pytest.raises(CaseIndexError, match=r"cases\[0\] \(s5\)\.variants\[0\]: field 'predicted_engine'"):
+        rows_from_index(index, "index.json")

@@ -71,15 +71,24 @@ class TargetEngines:
         }
 
 
+def not_predicted_reason(target: Any) -> str | None:
+    """Why ``target`` (harness.matrix.Target) gets no prediction whatever the model: not TensorRT on a GPU. None for
+    a target predicted by the ruleset of its version (rules.ruleset_for)."""
+    if target.backend != "tensorrt":
+        return f"{target.backend}: no TensorRT engine to predict"
+    if getattr(target, "dla_core", None) is not None:
+        return "a DLA build: DLA's own layer rules decide, not the GPU's explicit quantization"
+    return None
+
+
 def predict_targets(graph: Any, targets: Sequence[Any], fp16: bool = False) -> TargetEngines:
     """The engine of ``graph`` (an ``onnx.GraphProto``) on each of ``targets`` (harness.matrix.Target)."""
     not_predicted = {}
     wanted: list[tuple[Any, Ruleset, str | None]] = []
     for target in targets:
-        if target.backend != "tensorrt":
-            not_predicted[target.id] = f"{target.backend}: no TensorRT engine to predict"
-        elif getattr(target, "dla_core", None) is not None:
-            not_predicted[target.id] = "a DLA build: DLA's own layer rules decide, not the GPU's explicit quantization"
+        reason = not_predicted_reason(target)
+        if reason is not None:
+            not_predicted[target.id] = reason
         else:
             choice = ruleset_for(target.version)
             wanted.append((target, choice.ruleset, choice.note))

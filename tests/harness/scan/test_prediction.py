@@ -243,6 +243,19 @@ def test_when_nothing_is_known_only_workarounds_known_to_pass_are_listed():
     assert [(w.variant.name, w.verdict) for w in verdict.workarounds] == [("sigmoid-output-marked", "likely")]
 
 
+def test_beside_a_predicted_likely_only_workarounds_observed_to_work_are_listed():
+    """An observation outranks a prediction, as in the planning view's cell (works with workaround)."""
+    from harness.scan.prediction import PredictedNodes
+
+    predicted = PredictedNodes({"/layer0/Conv": {"precision": j.INT8, "rule": "weighted-int8-output", "layer": "c"}},
+                               frozenset({"/layer0/Conv"}), "trt-8.6")
+    alone = predict(finding(), TARGETS["trt86-x86"], NO_RESULTS, predicted=predicted)
+    assert (alone.verdict, alone.basis, alone.workarounds) == ("likely", j.PREDICTED, [])
+    passed = observed(observation("s1-conv-silu", "sigmoid-output-marked", "trt86-x86", "pass"))
+    beside = predict(finding(), TARGETS["trt86-x86"], passed, predicted=predicted)
+    assert beside.basis == j.PREDICTED and [w.variant.name for w in beside.workarounds] == ["sigmoid-output-marked"]
+
+
 def test_evidence_never_crosses_to_a_form_that_does_not_inherit_it():
     """Whatever the library links: a form found as a variant that does not inherit gets no evidence of the reported
     form on any target, and no workaround of another form (e.g. a weight Gemm never gets the act x act MatMul's
