@@ -97,10 +97,10 @@ class Form:
     """What the scan knows of one form's model: its findings of the form's case and its predicted engine per target,
     as the scanner predicts a user's model (the nodes it asks a quantized precision of, each target's ruleset)."""
 
-    def __init__(self, graph, findings):
+    def __init__(self, loaded, findings):
         self.findings = findings
-        self.engines = predict_targets(graph, list(MATRIX.values()))
-        self.asked = _asked_quantized(graph)
+        self.engines = predict_targets(loaded.index, list(MATRIX.values()))
+        self.asked = _asked_quantized(loaded.index)
 
     def __iter__(self):
         return iter(self.findings)
@@ -129,8 +129,8 @@ def scanned(tmp_path_factory):
                 continue
             path = out / f"{case.id}-{variant.name}.onnx"
             onnx.save(model, path)
-            findings = [f for f in find_patterns(load_model(path).graph, [case]).findings]
-            found[(case.id, variant.name)] = Form(model.graph, findings)
+            loaded = load_model(path)
+            found[(case.id, variant.name)] = Form(loaded, find_patterns(loaded.view, [case]).findings)
     return found, untellable
 
 
