@@ -264,12 +264,26 @@ def _function(original: Original, staged: Path, places: Sequence[PlaceFix], tole
         shown = ", ".join(f"{n} (max abs error {figures[n].get('max_abs_error')}, cosine {figures[n].get('cosine')})"
                           for n in bad)
         places_text = ", ".join(f"{p.occurrence.anchor} ({p.workaround.name})" for p in places)
-        raise FixFailed(WHOLE, "fp32-function", f"output(s) {shown} not {wanted} after rewriting {places_text}")
+        raise FixFailed(WHOLE, "fp32-function", f"output(s) {shown} not {wanted} after rewriting {places_text}",
+                        detail="; ".join(_shortfall(n, figures[n], tolerance) for n in bad),
+                        figures={n: figures[n] for n in bad})
     return {"check": "fp32-function", "passed": True, "wanted": wanted, "inputs": inputs.describe(),
             "onnxruntime_cpu_seconds": {"original": round(reference.cpu_seconds, 3),
                                         "fixed": round(fixed.cpu_seconds, 3)},
             "tolerance_reason": tolerance.reason if tolerance else "the rewrites only add outputs or Identity nodes, "
             "or compute offline what a node computed", "outputs": figures}
+
+
+def _shortfall(name: str, figures: dict[str, Any], tolerance: FixTolerance | None) -> str:
+    """How output ``name`` missed ``tolerance``, in its figures (:func:`compare`)."""
+    if "why" in figures:
+        return f"output {name}: {figures['why']}"
+    if tolerance is None:
+        return (f"output {name} is not bit-equal: max abs error {figures['max_abs_error']:.3g}, cosine "
+                f"{figures['cosine']:.6f}")
+    return (f"output {name}: cosine {figures['cosine']:.6f} (wanted >= {tolerance.min_cosine}), max abs error "
+            f"{figures['max_abs_error']:.3g} (wanted <= {tolerance.max_relative_error:g} x the output's largest "
+            f"magnitude {figures['max_abs_reference']:.3g})")
 
 
 def _rescan(result: Any, fixed: Any, places: Sequence[PlaceFix]) -> dict[str, Any]:
