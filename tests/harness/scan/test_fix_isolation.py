@@ -62,5 +62,5 @@ def test_the_kept_places_are_the_last_set_that_passed():
     names = places(6)
     check, checked = failing_on(names[2], names[4])
     found = isolate(names, first_failure(check, names), check)
-    passed = [subset for subset in checked if check(subset) is None]
+    passed = [subset for subset in list(checked) if check(subset) is None]
     assert passed[-1] == found.kept == [names[0], names[1], names[3], names[5]]
