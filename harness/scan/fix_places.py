@@ -44,7 +44,7 @@ class PlaceNotFixed:
         """``place`` taken out of the fixed model because, rewritten, it made the model fail ``failure``'s check."""
         return cls(place.finding, place.occurrence, f"dropped: rewritten into {place.workaround.name}, the fixed model "
                    f"fails the {failure.check} check: {failure.detail}",
-                   {"check": failure.check, "workaround": place.workaround.name, "message": failure.detail,
+                   {"check": failure.check, "rewritten_into": place.workaround.name, "message": failure.detail,
                     **({"outputs": failure.figures} if failure.figures else {})})
 
     def to_dict(self) -> dict[str, Any]:

@@ -57,7 +57,7 @@ def test_mobilenet_v2_drops_the_rewrite_its_outputs_cannot_check_and_says_why(tm
         assert "no quantizer of the model reads the identity tensor" in left[f"/features/features.{i}/Add"]["reason"]
     dropped = left["/features/features.9/Add"]
     failed = dropped["failed_check"]
-    assert failed["check"] == "fp32-function" and failed["workaround"] == "identity-qdq"
+    assert failed["check"] == "fp32-function" and failed["rewritten_into"] == "identity-qdq"
     figures = failed["outputs"]["1055"]
     assert figures["cosine"] < 0.999 and not figures["within"]
     assert figures["original_nudged"]["cosine"] < 0.999 and not figures["original_nudged"]["within"]

@@ -361,7 +361,7 @@ def test_a_rewrite_that_changes_what_the_model_computes_is_dropped_with_its_figu
     (dropped,) = [n for n in group["not_fixed"] if n.get("failed_check")]
     assert dropped["place"] == "/layer1/layer1.0/Add"
     failed = dropped["failed_check"]
-    assert failed["check"] == "fp32-function" and failed["workaround"] == "identity-qdq"
+    assert failed["check"] == "fp32-function" and failed["rewritten_into"] == "identity-qdq"
     (figures,) = failed["outputs"].values()
     assert figures["cosine"] < 0.999 and not figures["within"]
     assert f"cosine {figures['cosine']:.6f} (wanted >= 0.999)" in dropped["reason"]
