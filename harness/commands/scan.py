@@ -58,9 +58,10 @@ missing external data, an unknown target or results path), {EXIT_BROKEN} the evi
 --results file, a matcher that failed, infra-error cells in --run): the verdicts use what could be read, and
 {EXIT_BROKEN} wins over {EXIT_FAILS}. With --fix the status is computed on the fixed models; {EXIT_PARTIAL} when the
 fix is partial: a place none of the workarounds can be rewritten into (e.g. an act x act MatMul with no quantizer
-of the model to take a scale from) is left as it is and listed with its reason, the rest is written and checked
-({EXIT_PARTIAL} wins over {EXIT_FAILS} and {EXIT_OK}, {EXIT_BROKEN} over {EXIT_PARTIAL}); {EXIT_USAGE} when a check
-of a fixed model failed (the place and the check are named, nothing is written). --to-explicit: {EXIT_USAGE} when
+of the model to take a scale from), or whose rewrite makes the fixed model fail a check (found by bisection; the
+check's figures are named), is left as it is and listed with its reason, the rest is written and checked
+({EXIT_PARTIAL} wins over {EXIT_FAILS} and {EXIT_OK}, {EXIT_BROKEN} over {EXIT_PARTIAL}); {EXIT_USAGE} when a
+--workaround cannot be applied to its case's form (nothing is written). --to-explicit: {EXIT_USAGE} when
 ONNX Runtime's quantization cannot process the model (the library, the step and what to try are named; when its
 symbolic shape inference fails, it is retried without it first, and the notes say so).
 

@@ -286,7 +286,7 @@ class GroupResult:
 
 @dataclasses.dataclass
 class FixOutcome:
-    """Everything --fix did: per group its result, and whether the transaction went through."""
+    """Everything --fix did: per group its result, and the failure that stopped it (nothing written), if any."""
 
     groups: list[GroupResult]
     skipped_targets: dict[str, str]
@@ -295,8 +295,8 @@ class FixOutcome:
 
     @property
     def status(self) -> str:
-        """failed (nothing written), partial (written, some places left with their reasons), fixed, or
-        nothing-to-fix."""
+        """failed (a --workaround that cannot apply: nothing written), partial (some places left with their
+        reasons, the rest written), fixed, or nothing-to-fix."""
         if self.failure is not None:
             return "failed"
         if any(g.left for g in self.groups):
@@ -309,9 +309,10 @@ class FixOutcome:
         return [] if self.failure is not None else [g.name for g in self.groups if g.name]
 
     def exit_status(self, result: Any) -> int:
-        """The exit status after --fix (harness.exit_codes): usage when a check failed (nothing written); broken when
-        evidence was damaged; partial when some place could not be fixed; else the scan's rule on the fixed models
-        (each group's targets judged on its fixed model, the others on the original)."""
+        """The exit status after --fix (harness.exit_codes): usage when a --workaround cannot apply (nothing
+        written); broken when evidence was damaged; partial when some place could not be fixed or its rewrite failed
+        a check; else the scan's rule on the fixed models (each group's targets judged on its fixed model, the
+        others on the original)."""
         if self.failure is not None:
             return EXIT_USAGE
         damaged = result.evidence_damaged
