@@ -272,9 +272,10 @@ def _function(original: Original, staged: Path, places: Sequence[PlaceFix], tole
         f"cosine >= {tolerance.min_cosine} and max abs error <= {tolerance.max_relative_error:g} x the output's "
         "largest magnitude")
     if bad:
-        for name, held, nudged in zip(names, reference.outputs, original.nudged() if tolerance else names):
-            if name in bad:  # does the original itself hold this output within the tolerance?
-                figures[name]["original_nudged"] = compare(held, nudged, tolerance)
+        if tolerance is not None:  # does the original itself hold the outputs within the tolerance?
+            for name, held, nudged in zip(names, reference.outputs, original.nudged()):
+                if name in bad:
+                    figures[name]["original_nudged"] = compare(held, nudged, tolerance)
         shown = ", ".join(f"{n} (max abs error {figures[n].get('max_abs_error')}, cosine {figures[n].get('cosine')})"
                           for n in bad)
         places_text = ", ".join(f"{p.occurrence.anchor} ({p.workaround.name})" for p in places)
