@@ -11,9 +11,9 @@ EXIT_MEANINGS = {
                      "known failure applies to a chosen target (diagnose)",
     EXIT_USAGE: "usage or bad input: an argument out of range, a path that is missing or of the wrong kind, a "
                 "file that is not what the command reads (not a TensorRT log, not engine JSON, not a cases "
-                "directory, a matrix.yaml that breaks its rules); nothing was run; or a fix (scan --fix) that "
-                "cannot be made safely: no fixed model written; or a model a third-party library could not "
-                "process (scan --to-explicit: the library, the step and what to try are named)",
+                "directory, a matrix.yaml that breaks its rules); nothing was run; or a --workaround (scan --fix) "
+                "that cannot be applied to its case's form: no fixed model written; or a model a third-party "
+                "library could not process (scan --to-explicit: the library, the step and what to try are named)",
     EXIT_BROKEN: "damaged or infra: something the tool wrote is damaged (results lines, run.json, a model or data "
                  "file that fails its index.json hash), records were lost (cells gone since the run before, fewer "
                  "records than run.json counts), or some cell is infra-error; the damage is named and what could "
@@ -21,7 +21,8 @@ EXIT_MEANINGS = {
                  "diagnose: a file given is damaged (a calibration cache cut short, engine JSON with a broken field, "
                  "a log overwritten with binary data, a truncated model); it wins over 2",
     EXIT_PARTIAL: "partial fix (scan --fix): the fixed model is written and checked, but some places could not be "
-                  "fixed; each is listed with its reason. It wins over 1 and 0; 3 wins over it",
+                  "fixed (no workaround applies there, or its rewrite failed a check of the fixed model); each is "
+                  "listed with its reason. It wins over 1 and 0; 3 wins over it",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C, 128 + SIGINT): records written so far are kept; rerun the same command to "
                       "resume",
 }

@@ -59,9 +59,10 @@ missing external data, an unknown target or results path), {EXIT_BROKEN} the evi
 --results file, a matcher that failed, infra-error cells in --run): the verdicts use what could be read, and
 {EXIT_BROKEN} wins over {EXIT_FAILS}. With --fix the status is computed on the fixed models; {EXIT_PARTIAL} when the
 fix is partial: a place none of the workarounds can be rewritten into (e.g. an act x act MatMul with no quantizer
-of the model to take a scale from) is left as it is and listed with its reason, the rest is written and checked
-({EXIT_PARTIAL} wins over {EXIT_FAILS} and {EXIT_OK}, {EXIT_BROKEN} over {EXIT_PARTIAL}); {EXIT_USAGE} when a check
-of a fixed model failed (the place and the check are named, nothing is written). --to-explicit: {EXIT_USAGE} when
+of the model to take a scale from), or whose rewrite makes the fixed model fail a check (found by bisection; the
+check's figures are named), is left as it is and listed with its reason, the rest is written and checked
+({EXIT_PARTIAL} wins over {EXIT_FAILS} and {EXIT_OK}, {EXIT_BROKEN} over {EXIT_PARTIAL}); {EXIT_USAGE} when a
+--workaround cannot be applied to its case's form (nothing is written). --to-explicit: {EXIT_USAGE} when
 ONNX Runtime's quantization cannot process the model (the library, the step and what to try are named; when its
 symbolic shape inference fails, it is retried without it first, and the notes say so).
 
@@ -146,7 +147,7 @@ def _scan_command(args) -> int:
     json_path, html_path = write_results(data, out_dir)
     _print_result(data)
     if outcome is not None:
-        _print_fix(data["fix"], out_dir)
+        _print_fix(data["fix"], out_dir, explicit.path if explicit else None)
     if explicit is not None:
         _print_explicit(data["explicit"])
     print(f"results: {json_path}, {html_path}")
@@ -163,7 +164,7 @@ def _scan_command(args) -> int:
         print(f"error: --fix could not be made safely, no fixed model written: {outcome.failure}", file=sys.stderr)
     if outcome is not None and outcome.status == "partial":
         rest = (f"the rest is written and checked: {', '.join(outcome.written)}" if outcome.written else
-                "nothing else could be fixed: no model written")
+                "nothing else could be fixed: " + _no_fixed_model(explicit.path if explicit else None))
         print(f"--fix is partial (exit {EXIT_PARTIAL}): {_places_left(data['fix'])} place(s) could not be fixed "
               f"and are left as they are (listed above with their reasons); {rest}", file=sys.stderr)
     return data["exit_code"]
@@ -212,15 +213,25 @@ def _places_left(fix: dict) -> int:
     return sum(1 for g in fix["groups"] for item in g["not_fixed"] if item.get("place"))
 
 
-def _print_fix(fix: dict, out_dir: Path) -> None:
+def _no_fixed_model(explicit: Path | None) -> str:
+    """What to use when --fix wrote no fixed model: the model as it is, or with --to-explicit the explicit one."""
+    if explicit is None:
+        return "no model written"
+    return f"no fixed model written; {explicit} (the explicit model) is written: use it as it is"
+
+
+def _print_fix(fix: dict, out_dir: Path, explicit: Path | None) -> None:
+    """The fix per group of targets; ``explicit``: the model --to-explicit wrote, which is the one to use as it is
+    where no fixed model is written."""
+    as_is = "the model as it is" if explicit is None else f"{explicit} (the explicit model) as it is"
     inputs = fix["inputs"]
     source = inputs["source"] + (f", seed {inputs['seed']}" if "seed" in inputs else "")
     if fix["status"] == "nothing-to-fix":
-        print("fix: nothing to fix on the chosen targets: no model written")
+        print(f"fix: nothing to fix on the chosen targets: {_no_fixed_model(explicit)}")
     for group in fix["groups"]:
         targets = ", ".join(group["targets"])
         if group["model"] is None:
-            print(f"fix: no model for {targets}: use the model as it is")
+            print(f"fix: no model for {targets}: use {as_is}")
             for item in group["not_fixed"]:
                 print(f"    {item['finding']}: {item['reason']}")
             continue

@@ -31,20 +31,35 @@ class PlaceFix:
 
 @dataclasses.dataclass
 class PlaceNotFixed:
-    """A place of a finding that none of the chosen workarounds could be rewritten into, and why."""
+    """A place of a finding that none of the chosen workarounds could be rewritten into, or whose rewrite made the
+    fixed model fail a check (``failed``: which check and its figures), and why."""
 
     finding: Finding
     occurrence: Occurrence
     reason: str
+    failed: dict[str, Any] | None = None
+
+    @classmethod
+    def dropped(cls, place: PlaceFix, failure: "FixFailed") -> "PlaceNotFixed":
+        """``place`` taken out of the fixed model because, rewritten, it made the model fail ``failure``'s check."""
+        return cls(place.finding, place.occurrence, f"dropped: rewritten into {place.workaround.name}, the fixed model "
+                   f"fails the {failure.check} check: {failure.detail}",
+                   {"check": failure.check, "rewritten_into": place.workaround.name, "message": failure.detail,
+                    **({"outputs": failure.figures} if failure.figures else {})})
 
     def to_dict(self) -> dict[str, Any]:
         return {"finding": self.finding.label, "place": self.occurrence.anchor,
-                "reason": f"at {self.occurrence.anchor}: {self.reason}"}
+                "reason": f"at {self.occurrence.anchor}: {self.reason}",
+                **({"failed_check": self.failed} if self.failed else {})}
 
 
 class FixFailed(Exception):
-    """A rewrite or a check of the fixed model failed; ``place`` and ``check`` say where and which."""
+    """A rewrite or a check of the fixed model failed; ``place`` and ``check`` say where and which. ``detail``: the
+    failure without the list of places rewritten (what a place dropped for it is told); ``figures``: per output, the
+    numbers of a failed comparison."""
 
-    def __init__(self, place: str, check: str, message: str):
+    def __init__(self, place: str, check: str, message: str, detail: str | None = None,
+                 figures: dict[str, Any] | None = None):
         super().__init__(f"{place}: {check}: {message}")
         self.place, self.check, self.message = place, check, message
+        self.detail, self.figures = detail or message, figures

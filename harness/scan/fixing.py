@@ -6,8 +6,9 @@ the case cannot rewrite, and says why. Targets that end up with the same choices
 something to fix gets one fixed model. :func:`fix_model` applies, at every place of a finding, the first of its
 workarounds the case's ``fix`` can rewrite there, and :mod:`harness.scan.fix_checks` checks the result. A place
 where none of them can be rewritten is left as it is and listed with the reason (:class:`PlaceNotFixed`): the rest
-is written and checked, and the fix is partial. The checks are one transaction: when any check of any group fails,
-no fixed model is written.
+is written and checked, and the fix is partial. When a group's fixed model fails a check, the places whose rewrite
+made it fail are found by bisection (:mod:`harness.scan.fix_isolation`) and left as they are, listed with the
+check's figures; the rest is rewritten and checked again, and the fix is partial.
 """
 from __future__ import annotations
 
@@ -185,15 +186,12 @@ def rewrite(loaded: Any, findings: Sequence[Finding], group: Group,
     as importing them) with the group's workarounds applied at every place of their findings: the rewritten graph,
     the onnx.ModelProto exported from it, the places done and the places none of the workarounds could be rewritten
     into (left as they are: a case raises NoRewrite before it changes anything)."""
-    import onnx_graphsurgeon as gs
-
     graph = loaded.graph if in_place else loaded.graph.copy()
     done, left = [], []
     for index, choice in group.fixes.items():
         finding = findings[index]
         for occurrence in finding.occurrences:
-            match = Match(finding.case.id, occurrence.nodes, finding.variant.name if finding.variant else None,
-                          occurrence.note)
+            match = _match(finding, occurrence)
             problems = []
             for candidate in choice.candidates:
                 try:
@@ -205,17 +203,45 @@ def rewrite(loaded: Any, findings: Sequence[Finding], group: Group,
                 break
             else:
                 left.append(PlaceNotFixed(finding, occurrence, "no workaround applies here: " + "; ".join(problems)))
+    return graph, exported(graph, loaded.model), done, left
+
+
+def rewrite_places(graph: Any, places: Sequence[PlaceFix],
+                   original: Any) -> tuple[Any, Any, list[PlaceFix], list[PlaceNotFixed]]:
+    """``graph`` (a copy of the original's) with just ``places`` rewritten again, each into the workaround
+    :func:`rewrite` chose there: the graph, the onnx.ModelProto exported from it (its metadata from ``original``),
+    the places done and those whose workaround no longer applies without the others."""
+    done, left = [], []
+    for place in places:
+        try:
+            result = place.finding.case.fix(graph, _match(place.finding, place.occurrence), place.workaround)
+        except NoRewrite as err:
+            left.append(PlaceNotFixed(place.finding, place.occurrence, f"{place.workaround.name}: {err}"))
+            continue
+        done.append(dataclasses.replace(place, result=result))
+    return graph, exported(graph, original), done, left
+
+
+def _match(finding: Finding, occurrence: Any) -> Match:
+    return Match(finding.case.id, occurrence.nodes, finding.variant.name if finding.variant else None,
+                 occurrence.note)
+
+
+def exported(graph: Any, original: Any) -> Any:
+    """The rewritten ``graph`` as an onnx.ModelProto with the ``original`` model's IR version, producer, opsets and
+    metadata."""
+    import onnx_graphsurgeon as gs
+
     rewriting.drop_removed(graph)
     rewriting.in_data_flow_order(graph)
     model = gs.export_onnx(graph, do_type_check=False)
-    original = loaded.model
     model.ir_version = original.ir_version
     model.producer_name, model.producer_version = original.producer_name, original.producer_version
     model.domain, model.model_version, model.doc_string = original.domain, original.model_version, original.doc_string
     del model.opset_import[:]
     model.opset_import.extend(original.opset_import)
     model.metadata_props.extend(original.metadata_props)
-    return graph, model, done, left
+    return model
 
 
 def tolerance_of(places: Sequence[PlaceFix]) -> FixTolerance | None:
@@ -240,6 +266,7 @@ class GroupResult:
     rescan: Any = None  # the ScanResult of the fixed model
     rewrite_seconds: float = 0.0  # rewriting, exporting and saving the fixed model
     files: list[str] = dataclasses.field(default_factory=list)  # the fixed model's file, and its weights' file
+    staged: Path | None = None  # the folder the checked files wait in until every group is done
 
     def to_dict(self, findings: Sequence[Finding]) -> dict[str, Any]:
         not_fixed = [{"finding": findings[i].label, "reason": self.group.why_not(i)} for i, c in
@@ -259,7 +286,7 @@ class GroupResult:
 
 @dataclasses.dataclass
 class FixOutcome:
-    """Everything --fix did: per group its result, and whether the transaction went through."""
+    """Everything --fix did: per group its result, and the failure that stopped it (nothing written), if any."""
 
     groups: list[GroupResult]
     skipped_targets: dict[str, str]
@@ -268,8 +295,8 @@ class FixOutcome:
 
     @property
     def status(self) -> str:
-        """failed (nothing written), partial (written, some places left with their reasons), fixed, or
-        nothing-to-fix."""
+        """failed (a --workaround that cannot apply: nothing written), partial (some places left with their
+        reasons, the rest written), fixed, or nothing-to-fix."""
         if self.failure is not None:
             return "failed"
         if any(g.left for g in self.groups):
@@ -282,9 +309,10 @@ class FixOutcome:
         return [] if self.failure is not None else [g.name for g in self.groups if g.name]
 
     def exit_status(self, result: Any) -> int:
-        """The exit status after --fix (harness.exit_codes): usage when a check failed (nothing written); broken when
-        evidence was damaged; partial when some place could not be fixed; else the scan's rule on the fixed models
-        (each group's targets judged on its fixed model, the others on the original)."""
+        """The exit status after --fix (harness.exit_codes): usage when a --workaround cannot apply (nothing
+        written); broken when evidence was damaged; partial when some place could not be fixed or its rewrite failed
+        a check; else the scan's rule on the fixed models (each group's targets judged on its fixed model, the
+        others on the original)."""
         if self.failure is not None:
             return EXIT_USAGE
         damaged = result.evidence_damaged
@@ -327,11 +355,13 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
               rescan: Callable[[Path, list[str], Any], Any], progress: Callable[[str], None],
               migrating: bool = False) -> FixOutcome:
     """Fix the model of the scan ``result``: choose per target, group, rewrite, check, and write the fixed models
-    into ``out_dir`` only when every group passed every check. A place none of its workarounds applies to stays as
-    it is, listed with its reason; a group none of whose places could be rewritten gets no model. ``inputs``
-    (fix_checks.ComparisonInputs) feeds the ONNX Runtime comparison; ``rescan(path, target ids, graph)`` scans a
-    fixed model (checking the file, matching the rewritten graph it was exported from: importing the file again would
-    cost as much as the first import).
+    into ``out_dir``. A place none of its workarounds applies to stays as it is, listed with its reason; when a
+    group's fixed model fails a check, the places whose rewrite made it fail are found (:mod:`fix_isolation`) and
+    left as they are, listed with the check's figures, and the rest is rewritten and checked again; a group none of
+    whose places is left rewritten gets no model. Only a --workaround that cannot apply to its case's form fails the
+    fix, and then nothing is written. ``inputs`` (fix_checks.ComparisonInputs) feeds the ONNX Runtime comparison;
+    ``rescan(path, target ids, graph)`` scans a fixed model (checking the file, matching the rewritten graph it was
+    exported from: importing the file again would cost as much as the first import).
     ``migrating`` (--to-explicit): failing forms also get workarounds nothing is known against (see :func:`choose`).
     """
     from harness.scan import fix_checks
@@ -359,29 +389,94 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
             if name is None:
                 continue
             started = time.perf_counter()
-            graph, model, group_result.places, group_result.left = rewrite(result.loaded, result.findings, group,
-                                                                           in_place=index == last)
+            in_place = index == last
+            graph, model, places, group_result.left = rewrite(result.loaded, result.findings, group, in_place)
             for place in group_result.left:
                 progress(f"not fixed for {', '.join(group.targets)}: {place.occurrence.anchor}: {place.reason}")
-            if not group_result.places:
+            if not places:
                 group_result.name = None  # nothing could be rewritten: the model as it is
                 continue
-            staging.mkdir(parents=True, exist_ok=True)
-            staged = staging / name
-            group_result.files = fix_checks.save(model, staged, bool(result.loaded.external_data))
-            group_result.rewrite_seconds = time.perf_counter() - started
+            attempt = _Attempts(result, original, inputs, staging / str(index), group_result, rescan)
             progress(f"checking {name} for {', '.join(group.targets)}")
-            group_result.rescan, group_result.checks = fix_checks.check_fixed(
-                result, original, staged, group_result.places, tolerance_of(group_result.places), inputs,
-                lambda path: rescan(path, group.targets, graph))
+            failure = attempt(graph, model, places, started)
+            if failure is not None:
+                _isolate(result, group_result, places, failure, in_place, attempt, progress)
         for group_result in outcome.groups:
             for file_name in group_result.files:
-                (staging / file_name).replace(Path(out_dir) / file_name)
+                (group_result.staged / file_name).replace(Path(out_dir) / file_name)
     except FixFailed as err:
         outcome.failure = err
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return outcome
+
+
+@dataclasses.dataclass
+class _Attempts:
+    """Stages and checks a group's fixed models, each in a folder of its own under ``folder``; the last that passes
+    every check is the group's (its places, checks, scan and files go to ``group_result``)."""
+
+    result: Any
+    original: Any  # fix_checks.Original
+    inputs: Any  # fix_checks.ComparisonInputs
+    folder: Path
+    group_result: GroupResult
+    rescan: Callable[[Path, list[str], Any], Any]  # see fix_model
+    count: int = 0
+
+    def __call__(self, graph: Any, model: Any, places: list[PlaceFix], started: float | None = None
+                 ) -> FixFailed | None:
+        """Save and check one fixed model (``started``: when its rewrite began, for the first); None if it passes."""
+        from harness.scan import fix_checks
+
+        kept = self.group_result
+        self.count += 1
+        staged = self.folder / str(self.count) / kept.name
+        staged.parent.mkdir(parents=True)
+        files = fix_checks.save(model, staged, bool(self.result.loaded.external_data))
+        if started is not None:
+            kept.rewrite_seconds = time.perf_counter() - started
+        try:
+            fixed, checks = fix_checks.check_fixed(
+                self.result, self.original, staged, places, tolerance_of(places), self.inputs,
+                lambda path: self.rescan(path, kept.group.targets, graph))
+        except FixFailed as failed:
+            return failed
+        kept.places, kept.files, kept.staged, kept.rescan, kept.checks = places, files, staged.parent, fixed, checks
+        return None
+
+
+def _isolate(result: Any, group_result: GroupResult, places: list[PlaceFix], failure: FixFailed, in_place: bool,
+             attempt: _Attempts, progress: Callable[[str], None]) -> None:
+    """After the group's fixed model failed ``failure``'s check: find the places whose rewrite made it fail
+    (:func:`fix_isolation.isolate`, each subset rewritten on a fresh copy of the original graph and checked by
+    ``attempt``), list them as not fixed with the check's figures, and keep the last set that passed."""
+    from harness.scan.fix_isolation import isolate
+    from harness.scan.loading import load_model
+
+    name, targets = group_result.name, ", ".join(group_result.group.targets)
+    progress(f"{name} fails the {failure.check} check: {failure.detail}; finding the place(s) of the "
+             f"{len(places)} rewritten whose rewrite makes it fail")
+    # the last group rewrote the scan's own graph: the original is imported again (only on this path)
+    pristine = load_model(result.loaded.path).graph if in_place else result.loaded.graph
+
+    def check(subset: list[PlaceFix]) -> FixFailed | None:
+        graph, model, done, left = rewrite_places(pristine.copy(), subset, result.loaded.model)
+        if left:
+            return FixFailed(left[0].occurrence.anchor, "rewrite", left[0].reason)
+        return attempt(graph, model, done)
+
+    isolated = isolate(places, failure, check)
+    for place, failed in isolated.dropped:
+        not_fixed = PlaceNotFixed.dropped(place, failed)
+        group_result.left.append(not_fixed)
+        progress(f"not fixed for {targets}: {place.occurrence.anchor}: {not_fixed.reason}")
+    progress(f"{len(isolated.dropped)} of {len(places)} place(s) dropped after {isolated.checks + 1} check(s) of "
+             f"{name}; " + (f"the other {len(isolated.kept)} pass every check" if isolated.kept else
+                            "no place is left to rewrite: no model"))
+    if not isolated.kept:
+        group_result.name, group_result.places, group_result.files = None, [], []
+        group_result.rescan, group_result.checks = None, []
 
 
 def fix_scanned(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir: Path,

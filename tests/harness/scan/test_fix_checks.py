@@ -1,5 +1,6 @@
 """The rescan check of a fixed model, each of its answers: a place in its workaround form passes, a place still in a
-failing form, a finding the original lacked and a form changed for the worse each stop the fix, naming the place."""
+failing form, a finding the original lacked and a form changed for the worse each stop the fix, naming the place. The
+fp32-function check's failure: its figures, and whether the original itself resolves the output."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -7,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 import cases
-from cases.model import FixResult
+from cases.model import FixResult, FixTolerance
 from harness.scan.fix_checks import _rescan
 from harness.scan.fix_places import FixFailed, PlaceFix
 from harness.scan.matching import Finding, Occurrence
@@ -83,3 +84,59 @@ def test_a_finding_another_rewrite_took_out_of_every_known_form_is_listed_as_gon
                     [stem_fixed_with("conv-output-marked", stem)])
     assert [(g["place"], g["was"]) for g in check["gone"]] == [(ADD, "p3-residual-add-qdq/identity-float")]
     assert "the evidence about its old form no longer applies" in check["gone"][0]["state"]
+
+
+def quantized_copy(path, scale: float, sign: float = 1.0):
+    """y = sign * DQ(Q(x)) with a per-tensor INT8 ``scale``, written to ``path``."""
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    inits = [numpy_helper.from_array(np.array(scale, np.float32), "s"), numpy_helper.from_array(np.int8(0), "z"),
+             numpy_helper.from_array(np.array(sign, np.float32), "sign")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]), helper.make_node("DequantizeLinear",
+             ["q", "s", "z"], ["dq"]), helper.make_node("Mul", ["dq", "sign"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return path
+
+
+def function_failure(tmp_path, x, fixed_sign: float, tolerance) -> FixFailed:
+    """The fp32-function check of ``sign * DQ(Q(x))`` (scale 1) against the original (sign 1) on input ``x``."""
+    import numpy as np
+
+    from harness.scan.fix_checks import ComparisonInputs, Original, _function
+
+    original = Original(quantized_copy(tmp_path / "original.onnx", 1.0), [], [("y", "float32", [4])],
+                        {"x": np.asarray(x, np.float32)})
+    with pytest.raises(FixFailed) as failed:
+        _function(original, quantized_copy(tmp_path / "fixed.onnx", 1.0, fixed_sign), [], tolerance,
+                  ComparisonInputs())
+    return failed.value
+
+
+QDQ_TOLERANCE = FixTolerance(0.999, 0.05, "a Q/DQ pair added")
+
+
+def test_a_rewrite_that_breaks_an_output_the_original_resolves_is_named_with_its_figures(tmp_path):
+    failure = function_failure(tmp_path, [3.0, -2.0, 5.0, 1.0], -1.0, QDQ_TOLERANCE)
+    assert failure.check == "fp32-function" and failure.figures["y"]["cosine"] == -1.0
+    assert failure.detail.startswith("output y: cosine -1.000000 (wanted >= 0.999), max abs error 10")
+    assert failure.figures["y"]["original_nudged"]["within"] and "resolution" not in failure.detail
+
+
+def test_an_output_the_original_moves_when_its_inputs_change_by_a_millionth_is_said_to_be_unresolved(tmp_path):
+    """Inputs on the rounding boundary of the quantizer (half a step): a nudge of one part in a million rounds them
+    the other way, so the original's own output moves beyond the tolerance."""
+    failure = function_failure(tmp_path, [0.5, 1.0, 0.5, 1.0], -1.0, QDQ_TOLERANCE)
+    nudged = failure.figures["y"]["original_nudged"]
+    assert not nudged["within"] and nudged["cosine"] == pytest.approx(2 ** -0.5)
+    assert "below the original model's own resolution: with its inputs scaled by 1 + 1e-06 the original itself " \
+           "gives cosine 0.707107" in failure.detail
+
+
+def test_a_bit_equal_check_that_fails_says_so_without_a_resolution(tmp_path):
+    failure = function_failure(tmp_path, [0.5, 1.0, 0.5, 1.0], -1.0, None)
+    assert failure.detail == "output y is not bit-equal: max abs error 2, cosine -1.000000"
+    assert "original_nudged" not in failure.figures["y"]

@@ -341,19 +341,42 @@ def test_the_fixed_model_scans_in_its_workaround_form_and_its_reproducers_run_on
     assert any(e["scope"] == "your-layer" and e["kind"] == "observed" for e in fixed["verdicts"]["ort-cpu"]["evidence"])
 
 
-def test_a_rewrite_that_changes_what_the_model_computes_is_refused_and_nothing_is_written(models, tmp_path):
+def test_a_rewrite_that_changes_what_the_model_computes_is_dropped_with_its_figures_and_the_rest_is_written(
+        models, tmp_path):
+    """A badly calibrated scale that identity-qdq copies onto one residual: that place's rewrite fails the
+    fp32-function check, so it is found among the eight rewritten, left as it was and listed with the check's figures;
+    the other seven are written and pass."""
     model = onnx.load(str(models["resnet18-qdq"]))
     scale = next(i for i in model.graph.initializer if i.name == "/layer1/layer1.0/conv1/_input_quantizer/scale")
     scale.CopyFrom(onnx.numpy_helper.from_array(np.array(1e-3, np.float32), scale.name))  # a badly calibrated scale
     user_model = tmp_path / "resnet18-clipping.onnx"
     onnx.save(model, str(user_model))
     out = tmp_path / "out"
-    code, _, stderr = scan(user_model, "--targets", "ort-cpu", "--fix", "--workaround",
-                           "p3-residual-add-qdq=identity-qdq", "p3-residual-add-qdq=qdq-after-add", "--out", out)
-    failure = results(out)["fix"]["failure"]
-    assert code == 2 and failure["check"] == "fp32-function"
-    assert "/layer1/layer1.0/Add (identity-qdq)" in failure["message"]  # the places rewritten are named
-    assert not list(out.glob("*.onnx")) and not (out / ".fix-staging").exists()
+    code, stdout, stderr = scan(user_model, "--targets", "ort-cpu", "--fix", "--workaround",
+                                "p3-residual-add-qdq=identity-qdq", "p3-residual-add-qdq=qdq-after-add", "--out", out)
+    assert code == 4, stdout + stderr
+    fix = results(out)["fix"]
+    assert fix["status"] == "partial" and fix["failure"] is None
+    (group,) = fix["groups"]
+    (dropped,) = [n for n in group["not_fixed"] if n.get("failed_check")]
+    assert dropped["place"] == "/layer1/layer1.0/Add"
+    failed = dropped["failed_check"]
+    assert failed["check"] == "fp32-function" and failed["rewritten_into"] == "identity-qdq"
+    (figures,) = failed["outputs"].values()
+    assert figures["cosine"] < 0.999 and not figures["within"]
+    assert f"cosine {figures['cosine']:.6f} (wanted >= 0.999)" in dropped["reason"]
+    done = {p["place"] for p in group["places"]}
+    assert len(done) == 7 and "/layer1/layer1.0/Add" not in done
+    assert group["model"] == "fixed.onnx" and {c["check"] for c in group["checks"]} == {
+        "onnx.checker", "interface", "fp32-function", "rescan"}
+    assert_same_outputs(user_model, out / "fixed.onnx", exact=False)
+    fixed = onnx.load(str(out / "fixed.onnx"))
+    assert [list(n.input) for n in fixed.graph.node if n.name == "/layer1/layer1.0/Add"] == \
+        [list(n.input) for n in model.graph.node if n.name == "/layer1/layer1.0/Add"]
+    assert "not fixed: p3-residual-add-qdq/identity-float: at /layer1/layer1.0/Add: dropped: rewritten into " \
+           "identity-qdq, the fixed model fails the fp32-function check: output /fc/Add_output_0: cosine" in stdout
+    assert "--fix is partial (exit 4)" in stderr and "the rest is written and checked: fixed.onnx" in stderr
+    assert not (out / ".fix-staging").exists()
 
 
 def test_p13_a_build_setting_is_said_as_such_and_the_file_keeps_its_graph(tmp_path):
