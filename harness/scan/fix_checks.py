@@ -341,12 +341,13 @@ def _rescan(result: Any, fixed: Any, places: Sequence[PlaceFix]) -> dict[str, An
             if before is None:
                 raise FixFailed(occurrence.anchor, "rescan", f"the fixed model has a finding the original lacked: "
                                 f"{finding.label} at {occurrence.anchor}")
-            worse = [f"{target} {verdict.verdict} (was {result.verdicts[before[0]][target].verdict})"
+            worse = {target: f"{target} {verdict.verdict} (was {result.verdicts[before[0]][target].verdict})"
                      for target, verdict in fixed.verdicts[index].items()
-                     if _rank(verdict.verdict) < _rank(result.verdicts[before[0]][target].verdict)]
+                     if _rank(verdict.verdict) < _rank(result.verdicts[before[0]][target].verdict)}
             if worse:
                 raise FixFailed(occurrence.anchor, "rescan", f"{finding.case.id} changed form here from "
-                                f"{before[1].label} to {finding.label}, which is worse on {', '.join(worse)}")
+                                f"{before[1].label} to {finding.label}, which is worse on {', '.join(worse.values())}",
+                                targets=tuple(worse))
             changed.append({"place": occurrence.anchor, "case": finding.case.id, "from": before[1].label,
                             "to": finding.label, "state": "another form of a case found here before, no worse on "
                             "these targets"})

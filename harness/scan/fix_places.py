@@ -56,10 +56,11 @@ class PlaceNotFixed:
 class FixFailed(Exception):
     """A rewrite or a check of the fixed model failed; ``place`` and ``check`` say where and which. ``detail``: the
     failure without the list of places rewritten (what a place dropped for it is told); ``figures``: per output, the
-    numbers of a failed comparison."""
+    numbers of a failed comparison; ``targets``: when the failure is a verdict the fixed model makes worse, the
+    targets it is worse on (the others may still take the fix)."""
 
     def __init__(self, place: str, check: str, message: str, detail: str | None = None,
-                 figures: dict[str, Any] | None = None):
+                 figures: dict[str, Any] | None = None, targets: tuple[str, ...] = ()):
         super().__init__(f"{place}: {check}: {message}")
         self.place, self.check, self.message = place, check, message
-        self.detail, self.figures = detail or message, figures
+        self.detail, self.figures, self.targets = detail or message, figures, targets

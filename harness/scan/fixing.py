@@ -6,9 +6,11 @@ the case cannot rewrite, and says why. Targets that end up with the same choices
 something to fix gets one fixed model. :func:`fix_model` applies, at every place of a finding, the first of its
 workarounds the case's ``fix`` can rewrite there, and :mod:`harness.scan.fix_checks` checks the result. A place
 where none of them can be rewritten is left as it is and listed with the reason (:class:`PlaceNotFixed`): the rest
-is written and checked, and the fix is partial. When a group's fixed model fails a check, the places whose rewrite
-made it fail are found by bisection (:mod:`harness.scan.fix_isolation`) and left as they are, listed with the
-check's figures; the rest is rewritten and checked again, and the fix is partial.
+is written and checked, and the fix is partial. When a group's fixed model makes a verdict worse on some of its
+targets only, those targets leave the group and keep the model as it is (their places listed with the check), and
+the fixed model is checked again for the others. When it still fails a check, the places whose rewrite made it fail
+are found by bisection (:mod:`harness.scan.fix_isolation`) and left as they are, listed with the check's figures;
+the rest is rewritten and checked again, and the fix is partial.
 """
 from __future__ import annotations
 
@@ -151,6 +153,18 @@ class Group:
     @property
     def fixes(self) -> dict[int, Choice]:
         return {i: c for i, c in self.choices.items() if c.candidates}
+
+    def split_off(self, targets: Sequence[str]) -> Group:
+        """Take ``targets`` out of this group into a group of their own with the same choices (the fix makes them
+        worse: they keep the model as it is, while the rest of the group is checked again without them)."""
+        leaving = set(targets)
+        split = Group([t for t in self.targets if t in leaving], dict(self.choices), {
+            i: {reason: kept for reason, named in why.items() if (kept := [t for t in named if t in leaving])}
+            for i, why in self.reasons.items()})
+        self.targets = [t for t in self.targets if t not in leaving]
+        self.reasons = {i: {reason: kept for reason, named in why.items()
+                            if (kept := [t for t in named if t not in leaving])} for i, why in self.reasons.items()}
+        return split
 
 
 def group_targets(findings: Sequence[Finding], verdicts: Sequence[dict[str, Any]], targets: Sequence[Any],
@@ -399,6 +413,13 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
             attempt = _Attempts(result, original, inputs, staging / str(index), group_result, rescan)
             progress(f"checking {name} for {', '.join(group.targets)}")
             failure = attempt(graph, model, places, started)
+            while failure is not None and failure.targets and set(failure.targets) < set(group.targets):
+                dropped = [PlaceNotFixed.dropped(place, failure) for place in places]
+                outcome.groups.append(GroupResult(group.split_off(failure.targets), None,
+                                                  left=[*group_result.left, *dropped]))
+                progress(f"{name} makes a verdict worse on {', '.join(failure.targets)} ({failure.detail}): they keep "
+                         f"the model as it is; checking {name} again for {', '.join(group.targets)}")
+                failure = attempt(graph, model, places)
             if failure is not None:
                 _isolate(result, group_result, places, failure, in_place, attempt, progress)
         for group_result in outcome.groups:

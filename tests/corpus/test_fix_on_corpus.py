@@ -80,3 +80,21 @@ def test_to_explicit_without_a_fixed_model_names_the_explicit_model_it_wrote(tmp
     assert f"no fixed model written; {out / 'explicit.onnx'} (the explicit model) is written" in result.stderr
     assert "no model written" not in result.stderr
     assert "<code>explicit.onnx</code> (the explicit model) as it is" in (out / "scan.html").read_text()
+
+
+def test_a_fix_that_makes_one_target_worse_leaves_it_out_and_writes_the_model_for_the_others(tmp_path):
+    """ResNet-18's identity Q/DQ (P3's workaround) turns its blocks into S5's residual-quantizer form, which an issue
+    thread reports failing on TensorRT 10.0 x86: that target keeps the model as it is, every other TensorRT target
+    gets the fixed model (before: no model for any, every place dropped for the one target)."""
+    result, report, out = fix("resnet18-qat-pq-ts-op13", tmp_path)
+    groups = {tuple(g["targets"]): g for g in report["fix"]["groups"]}
+    alone = groups[("trt100-x86",)]
+    assert alone["model"] is None and alone["places"] == []
+    dropped = [n for n in alone["not_fixed"] if "failed_check" in n]
+    assert len(dropped) == 5 and all(n["failed_check"]["check"] == "rescan" and "worse on trt100-x86" in n["reason"]
+                                     for n in dropped)
+    (fixed,) = [g for g in report["fix"]["groups"] if g["model"]]
+    assert "trt100-x86" not in fixed["targets"] and {"trt86-x86", "trt1016-orin", "trt114-thor"} <= set(fixed["targets"])
+    assert len(fixed["places"]) == 5 and (out / fixed["model"]).is_file()
+    assert "trt100-x86" not in {v["target"] for v in fixed["verdicts"]}
+    assert "makes a verdict worse on trt100-x86" in result.stdout and result.returncode == 4

@@ -462,3 +462,15 @@ def test_targets_that_need_different_fixes_get_one_model_each(models, tmp_path):
     assert "fixed-1.onnx (written) for trt85-orin" in stdout and "fixed-2.onnx (written) for trt86-orin" in stdout
     # trt86-orin keeps P1's reported form (claimed to fail there, no workaround known to pass): still exit 1
     assert code == 1 and [v["verdict"] for v in groups[("trt86-orin",)]["verdicts"]] == ["blocked"]
+
+
+def test_targets_split_off_a_group_take_their_reasons_and_choices_with_them():
+    from harness.scan.fixing import Choice, Group
+
+    choices = {0: Choice((), "nothing to fix"), 1: Choice((), "no workaround known")}
+    group = Group(["a", "b", "c"], dict(choices), {0: {"nothing to fix": ["a", "b"]}, 1: {"no workaround known": ["c"]}})
+    split = group.split_off(["b", "c"])
+    assert (group.targets, split.targets) == (["a"], ["b", "c"])
+    assert group.reasons == {0: {"nothing to fix": ["a"]}, 1: {}}
+    assert split.reasons == {0: {"nothing to fix": ["b"]}, 1: {"no workaround known": ["c"]}}
+    assert split.choices == choices and split.choices is not group.choices
