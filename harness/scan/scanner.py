@@ -164,15 +164,16 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
         lap("run")
     asked = _asked_quantized(loaded.index)
     run_ids = {t.id for t in options.run_targets} if reproducers else set()
-    predicted_on = {}  # target id -> what the engine prediction says of the nodes, for the predicted basis
-    shared = {}  # (prediction, ruleset) -> its PredictedNodes, read once for every target that has it
+    predicted_on: dict[str, PredictedNodes | None] = {}  # target id -> the engine prediction of the model's nodes
+    shared: dict[tuple, PredictedNodes] = {}  # (prediction, ruleset) -> one PredictedNodes for the targets sharing it
     for target in options.targets:
         precisions = engines.node_precisions(target.id) if engines is not None else {}
-        if precisions:
-            ruleset = engines.targets[target.id]["ruleset"]
-            key = (engines.targets[target.id]["prediction"], ruleset)
-            shared.setdefault(key, PredictedNodes(precisions, asked, ruleset))
-        predicted_on[target.id] = shared[key] if precisions else None
+        if not precisions:
+            predicted_on[target.id] = None
+            continue
+        entry = engines.targets[target.id]
+        predicted_on[target.id] = shared.setdefault((entry["prediction"], entry["ruleset"]),
+                                                    PredictedNodes(precisions, asked, entry["ruleset"]))
     verdicts = []
     for finding in matches.findings:
         per_target = {}
