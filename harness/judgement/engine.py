@@ -18,6 +18,7 @@ from harness.judgement.meaning import RAN_WITHOUT_VERDICT, band, meaning
 from harness.judgement.vocabulary import (
     BLOCKED, CANNOT_EXIST, CANNOT_EXIST_HERE, CLEAR, DOES_NOT_CONCERN, FAILS, FAILS_AS_REPORTED, FALLBACK, FALLS_BACK, LIKELY, NOT_RUN,
     OBSERVED, PRECISION_FALLBACK, PRECISION_UNVERIFIED, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICTS,
+    SCAN_WORKAROUND_VERDICTS,
     SCOPES, UNAVAILABLE, UNVERIFIED, VERIFIED, WORKAROUND, WORKS, WORKS_AS_REPORTED, YOUR_LAYER,
 )
 
@@ -127,6 +128,26 @@ def planning_verdict(form: Judgement, workarounds: Sequence[Judgement] = (), ava
     if form.basis in PLANNING_BASES:
         return form.basis
     return PRECISION_UNVERIFIED if form.unverified_ran else NOT_RUN
+
+
+def lists_workarounds(form: Judgement) -> bool:
+    """Whether the scan lists any of a finding's workarounds beside its judgement ``form`` on a target: where the
+    finding is expected not to be fine or nothing is known of it (SCAN_WORKAROUND_VERDICTS), and beside a good verdict
+    that rests on no observation (a workaround observed to work outranks it, as in :func:`planning_verdict`)."""
+    return form.verdict in SCAN_WORKAROUND_VERDICTS or (form.verdict in SCAN_GOOD and form.basis != OBSERVED)
+
+
+def workaround_listed(form: Judgement, workaround: Judgement) -> bool:
+    """Whether the scan lists a workaround judged ``workaround`` beside the finding's ``form``: every one where the
+    finding is expected not to be fine; only those known to work where nothing is known of it; beside a good verdict
+    on a claim or a prediction, only those observed to work."""
+    if not lists_workarounds(form):
+        return False
+    if form.verdict in SCAN_FAILING:
+        return True
+    if form.verdict == UNVERIFIED:
+        return workaround.verdict in SCAN_GOOD
+    return workaround.verdict in SCAN_GOOD and workaround.basis == OBSERVED
 
 
 def verdict_group(verdict: str) -> Tuple[str, ...]:

@@ -262,13 +262,13 @@ def predict(finding: Finding, target: Target, observations: Observations,
         suffix = uncovered_suffix if judged.scope == j.YOUR_LAYER else ""
         reason = prefix + deciding.describe() + _disagreement(deciding, evidence) + suffix
         return Verdict(target.id, judged.verdict, judged.basis, reason, evidence,
-                       _workarounds(finding, target, observations, judged.verdict, explicit, judged.basis))
+                       _workarounds(finding, target, observations, judged, explicit))
     reason = "no observation, upstream claim, fact or prediction for this pattern on this target"
     if judged.silent:
         reason += (" (only records that say nothing of the pattern: infra-error, the harness or environment failed "
                    "those cells, or unverified, they ran but the backend did not show an expected node's precision)")
     return Verdict(target.id, j.UNVERIFIED, None, reason, evidence,
-                   _workarounds(finding, target, observations, j.UNVERIFIED, explicit))
+                   _workarounds(finding, target, observations, judged, explicit))
 
 
 def _evidence(finding: Finding, target: Target, observations: Observations,
@@ -318,13 +318,12 @@ def _disagreement(deciding: Evidence, evidence: list[Evidence]) -> str:
     return "".join(f"; upstream claimed {e.outcome} ({j.strength_label(e.strength)})" for e in others)
 
 
-def _workarounds(finding: Finding, target: Target, observations: Observations, verdict: str,
-                 explicit: bool = False, basis: str | None = None) -> list[WorkaroundCheck]:
+def _workarounds(finding: Finding, target: Target, observations: Observations, form: j.Judgement,
+                 explicit: bool = False) -> list[WorkaroundCheck]:
     """The case's workaround variants of the finding's form (not the user's own form) and their evidence on
-    ``target``, those known to pass first: every one where the finding is expected not to be fine; only those known
-    to pass where nothing is known of the finding itself; beside a good verdict that rests on a claim or a prediction,
-    only those observed to work (they outrank it, as in the planning view's cell); none where it is observed fine."""
-    if verdict not in (*j.SCAN_WORKAROUND_VERDICTS, *j.SCAN_GOOD) or (verdict in j.SCAN_GOOD and basis == j.OBSERVED):
+    ``target``, those known to pass first; which of them beside the finding's judgement ``form`` is the engine's
+    (:func:`harness.judgement.workaround_listed`)."""
+    if not j.lists_workarounds(form):
         return []
     checks = []
     for variant in finding.case.variants:
@@ -334,12 +333,9 @@ def _workarounds(finding: Finding, target: Target, observations: Observations, v
         evidence += [observed(o, j.VARIANT) for o in observations.of(finding.case.id, variant.name, target.id)]
         evidence += claims_on(finding.case, variant.name, target, j.VARIANT)
         evidence += range_claims_on(finding.case, variant.name, target, j.VARIANT)
-        checks.append(WorkaroundCheck(variant, [e for e in evidence if e.decisive]))
-    if verdict == j.UNVERIFIED:
-        checks = [check for check in checks if check.verdict in j.SCAN_GOOD]
-    elif verdict in j.SCAN_GOOD:
-        checks = [check for check in checks
-                  if check.verdict in j.SCAN_GOOD and j.judge(check.evidence).basis == j.OBSERVED]
+        check = WorkaroundCheck(variant, [e for e in evidence if e.decisive])
+        if j.workaround_listed(form, j.judge(check.evidence)):
+            checks.append(check)
     return sorted(checks, key=lambda check: j.workaround_rank(check.verdict))
 
 

@@ -247,3 +247,19 @@ def test_a_newer_record_of_a_cell_and_host_wins_over_an_older_one(tmp_path):
         observations = read_observations([results])
         verdict = predict(Finding(case, variant, []), load_matrix()["ort-cpu"], observations)
         assert (verdict.verdict, verdict.basis) == (LIKELY, OBSERVED), verdict.reason
+
+
+def test_which_workarounds_the_scan_lists_beside_a_finding():
+    """Every one beside a failing verdict; only those known to work where nothing is known; beside a good verdict on a
+    claim or a prediction only those observed to work (they outrank it, as in the planning cell); none beside an
+    observed good verdict."""
+    from harness.judgement.engine import Judgement
+
+    works_observed, works_claimed = Judgement(j.LIKELY, j.OBSERVED), Judgement(j.LIKELY, j.CLAIMED)
+    fails = Judgement(j.BLOCKED, j.OBSERVED)
+    listed = lambda form: [w for w in (works_observed, works_claimed, fails) if j.workaround_listed(form, w)]  # noqa
+    assert listed(Judgement(j.FALLBACK, j.CLAIMED)) == [works_observed, works_claimed, fails]
+    assert listed(Judgement(j.UNVERIFIED, None)) == [works_observed, works_claimed]
+    assert listed(Judgement(j.LIKELY, j.PREDICTED)) == listed(Judgement(j.LIKELY, j.CLAIMED)) == [works_observed]
+    assert listed(Judgement(j.LIKELY, j.OBSERVED)) == [] and not j.lists_workarounds(Judgement(j.LIKELY, j.OBSERVED))
+    assert listed(Judgement(j.CLEAR, None)) == [] and listed(Judgement(j.UNAVAILABLE, None)) == []
