@@ -252,7 +252,6 @@ class ProtoGraph:
         graph = model.graph
         self.index = index or GraphIndex(graph)
         self.opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=None)
-        self.name = graph.name
         self._initializers = {tensor.name: tensor for tensor in graph.initializer}
         self._nodes: list[Node | None] = [None] * len(self.index.nodes)
         self._tensors: dict[str, _Tensor] = {}

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from cases.matching import QDQ_OPS
+from cases.matching import QDQ_OPS, nodes_of
 from harness.scan.loading import DEFAULT_DOMAINS, LoadedModel
 
 
@@ -49,8 +49,7 @@ def quantized_types(graph: Any) -> list[str]:
     ("INT8", "FP8 (E4M3)", ...), most nodes first; "unknown type" for a node whose quantized tensor and zero point
     carry no type."""
     found: collections.Counter = collections.Counter()
-    positions = sorted(position for op in QDQ_OPS for position in graph.op_positions(op))
-    for node in map(graph.node_at, positions):
+    for node in nodes_of(graph, *QDQ_OPS):
         quantized = node.outputs[0] if node.op == "QuantizeLinear" else node.inputs[0]
         zero_point = node.inputs[2] if len(node.inputs) > 2 else None
         names = [_onnx_type_name(getattr(t, "dtype", None)) for t in (quantized, zero_point)]

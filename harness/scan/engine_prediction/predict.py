@@ -25,7 +25,7 @@ import dataclasses
 from typing import Any
 
 from harness.scan.engine_prediction.rules import Ruleset
-from harness.scan.proto_graph import GraphIndex, unique_names
+from harness.scan.proto_graph import GraphIndex
 from harness.worker.record import PRECISIONS
 
 INT8, FP16, FP32, BF16, FP8, FP4, UNKNOWN = PRECISIONS  # harness/worker/record.py's Precision, in its order
@@ -132,15 +132,10 @@ def has_qdq(graph: Any) -> bool:
 
 def predict_engine(graph: Any, ruleset: Ruleset, fp16: bool = False) -> EnginePrediction:
     """The engine of ``graph`` (an ``onnx.GraphProto``, its :class:`GraphIndex`, or its :class:`GraphFacts` gathered
-    once for several rulesets) under ``ruleset``. ``fp16``: the weakly typed build also enables FP16 (TensorRT then picks FP16 or FP32
-    per float layer by timing); strongly typed rulesets ignore it."""
+    once for several rulesets) under ``ruleset``. ``fp16``: the weakly typed build also enables FP16 (TensorRT then
+    picks FP16 or FP32 per float layer by timing); strongly typed rulesets ignore it."""
     facts = graph if isinstance(graph, GraphFacts) else GraphFacts(graph)
     return _Predictor(facts, ruleset, fp16).run()
-
-
-def node_names(graph: Any) -> list[str]:
-    """Node names as the scan names them (:func:`harness.scan.proto_graph.unique_names`)."""
-    return unique_names((node.name, node.op_type, tuple(node.output)) for node in graph.node)[0]
 
 
 class GraphFacts:
