@@ -27,6 +27,7 @@ QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
 
 _INDEXES: dict[int, tuple[Any, dict[str, list[tuple[int, Any]]]]] = {}  # id(graph) -> (graph, op -> (position, node))
 _FROM_CONSTANTS: list[dict[int, bool]] = []  # while indexed(): id(tensor) -> computed from constants alone
+_NEAREST: list[dict[tuple, Any]] = []  # while indexed(): nearest_variant's answers (a pattern repeats per block)
 
 
 @contextlib.contextmanager
@@ -40,10 +41,12 @@ def indexed(graph: Any) -> Iterator[None]:
             by_op[node.op].append((position, node))
         _INDEXES[id(graph)] = (graph, by_op)
     _FROM_CONSTANTS.append({})
+    _NEAREST.append({})
     try:
         yield
     finally:
         _FROM_CONSTANTS.pop()
+        _NEAREST.pop()
         _INDEXES.pop(id(graph), None)
 
 
@@ -409,6 +412,23 @@ def nearest_variant(variants: Iterable[Any], params: dict[str, Any], required: t
     equal, |log2(a/b)| for positive numbers, 1 for any other difference. Ties go to the variant declared first (a
     case lists its failing form first). None when no variant has the required params.
     """
+    if not _NEAREST:
+        return _nearest_variant(variants, params, required, roles)
+    variants = tuple(variants)
+    try:  # variants by identity: the memo keeps them, so no other object can take their id while it lives
+        key = (tuple(map(id, variants)), tuple(params.items()), required, roles)
+        hash(key)
+    except TypeError:  # a param value that cannot be a key (a list): asked afresh
+        return _nearest_variant(variants, params, required, roles)
+    memo = _NEAREST[-1]
+    if key not in memo:
+        memo[key] = (variants, _nearest_variant(variants, params, required, roles))
+    answer = memo[key][1]
+    return answer if answer is None else (answer[0], list(answer[1]))
+
+
+def _nearest_variant(variants: Iterable[Any], params: dict[str, Any], required: tuple[str, ...],
+                     roles: tuple[str, ...]) -> tuple[Any, list[str]] | None:
     best = None
     for variant in variants:
         if variant.role not in roles or any(variant.params.get(k) != params.get(k) for k in required):
@@ -438,9 +458,13 @@ FP8_ONNX_TYPE = 17  # onnx.TensorProto.FLOAT8E4M3FN: onnx-graphsurgeon keeps the
 def quantized_precision(dq: Any) -> str | None:
     """The precision a DequantizeLinear reads: "int8", "fp8" (E4M3) or None when its input type is unknown or another.
 
-    Read from the type of the quantized input or, when shape inference left that unknown, of the zero point.
+    ONNX gives the quantized input and the zero point one type: read from the zero point when it is an initializer
+    (a model's zero points are a few shared initializers: no inferred type needed), else from the quantized input,
+    then from a zero point of unknown type.
     """
-    for tensor in (dq.inputs[0], dq.inputs[2] if len(dq.inputs) > 2 else None):
+    zero_point = dq.inputs[2] if len(dq.inputs) > 2 else None
+    stored = zero_point.__class__.__name__ == "Constant"  # an initializer: its type is in the file
+    for tensor in ((zero_point, dq.inputs[0]) if stored else (dq.inputs[0], zero_point)):
         dtype = getattr(tensor, "dtype", None)
         precision = None if dtype is None else _precision_of_dtype(dtype)
         if precision:

@@ -101,10 +101,16 @@ class HostKind:
     targets: tuple[str, ...]
 
 
+def _yaml_mapping(text: str) -> Any:
+    """``text`` parsed as safe YAML, by libyaml's C parser where PyYAML has it (ten times its Python parser's speed:
+    every command reads the matrix first)."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def _read(path: Path) -> dict[str, Any]:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = _yaml_mapping(path.read_text())
     except FileNotFoundError:
         raise MatrixError(f"{path}: no such file. Pass --matrix PATH or run from the repository root.") from None
     except IsADirectoryError:

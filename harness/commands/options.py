@@ -84,6 +84,20 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def input_shape(text: str) -> tuple[str, list[int]]:
+    """argparse type of reduce's --input-shape: ``NAME:D1xD2...`` (e.g. ``input:8x3x224x224``), each dimension a
+    whole number of at least 1."""
+    name, colon, dims = text.rpartition(":")
+    try:
+        shape = [int(d) for d in dims.split("x")]
+    except ValueError:
+        shape = []
+    if not colon or not name or not shape or min(shape) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME:D1xD2... (e.g. input:1x3x224x224: the input's name, "
+                                         "a colon, and every dimension of its shape, each 1 or more, joined by x)")
+    return name, shape
+
+
 def closest(pattern: str, names: Iterable[str], count: int = 5) -> list[str]:
     """The ``count`` names most like ``pattern``, for a "matches nothing" message."""
     return difflib.get_close_matches(pattern, sorted(set(names)), n=count, cutoff=0.0)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.commands.options import (EXIT_BROKEN, EXIT_OK, EXIT_USAGE, CommandError, input_file, output_directory,
-                                      positive_seconds)
+from harness.commands.options import (EXIT_BROKEN, EXIT_OK, EXIT_USAGE, CommandError, input_file, input_shape,
+                                      output_directory, positive_seconds)
 from harness.matrix import load_matrix
-from harness.reduction.input_shapes import parse_input_shape
 
 DESCRIPTION = f"""\
 Shrink MODEL, which fails on target T, to the smallest subgraph that fails there the same way: the minimal
@@ -118,7 +117,7 @@ def add_reduce_commands(commands) -> None:
                    "(default: %(default)s)")
     p.add_argument("--container-per-check", action="store_true",
                    help="docker targets: a fresh container for every check instead of one kept alive")
-    p.add_argument("--input-shape", nargs="+", action="extend", type=parse_input_shape, metavar="NAME:D1xD2...",
+    p.add_argument("--input-shape", nargs="+", action="extend", type=input_shape, metavar="NAME:D1xD2...",
                    help="the shape input NAME runs with, every dimension given (e.g. input:8x3x224x224), as "
                    "polygraphy names one; inputs not named have each symbolic dimension set to 1")
     p.add_argument("--keep-weights", action="store_true",

@@ -76,19 +76,26 @@ symbolic shape inference fails, it is retried without it first, and the notes sa
 
 
 def cmd_scan(args) -> int:
+    from harness.scan.file_checks import start_checks
+
+    # onnx's checks of a large model take longer than any other step: they start first, in their own process, and
+    # run while this one imports the library and reads the model (an --to-explicit scan checks the model it writes)
+    checks = None if args.to_explicit else start_checks(os.fspath(args.model))
     # The graph's million objects stay alive to the end: collecting them over and over frees nothing, and so would
     # one last collection of them all when the collector is back on. They are left to the process's exit instead.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _scan_command(args)
+        return _scan_command(args, checks)
     finally:
+        if checks is not None:
+            checks.stop()  # a scan that stopped early (bad input) does not leave them running
         gc.freeze()
         if enabled:
             gc.enable()
 
 
-def _scan_command(args) -> int:
+def _scan_command(args, checks) -> int:
     from harness.scan.loading import ModelInputError, load_model
 
     matrix = load_matrix(args.matrix)
@@ -106,8 +113,8 @@ def _scan_command(args) -> int:
         raise CommandError("--inputs and --workaround belong to --fix; add --fix")
     if args.calibration_data and not args.to_explicit:
         raise CommandError("--calibration-data belongs to --to-explicit; add --to-explicit")
-    try:  # a large model's checks start in their process first, and run while the rest is imported
-        loaded = None if args.to_explicit else load_model(args.model, checks_in_background=True)
+    try:
+        loaded = None if args.to_explicit else load_model(args.model, checks_in_background=True, checks=checks)
     except ModelInputError as err:
         raise CommandError(str(err)) from None
     from harness.scan.explicit import ExplicitInputError, QuantizerError, to_explicit

@@ -5,7 +5,6 @@ naming a size) gives the input's whole shape. The model with those sizes is writ
 and reduced instead of the user's file, which is left as it is."""
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 from pathlib import Path
@@ -17,19 +16,6 @@ STATIC_MODEL = "static-inputs.onnx"
 
 class InputShapeError(ValueError):
     """An --input-shape that names no input of the model or does not fit its shape."""
-
-
-def parse_input_shape(text: str) -> tuple[str, list[int]]:
-    """argparse type: ``NAME:D1xD2...`` (e.g. ``input:8x3x224x224``), each dimension a whole number of at least 1."""
-    name, colon, dims = text.rpartition(":")
-    try:
-        shape = [int(d) for d in dims.split("x")]
-    except ValueError:
-        shape = []
-    if not colon or not name or not shape or min(shape) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not NAME:D1xD2... (e.g. input:1x3x224x224: the input's name, "
-                                         "a colon, and every dimension of its shape, each 1 or more, joined by x)")
-    return name, shape
 
 
 @dataclasses.dataclass

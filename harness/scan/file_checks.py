@@ -3,9 +3,10 @@
 and the types and shapes inferred, handed back as one serialized ``onnx.GraphProto`` (its value infos and outputs).
 
 Standard library and onnx only, so a large model's checks can run as a script in a second process
-(``python file_checks.py MODEL``) while the scanner reads the same file: onnx's calls keep the interpreter's lock, so
-only a second process puts both on two cores at once. The script answers in two parts, the inferred types first, so
-the scanner can match the graph while the checker still runs.
+(``python file_checks.py MODEL TYPES_FILE``) while the scanner reads the same file: onnx's calls keep the
+interpreter's lock, so only a second process puts both on two cores at once. The script answers in two parts, the
+inferred types first, so the scanner can match the graph while the checker still runs. onnx is imported where it is used: the scan command
+starts the script before its own imports (onnx's among them), and importing this module costs it nothing.
 """
 from __future__ import annotations
 
@@ -13,15 +14,15 @@ import dataclasses
 import functools
 import json
 import os
-import select
-import struct
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING
 
-import onnx
+if TYPE_CHECKING:
+    import onnx
 
 
 @dataclasses.dataclass
@@ -36,6 +37,8 @@ class FileChecks:
 
     @functools.cached_property
     def _inferred_graph(self) -> onnx.GraphProto:
+        import onnx
+
         return onnx.GraphProto.FromString(self.inferred)
 
     def value_infos(self) -> dict[str, onnx.ValueInfoProto]:
@@ -53,6 +56,8 @@ class FileChecks:
 
 def infer_types(model: str) -> FileChecks:
     """Infer ``model``'s shapes (strict, then permissive) and keep them; the checker has not run yet."""
+    import onnx
+
     notes: list[str] = []
     checks = FileChecks(strict=False, notes=notes)
     with tempfile.TemporaryDirectory(prefix="trt-matrix-checks-") as tmp:
@@ -76,6 +81,8 @@ def infer_types(model: str) -> FileChecks:
 
 def checker_verdict(model: str) -> str | None:
     """The checker's first line on ``model``, None when it is valid (not full_check: shape inference has run)."""
+    import onnx
+
     try:
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as err:
@@ -92,82 +99,83 @@ def check_file(model: str) -> FileChecks:
 
 class ChildChecks:
     """:func:`check_file` running in a second Python process: :meth:`types` waits for the inferred types,
-    :meth:`result` for the checker too."""
+    :meth:`result` for the checker too.
+
+    The script says how shape inference went, then the checker's verdict, one JSON line each; the types themselves
+    (megabytes on a large model) go into a file of a directory this object owns and removes. Through the pipe they
+    would come a pipe's buffer at a time, each waiting for the scan's thread to let go of the interpreter, and hold
+    the checker back until the scan asked for them."""
 
     def __init__(self, model: str):
+        self._directory = tempfile.mkdtemp(prefix="trt-matrix-checks-")
+        self._types_file = os.path.join(self._directory, "inferred-types.pb")
         # PYTHONSAFEPATH (Python 3.11+): the script's directory, this package's, is not put before the libraries
-        self.process = subprocess.Popen([sys.executable, os.fspath(Path(__file__)), model],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        env={**os.environ, "PYTHONSAFEPATH": "1"})
+        self.process = subprocess.Popen(self.command(model, self._types_file), stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, env={**os.environ, "PYTHONSAFEPATH": "1"})
         self._types: FileChecks | None = None
         self._result: FileChecks | None = None
 
-    def answering(self) -> bool:
-        """The inferred types have begun to arrive (or the process ended): :meth:`types` would not wait long."""
-        if self._types is not None:
-            return True
-        try:
-            return bool(select.select([self.process.stdout], [], [], 0)[0])
-        except (OSError, ValueError):  # no select on pipes here (Windows): say so, and nobody waits on the answer
-            return True
+    @staticmethod
+    def command(model: str, types_file: str) -> list[str]:
+        """This module run as a script on ``model``, writing the inferred types to ``types_file``."""
+        return [sys.executable, os.fspath(Path(__file__)), model, types_file]
 
     def types(self) -> FileChecks:
         """What shape inference said (``invalid`` not known yet)."""
         if self._types is None:
-            header, inferred = _receive(self.process.stdout), _receive(self.process.stdout)
-            if header is None or inferred is None:
-                self._fail()
-            self._types = FileChecks(**json.loads(header), inferred=inferred)
+            header = self._line()
+            with open(self._types_file, "rb") as stream:
+                self._types = FileChecks(**header, inferred=stream.read())
         return self._types
 
     def result(self) -> FileChecks:
         if self._result is None:
-            types = self.types()
-            verdict = _receive(self.process.stdout)
-            if verdict is None:
-                self._fail()
-            self.process.wait()
-            self.process.stderr.close()
-            self.process.stdout.close()
-            self._result = dataclasses.replace(types, invalid=json.loads(verdict)["invalid"])
+            types, verdict = self.types(), self._line()
+            self._end()
+            self._result = dataclasses.replace(types, invalid=verdict["invalid"])
         return self._result
 
-    def _fail(self) -> None:
-        self.process.stdout.close()
-        err = self.process.stderr.read().decode(errors="replace")
-        self.process.stderr.close()
-        self.process.wait()
-        last = (err.strip().splitlines() or [f"exit status {self.process.returncode}"])[-1]
-        raise RuntimeError(f"onnx's checks of the model stopped in their process ({last})")
-
     def stop(self) -> None:
+        """End the process if it still runs (nothing to do once it has ended)."""
         if self.process.poll() is None:
             self.process.kill()
-        self.process.communicate()
+        self._end()
+
+    def _line(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:  # the process ended before its answer
+            err = self._end().decode(errors="replace")
+            last = (err.strip().splitlines() or [f"exit status {self.process.returncode}"])[-1]
+            raise RuntimeError(f"onnx's checks of the model stopped in their process ({last})")
+        return json.loads(line)
+
+    def _end(self) -> bytes:
+        """Wait for the process, remove the types' directory; what the process wrote to stderr."""
+        err = b""
+        if not self.process.stdout.closed:
+            _, err = self.process.communicate()
+        shutil.rmtree(self._directory, ignore_errors=True)
+        return err
 
 
-def _send(stream: BinaryIO, payload: bytes) -> None:
-    stream.write(struct.pack("<Q", len(payload)) + payload)
-    stream.flush()
+def cores() -> int:
+    """The CPU cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _receive(stream: BinaryIO) -> bytes | None:
-    """One length-prefixed part of the script's answer; None when the process ended before it."""
-    head = stream.read(8)
-    if len(head) < 8:
-        return None
-    (size,) = struct.unpack("<Q", head)
-    payload = stream.read(size)
-    return payload if len(payload) == size else None
+def start_checks(model: str) -> ChildChecks | None:
+    """The checks of the file ``model`` started in their process, when there is a second core to run them on and the
+    file exists (None: :func:`~harness.scan.loading.load_model` checks it in this process, or says what is wrong)."""
+    return ChildChecks(model) if cores() > 1 and os.path.isfile(model) else None
 
 
-def _answer(model: str) -> None:
-    out = sys.stdout.buffer
+def _answer(model: str, types_file: str) -> None:
     types = infer_types(model)
-    _send(out, json.dumps({"strict": types.strict, "notes": types.notes}).encode())
-    _send(out, types.inferred)
-    _send(out, json.dumps({"invalid": checker_verdict(model)}).encode())
+    with open(types_file, "wb") as stream:
+        stream.write(types.inferred)
+    print(json.dumps({"strict": types.strict, "notes": types.notes}), flush=True)
+    print(json.dumps({"invalid": checker_verdict(model)}), flush=True)
 
 
 if __name__ == "__main__":
-    _answer(sys.argv[1])
+    _answer(sys.argv[1], sys.argv[2])

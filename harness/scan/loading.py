@@ -24,7 +24,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import external_data_helper
 
-from harness.scan.file_checks import ChildChecks, FileChecks, check_file
+from harness.scan.file_checks import ChildChecks, FileChecks, check_file, cores
 from harness.scan.proto_graph import GraphIndex, ProtoGraph, value_info_type
 from harness.worker.errors import InputError
 
@@ -92,10 +92,6 @@ class LoadedModel:
                 raise ModelInputError(f"{self.path}: {err}") from None
         return self._checks
 
-    def types_known(self) -> bool:
-        """The inferred types are here, or about to be: a matcher asking one would not wait for the checks."""
-        return isinstance(self._checks, FileChecks) or self._checks.answering()
-
     def stop_checks(self) -> None:
         """End the checks' process, if one still runs (the scan stopped early)."""
         if not isinstance(self._checks, FileChecks):  # still running in their process
@@ -129,32 +125,35 @@ def default_opset(model: onnx.ModelProto) -> int:
     return max((o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS), default=0)
 
 
-def load_model(path: Path | str, graph: Any = None, *, checks_in_background: bool = False) -> LoadedModel:
+def load_model(path: Path | str, graph: Any = None, *, checks_in_background: bool = False,
+               checks: ChildChecks | None = None) -> LoadedModel:
     """Read, check and shape-infer ``path``; raise :class:`ModelInputError` when it cannot be scanned.
 
     ``graph``, when given, is the file's graph already in onnx-graphsurgeon (the one it was exported from), kept
     instead of importing it again. ``checks_in_background``: a large model's checks may still run when this returns
     (the scan calls :meth:`LoadedModel.checked` before it answers); else they are done, and an invalid model raised.
+    ``checks``: onnx's checks of ``path`` already started in their process (:func:`~harness.scan.file_checks.
+    start_checks`: the scan command starts them before its imports), used whatever the model's size, and ended if
+    the model cannot be read.
     """
     started = time.perf_counter()
     path = Path(path)
-    model = _parsed(path, _check_header(path))
-    external = _check_external_data(path, model)
-    if not model.graph.node:
-        raise ModelInputError(f"{path}: the graph has no nodes, nothing to scan")
-    if len(model.graph.node) >= CHECKS_APART_FROM_NODES and _cores() > 1:
-        checks: FileChecks | ChildChecks = ChildChecks(os.fspath(path))
-    else:
-        checks = check_file(os.fspath(path))
-    loaded = LoadedModel(path, model, external, checks, graph)
+    try:
+        model = _parsed(path, _check_header(path))
+        external = _check_external_data(path, model)
+        if not model.graph.node:
+            raise ModelInputError(f"{path}: the graph has no nodes, nothing to scan")
+    except BaseException:
+        if checks is not None:
+            checks.stop()
+        raise
+    if checks is None and len(model.graph.node) >= CHECKS_APART_FROM_NODES and cores() > 1:
+        checks = ChildChecks(os.fspath(path))
+    loaded = LoadedModel(path, model, external, checks or check_file(os.fspath(path)), graph)
     if not checks_in_background:
         loaded.checked()
     loaded.seconds = time.perf_counter() - started
     return loaded
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _raise_invalid(path: Path, checks: FileChecks) -> None:
@@ -276,12 +275,11 @@ def _check_versions(path: Path, ir_version: int, opsets: list[onnx.OperatorSetId
 
 
 def _external_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
-    for tensor in model.graph.initializer:
-        yield tensor
-    for node in model.graph.node:
-        for attribute in node.attribute:
-            if attribute.HasField("t"):
-                yield attribute.t
+    """The tensors whose data lies in an external file: initializers, and tensor attributes (a Constant's value)."""
+    external, tensor_attribute = onnx.TensorProto.EXTERNAL, onnx.AttributeProto.TENSOR
+    yield from (tensor for tensor in model.graph.initializer if tensor.data_location == external)
+    yield from (attribute.t for node in model.graph.node if node.attribute for attribute in node.attribute
+                if attribute.type == tensor_attribute and attribute.t.data_location == external)
 
 
 def _check_external_data(path: Path, model: onnx.ModelProto) -> list[str]:
@@ -289,8 +287,6 @@ def _check_external_data(path: Path, model: onnx.ModelProto) -> list[str]:
     base = path.resolve().parent
     files: dict[str, int] = {}
     for tensor in _external_tensors(model):
-        if not external_data_helper.uses_external_data(tensor):
-            continue
         info = external_data_helper.ExternalDataInfo(tensor)
         location = Path(info.location)
         where = f"{path}: external data file '{info.location}' of tensor '{tensor.name}'"

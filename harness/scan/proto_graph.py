@@ -5,8 +5,9 @@ engine prediction.
 names, who writes and who reads each tensor, the nodes of each op. :class:`ProtoGraph` answers the matchers'
 questions (``cases/matching.py``) on top of it as an onnx-graphsurgeon graph would, with the same attributes (a node's
 ``name``, ``op``, ``inputs``, ``outputs``, ``attrs``; a tensor's ``inputs`` (its producer), ``outputs`` (its
-readers), ``shape``, ``dtype``, a constant's ``values``), but makes a node or tensor object only when a matcher reaches
-it: importing all 50,000 nodes of a large model into onnx-graphsurgeon costs more than the whole scan may.
+readers), ``shape``, ``dtype``, a constant's ``values``), with plain objects made in one pass over the index when a
+matcher first reaches one, and what they hold beyond their links (types, attributes, values) read on first use:
+importing all 50,000 nodes of a large model into onnx-graphsurgeon costs more than the whole scan may.
 
 Objects are made once per node and per tensor name, so ``is`` and ``id()`` work as on onnx-graphsurgeon's graph; the
 view never changes. A test compares every finding on both for every model the tests hold.
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import collections
 import functools
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple
 
@@ -44,10 +44,14 @@ class GraphIndex:
 
     def __init__(self, graph: onnx.GraphProto) -> None:
         self.graph = graph
-        protos = graph.node
-        self.nodes = [IndexedNode(node.op_type, tuple(node.input), tuple(node.output)) for node in protos]
-        self.names, self.unnamed, self.repeated = unique_names(
-            zip([node.name for node in protos], (n.op_type for n in self.nodes), (n.output for n in self.nodes)))
+        protos, make = graph.node, tuple.__new__  # IndexedNode(...) without its Python-level __new__: 50,000 calls
+        self.nodes = [make(IndexedNode, (node.op_type, tuple(node.input), tuple(node.output))) for node in protos]
+        names = [node.name for node in protos]
+        if all(names) and len(set(names)) == len(names):  # as exporters name them: nothing to make unique
+            self.names, self.unnamed, self.repeated = names, 0, []
+        else:
+            self.names, self.unnamed, self.repeated = unique_names(
+                zip(names, (n.op_type for n in self.nodes), (n.output for n in self.nodes)))
         self.producer: dict[str, int] = {}
         self.readers: dict[str, list[int]] = collections.defaultdict(list)
         self.by_op: dict[str, list[int]] = collections.defaultdict(list)
@@ -123,7 +127,7 @@ def _dim(dim: onnx.TensorShapeProto.Dimension) -> int | str | None:
 
 class _Lazy:
     """An object whose attributes named in ``_LAZY`` are read from the graph on first use, then kept as plain
-    attributes (a matcher reads a node's inputs or a tensor's producer many times: later reads cost nothing)."""
+    attributes (a matcher reads a tensor's type or a node's attributes many times: later reads cost nothing)."""
 
     _LAZY: frozenset[str] = frozenset()
 
@@ -138,34 +142,29 @@ class _Lazy:
 
 
 class Node(_Lazy):
-    """A node of the view: ``name`` (unique, as the scan names it), ``op``, and, read on first use, ``inputs``,
-    ``outputs``, ``attrs`` and ``domain`` (None for ONNX's own, as onnx-graphsurgeon has it)."""
+    """A node of the view: ``name`` (unique, as the scan names it), ``op``, ``inputs`` and ``outputs`` (set when the
+    view makes its objects), and, read on first use, ``attrs`` and ``domain`` (None for ONNX's own, as
+    onnx-graphsurgeon has it)."""
 
-    _LAZY = frozenset({"inputs", "outputs", "attrs", "domain"})
+    _LAZY = frozenset({"attrs", "domain"})
 
-    def __init__(self, graph: ProtoGraph, index: int) -> None:
-        self._graph, self.index = graph, index
-        self.name, self.op = graph.index.names[index], graph.index.nodes[index].op_type
+    def __init__(self, graph: ProtoGraph, index: int, name: str, op: str) -> None:
+        self._graph, self.index, self.name, self.op = graph, index, name, op
 
     def _read(self, attribute: str) -> None:
-        graph = self._graph
-        made, make = graph._tensors, graph.tensor
-        if attribute == "inputs":
-            self.inputs = [made.get(name) or make(name) for name in graph.index.nodes[self.index].input]
-        elif attribute == "outputs":
-            self.outputs = [made.get(name) or make(name) for name in graph.index.nodes[self.index].output]
-        elif attribute == "attrs":
-            self.attrs = graph.attributes(self.index)
+        if attribute == "attrs":
+            self.attrs = self._graph.attributes(self.index)
         else:
-            self.domain = graph.index.graph.node[self.index].domain or None
+            self.domain = self._graph.index.graph.node[self.index].domain or None
 
     def __repr__(self) -> str:
         return f"{self.op} node {self.name!r}"
 
 
 class _Tensor(_Lazy):
-    """A tensor: ``name``, and ``inputs`` (the node that writes it, in a list: empty for a graph input, an
-    initializer or an omitted input) and ``outputs`` (the nodes that read it, in graph order), read on first use."""
+    """A tensor: ``name``, ``inputs`` (the node that writes it, in a list: empty for a graph input, an initializer
+    or an omitted input) and ``outputs`` (the nodes that read it, in graph order). The view sets both when it makes
+    its objects; a tensor made later (a node attribute's, one no node writes or reads) reads them on first use."""
 
     _LAZY = frozenset({"inputs", "outputs"})
 
@@ -194,8 +193,10 @@ class Variable(_Tensor):
     def _read(self, attribute: str) -> None:
         if attribute in _Tensor._LAZY:
             super()._read(attribute)
+        elif attribute == "dtype":  # read alone: a matcher asks the types of many tensors, the shapes of few
+            self.dtype = self._graph.dtype_of(self.name) if self._graph else None
         else:
-            self.dtype, self.shape, self.type = self._graph.type_of(self.name) if self._graph else (None, None, None)
+            _, self.shape, self.type = self._graph.type_of(self.name) if self._graph else (None, None, None)
 
 
 class Constant(_Tensor):
@@ -221,23 +222,6 @@ class Constant(_Tensor):
             self.values = np.array(numpy_helper.to_array(self._proto, base))
 
 
-class _Nodes(Sequence):
-    """A graph's nodes in order, each made on first access."""
-
-    def __init__(self, graph: ProtoGraph) -> None:
-        self._graph = graph
-
-    def __len__(self) -> int:
-        return len(self._graph._nodes)
-
-    def __getitem__(self, position):
-        if isinstance(position, slice):
-            return [self._graph.node_at(p) for p in range(len(self))[position]]
-        if not -len(self) <= position < len(self):
-            raise IndexError(position)
-        return self._graph.node_at(position % len(self))
-
-
 class ProtoGraph:
     """The matchers' view of ``model``'s main graph (see the module's docstring).
 
@@ -253,24 +237,22 @@ class ProtoGraph:
         self.index = index or GraphIndex(graph)
         self.opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=None)
         self._initializers = {tensor.name: tensor for tensor in graph.initializer}
-        self._nodes: list[Node | None] = [None] * len(self.index.nodes)
+        self._nodes: list[Node] | None = None  # made, all at once, when a matcher first reaches one
         self._tensors: dict[str, _Tensor] = {}
         self._inferred_types = types
         self._types: dict[str, onnx.ValueInfoProto] | None = None
-        self._read_types: dict[str, tuple[Any, list | None, str | None]] = {}
 
     # -- what a matcher reaches -----------------------------------------------------------------------------------
     @property
-    def nodes(self) -> Sequence[Node]:
-        """Every node, in graph order: a sequence that makes a node's object when it is reached (walking it all makes
-        all: matchers ask :meth:`op_positions` instead)."""
-        return _Nodes(self)
+    def nodes(self) -> list[Node]:
+        """Every node, in graph order."""
+        return self._nodes if self._nodes is not None else self._make_objects()
 
-    @property
+    @functools.cached_property
     def inputs(self) -> list[_Tensor]:
         return [self.tensor(info.name) for info in self.index.graph.input]
 
-    @property
+    @functools.cached_property
     def outputs(self) -> list[_Tensor]:
         return [self.tensor(info.name) for info in self.index.graph.output]
 
@@ -279,24 +261,7 @@ class ProtoGraph:
         return self.index.by_op.get(op, [])
 
     def node_at(self, position: int) -> Node:
-        node = self._nodes[position]
-        if node is None:
-            node = self._nodes[position] = Node(self, position)
-        return node
-
-    def make_nodes_until(self, done: Callable[[], bool], batch: int = 2000) -> int:
-        """Make the nodes' objects and their tensors' in graph order, ``batch`` at a time, until ``done()`` or all
-        are made: work the matchers would do anyway, done while the scan waits for something else. How many nodes
-        it went through."""
-        made = 0
-        for start in range(0, len(self._nodes), batch):
-            if done():
-                break
-            for position in range(start, min(start + batch, len(self._nodes))):
-                node = self.node_at(position)
-                node.inputs, node.outputs  # noqa: B018 (read to be made)
-                made += 1
-        return made
+        return (self._nodes if self._nodes is not None else self._make_objects())[position]
 
     def node_names(self) -> set[str]:
         return set(self.index.names)
@@ -304,27 +269,73 @@ class ProtoGraph:
     def tensor(self, name: str) -> _Tensor:
         """The tensor called ``name``: one object per name; an omitted optional input ("") is a new empty Variable
         each time, as in onnx-graphsurgeon."""
-        tensor = self._tensors.get(name)
-        if tensor is None:
-            if not name:
-                return Variable(None, "")
-            proto = self._initializers.get(name)
-            tensor = Constant(self, proto) if proto is not None else Variable(self, name)
-            self._tensors[name] = tensor
+        if self._nodes is None:
+            self._make_objects()
+        return self._tensors.get(name) or self._new_tensor(name)
+
+    def _new_tensor(self, name: str) -> _Tensor:
+        if not name:
+            return Variable(None, "")
+        proto = self._initializers.get(name)
+        tensor = self._tensors[name] = Constant(self, proto) if proto is not None else Variable(self, name)
         return tensor
+
+    def _make_objects(self) -> list[Node]:
+        """Every node's object and every tensor's that a node writes or reads, linked as the index links them, in one
+        pass: a matcher walks most of a model's nodes, and making them all at once costs a third of making each on
+        first use."""
+        index, tensors, new_tensor = self.index, self._tensors, self._new_tensor
+        nodes = [Node(self, position, name, indexed.op_type)
+                 for position, (name, indexed) in enumerate(zip(index.names, index.nodes))]
+        for node, indexed in zip(nodes, index.nodes):
+            inputs = []
+            for name in indexed.input:
+                tensor = tensors.get(name)
+                if tensor is None:
+                    tensor = new_tensor(name)
+                    tensor.inputs, tensor.outputs = [], []
+                    if not name:  # an omitted optional input: read by nobody, as in onnx-graphsurgeon
+                        inputs.append(tensor)
+                        continue
+                tensor.outputs.append(node)
+                inputs.append(tensor)
+            node.inputs = inputs
+            outputs = []
+            for name in indexed.output:
+                tensor = tensors.get(name)
+                if tensor is None:
+                    tensor = new_tensor(name)
+                    tensor.outputs = []
+                if name:  # the last writer of a name, as in the index; an omitted output has none
+                    tensor.inputs = [node]
+                else:
+                    tensor.inputs = []
+                outputs.append(tensor)
+            node.outputs = outputs
+        self._nodes = nodes
+        return nodes
 
     # -- what the objects read ------------------------------------------------------------------------------------
     def type_of(self, name: str) -> tuple[Any, list | None, str | None]:
         """(dtype, shape, type field) of a computed tensor or graph input; (None, None, None) when unknown."""
-        known = self._read_types.get(name)
-        if known is None:
-            if self._types is None:
-                self._types = self._declared_types()
-                self._types.update(self._inferred_types())
-            info = self._types.get(name)
-            known = value_info_type(info) if info is not None and info.type.ByteSize() else (None, None, None)
-            self._read_types[name] = known
-        return known
+        info = self._value_info(name)
+        return (None, None, None) if info is None else value_info_type(info)
+
+    def dtype_of(self, name: str) -> Any:
+        """The dtype of :meth:`type_of`, without reading the shape."""
+        info = self._value_info(name)
+        if info is None:
+            return None
+        return numpy_dtype(info.type.tensor_type.elem_type) if info.type.HasField("tensor_type") else \
+            value_info_type(info)[0]
+
+    def _value_info(self, name: str) -> onnx.ValueInfoProto | None:
+        """The value info typing ``name`` (declared, else inferred), None when there is none or it has no type."""
+        if self._types is None:
+            self._types = self._declared_types()
+            self._types.update(self._inferred_types())
+        info = self._types.get(name)
+        return info if info is not None and info.type.ByteSize() else None
 
     def _declared_types(self) -> dict[str, onnx.ValueInfoProto]:
         graph = self.index.graph

@@ -145,7 +145,6 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
             else:
                 engine_problem = None
             lap("engine")
-            loaded.view.make_nodes_until(loaded.types_known)  # while a large model's types are still inferred
             matches = find_patterns(loaded.view)
             loaded.checked()  # an invalid model stops here, before any verdict
             lap("match")

@@ -51,11 +51,11 @@ def quantized_types(graph: Any) -> list[str]:
     found: collections.Counter = collections.Counter()
     for node in nodes_of(graph, *QDQ_OPS):
         quantized = node.outputs[0] if node.op == "QuantizeLinear" else node.inputs[0]
-        zero_point = node.inputs[2] if len(node.inputs) > 2 else None
-        names = [_onnx_type_name(getattr(t, "dtype", None)) for t in (quantized, zero_point)]
-        if node.op == "QuantizeLinear" and "output_dtype" in node.attrs:
-            names.append(_onnx_type_name(int(node.attrs["output_dtype"])))
-        name = next((n for n in names if n), None)
+        name = _onnx_type_name(quantized.dtype)
+        if not name and len(node.inputs) > 2:  # the zero point's type, then a Q's output_dtype
+            name = _onnx_type_name(getattr(node.inputs[2], "dtype", None))
+        if not name and node.op == "QuantizeLinear" and "output_dtype" in node.attrs:
+            name = _onnx_type_name(int(node.attrs["output_dtype"]))
         found[QUANTIZED_TYPE_NAMES.get(name, name) if name else "unknown type"] += 1
     return [name for name, _ in found.most_common()]
 

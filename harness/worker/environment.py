@@ -6,7 +6,6 @@ import platform
 import re
 import shutil
 import subprocess
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,8 @@ def arch_mismatch(expected: str | None, observed: str | None) -> str | None:
 
 
 def package_version(name: str) -> str | None:
+    from importlib import metadata  # here: importing it costs every command's start
+
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:

@@ -21,7 +21,7 @@ from harness.scan.summary import model_summary
 def checks_where(request, monkeypatch):
     if request.param == "checks-apart":
         monkeypatch.setattr(loading, "CHECKS_APART_FROM_NODES", 1)
-        monkeypatch.setattr(loading, "_cores", lambda: 2)
+        monkeypatch.setattr(loading, "cores", lambda: 2)
     else:
         monkeypatch.setattr(loading, "CHECKS_APART_FROM_NODES", 10**9)
     return request.param

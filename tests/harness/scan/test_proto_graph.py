@@ -84,23 +84,11 @@ def test_one_object_per_tensor_and_node(model_files):
     assert tensor.inputs[0] is first
 
 
-def test_nodes_are_made_only_when_a_matcher_reaches_them(model_files):
+def test_objects_are_made_once_when_a_matcher_first_reaches_one(model_files):
     view = load_model(model_files["backbone-silu-qdq"]).view
-    assert isinstance(view, ProtoGraph) and len(view.nodes) == len(view._nodes)
-    assert all(node is None for node in view._nodes)  # counting them made none
+    assert view._nodes is None and view._tensors == {}  # indexing the model made no object
     assert has_qdq(view)
-    assert sum(node is not None for node in view._nodes) == 1  # the first Q/DQ, not every node of the model
+    made = view._nodes
+    assert made is not None and len(made) == len(view.index.nodes)
     find_patterns(view)
-    assert all(node is not None for node in view._nodes[:3])
-
-
-def test_nodes_made_while_waiting_stop_when_told_and_change_no_finding(model_files):
-    loaded = load_model(model_files["transformer-qdq"])
-    expected = findings(loaded.view)
-    waiting = load_model(model_files["transformer-qdq"]).view
-    assert waiting.make_nodes_until(lambda: True) == 0 and all(node is None for node in waiting._nodes)
-    calls = []
-    made = waiting.make_nodes_until(lambda: len(calls.append(1) or calls) > 1, batch=5)
-    assert made == 5 and all(node is not None for node in waiting._nodes[:5]) and waiting._nodes[5] is None
-    assert waiting.make_nodes_until(lambda: False) == len(waiting._nodes)  # the rest made (the first 5 again)
-    assert findings(waiting) == expected
+    assert view._nodes is made  # the matchers reached the same objects, not new ones
