@@ -16,7 +16,6 @@ from typing import Callable, Iterable
 
 import numpy as np
 import onnx
-import onnx.reference
 import onnx.version_converter
 import onnx_graphsurgeon as gs
 
@@ -80,6 +79,8 @@ def make_data(case: type[Case], variant: Variant, model: onnx.ModelProto) -> dic
     (``knobs.calibration_cache``) also gets the largest absolute value of every tensor over its calibration batches
     (``calibration_ranges/names``, ``calibration_ranges/amax``): the harness writes the cache from them.
     """
+    import onnx.reference  # imported here: the scan reads the library's declarations without running any
+
     rng = np.random.default_rng(seed_of(case.id, variant.name))
     initializers = {i.name for i in model.graph.initializer}
 

@@ -32,7 +32,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
-from cases.matching import is_constant, is_graph_output, nodes_of
+from cases.matching import is_constant, is_graph_output, nodes_of, producer
 from cases import rewriting as rw
 from cases.model import Built, Case, FixResult, Match, NoRewrite, Tolerance, Variant
 
@@ -205,8 +205,11 @@ class QdqInternalAssert(Case):
     @classmethod
     def find(cls, graph: Any) -> list[Match]:
         """Every QuantizeLinear of a constant (a weight) whose output, or its DequantizeLinear's, is a graph output."""
+        writers = [producer(t) for t in graph.outputs]  # only a Q writing an output, or its DQ's, can match
+        near_outputs = {id(n) for n in writers if n is not None}
+        near_outputs |= {id(producer(n.inputs[0])) for n in writers if n is not None and n.op == "DequantizeLinear"}
         matches = []
-        for q in (n for n in nodes_of(graph, "QuantizeLinear") if is_constant(n.inputs[0])):
+        for q in (n for n in nodes_of(graph, "QuantizeLinear") if id(n) in near_outputs and is_constant(n.inputs[0])):
             dqs = [c for c in q.outputs[0].outputs if c.op == "DequantizeLinear"]
             if is_graph_output(graph, q.outputs[0]):
                 visible, variant = q.outputs[0], "weight-q-output"

@@ -247,8 +247,7 @@ class DwConvSwishLastNode(Case):
         ends the graph: its last tensor is a graph output read by nothing, or only by an Identity that is."""
         found = []
         for conv in m.nodes_of(graph, "Conv"):
-            if not (m.is_depthwise(conv) and m.is_quantized_weight(conv.inputs[1]) and m.dequantized(conv.inputs[0])):
-                continue
+            # the chain to the graph's end first: few convs have it, and it costs less than their weights' questions
             chain = m.follow_chain(conv, ("BatchNormalization",))
             swish = m.swish_after(chain[-1].outputs[0])
             if swish is None:
@@ -265,6 +264,8 @@ class DwConvSwishLastNode(Case):
                     continue
                 chain.append(identity)
                 variant = "identity-successor" if qdq else None
+            if not (m.is_depthwise(conv) and m.is_quantized_weight(conv.inputs[1]) and m.dequantized(conv.inputs[0])):
+                continue
             trailing = "a trailing Q/DQ" if qdq else "no trailing Q/DQ (the reported graph had one)"
             tail = "then an Identity, the maintainer's workaround" if chain[-1].op == "Identity" else "then nothing"
             found.append(Match(

@@ -18,7 +18,6 @@ import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
-from cases.generate import INDEX_FORMAT, make_data, variant_entry, write_npz
 from cases.matching import QDQ_OPS
 from cases.model import Knobs, Tolerance, Variant
 from harness.matrix import Target
@@ -70,6 +69,8 @@ def write_reproducers(loaded: LoadedModel, findings: Sequence[Finding], cases_di
     cases_dir = Path(cases_dir)
     cases_dir.mkdir(parents=True, exist_ok=True)
     extractor = Extractor(loaded)
+    from cases.generate import INDEX_FORMAT  # with onnx's reference evaluator: imported for --run only
+
     index = {"format": INDEX_FORMAT, "generator": {"scan": str(loaded.path), "onnx": onnx.__version__,
                                                    "onnx_graphsurgeon": gs.__version__}, "cases": []}
     reproducers, names = [], {}  # case id -> the reproducer names taken in its directory
@@ -126,6 +127,8 @@ def _write(extractor: Extractor, finding: Finding, occurrence: Occurrence, name:
     model_bytes = model.SerializeToString(deterministic=True)
     (cases_dir / case.id).mkdir(exist_ok=True)
     (cases_dir / case.id / f"{name}.onnx").write_bytes(model_bytes)
+    from cases.generate import make_data, variant_entry, write_npz
+
     data = make_data(case, variant, model)
     data_path = cases_dir / case.id / f"{name}.npz"
     write_npz(data_path, data)

@@ -51,9 +51,13 @@ def quantized_types(graph: Any) -> list[str]:
     found: collections.Counter = collections.Counter()
     for node in nodes_of(graph, *QDQ_OPS):
         quantized = node.outputs[0] if node.op == "QuantizeLinear" else node.inputs[0]
-        name = _onnx_type_name(quantized.dtype)
-        if not name and len(node.inputs) > 2:  # the zero point's type, then a Q's output_dtype
-            name = _onnx_type_name(getattr(node.inputs[2], "dtype", None))
+        zero_point = node.inputs[2] if len(node.inputs) > 2 else None
+        # ONNX gives the quantized tensor its zero point's type: an initializer's is in the file (no inferred type
+        # needed), else the tensor's inferred type, then the zero point's, then a Q's output_dtype
+        name = _onnx_type_name(zero_point.dtype) if zero_point.__class__.__name__ == "Constant" else None
+        name = name or _onnx_type_name(quantized.dtype)
+        if not name and zero_point is not None:
+            name = _onnx_type_name(zero_point.dtype)
         if not name and node.op == "QuantizeLinear" and "output_dtype" in node.attrs:
             name = _onnx_type_name(int(node.attrs["output_dtype"]))
         found[QUANTIZED_TYPE_NAMES.get(name, name) if name else "unknown type"] += 1

@@ -322,6 +322,7 @@ _API_FEATURES = (
 )
 
 
+@functools.lru_cache(maxsize=None)  # asked per recorded surface, per API feature, per target
 def _release(version: str) -> tuple[int, int]:
     numbers = version_tuple(version)
     if not numbers:

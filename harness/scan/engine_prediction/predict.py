@@ -154,8 +154,7 @@ class GraphFacts:
                                  if i.type.tensor_type.elem_type in _FLOAT_ELEMENTS), FP32)
         self._qtypes: dict[int, str | None] = {}
         self._propagate()
-        self.quantized_types = frozenset(self.quantized_type(i) for i, node in enumerate(self.nodes)
-                                         if node.op_type in QDQ)
+        self.quantized_types = frozenset(self.quantized_type(i) for op in QDQ for i in index.by_op.get(op, ()))
         self.has_subgraphs = any(node.op_type in SUBGRAPH_OPS for node in self.nodes)
 
     def _fold_constants(self) -> None:
