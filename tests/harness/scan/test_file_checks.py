@@ -79,3 +79,32 @@ def test_the_process_sends_the_types_before_the_checker_verdict(model_files):
     child = file_checks.ChildChecks(str(model_files["plain-cnn-qdq"]))
     assert child.types().inferred and child.types().invalid is None
     assert child.result().invalid is None and child.result().inferred == child.types().inferred
+
+
+def test_the_types_file_goes_with_the_process_whether_it_answered_or_was_stopped(model_files):
+    import os
+
+    answered = file_checks.ChildChecks(str(model_files["plain-cnn-qdq"]))
+    assert answered.result().invalid is None and not os.path.exists(answered._directory)
+    stopped = file_checks.ChildChecks(str(model_files["plain-cnn-qdq"]))
+    stopped.stop()
+    stopped.stop()  # a second stop finds nothing left to end
+    assert stopped.process.returncode is not None and not os.path.exists(stopped._directory)
+
+
+def test_checks_started_before_the_model_is_read_end_when_it_cannot_be(tmp_path, monkeypatch):
+    monkeypatch.setattr(file_checks, "cores", lambda: 2)
+    path = tmp_path / "notes.onnx"
+    path.write_text("this is a text file, not a model\n")
+    started = file_checks.start_checks(str(path))
+    assert started is not None
+    with pytest.raises(ModelInputError, match="not an ONNX file"):
+        load_model(path, checks=started)
+    assert started.process.returncode is not None  # not left running behind the error
+
+
+def test_no_checks_process_for_a_file_that_is_not_there_or_on_one_core(tmp_path, model_files, monkeypatch):
+    monkeypatch.setattr(file_checks, "cores", lambda: 2)
+    assert file_checks.start_checks(str(tmp_path / "missing.onnx")) is None
+    monkeypatch.setattr(file_checks, "cores", lambda: 1)
+    assert file_checks.start_checks(str(model_files["plain-cnn-qdq"])) is None
