@@ -8,8 +8,8 @@ model over 2 GB scans without loading it (``onnx.shape_inference.infer_shapes_pa
 The matchers read the model's protobuf through :class:`~harness.scan.proto_graph.ProtoGraph`; onnx-graphsurgeon's
 import of every node (what ``--run`` and ``--fix`` cut and rewrite) is made only when something asks for
 :attr:`LoadedModel.graph`. onnx's checks (:mod:`harness.scan.file_checks`) are the other cost of loading: on a large
-model they run in a second process while the scan goes on, and the view waits for the types they infer only when a
-matcher first asks one.
+model (or when the scan command started them first) they run in a second process while the scan goes on, and the
+view waits for the types they infer only when a matcher first asks one.
 """
 from __future__ import annotations
 
