@@ -454,16 +454,22 @@ def _distance(mine: Any, theirs: Any) -> float:
 FP8_ONNX_TYPE = 17  # onnx.TensorProto.FLOAT8E4M3FN: onnx-graphsurgeon keeps the ONNX type of a dtype NumPy lacks
 
 
-def quantized_precision(dq: Any) -> str | None:
-    """The precision a DequantizeLinear reads: "int8", "fp8" (E4M3) or None when its input type is unknown or another.
+def quantized_tensors(node: Any) -> list[Any]:
+    """Where the type a QuantizeLinear or DequantizeLinear quantizes to can be read, in the order to read them. ONNX
+    gives the quantized tensor (a Q's output, a DQ's input) and the zero point one type: first the zero point when it
+    is an initializer (a model's zero points are a few shared initializers: no inferred type needed), else the
+    quantized tensor, then a zero point of unknown type."""
+    quantized = node.outputs[0] if node.op == "QuantizeLinear" else node.inputs[0]
+    zero_point = node.inputs[2] if len(node.inputs) > 2 else None
+    if zero_point.__class__.__name__ == "Constant":  # an initializer: its type is in the file
+        return [zero_point, quantized]
+    return [quantized, zero_point]
 
-    ONNX gives the quantized input and the zero point one type: read from the zero point when it is an initializer
-    (a model's zero points are a few shared initializers: no inferred type needed), else from the quantized input,
-    then from a zero point of unknown type.
-    """
-    zero_point = dq.inputs[2] if len(dq.inputs) > 2 else None
-    stored = zero_point.__class__.__name__ == "Constant"  # an initializer: its type is in the file
-    for tensor in ((zero_point, dq.inputs[0]) if stored else (dq.inputs[0], zero_point)):
+
+def quantized_precision(dq: Any) -> str | None:
+    """The precision a DequantizeLinear reads: "int8", "fp8" (E4M3) or None when its input type is unknown or another
+    (read as :func:`quantized_tensors` says)."""
+    for tensor in quantized_tensors(dq):
         dtype = getattr(tensor, "dtype", None)
         precision = None if dtype is None else _precision_of_dtype(dtype)
         if precision:

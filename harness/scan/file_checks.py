@@ -5,8 +5,9 @@ and the types and shapes inferred, handed back as one serialized ``onnx.GraphPro
 Standard library and onnx only, so a large model's checks can run as a script in a second process
 (``python file_checks.py MODEL TYPES_FILE``) while the scanner reads the same file: onnx's calls keep the
 interpreter's lock, so only a second process puts both on two cores at once. The script answers in two parts, the
-inferred types first, so the scanner can match the graph while the checker still runs. onnx is imported where it is used: the scan command
-starts the script before its own imports (onnx's among them), and importing this module costs it nothing.
+inferred types first, so the scanner can match the graph while the checker still runs. onnx is imported where it is
+used: the scan command starts the script before its own imports (onnx's among them), and importing this module costs
+it nothing.
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ import gc
 import os
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import onnx
 from google.protobuf.message import DecodeError
@@ -71,10 +71,7 @@ class LoadedModel:
         """onnx's checks of the file, waited for; the model's graph outputs are then typed as shape inference left
         them. Raises :class:`ModelInputError` when the checker found the model invalid or onnx's C++ crashed."""
         if not isinstance(self._checks, FileChecks):  # still running in their process
-            try:
-                self._checks = self._checks.result()
-            except RuntimeError as err:  # onnx's C++ crashed on the file: a problem of the input, told in one line
-                raise ModelInputError(f"{self.path}: {err}") from None
+            self._checks = self._from_process(self._checks.result)
         _raise_invalid(self.path, self._checks)
         if not self._outputs_typed and self._checks.inferred:
             outputs = self._checks.outputs()
@@ -86,11 +83,14 @@ class LoadedModel:
 
     def _checks_types(self) -> FileChecks:
         if not isinstance(self._checks, FileChecks):  # still running in their process
-            try:
-                return self._checks.types()
-            except RuntimeError as err:
-                raise ModelInputError(f"{self.path}: {err}") from None
+            return self._from_process(self._checks.types)
         return self._checks
+
+    def _from_process(self, answer: Callable[[], FileChecks]) -> FileChecks:
+        try:
+            return answer()
+        except RuntimeError as err:  # onnx's C++ crashed on the file: a problem of the input, told in one line
+            raise ModelInputError(f"{self.path}: {err}") from None
 
     def stop_checks(self) -> None:
         """End the checks' process, if one still runs (the scan stopped early)."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from cases.matching import QDQ_OPS, nodes_of
+from cases.matching import QDQ_OPS, nodes_of, quantized_tensors
 from harness.scan.loading import DEFAULT_DOMAINS, LoadedModel
 
 
@@ -50,14 +50,8 @@ def quantized_types(graph: Any) -> list[str]:
     carry no type."""
     found: collections.Counter = collections.Counter()
     for node in nodes_of(graph, *QDQ_OPS):
-        quantized = node.outputs[0] if node.op == "QuantizeLinear" else node.inputs[0]
-        zero_point = node.inputs[2] if len(node.inputs) > 2 else None
-        # ONNX gives the quantized tensor its zero point's type: an initializer's is in the file (no inferred type
-        # needed), else the tensor's inferred type, then the zero point's, then a Q's output_dtype
-        name = _onnx_type_name(zero_point.dtype) if zero_point.__class__.__name__ == "Constant" else None
-        name = name or _onnx_type_name(quantized.dtype)
-        if not name and zero_point is not None:
-            name = _onnx_type_name(zero_point.dtype)
+        names = (_onnx_type_name(getattr(t, "dtype", None)) for t in quantized_tensors(node))
+        name = next((n for n in names if n), None)
         if not name and node.op == "QuantizeLinear" and "output_dtype" in node.attrs:
             name = _onnx_type_name(int(node.attrs["output_dtype"]))
         found[QUANTIZED_TYPE_NAMES.get(name, name) if name else "unknown type"] += 1
