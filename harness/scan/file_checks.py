@@ -55,28 +55,31 @@ class FileChecks:
         return list(self._inferred_graph.output)
 
 
-def infer_types(model: str) -> FileChecks:
-    """Infer ``model``'s shapes (strict, then permissive) and keep them; the checker has not run yet."""
+def infer_types(model: str, directory: str | None = None) -> FileChecks:
+    """Infer ``model``'s shapes (strict, then permissive) and keep them; the checker has not run yet. Shape inference
+    writes the inferred model into ``directory`` (default: a temporary one of its own, removed after)."""
+    if directory is None:
+        with tempfile.TemporaryDirectory(prefix="trt-matrix-checks-") as tmp:
+            return infer_types(model, tmp)
     import onnx
 
     notes: list[str] = []
     checks = FileChecks(strict=False, notes=notes)
-    with tempfile.TemporaryDirectory(prefix="trt-matrix-checks-") as tmp:
-        inferred = os.path.join(tmp, "inferred.onnx")
-        for strict_mode in (True, False):
-            try:
-                onnx.shape_inference.infer_shapes_path(model, inferred, check_type=True, strict_mode=strict_mode,
-                                                       data_prop=True)
-            except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as err:
-                message = " ".join(str(err).split())[:300]
-                notes.append(f"strict shape inference failed ({message}); scanned with the shapes the permissive "
-                             "mode infers, some may be unknown" if strict_mode else
-                             f"shape inference failed ({message}); scanned without inferred shapes")
-                continue
-            checks.strict = strict_mode
-            graph = onnx.load(inferred, load_external_data=False).graph
-            checks.inferred = onnx.GraphProto(value_info=graph.value_info, output=graph.output).SerializeToString()
-            break
+    inferred = os.path.join(directory, "inferred.onnx")
+    for strict_mode in (True, False):
+        try:
+            onnx.shape_inference.infer_shapes_path(model, inferred, check_type=True, strict_mode=strict_mode,
+                                                   data_prop=True)
+        except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as err:
+            message = " ".join(str(err).split())[:300]
+            notes.append(f"strict shape inference failed ({message}); scanned with the shapes the permissive "
+                         "mode infers, some may be unknown" if strict_mode else
+                         f"shape inference failed ({message}); scanned without inferred shapes")
+            continue
+        checks.strict = strict_mode
+        graph = onnx.load(inferred, load_external_data=False).graph
+        checks.inferred = onnx.GraphProto(value_info=graph.value_info, output=graph.output).SerializeToString()
+        break
     return checks
 
 
@@ -171,7 +174,8 @@ def start_checks(model: str) -> ChildChecks | None:
 
 
 def _answer(model: str, types_file: str) -> None:
-    types = infer_types(model)
+    # the inferred model goes beside the types, into the directory the scan owns: killed halfway, nothing is left
+    types = infer_types(model, os.path.dirname(types_file))
     with open(types_file, "wb") as stream:
         stream.write(types.inferred)
     print(json.dumps({"strict": types.strict, "notes": types.notes}), flush=True)

@@ -81,15 +81,18 @@ def test_the_process_sends_the_types_before_the_checker_verdict(model_files):
     assert child.result().invalid is None and child.result().inferred == child.types().inferred
 
 
-def test_the_types_file_goes_with_the_process_whether_it_answered_or_was_stopped(model_files):
-    import os
+def test_nothing_of_the_checks_is_left_in_the_temporary_directory_whether_answered_or_stopped(model_files, tmp_path,
+                                                                                              monkeypatch):
+    import tempfile
 
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the checks' process's own temporary files too
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     answered = file_checks.ChildChecks(str(model_files["plain-cnn-qdq"]))
-    assert answered.result().invalid is None and not os.path.exists(answered._directory)
+    assert answered.result().invalid is None and list(tmp_path.iterdir()) == []
     stopped = file_checks.ChildChecks(str(model_files["plain-cnn-qdq"]))
-    stopped.stop()
+    stopped.stop()  # killed halfway: its inferred model half written
     stopped.stop()  # a second stop finds nothing left to end
-    assert stopped.process.returncode is not None and not os.path.exists(stopped._directory)
+    assert stopped.process.returncode is not None and list(tmp_path.iterdir()) == []
 
 
 def test_checks_started_before_the_model_is_read_end_when_it_cannot_be(tmp_path, monkeypatch):
