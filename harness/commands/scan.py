@@ -190,14 +190,24 @@ def scan_data(result) -> dict[str, Any]:
 def write_results(data: dict[str, Any], out_dir: Path | str) -> tuple[Path, Path]:
     """Write a scan (:func:`scan_data`) to ``out_dir/scan.json`` (everything the page shows, for CI and other
     tools) and ``out_dir/scan.html``; return their paths."""
-    from reports.scan_page import render_scan_page
+    from harness.beside import Beside
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    json_path = out_dir / JSON_NAME
-    # no indent: json's C encoder then writes it (with an indent, its pure-Python one: seconds on a large model's)
-    json_path.write_text(json.dumps(data, allow_nan=False) + "\n")
-    return json_path, render_scan_page(data, out_dir / HTML_NAME)
+    json_path, html_path = out_dir / JSON_NAME, out_dir / HTML_NAME
+    page = Beside(_render_page, data, html_path)  # on a second core while this one writes the JSON
+    try:
+        # no indent: json's C encoder then writes it (with an indent, its pure-Python one: seconds on a large model's)
+        json_path.write_text(json.dumps(data, allow_nan=False) + "\n")
+    finally:
+        page.wait()
+    return json_path, html_path
+
+
+def _render_page(data: dict[str, Any], path: Path) -> None:
+    from reports.scan_page import render_scan_page  # Jinja2's import too: in the process that renders
+
+    render_scan_page(data, path)
 
 
 def _print_explicit(explicit: dict) -> None:

@@ -263,6 +263,12 @@ class ProtoGraph:
     def node_at(self, position: int) -> Node:
         return (self._nodes if self._nodes is not None else self._make_objects())[position]
 
+    def initializer_dtype(self, name: str) -> Any:
+        """The dtype of the initializer called ``name`` (as its :class:`Constant` has it), None when no initializer
+        has that name."""
+        proto = self._initializers.get(name)
+        return None if proto is None else numpy_dtype(proto.data_type)
+
     def node_names(self) -> set[str]:
         return set(self.index.names)
 

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import collections
 import functools
+import heapq
 from typing import Any
 
 import numpy as np
 
-from cases.matching import QDQ_OPS, nodes_of, quantized_tensors
+from cases.matching import QDQ_OPS, quantized_tensors
 from harness.scan.loading import DEFAULT_DOMAINS, LoadedModel
+from harness.scan.proto_graph import ProtoGraph
 
 
 def model_summary(loaded: LoadedModel) -> dict[str, Any]:
@@ -44,18 +46,28 @@ QUANTIZED_TYPE_NAMES = {"INT8": "INT8", "UINT8": "UINT8", "INT4": "INT4", "UINT4
                         "FLOAT8E5M2": "FP8 (E5M2)", "FLOAT8E5M2FNUZ": "FP8 (E5M2, FNUZ)", "FLOAT4E2M1": "FP4 (E2M1)"}
 
 
-def quantized_types(graph: Any) -> list[str]:
-    """The types the Q/DQ nodes of ``graph`` (the scan's :class:`~harness.scan.proto_graph.ProtoGraph`) quantize to
-    ("INT8", "FP8 (E4M3)", ...), most nodes first; "unknown type" for a node whose quantized tensor and zero point
-    carry no type."""
+def quantized_types(graph: ProtoGraph) -> list[str]:
+    """The types the Q/DQ nodes of ``graph`` (the scan's view of the model) quantize to ("INT8", "FP8 (E4M3)", ...),
+    most nodes first; "unknown type" for a node whose quantized tensor and zero point carry no type. A zero point that
+    is an initializer is read from the index (a model's tens of thousands of Q/DQ share a few); the others' nodes from
+    the view, as :func:`~cases.matching.quantized_tensors` orders them."""
     found: collections.Counter = collections.Counter()
-    for node in nodes_of(graph, *QDQ_OPS):
-        names = (_onnx_type_name(getattr(t, "dtype", None)) for t in quantized_tensors(node))
-        name = next((n for n in names if n), None)
-        if not name and node.op == "QuantizeLinear" and "output_dtype" in node.attrs:
-            name = _onnx_type_name(int(node.attrs["output_dtype"]))
+    index = graph.index
+    for position in heapq.merge(*(index.by_op.get(op, ()) for op in QDQ_OPS)):
+        inputs = index.nodes[position].input
+        name = _onnx_type_name(graph.initializer_dtype(inputs[2])) if len(inputs) > 2 and inputs[2] else None
+        name = name or _type_name_of(graph.node_at(position))
         found[QUANTIZED_TYPE_NAMES.get(name, name) if name else "unknown type"] += 1
     return [name for name, _ in found.most_common()]
+
+
+def _type_name_of(node: Any) -> str | None:
+    """The ONNX type name a Q/DQ node quantizes to, read from its tensors, else a Q's ``output_dtype``."""
+    names = (_onnx_type_name(getattr(t, "dtype", None)) for t in quantized_tensors(node))
+    name = next((n for n in names if n), None)
+    if not name and node.op == "QuantizeLinear" and "output_dtype" in node.attrs:
+        name = _onnx_type_name(int(node.attrs["output_dtype"]))
+    return name
 
 
 @functools.lru_cache(maxsize=64)

@@ -130,6 +130,22 @@ def test_missing_external_data_names_the_file(tmp_path, model_files):
     assert "external data file 'weights.bin'" in message and "is missing" in message
 
 
+def test_a_constant_nodes_external_data_is_checked_too(tmp_path):
+    """A Constant node's value kept in an external file (its attribute, not an initializer) is checked as well."""
+    value = TensorProto(name="bias", data_type=TensorProto.FLOAT, dims=[4], data_location=TensorProto.EXTERNAL)
+    for key, text in (("location", "bias.bin"), ("offset", "0"), ("length", "16")):
+        value.external_data.add(key=key, value=text)
+    nodes = [helper.make_node("Constant", [], ["b"], name="/bias/Constant", value=value),
+             helper.make_node("Add", ["x", "b"], ["y"], name="/add/Add")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "const.onnx")
+    message = error_of(tmp_path / "const.onnx")
+    assert "external data file 'bias.bin' of tensor 'bias'" in message and "is missing" in message
+    (tmp_path / "bias.bin").write_bytes(bytes(16))
+    assert load_model(tmp_path / "const.onnx").external_data == ["bias.bin"]
+
+
 def test_short_external_data_is_called_truncated(tmp_path, model_files):
     path = save_external(model_files["backbone-silu"], tmp_path)
     data = path.parent / "weights.bin"

@@ -92,3 +92,24 @@ def test_objects_are_made_once_when_a_matcher_first_reaches_one(model_files):
     assert made is not None and len(made) == len(view.index.nodes)
     find_patterns(view)
     assert view._nodes is made  # the matchers reached the same objects, not new ones
+
+
+def test_the_summarys_quantized_types_read_from_the_index_are_those_of_every_node(model_files, tmp_path_factory,
+                                                                                  tmp_path):
+    """The summary reads a Q/DQ's type from its initializer zero point in the index: the same names, counts and
+    order as reading every Q/DQ node of onnx-graphsurgeon's import."""
+    from collections import Counter
+
+    from cases.matching import QDQ_OPS
+    from harness.scan.summary import QUANTIZED_TYPE_NAMES, _type_name_of, quantized_types
+
+    paths = [*model_files.values(), *library_models(tmp_path_factory),
+             *(corpus.save(name, tmp_path) for name in corpus.names())]
+    kinds = set()
+    for path in paths:
+        loaded = load_model(path)
+        names = (_type_name_of(node) for node in loaded.graph.nodes if node.op in QDQ_OPS)
+        expected = Counter(QUANTIZED_TYPE_NAMES.get(n, n) if n else "unknown type" for n in names)
+        assert quantized_types(loaded.view) == [name for name, _ in expected.most_common()], path.name
+        kinds.update(expected)
+    assert {"INT8", "INT32", "FP8 (E4M3)"} <= kinds  # the models hold several types: not one name compared

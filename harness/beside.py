@@ -1,0 +1,61 @@
+"""Run one function in a forked copy of this process while this process goes on: the way to put a second core to
+work on data this process already holds (a thread would wait for the interpreter's lock; a new process would need
+the data copied to it). The copy shares the data's memory, writes its own files and ends; :meth:`Beside.wait`
+raises its failure, with its traceback, in this process.
+
+Where there is no fork (Windows) or one core only, the function simply runs here, at once.
+"""
+from __future__ import annotations
+
+import os
+import traceback
+from typing import Any, Callable
+
+from harness.scan.file_checks import cores
+
+
+class BesideError(RuntimeError):
+    """The function failed in its forked process; the message holds its traceback."""
+
+
+class Beside:
+    """``function(*args)`` started in a forked process (see the module's docstring); its return value is not kept:
+    it runs for what it writes."""
+
+    def __init__(self, function: Callable[..., Any], *args: Any) -> None:
+        self.name = getattr(function, "__qualname__", repr(function))
+        self.pid: int | None = None
+        if not hasattr(os, "fork") or cores() < 2:
+            function(*args)
+            return
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the copy: run, say what went wrong, and end without this process's exit handlers
+            status = 0
+            try:
+                os.close(read)
+                function(*args)
+            except BaseException:
+                status = 1
+                os.write(write, traceback.format_exc().encode(errors="replace"))
+            finally:
+                os._exit(status)
+        os.close(write)
+        self.pid, self._read = pid, read
+
+    def wait(self) -> None:
+        """Wait for the process to end; raise :class:`BesideError` when the function failed in it."""
+        if self.pid is None:
+            return
+        with os.fdopen(self._read, "rb") as stream:
+            said = stream.read().decode(errors="replace").strip()
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        if status:
+            raise BesideError(f"{self.name} failed in its process ({_ending(status)})" + (f":\n{said}" if said else ""))
+
+
+def _ending(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return f"exit status {os.WEXITSTATUS(status)}"
