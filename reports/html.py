@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import itertools
 import json
 import math
@@ -73,11 +74,22 @@ def web_link(url: str | None) -> str | None:
     return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
 
 
+@functools.lru_cache(maxsize=1)
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Jinja's cache of compiled templates in this user's own temporary directory (compiling the scan page's
+    templates costs more than rendering a small scan), checked against each template's source; None where that
+    directory cannot be made safely (the templates are then compiled each time)."""
+    try:
+        return jinja2.FileSystemBytecodeCache()
+    except (OSError, RuntimeError):
+        return None
+
+
 def template_environment() -> jinja2.Environment:
     """The Jinja environment of every report: autoescaped, strict about undefined names, with the shared filters."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR), autoescape=True, undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True,
+        trim_blocks=True, lstrip_blocks=True, bytecode_cache=_bytecode_cache(),
     )
     env.filters.update(cosine=cosine_text, sqnr=sqnr_text, web_link=web_link,
                        truncate_version=major_minor, short_number=short_number,

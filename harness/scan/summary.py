@@ -3,18 +3,18 @@ from __future__ import annotations
 
 import collections
 import functools
-import heapq
 from typing import Any
 
 import numpy as np
 
 from cases.matching import QDQ_OPS, quantized_tensors
 from harness.scan.loading import DEFAULT_DOMAINS, LoadedModel
-from harness.scan.proto_graph import ProtoGraph
+from harness.scan.proto_graph import ProtoGraph, value_info_type
 
 
 def model_summary(loaded: LoadedModel) -> dict[str, Any]:
     model, graph = loaded.model, loaded.view
+    loaded.checked()  # the graph outputs typed as shape inference left them
     ops = collections.Counter({op: len(positions) for op, positions in loaded.index.by_op.items()})
     qdq = {op: ops.get(op, 0) for op in QDQ_OPS}
     explicit = any(qdq.values())
@@ -33,8 +33,8 @@ def model_summary(loaded: LoadedModel) -> dict[str, Any]:
         "quantized_types": quantized,
         "mode_text": (f"explicit quantization: Q/DQ nodes set the {' and '.join(quantized)} tensors, TensorRT uses no "
                       "calibrator" if explicit else "no Q/DQ: INT8 needs implicit quantization with a calibrator"),
-        "inputs": [_tensor(t) for t in graph.inputs],
-        "outputs": [_tensor(t) for t in graph.outputs],
+        "inputs": [_io_tensor(graph, info) for info in model.graph.input],
+        "outputs": [_io_tensor(graph, info) for info in model.graph.output],
         "external_data": loaded.external_data,
         "notes": loaded.notes,
     }
@@ -48,17 +48,28 @@ QUANTIZED_TYPE_NAMES = {"INT8": "INT8", "UINT8": "UINT8", "INT4": "INT4", "UINT4
 
 def quantized_types(graph: ProtoGraph) -> list[str]:
     """The types the Q/DQ nodes of ``graph`` (the scan's view of the model) quantize to ("INT8", "FP8 (E4M3)", ...),
-    most nodes first; "unknown type" for a node whose quantized tensor and zero point carry no type. A zero point that
-    is an initializer is read from the index (a model's tens of thousands of Q/DQ share a few); the others' nodes from
-    the view, as :func:`~cases.matching.quantized_tensors` orders them."""
-    found: collections.Counter = collections.Counter()
+    most nodes first (on a tie, the type met first in graph order); "unknown type" for a node whose quantized tensor
+    and zero point carry no type. A zero point that is an initializer is read from the index, once per zero point (a
+    model's tens of thousands of Q/DQ share a few); the other nodes from the view, as
+    :func:`~cases.matching.quantized_tensors` orders their tensors."""
     index = graph.index
-    for position in heapq.merge(*(index.by_op.get(op, ()) for op in QDQ_OPS)):
-        inputs = index.nodes[position].input
-        name = _onnx_type_name(graph.initializer_dtype(inputs[2])) if len(inputs) > 2 and inputs[2] else None
-        name = name or _type_name_of(graph.node_at(position))
-        found[QUANTIZED_TYPE_NAMES.get(name, name) if name else "unknown type"] += 1
-    return [name for name, _ in found.most_common()]
+    found: dict[str, list[int]] = {}  # type -> [nodes, the first one's position]
+    of_zero_point: dict[str, str | None] = {}
+    for op in QDQ_OPS:
+        for position in index.by_op.get(op, ()):
+            inputs = index.nodes[position].input
+            zero_point = inputs[2] if len(inputs) > 2 else ""
+            if zero_point not in of_zero_point:
+                of_zero_point[zero_point] = _onnx_type_name(graph.initializer_dtype(zero_point))
+            name = of_zero_point[zero_point] or _type_name_of(graph.node_at(position))
+            name = QUANTIZED_TYPE_NAMES.get(name, name) if name else "unknown type"
+            entry = found.get(name)
+            if entry is None:
+                found[name] = [1, position]
+            else:
+                entry[0] += 1
+                entry[1] = min(entry[1], position)
+    return sorted(found, key=lambda name: (-found[name][0], found[name][1]))
 
 
 def _type_name_of(node: Any) -> str | None:
@@ -86,7 +97,17 @@ def _onnx_type_name(dtype: Any) -> str | None:
         return None
 
 
-def _tensor(tensor: Any) -> dict[str, Any]:
-    dtype = np.dtype(tensor.dtype).name if tensor.dtype is not None else None
-    shape = [d if isinstance(d, int) else str(d) for d in tensor.shape] if tensor.shape is not None else None
-    return {"name": tensor.name, "dtype": dtype, "shape": shape}
+def _io_tensor(graph: ProtoGraph, info: Any) -> dict[str, Any]:
+    """A graph input's or output's name, type and shape, from its value info in the model (the outputs' are shape
+    inference's once the checks are in); an input that is an initializer, from the initializer (as the view has it).
+    Not through the view's tensors: typing one of those reads every tensor shape inference typed."""
+    if graph.initializer_dtype(info.name) is not None:
+        tensor = graph.tensor(info.name)
+        return _tensor(tensor.name, tensor.dtype, tensor.shape)
+    dtype, shape, _ = value_info_type(info) if info.type.ByteSize() else (None, None, None)
+    return _tensor(info.name, dtype, shape)
+
+
+def _tensor(name: str, dtype: Any, shape: list | None) -> dict[str, Any]:
+    return {"name": name, "dtype": np.dtype(dtype).name if dtype is not None else None,
+            "shape": [d if isinstance(d, int) else str(d) for d in shape] if shape is not None else None}

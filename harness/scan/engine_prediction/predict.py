@@ -152,9 +152,9 @@ class GraphFacts:
         self._fold_constants()
         self.model_float = next((_FLOAT_ELEMENTS[i.type.tensor_type.elem_type] for i in graph.input
                                  if i.type.tensor_type.elem_type in _FLOAT_ELEMENTS), FP32)
-        self._qtypes: dict[int, str | None] = {}
+        self._qtypes = self._read_quantized_types(index)
         self._propagate()
-        self.quantized_types = frozenset(self.quantized_type(i) for op in QDQ for i in index.by_op.get(op, ()))
+        self.quantized_types = frozenset(self._qtypes.values())
         self.has_subgraphs = any(node.op_type in SUBGRAPH_OPS for node in self.nodes)
 
     def _fold_constants(self) -> None:
@@ -170,11 +170,24 @@ class GraphFacts:
         return list(node.input[:1])
 
     def quantized_type(self, index: int) -> str | None:
-        """What a Q/DQ node quantizes to: its zero point's type; without one, a Q's output_dtype or a DQ's input
-        type; INT8 else (ONNX's default)."""
-        if index not in self._qtypes:
-            self._qtypes[index] = self._read_quantized_type(index)
+        """What the Q/DQ node at ``index`` quantizes to: its zero point's type; without one, a Q's output_dtype or a
+        DQ's input type; INT8 else (ONNX's default)."""
         return self._qtypes[index]
+
+    def _read_quantized_types(self, index: GraphIndex) -> dict[int, str | None]:
+        """:meth:`quantized_type` of every Q/DQ, read once: a model's tens of thousands share a few zero points."""
+        types, of_zero_point = {}, {}
+        for op in QDQ:
+            for position in index.by_op.get(op, ()):
+                inputs = self.nodes[position].input
+                zero_point = inputs[2] if len(inputs) > 2 else ""
+                kind = of_zero_point.get(zero_point)
+                if kind is None:
+                    kind = self._read_quantized_type(position)
+                    if zero_point and self._element(zero_point) in _QUANTIZED_ELEMENTS:  # the zero point decides
+                        of_zero_point[zero_point] = kind
+                types[position] = kind
+        return types
 
     def _read_quantized_type(self, index: int) -> str | None:
         node = self.nodes[index]

@@ -94,14 +94,14 @@ def test_objects_are_made_once_when_a_matcher_first_reaches_one(model_files):
     assert view._nodes is made  # the matchers reached the same objects, not new ones
 
 
-def test_the_summarys_quantized_types_read_from_the_index_are_those_of_every_node(model_files, tmp_path_factory,
-                                                                                  tmp_path):
+def test_the_summarys_types_read_from_the_index_are_those_of_the_import(model_files, tmp_path_factory, tmp_path):
     """The summary reads a Q/DQ's type from its initializer zero point in the index: the same names, counts and
-    order as reading every Q/DQ node of onnx-graphsurgeon's import."""
+    order as reading every Q/DQ node of onnx-graphsurgeon's import; and the graph inputs and outputs from their value
+    infos: the same types and shapes as the import's (the outputs' from shape inference)."""
     from collections import Counter
 
     from cases.matching import QDQ_OPS
-    from harness.scan.summary import QUANTIZED_TYPE_NAMES, _type_name_of, quantized_types
+    from harness.scan.summary import QUANTIZED_TYPE_NAMES, _type_name_of, model_summary, quantized_types
 
     paths = [*model_files.values(), *library_models(tmp_path_factory),
              *(corpus.save(name, tmp_path) for name in corpus.names())]
@@ -111,5 +111,11 @@ def test_the_summarys_quantized_types_read_from_the_index_are_those_of_every_nod
         names = (_type_name_of(node) for node in loaded.graph.nodes if node.op in QDQ_OPS)
         expected = Counter(QUANTIZED_TYPE_NAMES.get(n, n) if n else "unknown type" for n in names)
         assert quantized_types(loaded.view) == [name for name, _ in expected.most_common()], path.name
+        summary = model_summary(loaded)
+        for side, tensors in (("inputs", loaded.graph.inputs), ("outputs", loaded.graph.outputs)):
+            assert summary[side] == [{"name": t.name, "dtype": None if t.dtype is None else np.dtype(t.dtype).name,
+                                      "shape": None if t.shape is None else [d if isinstance(d, int) else str(d)
+                                                                             for d in t.shape]}
+                                     for t in tensors], (path.name, side)
         kinds.update(expected)
     assert {"INT8", "INT32", "FP8 (E4M3)"} <= kinds  # the models hold several types: not one name compared
