@@ -28,6 +28,7 @@ QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
 _INDEXES: dict[int, tuple[Any, dict[str, list[tuple[int, Any]]]]] = {}  # id(graph) -> (graph, op -> (position, node))
 _FROM_CONSTANTS: list[dict[int, bool]] = []  # while indexed(): id(tensor) -> computed from constants alone
 _NEAREST: list[dict[tuple, Any]] = []  # while indexed(): nearest_variant's answers (a pattern repeats per block)
+_PRECISIONS: list[dict[int, frozenset]] = []  # while indexed(): id(graph) -> dequantized_precisions' answer
 
 
 @contextlib.contextmanager
@@ -42,11 +43,13 @@ def indexed(graph: Any) -> Iterator[None]:
         _INDEXES[id(graph)] = (graph, by_op)
     _FROM_CONSTANTS.append({})
     _NEAREST.append({})
+    _PRECISIONS.append({})
     try:
         yield
     finally:
         _FROM_CONSTANTS.pop()
         _NEAREST.pop()
+        _PRECISIONS.pop()
         _INDEXES.pop(id(graph), None)
 
 
@@ -475,6 +478,15 @@ def quantized_precision(dq: Any) -> str | None:
         if precision:
             return precision
     return None
+
+
+def dequantized_precisions(graph: Any) -> frozenset[str | None]:
+    """The precisions (:func:`quantized_precision`) the graph's DequantizeLinear nodes read: whether a graph has FP8
+    Q/DQ at all, or INT8 and FP8 both, is what several matchers ask first. Read once while :func:`indexed` is open."""
+    memo = _PRECISIONS[-1] if _PRECISIONS else {}
+    if id(graph) not in memo:
+        memo[id(graph)] = frozenset(quantized_precision(dq) for dq in nodes_of(graph, "DequantizeLinear"))
+    return memo[id(graph)]
 
 
 @functools.lru_cache(maxsize=64)

@@ -180,7 +180,7 @@ class PrecisionFlagWithoutQdq(Case):
         """Convs, MatMuls and Gemms without Q/DQ in a network that has FP8 Q/DQ elsewhere: an FP8 (or FP4) request
         reaches only the quantized layers, the others run wider without a word. A graph without any Q/DQ gives no
         match: the builder flag that makes it this pattern is not in the graph."""
-        if not any(m.quantized_precision(dq) == "fp8" for dq in m.nodes_of(graph, "DequantizeLinear")):
+        if "fp8" not in m.dequantized_precisions(graph):
             return []
         found = []
         for layer in m.nodes_of(graph, "Conv", "MatMul", "Gemm"):

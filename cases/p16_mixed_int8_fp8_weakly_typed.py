@@ -170,8 +170,7 @@ class MixedInt8Fp8WeaklyTyped(Case):
     def find(cls, graph: Any) -> list[Match]:
         """Every layer whose input is FP8 Q/DQ in a network that also has INT8 Q/DQ: TensorRT rejects that mix on
         Blackwell unless the network is strongly typed (which the graph cannot tell)."""
-        precisions = {m.quantized_precision(dq) for dq in m.nodes_of(graph, "DequantizeLinear")}
-        if not {"int8", "fp8"} <= precisions:
+        if not {"int8", "fp8"} <= m.dequantized_precisions(graph):
             return []
         found = []
         for layer in m.nodes_of(graph, "Conv", "ConvTranspose", "MatMul", "Gemm"):
