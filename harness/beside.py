@@ -3,11 +3,15 @@ work on data this process already holds (a thread would wait for the interpreter
 the data copied to it). The copy shares the data's memory, writes its own files and ends; :meth:`Beside.wait`
 raises its failure, with its traceback, in this process.
 
-Where there is no fork (Windows) or one core only, the function simply runs here, at once.
+The function simply runs here, at once, with one core only, and where forking is not plainly safe: off Linux (no
+fork on Windows; on macOS system frameworks may not survive one), or while other threads run (a lock one of them
+holds would stay held in the copy).
 """
 from __future__ import annotations
 
 import os
+import sys
+import threading
 import traceback
 from typing import Any, Callable
 
@@ -25,7 +29,7 @@ class Beside:
     def __init__(self, function: Callable[..., Any], *args: Any) -> None:
         self.name = getattr(function, "__qualname__", repr(function))
         self.pid: int | None = None
-        if not hasattr(os, "fork") or cores() < 2:
+        if not sys.platform.startswith("linux") or threading.active_count() > 1 or cores() < 2:
             function(*args)
             return
         read, write = os.pipe()

@@ -41,3 +41,17 @@ def test_with_one_core_it_runs_here_at_once(tmp_path, monkeypatch):
     job = Beside(_write, tmp_path / "out.txt", "here")
     assert job.pid is None and (tmp_path / "out.txt").read_text() == "here"
     job.wait()
+
+
+def test_while_another_thread_runs_it_runs_here(tmp_path):
+    import threading
+
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        job = Beside(_write, tmp_path / "out.txt", "here")
+        assert job.pid is None and (tmp_path / "out.txt").read_text() == "here"
+    finally:
+        release.set()
+        other.join()
