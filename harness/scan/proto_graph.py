@@ -53,14 +53,14 @@ class GraphIndex:
         else:
             self.names, self.unnamed, self.repeated = unique_names(
                 zip(names, (n.op_type for n in self.nodes), (n.output for n in self.nodes)))
-        self.producer: dict[str, int] = {}
+        # a tensor written twice has its last writer (a comprehension: quicker than one loop filling all three)
+        self.producer: dict[str, int] = {tensor: index for index, node in enumerate(self.nodes)
+                                         for tensor in node.output}
         self.readers: dict[str, list[int]] = collections.defaultdict(list)
         self.by_op: dict[str, list[int]] = collections.defaultdict(list)
-        producer, readers, by_op = self.producer, self.readers, self.by_op
-        for index, (op, inputs, outputs) in enumerate(self.nodes):
+        readers, by_op = self.readers, self.by_op
+        for index, (op, inputs, _) in enumerate(self.nodes):
             by_op[op].append(index)
-            for tensor in outputs:
-                producer[tensor] = index
             for tensor in inputs:
                 if tensor:
                     readers[tensor].append(index)
