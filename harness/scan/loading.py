@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import mmap
 import os
 import time
 from pathlib import Path
@@ -139,11 +140,13 @@ def load_model(path: Path | str, graph: Any = None, *, checks_in_background: boo
     started = time.perf_counter()
     path = Path(path)
     try:
-        data = _check_header(path)
-        model = _parsed(path, data)
-        # a tensor kept in an external file names it under the key "location": without those bytes in the file, no
-        # node attribute needs walking for one (50,000 nodes' attributes read in Python)
-        external = _check_external_data(path, model, attributes=b"location" in data)
+        with _mapped(path) as data:
+            _check_header(path, data)
+            model = _parsed(path, data)
+            # a tensor kept in an external file names it under the key "location": without those bytes in the file,
+            # no node attribute needs walking for one (50,000 nodes' attributes read in Python)
+            names_a_location = data.find(b"location") >= 0
+        external = _check_external_data(path, model, attributes=names_a_location)
         if not model.graph.node:
             raise ModelInputError(f"{path}: the graph has no nodes, nothing to scan")
     except BaseException:
@@ -185,19 +188,28 @@ def _put_shapes(graph: Any, checks: FileChecks) -> None:
             tensor.dtype, tensor.shape, tensor.type = value_info_type(info)
 
 
-def _check_header(path: Path) -> bytes:
-    """The file's bytes, once it is known to exist and to be a whole onnx.ModelProto at its top level (walked without
-    parsing the graph), with a graph, and an opset and IR version the installed onnx knows."""
+@contextlib.contextmanager
+def _mapped(path: Path) -> Iterator[mmap.mmap]:
+    """The file's bytes, mapped into memory while the context lasts (parsed from the page cache, not copied first:
+    the model's size less at the peak), once it is known to exist, to be a file, to be readable and not empty."""
     if not path.exists():
         raise ModelInputError(f"{path}: no such file")
     if not path.is_file():
         raise ModelInputError(f"{path}: not a file (a directory?)")
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as stream:
+            if not os.fstat(stream.fileno()).st_size:
+                raise ModelInputError(f"{path}: empty file, not an ONNX model")
+            mapped = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as err:
         raise ModelInputError(f"{path}: cannot be read ({err.strerror or err})") from None
-    if not data:
-        raise ModelInputError(f"{path}: empty file, not an ONNX model")
+    with mapped:
+        yield mapped
+
+
+def _check_header(path: Path, data: mmap.mmap) -> None:
+    """Check that the file's bytes are a whole onnx.ModelProto at its top level (walked without parsing the graph),
+    with a graph, and an opset and IR version the installed onnx knows."""
     ir_version, opsets, fields = 0, [], set()
     position = 0
     for number, wire_type, value, end in _top_level_fields(data):
@@ -223,10 +235,9 @@ def _check_header(path: Path) -> bytes:
         raise ModelInputError(f"{path}: not an ONNX model: it has no {' and no '.join(missing)} (a truncated file, or "
                               "another format)")
     _check_versions(path, ir_version, opsets)
-    return data
 
 
-def _top_level_fields(data: bytes) -> Iterator[tuple[int, int, int, int]]:
+def _top_level_fields(data: bytes | mmap.mmap) -> Iterator[tuple[int, int, int, int]]:
     """(field number, wire type, value, end offset) of each top-level protobuf field: the value of a varint, the
     start offset of a length-delimited field. Stops at the first key that cannot be read; an end past the data means
     the field is cut off."""
@@ -254,7 +265,7 @@ def _top_level_fields(data: bytes) -> Iterator[tuple[int, int, int, int]]:
         position = end
 
 
-def _varint(data: bytes, position: int) -> tuple[int | None, int]:
+def _varint(data: bytes | mmap.mmap, position: int) -> tuple[int | None, int]:
     value, shift = 0, 0
     while position < len(data) and shift < 64:
         byte = data[position]
@@ -311,9 +322,10 @@ def _check_external_data(path: Path, model: onnx.ModelProto, attributes: bool = 
     return sorted(files)
 
 
-def _parsed(path: Path, data: bytes) -> onnx.ModelProto:
+def _parsed(path: Path, data: mmap.mmap) -> onnx.ModelProto:
     try:
-        return onnx.ModelProto.FromString(data)
+        with memoryview(data) as view:  # the parsed model copies what it keeps: the mapping may close after
+            return onnx.ModelProto.FromString(view)
     except DecodeError as err:
         raise ModelInputError(f"{path}: corrupt ONNX file: protobuf cannot parse its graph ({err})") from None
 
