@@ -193,10 +193,10 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
 def _asked_quantized(index: GraphIndex) -> frozenset[str]:
     """The nodes (by the scan's names) the model asks a quantized precision of: an input of theirs comes from a
     DequantizeLinear."""
-    dequantized = {out for position in index.by_op.get("DequantizeLinear", ()) for out in index.nodes[position].output}
-    return frozenset(index.names[position] for position, node in enumerate(index.nodes)
-                     if node.op_type not in ("QuantizeLinear", "DequantizeLinear")
-                     and not dequantized.isdisjoint(node.input))
+    readers = {reader for position in index.by_op.get("DequantizeLinear", ())
+               for tensor in index.nodes[position].output for reader in index.readers.get(tensor, ())}
+    return frozenset(index.names[reader] for reader in readers
+                     if index.nodes[reader].op_type not in ("QuantizeLinear", "DequantizeLinear"))
 
 
 def _mode_caveat(form_mode: str, model_mode: str) -> str | None:
