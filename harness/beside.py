@@ -3,19 +3,16 @@ work on data this process already holds (a thread would wait for the interpreter
 the data copied to it). The copy shares the data's memory, writes its own files and ends; :meth:`Beside.wait`
 raises its failure, with its traceback, in this process.
 
-The function simply runs here, at once, with one core only, and where forking is not plainly safe: off Linux (no
-fork on Windows; on macOS system frameworks may not survive one), or while other threads run (a lock one of them
-holds would stay held in the copy).
+The function simply runs here, at once, with one core only, and where forking is not plainly safe
+(:func:`~harness.scan.file_checks.fork_is_safe`: off Linux, or while other threads run).
 """
 from __future__ import annotations
 
 import os
-import sys
-import threading
 import traceback
 from typing import Any, Callable
 
-from harness.scan.file_checks import cores
+from harness.scan.file_checks import cores, fork_is_safe
 
 
 class BesideError(RuntimeError):
@@ -29,7 +26,7 @@ class Beside:
     def __init__(self, function: Callable[..., Any], *args: Any) -> None:
         self.name = getattr(function, "__qualname__", repr(function))
         self.pid: int | None = None
-        if not sys.platform.startswith("linux") or threading.active_count() > 1 or cores() < 2:
+        if not fork_is_safe() or cores() < 2:
             function(*args)
             return
         read, write = os.pipe()

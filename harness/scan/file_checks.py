@@ -2,12 +2,13 @@
 ``onnx.checker``, in C++ on the files themselves (no 2 GB protobuf limit, no round trip of the model through Python),
 and the types and shapes inferred, handed back as one serialized ``onnx.GraphProto`` (its value infos and outputs).
 
-Standard library and onnx only, so a large model's checks can run as a script in a second process
-(``python file_checks.py MODEL TYPES_FILE``) while the scanner reads the same file: onnx's calls keep the
-interpreter's lock, so only a second process puts both on two cores at once. The script answers in two parts, the
-inferred types first, so the scanner can match the graph while the checker still runs. onnx is imported where it is
-used: the scan command starts the script before its own imports (onnx's among them), and importing this module costs
-it nothing.
+Standard library and onnx only, so a large model's checks can run in a second process while the scanner reads the
+same file: onnx's calls keep the interpreter's lock, so only a second process puts both on two cores at once. That
+process is a forked copy of the scanner's, where forking is plainly safe (:func:`fork_is_safe`): it starts with onnx
+imported and no interpreter to start, 0.1 CPU s less, which the scan's own process, sharing the machine's memory and
+caches with it, feels too. Elsewhere it is this module run as a script (``python file_checks.py MODEL TYPES_FILE``).
+Either answers in two parts, the inferred types first, so the scanner can match the graph while the checker still
+runs. onnx is imported where it is used: importing this module costs nothing.
 """
 from __future__ import annotations
 
@@ -15,12 +16,16 @@ import dataclasses
 import functools
 import json
 import os
+import selectors
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     import onnx
@@ -33,7 +38,8 @@ class FileChecks:
     strict: bool  # strict shape inference passed: with the checker, a full check
     notes: list[str]  # the shape inference fallbacks, for the report
     invalid: str | None = None  # the checker's first line, when the model is not valid ONNX
-    # the inferred value infos and graph outputs, as an onnx.GraphProto serialized (empty: nothing inferred)
+    # the inferred value infos and graph outputs, in an onnx.GraphProto serialized without its nodes and
+    # initializers (empty: nothing inferred)
     inferred: bytes = b""
 
     @functools.cached_property
@@ -78,7 +84,8 @@ def infer_types(model: str, directory: str | None = None) -> FileChecks:
             continue
         checks.strict = strict_mode
         graph = onnx.load(inferred, load_external_data=False).graph
-        checks.inferred = onnx.GraphProto(value_info=graph.value_info, output=graph.output).SerializeToString()
+        del graph.node[:], graph.initializer[:]  # the rest is the types: cleared, not copied out (50,000 of them)
+        checks.inferred = graph.SerializeToString()
         break
     return checks
 
@@ -102,10 +109,10 @@ def check_file(model: str) -> FileChecks:
 
 
 class ChildChecks:
-    """:func:`check_file` running in a second Python process: :meth:`types` waits for the inferred types,
-    :meth:`result` for the checker too.
+    """:func:`check_file` running in a second process (a forked copy of this one where :func:`fork_is_safe`, else
+    this module as a script): :meth:`types` waits for the inferred types, :meth:`result` for the checker too.
 
-    The script says how shape inference went, then the checker's verdict, one JSON line each; the types themselves
+    The process says how shape inference went, then the checker's verdict, one JSON line each; the types themselves
     (megabytes on a large model) go into a file of a directory this object owns and removes. Through the pipe they
     would come a pipe's buffer at a time, each waiting for the scan's thread to let go of the interpreter, and hold
     the checker back until the scan asked for them."""
@@ -113,9 +120,11 @@ class ChildChecks:
     def __init__(self, model: str):
         self._directory = tempfile.mkdtemp(prefix="trt-matrix-checks-")
         self._types_file = os.path.join(self._directory, "inferred-types.pb")
-        # PYTHONSAFEPATH (Python 3.11+): the script's directory, this package's, is not put before the libraries
-        self.process = subprocess.Popen(self.command(model, self._types_file), stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, env={**os.environ, "PYTHONSAFEPATH": "1"})
+        if fork_is_safe():
+            self.process: subprocess.Popen | ForkedAnswer = ForkedAnswer(model, self._types_file)
+        else:  # PYTHONSAFEPATH (Python 3.11+): the script's directory, this package's, is not put before the libraries
+            self.process = subprocess.Popen(self.command(model, self._types_file), stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, env={**os.environ, "PYTHONSAFEPATH": "1"})
         self._types: FileChecks | None = None
         self._result: FileChecks | None = None
 
@@ -162,9 +171,78 @@ class ChildChecks:
         return err
 
 
+class ForkedAnswer:
+    """The checks' answers (:func:`_answer`) from a forked copy of this process, with what :class:`ChildChecks`
+    uses of a :class:`subprocess.Popen`: the answers on ``stdout``, ``poll``, ``kill``, ``communicate`` (its
+    standard error: onnx's C++ messages, a traceback) and ``returncode`` (negative: the signal that ended it)."""
+
+    def __init__(self, model: str, types_file: str) -> None:
+        import onnx  # noqa: F401  (imported here, once: the copy starts with it, as does what reads the model here)
+
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the copy: answer, and end without this process's exit handlers or buffered output
+            status = 1
+            try:
+                os.close(out_read)
+                os.close(err_read)
+                os.dup2(err_write, 2)
+                with open(out_write, "w") as answers:
+                    _answer(model, types_file, answers)
+                status = 0
+            except BaseException:  # written to the descriptor itself: sys.stderr may be another stream here
+                os.write(2, traceback.format_exc().encode(errors="replace"))
+            finally:
+                os._exit(status)
+        os.close(out_write)
+        os.close(err_write)
+        self.pid, self.returncode = pid, None
+        self.stdout: IO[bytes] = open(out_read, "rb")
+        self._stderr: IO[bytes] = open(err_read, "rb")
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+
+    def communicate(self) -> tuple[bytes, bytes]:
+        """Read both pipes to their end (both at once: neither fills and stops the process), then wait for it."""
+        read: dict[int, list[bytes]] = {self.stdout.fileno(): [], self._stderr.fileno(): []}
+        with selectors.DefaultSelector() as selector:
+            for descriptor in read:
+                selector.register(descriptor, selectors.EVENT_READ)
+            while selector.get_map():
+                for key, _ in selector.select():
+                    chunk = os.read(key.fd, 65536)
+                    if chunk:
+                        read[key.fd].append(chunk)
+                    else:
+                        selector.unregister(key.fd)
+        out, err = (b"".join(read[stream.fileno()]) for stream in (self.stdout, self._stderr))
+        self.stdout.close()
+        self._stderr.close()
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return out, err
+
+
 def cores() -> int:
     """The CPU cores this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def fork_is_safe() -> bool:
+    """Whether a forked copy of this process can do work safely: on Linux (Windows has no fork; on macOS system
+    frameworks may not survive one), with no other thread running (a lock one of them holds would stay held in the
+    copy)."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
 def start_checks(model: str) -> ChildChecks | None:
@@ -173,13 +251,16 @@ def start_checks(model: str) -> ChildChecks | None:
     return ChildChecks(model) if cores() > 1 and os.path.isfile(model) else None
 
 
-def _answer(model: str, types_file: str) -> None:
+def _answer(model: str, types_file: str, answers: IO[str] | None = None) -> None:
+    """The checks of ``model``: the types written to ``types_file``, then two JSON lines to ``answers`` (default:
+    standard output), how shape inference went and the checker's verdict."""
+    answers = answers or sys.stdout
     # the inferred model goes beside the types, into the directory the scan owns: killed halfway, nothing is left
     types = infer_types(model, os.path.dirname(types_file))
     with open(types_file, "wb") as stream:
         stream.write(types.inferred)
-    print(json.dumps({"strict": types.strict, "notes": types.notes}), flush=True)
-    print(json.dumps({"invalid": checker_verdict(model)}), flush=True)
+    print(json.dumps({"strict": types.strict, "notes": types.notes}), file=answers, flush=True)
+    print(json.dumps({"invalid": checker_verdict(model)}), file=answers, flush=True)
 
 
 if __name__ == "__main__":

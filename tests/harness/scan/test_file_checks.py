@@ -2,7 +2,10 @@
 second process only for a large model, and a crash of onnx's C++ told in one line instead of ending the scan."""
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+import threading
 
 import onnx
 import pytest
@@ -61,18 +64,62 @@ def test_the_checks_answer_the_same_in_either_process(tmp_path, model_files):
     assert all(info.type.tensor_type.elem_type for info in typed.values())
 
 
-def test_a_crash_of_the_checks_process_is_told_in_one_line(model_files, monkeypatch, children):
+@pytest.mark.parametrize("started", ["forked", "spawned"])
+def test_a_crash_of_the_checks_process_is_told_in_one_line(model_files, monkeypatch, children, started):
     class Crashing(file_checks.ChildChecks):
         @staticmethod
         def command(model, types_file):
             return [sys.executable, "-c", "import os; os.abort()"]
 
-    monkeypatch.setattr(loading, "ChildChecks", Crashing)
+    def crash(*args):
+        os.abort()
+
+    if started == "forked":  # the copy runs this process's functions: onnx's C++ aborting in it, as it may
+        monkeypatch.setattr(file_checks, "_answer", crash)
+    else:
+        monkeypatch.setattr(file_checks, "fork_is_safe", lambda: False)
+        monkeypatch.setattr(loading, "ChildChecks", Crashing)
     monkeypatch.setattr(loading, "CHECKS_APART_FROM_NODES", 1)
     path = model_files["plain-cnn-qdq"]
     with pytest.raises(ModelInputError) as caught:
         load_model(path)
     assert str(caught.value) == f"{path}: onnx's checks of the model stopped in their process (exit status -6)"
+
+
+def test_a_failure_in_the_forked_copy_is_told_by_its_last_line(model_files, monkeypatch):
+    def failing(*args):
+        raise MemoryError("onnx could not allocate the inferred graph")
+
+    monkeypatch.setattr(file_checks, "_answer", failing)
+    child = file_checks.ChildChecks(str(model_files["plain-cnn-qdq"]))
+    assert isinstance(child.process, file_checks.ForkedAnswer)
+    with pytest.raises(RuntimeError) as caught:
+        child.types()
+    assert str(caught.value) == ("onnx's checks of the model stopped in their process (MemoryError: onnx could not "
+                                 "allocate the inferred graph)")
+    assert child.process.returncode == 1
+
+
+def test_the_checks_are_a_forked_copy_where_that_is_safe_else_the_script(model_files, monkeypatch):
+    path = str(model_files["plain-cnn-qdq"])
+    forked = file_checks.ChildChecks(path)
+    assert file_checks.fork_is_safe() and isinstance(forked.process, file_checks.ForkedAnswer)
+    monkeypatch.setattr(file_checks, "fork_is_safe", lambda: False)
+    spawned = file_checks.ChildChecks(path)
+    assert isinstance(spawned.process, subprocess.Popen)
+    assert forked.result() == spawned.result() == file_checks.check_file(path)
+
+
+def test_forking_is_not_safe_while_another_thread_runs():
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not file_checks.fork_is_safe()
+    finally:
+        release.set()
+        other.join()
+    assert file_checks.fork_is_safe()
 
 
 def test_the_process_sends_the_types_before_the_checker_verdict(model_files):
