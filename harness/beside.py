@@ -9,10 +9,9 @@ The function simply runs here, at once, with one core only, and where forking is
 from __future__ import annotations
 
 import os
-import traceback
 from typing import Any, Callable
 
-from harness.scan.file_checks import cores, fork_is_safe
+from harness.scan.file_checks import cores, fork_is_safe, run_forked
 
 
 class BesideError(RuntimeError):
@@ -30,19 +29,8 @@ class Beside:
             function(*args)
             return
         read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the copy: run, say what went wrong, and end without this process's exit handlers
-            status = 0
-            try:
-                os.close(read)
-                function(*args)
-            except BaseException:
-                status = 1
-                os.write(write, traceback.format_exc().encode(errors="replace"))
-            finally:
-                os._exit(status)
+        self.pid, self._read = run_forked(lambda: function(*args), write, (read,)), read
         os.close(write)
-        self.pid, self._read = pid, read
 
     def wait(self) -> None:
         """Wait for the process to end; raise :class:`BesideError` when the function failed in it."""
@@ -50,13 +38,8 @@ class Beside:
             return
         with os.fdopen(self._read, "rb") as stream:
             said = stream.read().decode(errors="replace").strip()
-        _, status = os.waitpid(self.pid, 0)
+        status = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
         self.pid = None
         if status:
-            raise BesideError(f"{self.name} failed in its process ({_ending(status)})" + (f":\n{said}" if said else ""))
-
-
-def _ending(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        return f"killed by signal {os.WTERMSIG(status)}"
-    return f"exit status {os.WEXITSTATUS(status)}"
+            ending = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+            raise BesideError(f"{self.name} failed in its process ({ending})" + (f":\n{said}" if said else ""))

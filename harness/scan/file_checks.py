@@ -25,7 +25,7 @@ import tempfile
 import threading
 import traceback
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Callable, Iterable
 
 if TYPE_CHECKING:
     import onnx
@@ -181,23 +181,15 @@ class ForkedAnswer:
 
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the copy: answer, and end without this process's exit handlers or buffered output
-            status = 1
-            try:
-                os.close(out_read)
-                os.close(err_read)
-                os.dup2(err_write, 2)
-                with open(out_write, "w") as answers:
-                    _answer(model, types_file, answers)
-                status = 0
-            except BaseException:  # written to the descriptor itself: sys.stderr may be another stream here
-                os.write(2, traceback.format_exc().encode(errors="replace"))
-            finally:
-                os._exit(status)
+
+        def answer() -> None:
+            os.dup2(err_write, 2)  # onnx's C++ messages too
+            with open(out_write, "w") as answers:
+                _answer(model, types_file, answers)
+
+        self.pid, self.returncode = run_forked(answer, err_write, (out_read, err_read)), None
         os.close(out_write)
         os.close(err_write)
-        self.pid, self.returncode = pid, None
         self.stdout: IO[bytes] = open(out_read, "rb")
         self._stderr: IO[bytes] = open(err_read, "rb")
 
@@ -243,6 +235,26 @@ def fork_is_safe() -> bool:
     frameworks may not survive one), with no other thread running (a lock one of them holds would stay held in the
     copy)."""
     return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+def run_forked(work: Callable[[], None], report: int, close: Iterable[int] = ()) -> int:
+    """Fork, and in the copy close the descriptors ``close`` (the ends this process reads), run ``work``, write its
+    traceback to the descriptor ``report`` when it fails (to the descriptor itself: ``sys.stderr`` may be another
+    stream there), and end, exit status 0 or 1, without this process's exit handlers or buffered output. Returns the
+    copy's process id."""
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            for descriptor in close:
+                os.close(descriptor)
+            work()
+            status = 0
+        except BaseException:
+            os.write(report, traceback.format_exc().encode(errors="replace"))
+        finally:
+            os._exit(status)
+    return pid
 
 
 def start_checks(model: str) -> ChildChecks | None:
