@@ -41,7 +41,8 @@ class IndexedNode(NamedTuple):
 class GraphIndex:
     """One pass over ``graph.node``: the nodes (:class:`IndexedNode`), their names as the scan gives them
     (:func:`unique_names`), each tensor's producer and readers (node positions; a node reading a tensor twice is
-    listed twice, as onnx-graphsurgeon lists it), and the positions of each op's nodes."""
+    listed twice, as onnx-graphsurgeon lists it), and the positions of each op's nodes; and, when first asked, the
+    initializers by name."""
 
     def __init__(self, graph: onnx.GraphProto) -> None:
         self.graph = graph
@@ -64,6 +65,11 @@ class GraphIndex:
             for tensor in inputs:
                 if tensor:
                     readers[tensor].append(index)
+
+    @functools.cached_property
+    def initializers(self) -> dict[str, onnx.TensorProto]:
+        """The graph's initializers by name, read once for the engine prediction and the matchers' view."""
+        return {tensor.name: tensor for tensor in self.graph.initializer}
 
     def naming_notes(self) -> list[str]:
         """What naming the nodes uniquely had to do, for the report."""
@@ -237,7 +243,7 @@ class ProtoGraph:
         graph = model.graph
         self.index = index or GraphIndex(graph)
         self.opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=None)
-        self._initializers = {tensor.name: tensor for tensor in graph.initializer}
+        self._initializers = self.index.initializers
         self._nodes: list[Node] | None = None  # made, all at once, when a matcher first reaches one
         self._tensors: dict[str, _Tensor] = {}
         self._inferred_types = types

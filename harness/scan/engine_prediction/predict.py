@@ -147,8 +147,9 @@ class GraphFacts:
         self.graph = graph = index.graph
         self.nodes, self.names, self.producer, self.readers = index.nodes, index.names, index.producer, index.readers
         self.outputs = {o.name: o.type.tensor_type.elem_type for o in graph.output}
-        self.element: dict[str, int] = {t.name: t.data_type for t in graph.initializer}
-        self.constant = set(self.element) | {""}  # "": an optional input left out, nothing to compute
+        self.initializers = index.initializers
+        self.constant_values: dict[str, int] = {}  # a Constant node's output -> its value's element type, once read
+        self.constant = set(self.initializers) | {""}  # "": an optional input left out, nothing to compute
         self._fold_constants()
         self.model_float = next((_FLOAT_ELEMENTS[i.type.tensor_type.elem_type] for i in graph.input
                                  if i.type.tensor_type.elem_type in _FLOAT_ELEMENTS), FP32)
@@ -206,13 +207,16 @@ class GraphFacts:
 
     def _element(self, tensor: str) -> int | None:
         """The element type of an initializer or of a Constant node's value."""
-        if tensor not in self.element and tensor in self.producer:
+        initializer = self.initializers.get(tensor)
+        if initializer is not None:
+            return initializer.data_type
+        if tensor not in self.constant_values and tensor in self.producer:
             index = self.producer[tensor]
             if self.nodes[index].op_type == "Constant":
                 for attribute in self.graph.node[index].attribute:
                     if attribute.name == "value":
-                        self.element[tensor] = attribute.t.data_type
-        return self.element.get(tensor)
+                        self.constant_values[tensor] = attribute.t.data_type
+        return self.constant_values.get(tensor)
 
     def _propagate(self) -> None:
         """dq-forward (in node order) and q-backward (in reverse)."""
