@@ -22,7 +22,8 @@ EXIT_MEANINGS = {
                  "a log overwritten with binary data, a truncated model); it wins over 2",
     EXIT_PARTIAL: "partial fix (scan --fix): the fixed model is written and checked, but some places could not be "
                   "fixed (no workaround applies there, or its rewrite failed a check of the fixed model, or made a "
-                  "target's verdict worse, which then keeps the model as it is); each is listed with its reason. It wins over 1 and 0; 3 wins over it",
+                  "target's verdict worse, which then keeps the model as it is); each is listed with its reason. It "
+                  "wins over 1 and 0; 3 wins over it",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C, 128 + SIGINT): records written so far are kept; rerun the same command to "
                       "resume",
 }
