@@ -485,8 +485,26 @@ def dequantized_precisions(graph: Any) -> frozenset[str | None]:
     Q/DQ at all, or INT8 and FP8 both, is what several matchers ask first. Read once while :func:`indexed` is open."""
     memo = _PRECISIONS[-1] if _PRECISIONS else {}
     if id(graph) not in memo:
-        memo[id(graph)] = frozenset(quantized_precision(dq) for dq in nodes_of(graph, "DequantizeLinear"))
+        memo[id(graph)] = frozenset(_dequantized_precisions(graph))
     return memo[id(graph)]
+
+
+def _dequantized_precisions(graph: Any) -> Iterator[str | None]:
+    """:func:`quantized_precision` of each DequantizeLinear, read once per zero point that is an initializer of
+    type INT8 or FP8 (which decides it: :func:`quantized_tensors` reads it first): a model's thousands of DQ share a
+    few zero points."""
+    of_zero_point: dict[int, str | None] = {}  # id(zero point) -> its precision (the graph holds the tensor)
+    for dq in nodes_of(graph, "DequantizeLinear"):
+        zero_point = dq.inputs[2] if len(dq.inputs) > 2 else None
+        if zero_point.__class__.__name__ == "Constant":
+            if id(zero_point) not in of_zero_point:
+                dtype = getattr(zero_point, "dtype", None)
+                of_zero_point[id(zero_point)] = None if dtype is None else _precision_of_dtype(dtype)
+            precision = of_zero_point[id(zero_point)]
+            if precision:
+                yield precision
+                continue
+        yield quantized_precision(dq)
 
 
 @functools.lru_cache(maxsize=64)

@@ -7,6 +7,7 @@ onnx-graphsurgeon graph of a variant. Defining the subclass registers it (see :f
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Any, ClassVar, Iterable
 
@@ -135,6 +136,11 @@ class Knobs:
         if self.cache_only and self.calibration_cache is None:
             raise ValueError("Knobs: cache_only needs a calibration_cache to hand TensorRT instead of batches")
 
+    def changed(self) -> dict[str, Any]:
+        """The knobs set to something other than their default, as :meth:`to_dict` writes them."""
+        defaults = _default_knobs()
+        return {name: value for name, value in self.to_dict().items() if value != defaults[name]}
+
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["extra_outputs"] = list(self.extra_outputs)
@@ -147,6 +153,12 @@ class Knobs:
             "version": self.calibration_cache[0], "algorithm": self.calibration_cache[1]}
         return out
 
+
+
+@functools.lru_cache(maxsize=1)
+def _default_knobs() -> dict[str, Any]:
+    """The default knobs as :meth:`Knobs.to_dict` writes them (asked once per workaround of every verdict)."""
+    return Knobs().to_dict()
 
 @dataclasses.dataclass(frozen=True)
 class Variant:

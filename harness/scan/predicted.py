@@ -37,11 +37,29 @@ class PredictedBasis:
     said: str  # the nodes, the rules and the ruleset, in words
 
 
-def predicted_basis(predicted: Mapping[str, Mapping[str, str]], nodes: Iterable[str], ruleset: str, places: str,
-                    note: str | None = None) -> PredictedBasis | None:
-    """The prediction of ``nodes`` (those a form asks a quantized precision of) from ``predicted`` (ONNX node ->
-    {"precision", "rule"} under ``ruleset``); ``places`` says where the nodes are ("at its places"), ``note`` why the
-    ruleset where the version is not documented itself. None where none of them is predicted."""
+@dataclasses.dataclass(frozen=True)
+class PredictionReading:
+    """What a prediction says of a form's quantized nodes, whichever ruleset gave it: read once for every ruleset
+    that gives the same prediction (:meth:`basis` names the ruleset)."""
+
+    outcome: str  # pass (every node predicted quantized) or fallback (one predicted float)
+    nodes: tuple[str, ...]  # the nodes predicted in a known precision
+    wider: tuple[str, ...]  # those predicted float
+    rules: tuple[str, ...]  # the rules that decided the float nodes (else every node's)
+
+    def basis(self, ruleset: str, places: str, note: str | None = None) -> PredictedBasis:
+        """The predicted basis under ``ruleset`` (see :func:`predicted_basis`)."""
+        wider = self.wider
+        what = (f"{len(wider)} of {len(self.nodes)} quantized node(s) {places} predicted float "
+                f"({', '.join(wider[:3])}{' ...' if len(wider) > 3 else ''})" if wider
+                else f"all {len(self.nodes)} quantized node(s) {places} predicted in the precision asked")
+        said = f"{what}; rules {', '.join(self.rules)} (ruleset {ruleset})" + (f"; {note}" if note else "")
+        return PredictedBasis(self.outcome, ruleset, self.rules, wider, said)
+
+
+def read_prediction(predicted: Mapping[str, Mapping[str, str]], nodes: Iterable[str]) -> PredictionReading | None:
+    """What ``predicted`` (ONNX node -> {"precision", "rule"}) says of ``nodes`` (those a form asks a quantized
+    precision of); None where none of them is predicted."""
     nodes = [node for node in dict.fromkeys(nodes) if node in predicted]  # a node at two places counts once
     outcome = j.predicted_outcome(predicted[node]["precision"] for node in nodes)
     if outcome is None:
@@ -49,11 +67,16 @@ def predicted_basis(predicted: Mapping[str, Mapping[str, str]], nodes: Iterable[
     nodes = [node for node in nodes if predicted[node]["precision"] in j.PRECISION_BITS]
     wider = [node for node in nodes if j.predicted_float(predicted[node]["precision"])]
     rules = tuple(sorted({predicted[node]["rule"] for node in (wider or nodes)}))
-    what = (f"{len(wider)} of {len(nodes)} quantized node(s) {places} predicted float "
-            f"({', '.join(wider[:3])}{' ...' if len(wider) > 3 else ''})" if wider
-            else f"all {len(nodes)} quantized node(s) {places} predicted in the precision asked")
-    said = f"{what}; rules {', '.join(rules)} (ruleset {ruleset})" + (f"; {note}" if note else "")
-    return PredictedBasis(outcome, ruleset, rules, tuple(wider), said)
+    return PredictionReading(outcome, tuple(nodes), tuple(wider), rules)
+
+
+def predicted_basis(predicted: Mapping[str, Mapping[str, str]], nodes: Iterable[str], ruleset: str, places: str,
+                    note: str | None = None) -> PredictedBasis | None:
+    """The prediction of ``nodes`` (those a form asks a quantized precision of) from ``predicted`` (ONNX node ->
+    {"precision", "rule"} under ``ruleset``); ``places`` says where the nodes are ("at its places"), ``note`` why the
+    ruleset where the version is not documented itself. None where none of them is predicted."""
+    reading = read_prediction(predicted, nodes)
+    return None if reading is None else reading.basis(ruleset, places, note)
 
 
 def variant_predictions(graph: Any, expected_precision: Mapping[str, str],

@@ -22,12 +22,12 @@ import dataclasses
 import functools
 from typing import Any, Sequence
 
-from cases.model import Case, Knobs, Variant
+from cases.model import Case, Variant
 from harness import judgement as j
 from harness.matrix import Target
 from harness.scan.matching import Finding
 from harness.scan.observations import Observation, Observations
-from harness.scan.predicted import PredictedBasis, predicted_basis
+from harness.scan.predicted import PredictedBasis, PredictionReading, read_prediction
 from harness.store.claims import index_claims, target_claim
 from harness.targets.declared import fact_outcome, model_fact_basis, not_applicable_basis, range_claim_basis
 from harness.targets.facts import IMPLICIT_INT8
@@ -165,21 +165,26 @@ def range_claims_on(case: type[Case], variant: str, target: Target, scope: str) 
 class PredictedNodes:
     """What the engine prediction says of a model on one target: ONNX node -> {"precision", "rule", "layer"}
     (:meth:`~harness.scan.engine_prediction.targets.TargetEngines.node_precisions`), the nodes the model asks a
-    quantized precision of (an input from a DequantizeLinear) and the ruleset the prediction follows."""
+    quantized precision of (an input from a DequantizeLinear) and the ruleset the prediction follows.
+
+    ``readings``: id(finding) -> what the prediction says at its places (:func:`~harness.scan.predicted.
+    read_prediction`), filled as findings are asked; the rulesets that give one prediction share one dict, so each
+    finding is read once."""
 
     precisions: dict[str, dict[str, str]]
     asked: frozenset[str]
     ruleset: str = ""
-    # id(finding) -> the prediction at its places: targets that share a prediction read it once
-    _read: dict[int, PredictedBasis | None] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    readings: dict[int, PredictionReading | None] = dataclasses.field(default_factory=dict, compare=False,
+                                                                       repr=False)
 
     def basis_of(self, finding: Finding) -> PredictedBasis | None:
         """The prediction of the nodes at the finding's places that the model asks a quantized precision of
         (:func:`harness.scan.predicted.predicted_basis`), None where none of them is predicted."""
-        if id(finding) not in self._read:
+        if id(finding) not in self.readings:
             nodes = [node for occurrence in finding.occurrences for node in occurrence.nodes if node in self.asked]
-            self._read[id(finding)] = predicted_basis(self.precisions, nodes, self.ruleset, "at its places")
-        return self._read[id(finding)]
+            self.readings[id(finding)] = read_prediction(self.precisions, nodes)
+        reading = self.readings[id(finding)]
+        return None if reading is None else reading.basis(self.ruleset, "at its places")
 
 
 def predicted_on(finding: Finding, target: Target, predicted: PredictedNodes | None) -> list[Evidence]:
@@ -224,8 +229,8 @@ class WorkaroundCheck:
         return j.judge(self.evidence).verdict
 
     def to_dict(self) -> dict[str, Any]:
-        knobs = {k: v for k, v in self.variant.knobs.to_dict().items() if v != Knobs().to_dict()[k]}
-        return {"variant": self.variant.name, "description": self.variant.description, "knobs": knobs,
+        return {"variant": self.variant.name, "description": self.variant.description,
+                "knobs": self.variant.knobs.changed(),
                 "verdict": self.verdict, "evidence": [e.to_dict() for e in self.evidence]}
 
 

@@ -67,6 +67,19 @@ class GraphIndex:
                     readers[tensor].append(index)
 
     @functools.cached_property
+    def quantizers_by_zero_point(self) -> dict[str, list[int]]:
+        """The positions of the QuantizeLinear and DequantizeLinear nodes by the name of their zero point ("" where
+        it is left out), each list in graph order: the type a Q/DQ quantizes to is its zero point's, and a model's
+        tens of thousands of Q/DQ share a few zero points, so the engine prediction and the summary read each zero
+        point once for all its nodes."""
+        groups: dict[str, list[int]] = collections.defaultdict(list)
+        nodes = self.nodes
+        for position in sorted(self.by_op.get("QuantizeLinear", []) + self.by_op.get("DequantizeLinear", [])):
+            inputs = nodes[position].input
+            groups[inputs[2] if len(inputs) > 2 else ""].append(position)
+        return groups
+
+    @functools.cached_property
     def initializers(self) -> dict[str, onnx.TensorProto]:
         """The graph's initializers by name, read once for the engine prediction and the matchers' view."""
         return {tensor.name: tensor for tensor in self.graph.initializer}

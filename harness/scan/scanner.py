@@ -165,14 +165,18 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
     run_ids = {t.id for t in options.run_targets} if reproducers else set()
     predicted_on: dict[str, PredictedNodes | None] = {}  # target id -> the engine prediction of the model's nodes
     shared: dict[tuple, PredictedNodes] = {}  # (prediction, ruleset) -> one PredictedNodes for the targets sharing it
+    readings: dict[int, dict] = {}  # prediction -> what it says at each finding's places, whichever ruleset gave it
     for target in options.targets:
         precisions = engines.node_precisions(target.id) if engines is not None else {}
         if not precisions:
             predicted_on[target.id] = None
             continue
         entry = engines.targets[target.id]
-        predicted_on[target.id] = shared.setdefault((entry["prediction"], entry["ruleset"]),
-                                                    PredictedNodes(precisions, asked, entry["ruleset"]))
+        key = (entry["prediction"], entry["ruleset"])
+        if key not in shared:
+            shared[key] = PredictedNodes(precisions, asked, entry["ruleset"],
+                                         readings.setdefault(entry["prediction"], {}))
+        predicted_on[target.id] = shared[key]
     verdicts = []
     for finding in matches.findings:
         per_target = {}

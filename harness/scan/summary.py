@@ -49,26 +49,27 @@ QUANTIZED_TYPE_NAMES = {"INT8": "INT8", "UINT8": "UINT8", "INT4": "INT4", "UINT4
 def quantized_types(graph: ProtoGraph) -> list[str]:
     """The types the Q/DQ nodes of ``graph`` (the scan's view of the model) quantize to ("INT8", "FP8 (E4M3)", ...),
     most nodes first (on a tie, the type met first in graph order); "unknown type" for a node whose quantized tensor
-    and zero point carry no type. A zero point that is an initializer is read from the index, once per zero point (a
-    model's tens of thousands of Q/DQ share a few); the other nodes from the view, as
-    :func:`~cases.matching.quantized_tensors` orders their tensors."""
-    index = graph.index
+    and zero point carry no type. A zero point that is an initializer says the type of all its nodes
+    (:attr:`~harness.scan.proto_graph.GraphIndex.quantizers_by_zero_point`); the other nodes are read from the view,
+    as :func:`~cases.matching.quantized_tensors` orders their tensors."""
     found: dict[str, list[int]] = {}  # type -> [nodes, the first one's position]
-    of_zero_point: dict[str, str | None] = {}
-    for op in QDQ_OPS:
-        for position in index.by_op.get(op, ()):
-            inputs = index.nodes[position].input
-            zero_point = inputs[2] if len(inputs) > 2 else ""
-            if zero_point not in of_zero_point:
-                of_zero_point[zero_point] = _onnx_type_name(graph.initializer_dtype(zero_point))
-            name = of_zero_point[zero_point] or _type_name_of(graph.node_at(position))
-            name = QUANTIZED_TYPE_NAMES.get(name, name) if name else "unknown type"
-            entry = found.get(name)
-            if entry is None:
-                found[name] = [1, position]
-            else:
-                entry[0] += 1
-                entry[1] = min(entry[1], position)
+
+    def count(name: str | None, nodes: int, first: int) -> None:
+        name = QUANTIZED_TYPE_NAMES.get(name, name) if name else "unknown type"
+        entry = found.get(name)
+        if entry is None:
+            found[name] = [nodes, first]
+        else:
+            entry[0] += nodes
+            entry[1] = min(entry[1], first)
+
+    for zero_point, positions in graph.index.quantizers_by_zero_point.items():
+        name = _onnx_type_name(graph.initializer_dtype(zero_point))
+        if name:
+            count(name, len(positions), positions[0])
+            continue
+        for position in positions:
+            count(_type_name_of(graph.node_at(position)), 1, position)
     return sorted(found, key=lambda name: (-found[name][0], found[name][1]))
 
 

@@ -156,7 +156,7 @@ class GraphFacts:
         self._qtypes = self._read_quantized_types(index)
         self._propagate()
         self.quantized_types = frozenset(self._qtypes.values())
-        self.has_subgraphs = any(node.op_type in SUBGRAPH_OPS for node in self.nodes)
+        self.has_subgraphs = any(op in index.by_op for op in SUBGRAPH_OPS)
 
     def _fold_constants(self) -> None:
         constant = self.constant
@@ -176,18 +176,15 @@ class GraphFacts:
         return self._qtypes[index]
 
     def _read_quantized_types(self, index: GraphIndex) -> dict[int, str | None]:
-        """:meth:`quantized_type` of every Q/DQ, read once: a model's tens of thousands share a few zero points."""
-        types, of_zero_point = {}, {}
-        for op in QDQ:
-            for position in index.by_op.get(op, ()):
-                inputs = self.nodes[position].input
-                zero_point = inputs[2] if len(inputs) > 2 else ""
-                kind = of_zero_point.get(zero_point)
-                if kind is None:
-                    kind = self._read_quantized_type(position)
-                    if zero_point and self._element(zero_point) in _QUANTIZED_ELEMENTS:  # the zero point decides
-                        of_zero_point[zero_point] = kind
-                types[position] = kind
+        """:meth:`quantized_type` of every Q/DQ, read once per zero point where its type decides
+        (:attr:`~harness.scan.proto_graph.GraphIndex.quantizers_by_zero_point`), else per node."""
+        types: dict[int, str | None] = {}
+        for zero_point, positions in index.quantizers_by_zero_point.items():
+            element = self._element(zero_point) if zero_point else None
+            if element in _QUANTIZED_ELEMENTS:
+                types.update(dict.fromkeys(positions, _QUANTIZED_ELEMENTS[element]))
+            else:
+                types.update((position, self._read_quantized_type(position)) for position in positions)
         return types
 
     def _read_quantized_type(self, index: int) -> str | None:
