@@ -15,9 +15,10 @@ view never changes. A test compares every finding on both for every model the te
 from __future__ import annotations
 
 import collections
+import collections.abc
 import functools
 from pathlib import Path
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 import numpy as np
 import onnx
@@ -249,6 +250,62 @@ class Constant(_Tensor):
             self.values = np.array(numpy_helper.to_array(self._proto, base))
 
 
+_MISSING = object()  # what Attributes remembers of an attribute the node does not have
+_DECODERS: dict[int, Callable[[ProtoGraph, onnx.AttributeProto], Any]] = {
+    onnx.AttributeProto.FLOAT: lambda graph, attribute: attribute.f,
+    onnx.AttributeProto.INT: lambda graph, attribute: attribute.i,
+    onnx.AttributeProto.STRING: lambda graph, attribute: attribute.s.decode(),
+    onnx.AttributeProto.TENSOR: lambda graph, attribute: Constant(graph, attribute.t),
+    onnx.AttributeProto.GRAPH: lambda graph, attribute: attribute.g,  # no matcher reads inside a subgraph
+    onnx.AttributeProto.FLOATS: lambda graph, attribute: list(attribute.floats),
+    onnx.AttributeProto.INTS: lambda graph, attribute: list(attribute.ints),
+    onnx.AttributeProto.STRINGS: lambda graph, attribute: [s.decode() for s in attribute.strings],
+}
+
+
+class Attributes(collections.abc.Mapping):
+    """A node's attributes as onnx-graphsurgeon imports them: strings decoded, lists as lists, a tensor as a
+    :class:`Constant`, a subgraph left an ``onnx.GraphProto``; other kinds, and references to a function's
+    attributes (only inside function bodies), left out. Each is decoded when first read: a matcher asks a node for
+    one attribute (a Conv's ``group``), seldom for all, and decoding all of a large model's costs a tenth of its
+    matching."""
+
+    __slots__ = ("_graph", "_protos", "_read")
+
+    def __init__(self, graph: ProtoGraph, protos: Iterable[onnx.AttributeProto]) -> None:
+        self._graph, self._protos, self._read = graph, protos, {}
+
+    def get(self, name: str, default: Any = None) -> Any:  # the Mapping's own would go through KeyError
+        value = self._read.get(name, _MISSING)
+        if value is _MISSING and name not in self._read:
+            value = self._read[name] = self._decode(name)
+        return default if value is _MISSING else value
+
+    def __getitem__(self, name: str) -> Any:
+        value = self.get(name, _MISSING)
+        if value is _MISSING:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(attribute.name for attribute in self._protos
+                                  if attribute.type in _DECODERS and not attribute.ref_attr_name))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+    def _decode(self, name: str) -> Any:
+        """The attribute called ``name`` (one name appears once in a valid node), or _MISSING."""
+        for attribute in self._protos:
+            if attribute.name == name and not attribute.ref_attr_name:
+                decode = _DECODERS.get(attribute.type)
+                return _MISSING if decode is None else decode(self._graph, attribute)
+        return _MISSING
+
+
 class ProtoGraph:
     """The matchers' view of ``model``'s main graph (see the module's docstring).
 
@@ -374,28 +431,6 @@ class ProtoGraph:
         graph = self.index.graph
         return {info.name: info for infos in (graph.input, graph.output, graph.value_info) for info in infos}
 
-    def attributes(self, position: int) -> dict[str, Any]:
-        """A node's attributes as onnx-graphsurgeon imports them: strings decoded, lists as lists, a tensor as a
-        :class:`Constant`; a subgraph stays an ``onnx.GraphProto`` (no matcher reads inside one)."""
-        attrs = {}
-        for attribute in self.index.graph.node[position].attribute:
-            if attribute.ref_attr_name:
-                continue  # a reference to a function's attribute: only inside function bodies
-            kind = attribute.type
-            if kind == onnx.AttributeProto.FLOAT:
-                attrs[attribute.name] = attribute.f
-            elif kind == onnx.AttributeProto.INT:
-                attrs[attribute.name] = attribute.i
-            elif kind == onnx.AttributeProto.STRING:
-                attrs[attribute.name] = attribute.s.decode()
-            elif kind == onnx.AttributeProto.TENSOR:
-                attrs[attribute.name] = Constant(self, attribute.t)
-            elif kind == onnx.AttributeProto.GRAPH:
-                attrs[attribute.name] = attribute.g
-            elif kind == onnx.AttributeProto.FLOATS:
-                attrs[attribute.name] = list(attribute.floats)
-            elif kind == onnx.AttributeProto.INTS:
-                attrs[attribute.name] = list(attribute.ints)
-            elif kind == onnx.AttributeProto.STRINGS:
-                attrs[attribute.name] = [s.decode() for s in attribute.strings]
-        return attrs
+    def attributes(self, position: int) -> Attributes:
+        """The attributes of the node at ``position`` (:class:`Attributes`)."""
+        return Attributes(self, self.index.graph.node[position].attribute)
