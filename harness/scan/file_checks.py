@@ -1,6 +1,7 @@
 """onnx's own checks of a model file: strict shape inference (type-checked; permissive when strict fails) and
-``onnx.checker``, in C++ on the files themselves (no 2 GB protobuf limit, no round trip of the model through Python),
-and the types and shapes inferred, handed back as one serialized ``onnx.GraphProto`` (its value infos and outputs).
+``onnx.checker``, in C++ (the checker on the file itself: no 2 GB protobuf limit; shape inference on the file's bytes,
+or on the file where it is over that limit), and the types and shapes inferred, handed back as one serialized
+``onnx.GraphProto`` (its value infos and outputs).
 
 Standard library and onnx only, so a large model's checks can run in a second process while the scanner reads the
 same file: onnx's calls keep the interpreter's lock, so only a second process puts both on two cores at once. That
@@ -61,21 +62,28 @@ class FileChecks:
         return list(self._inferred_graph.output)
 
 
+# The largest serialized protobuf message: a model file above it is inferred from the file, the inferred model written
+# to a file beside (onnx's bytes API cannot take it); one below, from its bytes, the inferred model handed back in
+# memory, without writing and reading back a copy of the weights.
+PROTOBUF_LIMIT = 2**31 - 1
+
+
 def infer_types(model: str, directory: str | None = None) -> FileChecks:
-    """Infer ``model``'s shapes (strict, then permissive) and keep them; the checker has not run yet. Shape inference
-    writes the inferred model into ``directory`` (default: a temporary one of its own, removed after)."""
-    if directory is None:
+    """Infer ``model``'s shapes (strict, then permissive) and keep them; the checker has not run yet. A model over
+    :data:`PROTOBUF_LIMIT` is inferred from its file into ``directory`` (default: a temporary one of its own, removed
+    after)."""
+    in_memory = os.path.getsize(model) <= PROTOBUF_LIMIT
+    if not in_memory and directory is None:
         with tempfile.TemporaryDirectory(prefix="trt-matrix-checks-") as tmp:
             return infer_types(model, tmp)
     import onnx
 
     notes: list[str] = []
     checks = FileChecks(strict=False, notes=notes)
-    inferred = os.path.join(directory, "inferred.onnx")
+    data = Path(model).read_bytes() if in_memory else None
     for strict_mode in (True, False):
         try:
-            onnx.shape_inference.infer_shapes_path(model, inferred, check_type=True, strict_mode=strict_mode,
-                                                   data_prop=True)
+            graph = _inferred_graph(model, data, directory, strict_mode)
         except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as err:
             message = " ".join(str(err).split())[:300]
             notes.append(f"strict shape inference failed ({message}); scanned with the shapes the permissive "
@@ -83,11 +91,23 @@ def infer_types(model: str, directory: str | None = None) -> FileChecks:
                          f"shape inference failed ({message}); scanned without inferred shapes")
             continue
         checks.strict = strict_mode
-        graph = onnx.load(inferred, load_external_data=False).graph
         del graph.node[:], graph.initializer[:]  # the rest is the types: cleared, not copied out (50,000 of them)
         checks.inferred = graph.SerializeToString()
         break
     return checks
+
+
+def _inferred_graph(model: str, data: bytes | None, directory: str | None, strict_mode: bool) -> onnx.GraphProto:
+    """The graph shape inference (types checked, data propagated) makes of ``model``: from its bytes ``data``, or,
+    without them, from its file, into a file of ``directory``."""
+    import onnx
+
+    options = {"check_type": True, "strict_mode": strict_mode, "data_prop": True}
+    if data is not None:
+        return onnx.shape_inference.infer_shapes(data, **options).graph
+    inferred = os.path.join(directory, "inferred.onnx")
+    onnx.shape_inference.infer_shapes_path(model, inferred, **options)
+    return onnx.load(inferred, load_external_data=False).graph
 
 
 def checker_verdict(model: str) -> str | None:

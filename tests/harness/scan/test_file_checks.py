@@ -64,6 +64,29 @@ def test_the_checks_answer_the_same_in_either_process(tmp_path, model_files):
     assert all(info.type.tensor_type.elem_type for info in typed.values())
 
 
+def test_a_model_over_the_protobuf_limit_is_inferred_from_its_file_with_the_same_answers(tmp_path, model_files,
+                                                                                         monkeypatch):
+    import tempfile
+
+    from onnx import TensorProto, helper
+
+    # a declared output shape that contradicts inference: strict mode fails, the permissive mode answers
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="/act/Relu")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "odd.onnx")
+    paths = [str(model_files["plain-cnn-qdq"]), str(tmp_path / "odd.onnx")]
+    in_memory = [file_checks.check_file(path) for path in paths]
+    monkeypatch.setattr(file_checks, "PROTOBUF_LIMIT", 0)  # every file is "over" it: inferred from the file
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    from_file = [file_checks.check_file(path) for path in paths]
+    assert from_file == in_memory
+    assert not in_memory[1].strict and "strict shape inference failed" in in_memory[1].notes[0]
+    assert list(scratch.iterdir()) == []  # the inferred model written beside is removed
+
+
 @pytest.mark.parametrize("started", ["forked", "spawned"])
 def test_a_crash_of_the_checks_process_is_told_in_one_line(model_files, monkeypatch, children, started):
     class Crashing(file_checks.ChildChecks):
