@@ -234,9 +234,9 @@ class Constant(_Tensor):
     _LAZY = _Tensor._LAZY | {"values", "dtype", "shape"}
     type = "tensor_type"
 
-    def __init__(self, graph: ProtoGraph | None, proto: onnx.TensorProto) -> None:
-        super().__init__(graph, proto.name)
-        self._proto = proto
+    def __init__(self, graph: ProtoGraph | None, proto: onnx.TensorProto, name: str | None = None) -> None:
+        """``name``: the proto's, where the caller has it already (reading it from the proto costs)."""
+        self._graph, self.name, self._proto = graph, proto.name if name is None else name, proto
 
     def _read(self, attribute: str) -> None:
         if attribute in _Tensor._LAZY:
@@ -367,7 +367,7 @@ class ProtoGraph:
         if not name:
             return Variable(None, "")
         proto = self._initializers.get(name)
-        tensor = self._tensors[name] = Constant(self, proto) if proto is not None else Variable(self, name)
+        tensor = self._tensors[name] = Constant(self, proto, name) if proto is not None else Variable(self, name)
         return tensor
 
     def _make_objects(self) -> list[Node]:
