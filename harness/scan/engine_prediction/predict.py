@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 from typing import Any
 
 from harness.scan.engine_prediction.rules import Ruleset
@@ -154,7 +155,7 @@ class GraphFacts:
         self.model_float = next((_FLOAT_ELEMENTS[i.type.tensor_type.elem_type] for i in graph.input
                                  if i.type.tensor_type.elem_type in _FLOAT_ELEMENTS), FP32)
         self._qtypes = self._read_quantized_types(index)
-        self._propagate()
+        self._propagate(index.by_op)
         self.quantized_types = frozenset(self._qtypes.values())
         self.has_subgraphs = any(op in index.by_op for op in SUBGRAPH_OPS)
 
@@ -215,10 +216,15 @@ class GraphFacts:
                         self.constant_values[tensor] = attribute.t.data_type
         return self.constant_values.get(tensor)
 
-    def _propagate(self) -> None:
-        """dq-forward (in node order) and q-backward (in reverse)."""
+    def _propagate(self, by_op: dict[str, list[int]]) -> None:
+        """dq-forward (in node order) and q-backward (in reverse), over the nodes that can take part (``by_op``: the
+        positions of each op's nodes): the DQs and commuting layers, and the writers of what a Q or a commuting layer
+        reads."""
+        moving = sorted(itertools.chain(by_op.get("DequantizeLinear", []),
+                                        *(by_op.get(op, []) for op in COMMUTING_OPS)))
         self.dq: dict[str, tuple[str, int]] = {}  # tensor -> (quantized type, the DQ it comes from)
-        for index, node in enumerate(self.nodes):
+        for index in moving:
+            node = self.nodes[index]
             if node.op_type == "DequantizeLinear" and node.input[0] not in self.constant:
                 self.dq[node.output[0]] = (self.quantized_type(index), index)
             elif node.op_type in COMMUTING_OPS and node.input:
@@ -227,7 +233,12 @@ class GraphFacts:
                     self.dq[node.output[0]] = self.dq[data[0]]
         self.q: dict[str, str] = {}  # tensor -> the type every reader quantizes it to
         nodes, readers, q, skipped = self.nodes, self.readers, self.q, self.constant.union(self.outputs)
-        for node in reversed(nodes):
+        # a tensor gets a type only when each of its readers is a Q or a commuting layer: the writers of what those
+        # read, latest first (a commuting layer's output is decided before its input)
+        read = itertools.chain.from_iterable(nodes[index].input for index in itertools.chain(
+            by_op.get("QuantizeLinear", []), *(by_op.get(op, []) for op in COMMUTING_OPS)))
+        producer = self.producer
+        for node in map(nodes.__getitem__, sorted({producer[t] for t in read if t in producer}, reverse=True)):
             if not node.output or node.output[0] in skipped:
                 continue
             tensor, kind = node.output[0], None
