@@ -20,8 +20,8 @@ tool runs: each command runs once, writing the cache, before it is timed.
 
 Then (issue 30), side by side with trtcheck (`pip install trtcheck`, a static ONNX -> TensorRT operator checker
 for one TensorRT version) on the same 50k-node Q/DQ model, as whole processes: `scan` on every target of the matrix,
-its engine prediction included, against `trtcheck MODEL --format json`: wall and CPU seconds, peak memory, and the
-scan's own stages (load, match, predict, engine, the JSON and page written). Target: the scan no longer than
+its engine prediction included, against `trtcheck MODEL --format json`, both started the same way (`python -m`,
+this interpreter): wall and CPU seconds, peak memory, and the scan's own stages (load, match, predict, engine, the JSON and page written). Target: the scan no longer than
 trtcheck, and never over 4 s.
 
     python benchmarks/scan_model.py [--sizes 5000 20000 50000] [--keep DIR] [--processes-only] [--versus-trtcheck]
@@ -275,9 +275,9 @@ def measured_process(command: list[str]) -> tuple[float, float, float, int]:
 
 def versus_trtcheck(out: Path) -> bool:
     """`scan` (every target, the engine predicted) beside trtcheck's check of the same 50k-node Q/DQ model."""
-    import shutil
+    import importlib.util
 
-    trtcheck = shutil.which("trtcheck")
+    trtcheck = importlib.util.find_spec("trtcheck")
     path = out / f"versus-{VERSUS_NODES}-qdq.onnx"
     onnx.save(generated_model(VERSUS_NODES, True), path)
     print(f"\nscan beside trtcheck on {path.name} (load average {os.getloadavg()[0]:.1f}; wall s, CPU s, peak MiB; "
@@ -287,8 +287,10 @@ def versus_trtcheck(out: Path) -> bool:
     if trtcheck is None:
         print("  trtcheck is not installed (pip install trtcheck): the scan is timed alone")
     else:
-        commands["trtcheck"] = [trtcheck, str(path), "--format", "json", "--output", str(out / "trtcheck.json"),
-                                "--force"]
+        # launched as the scan is, by this interpreter (a console script through a version manager's shim, as
+        # pyenv's, would start slower than the scan does)
+        commands["trtcheck"] = [sys.executable, "-m", "trtcheck", str(path), "--format", "json", "--output",
+                                str(out / "trtcheck.json"), "--force"]
     best = {}
     for name, command in commands.items():
         measured_process(command)

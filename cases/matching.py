@@ -384,18 +384,22 @@ def path_between(source: Any, tensor: Any, max_nodes: int = 16) -> list[Any] | N
     path (e.g. ``source`` is no ancestor of ``tensor`` within that distance)."""
     if tensor is source:
         return []
-    frontier = collections.deque([(tensor, [])])
-    seen: set[int] = set()
+    frontier = collections.deque([(tensor, None, 0)])  # (a tensor, the node that reads it on the way, its depth)
+    reached_from: dict[int, Any] = {}  # id(node) -> the node the walk came from (None: the one writing ``tensor``)
     while frontier:
-        current, path = frontier.popleft()
+        current, reader, depth = frontier.popleft()
         node = producer(current)
-        if node is None or id(node) in seen or len(path) >= max_nodes:
+        if node is None or id(node) in reached_from or depth >= max_nodes:
             continue
-        seen.add(id(node))
+        reached_from[id(node)] = reader
         for t in node.inputs:
             if t is source:
-                return list(reversed([*path, node]))
-            frontier.append((t, [*path, node]))
+                path = [node]
+                while reached_from[id(path[-1])] is not None:
+                    path.append(reached_from[id(path[-1])])
+                return path
+            if t.inputs:  # a graph input or a constant leads nowhere
+                frontier.append((t, node, depth + 1))
     return None
 
 
