@@ -98,9 +98,11 @@ class EnginePrediction:
     def node_precisions(self) -> dict[str, dict[str, str]]:
         """ONNX node -> its predicted precision, the rule and the layer holding it (what a verdict engine reads as
         ``predicted`` evidence; never an observation). Made once: every target sharing the prediction reads it."""
-        if self._node_precisions is None:
-            self._node_precisions = {node: {"precision": layer.precision, "rule": layer.rule, "layer": layer.name}
-                                     for layer in self.layers for node in layer.nodes}
+        if self._node_precisions is None:  # one entry per layer, shared by its nodes (read, never changed)
+            self._node_precisions = {node: entry for layer in self.layers
+                                     for entry in ({"precision": layer.precision, "rule": layer.rule,
+                                                    "layer": layer.name},)
+                                     for node in layer.nodes}
         return self._node_precisions
 
     def summary(self) -> dict[str, Any]:
