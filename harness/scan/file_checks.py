@@ -39,29 +39,34 @@ class FileChecks:
     strict: bool  # strict shape inference passed: with the checker, a full check
     notes: list[str]  # the shape inference fallbacks, for the report
     invalid: str | None = None  # the checker's first line, when the model is not valid ONNX
-    # the inferred value infos and graph outputs, in an onnx.GraphProto serialized without its nodes and
-    # initializers (empty: nothing inferred)
+    # the inferred value infos, in an onnx.GraphProto serialized without its nodes, initializers and outputs (empty:
+    # nothing inferred)
     inferred: bytes = b""
-
-    @functools.cached_property
-    def _inferred_graph(self) -> onnx.GraphProto:
-        import onnx
-
-        return onnx.GraphProto.FromString(self.inferred)
+    # the graph outputs as inferred, apart: every scan reads them, only some matchers the value infos (a large
+    # model's tens of thousands, megabytes to parse)
+    inferred_outputs: bytes = b""
 
     def value_infos(self) -> dict[str, onnx.ValueInfoProto]:
         """Each tensor's inferred value info by name: the value infos, and the graph outputs not among them (an
         entry may be untyped: its ``type`` empty)."""
-        graph = self._inferred_graph
-        found = {info.name: info for info in graph.output}
-        found.update((info.name, info) for info in graph.value_info)
+        import onnx
+
+        found = {info.name: info for info in self.outputs()}
+        found.update((info.name, info) for info in onnx.GraphProto.FromString(self.inferred).value_info)
         return found
 
     def outputs(self) -> list[onnx.ValueInfoProto]:
         """The graph outputs as shape inference typed them."""
-        return list(self._inferred_graph.output)
+        return list(self._outputs_graph.output)
+
+    @functools.cached_property
+    def _outputs_graph(self) -> onnx.GraphProto:
+        import onnx
+
+        return onnx.GraphProto.FromString(self.inferred_outputs)
 
 
+OUTPUTS_SUFFIX = ".outputs"  # beside the types file: the graph outputs as inferred (FileChecks.inferred_outputs)
 # The largest serialized protobuf message: a model file above it is inferred from the file, the inferred model written
 # to a file beside (onnx's bytes API cannot take it); one below, from its bytes, the inferred model handed back in
 # memory, without writing and reading back a copy of the weights.
@@ -91,7 +96,8 @@ def infer_types(model: str, directory: str | None = None) -> FileChecks:
                          f"shape inference failed ({message}); scanned without inferred shapes")
             continue
         checks.strict = strict_mode
-        del graph.node[:], graph.initializer[:]  # the rest is the types: cleared, not copied out (50,000 of them)
+        checks.inferred_outputs = onnx.GraphProto(output=graph.output).SerializeToString()
+        del graph.node[:], graph.initializer[:], graph.output[:]  # the rest is the types: cleared, not copied out
         checks.inferred = graph.SerializeToString()
         break
     return checks
@@ -157,8 +163,8 @@ class ChildChecks:
         """What shape inference said (``invalid`` not known yet)."""
         if self._types is None:
             header = self._line()
-            with open(self._types_file, "rb") as stream:
-                self._types = FileChecks(**header, inferred=stream.read())
+            with open(self._types_file, "rb") as types, open(self._types_file + OUTPUTS_SUFFIX, "rb") as outputs:
+                self._types = FileChecks(**header, inferred=types.read(), inferred_outputs=outputs.read())
         return self._types
 
     def result(self) -> FileChecks:
@@ -291,6 +297,8 @@ def _answer(model: str, types_file: str, answers: IO[str] | None = None) -> None
     types = infer_types(model, os.path.dirname(types_file))
     with open(types_file, "wb") as stream:
         stream.write(types.inferred)
+    with open(types_file + OUTPUTS_SUFFIX, "wb") as stream:
+        stream.write(types.inferred_outputs)
     print(json.dumps({"strict": types.strict, "notes": types.notes}), file=answers, flush=True)
     print(json.dumps({"invalid": checker_verdict(model)}), file=answers, flush=True)
 

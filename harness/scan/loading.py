@@ -74,7 +74,7 @@ class LoadedModel:
         if not isinstance(self._checks, FileChecks):  # still running in their process
             self._checks = self._from_process(self._checks.result)
         _raise_invalid(self.path, self._checks)
-        if not self._outputs_typed and self._checks.inferred:
+        if not self._outputs_typed and self._checks.inferred_outputs:
             outputs = self._checks.outputs()
             if outputs:
                 del self.model.graph.output[:]
