@@ -138,6 +138,10 @@ class Knobs:
 
     def changed(self) -> dict[str, Any]:
         """The knobs set to something other than their default, as :meth:`to_dict` writes them."""
+        return dict(self._changed)
+
+    @functools.cached_property
+    def _changed(self) -> dict[str, Any]:  # read for every workaround of every verdict: made once per Knobs
         defaults = _default_knobs()
         return {name: value for name, value in self.to_dict().items() if value != defaults[name]}
 

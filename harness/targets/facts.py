@@ -240,6 +240,7 @@ class ApiFeature:
     removed_in: tuple[tuple[int, int], str] | None = None
     absent_means: str = "a build that asks for it cannot be made there"
 
+    @functools.lru_cache(maxsize=None)  # the recorded surfaces are fixed: a verdict asks the same few again
     def presence(self, version: str) -> Presence:
         release = _release(version)
         surfaces = recorded_releases()
