@@ -144,9 +144,10 @@ def load_model(path: Path | str, graph: Any = None, *, checks_in_background: boo
             _check_header(path, data)
             model = _parsed(path, data)
             # a tensor kept in an external file names it under the key "location": without those bytes in the file,
-            # no node attribute needs walking for one (50,000 nodes' attributes read in Python)
+            # no tensor needs walking for one (50,000 initializers and nodes' attributes read in Python; a tensor
+            # marked external without a location is left to the checker, which names it)
             names_a_location = data.find(b"location") >= 0
-        external = _check_external_data(path, model, attributes=names_a_location)
+        external = _check_external_data(path, model) if names_a_location else []
         if not model.graph.node:
             raise ModelInputError(f"{path}: the graph has no nodes, nothing to scan")
     except BaseException:
@@ -288,23 +289,19 @@ def _check_versions(path: Path, ir_version: int, opsets: list[onnx.OperatorSetId
                               f"{onnx.__version__} reads (up to {onnx.IR_VERSION}); upgrade onnx to scan it")
 
 
-def _external_tensors(model: onnx.ModelProto, attributes: bool = True) -> Iterator[onnx.TensorProto]:
-    """The tensors whose data lies in an external file: initializers, and (``attributes``) tensor attributes (a
-    Constant's value)."""
+def _external_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """The tensors whose data lies in an external file: initializers, and tensor attributes (a Constant's value)."""
     external, tensor_attribute = onnx.TensorProto.EXTERNAL, onnx.AttributeProto.TENSOR
     yield from (tensor for tensor in model.graph.initializer if tensor.data_location == external)
-    if not attributes:
-        return
     yield from (attribute.t for node in model.graph.node if node.attribute for attribute in node.attribute
                 if attribute.type == tensor_attribute and attribute.t.data_location == external)
 
 
-def _check_external_data(path: Path, model: onnx.ModelProto, attributes: bool = True) -> list[str]:
-    """The external data files the model's tensors name, each checked to exist and to be long enough (``attributes``:
-    the node attributes' tensors too)."""
+def _check_external_data(path: Path, model: onnx.ModelProto) -> list[str]:
+    """The external data files the model's tensors name, each checked to exist and to be long enough."""
     base = path.resolve().parent
     files: dict[str, int] = {}
-    for tensor in _external_tensors(model, attributes):
+    for tensor in _external_tensors(model):
         info = external_data_helper.ExternalDataInfo(tensor)
         location = Path(info.location)
         where = f"{path}: external data file '{info.location}' of tensor '{tensor.name}'"
