@@ -79,7 +79,7 @@ def consumers(tensor: Any) -> list[Any]:
 
 def only_consumer(tensor: Any) -> Any | None:
     """The one node that reads ``tensor``, or None when zero or several do."""
-    readers = consumers(tensor)
+    readers = tensor.outputs  # read, not copied: asked of most tensors of a model
     return readers[0] if len(readers) == 1 else None
 
 

@@ -471,7 +471,7 @@ class _Predictor:
                 self._read_float(residual)
         precision = math or self.float
         self.taken.update(members)
-        ordered = tuple(self.names[i] for i in sorted(set(members)))
+        ordered = tuple(map(self.names.__getitem__, sorted(set(members))))
         self._add(index, PredictedLayer(" + ".join(ordered), ordered, COMPUTE, node.op_type, precision, output,
                                         rule or "weighted-int8", weights=weights or self.float,
                                         timing_choice=() if output in QUANTIZED_MATH else self.choice,
@@ -504,7 +504,7 @@ class _Predictor:
             members = [index] + [self.dq[t][1] for t in data]
             self.int8_written[tensor] = kind
             self.taken.update(members)
-            ordered = tuple(self.names[i] for i in sorted(set(members)))
+            ordered = tuple(map(self.names.__getitem__, sorted(set(members))))
             self._add(index, PredictedLayer(" + ".join(ordered), ordered, COMPUTE, node.op_type, kind, kind,
                                             "quantizable-int8"), writes=tensor)
         else:
