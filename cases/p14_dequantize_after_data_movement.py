@@ -167,6 +167,8 @@ class DequantizeAfterDataMovement(Case):
         """A DequantizeLinear whose INT8 input was written by Reshape/Transpose/Slice (through any chain of them) from
         a QuantizeLinear; the variant follows the scale's type and the ops moved."""
         found = []
+        if next(m.nodes_of(graph, *DATA_MOVEMENT_OPS), None) is None:  # nothing moves data: no DQ reads moved data
+            return found
         for dq in m.nodes_of(graph, "DequantizeLinear"):
             moved, node = [], m.producer(dq.inputs[0])
             while node is not None and node.op in DATA_MOVEMENT_OPS:
