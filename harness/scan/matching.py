@@ -71,29 +71,31 @@ def find_patterns(graph: Any, cases: Iterable[type[Case]] | None = None) -> Matc
                 problems.append(f"case {case.id}: its matcher failed ({type(err).__name__}: {err}); its pattern was "
                                 "not searched")
                 continue
+            variants = {variant.name: variant for variant in case.variants}
             for match in matches:
-                problem = _invalid(case, match, node_names)
+                problem = _invalid(case, match, node_names, variants)
                 if problem:
                     problems.append(problem)
                     continue
-                variant = next((v for v in case.variants if v.name == match.variant), None)
-                finding = findings.setdefault((case.id, match.variant), Finding(case, variant, []))
+                finding = findings.get((case.id, match.variant))
+                if finding is None:
+                    finding = findings[case.id, match.variant] = Finding(case, variants.get(match.variant), [])
                 finding.occurrences.append(Occurrence(tuple(match.nodes), match.note))
     ordered = sorted(findings.values(), key=lambda f: (f.case.id, _variant_position(f)))
     return Matches(ordered, problems)
 
 
-def _invalid(case: type[Case], match: Match, node_names: set[str]) -> str | None:
+def _invalid(case: type[Case], match: Match, node_names: set[str], variants: dict[str, Variant]) -> str | None:
     if not isinstance(match, Match) or match.case != case.id:
         return f"case {case.id}: its matcher returned {match!r}, not a Match of case {case.id}"
     if not match.nodes and not case.whole_model:
         return f"case {case.id}: its matcher returned a match without nodes (only a whole-model case may)"
     if match.nodes and case.whole_model:
         return f"case {case.id}: a whole-model case's match must name no nodes"
-    unknown = [name for name in match.nodes if name not in node_names]
-    if unknown:
+    if not node_names.issuperset(match.nodes):
+        unknown = [name for name in match.nodes if name not in node_names]
         return f"case {case.id}: its matcher named nodes the model does not have: {unknown}"
-    if match.variant is not None and all(v.name != match.variant for v in case.variants):
+    if match.variant is not None and match.variant not in variants:
         return f"case {case.id}: its matcher named variant {match.variant!r}, which the case does not declare"
     return None
 
