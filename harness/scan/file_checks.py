@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import traceback
+import weakref
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Callable, Iterable
 
@@ -153,6 +154,9 @@ class ChildChecks:
                                             stderr=subprocess.PIPE, env={**os.environ, "PYTHONSAFEPATH": "1"})
         self._types: FileChecks | None = None
         self._result: FileChecks | None = None
+        # checks nobody answered or stopped (a caller of the library that failed before LoadedModel.checked): their
+        # process is ended and their directory removed when this object goes, or at the interpreter's exit
+        self._abandoned = weakref.finalize(self, _abandon, self.process, self._directory, os.getpid())
 
     @staticmethod
     def command(model: str, types_file: str) -> list[str]:
@@ -194,7 +198,20 @@ class ChildChecks:
         if not self.process.stdout.closed:
             _, err = self.process.communicate()
         shutil.rmtree(self._directory, ignore_errors=True)
+        self._abandoned.detach()
         return err
+
+
+def _abandon(process: subprocess.Popen | ForkedAnswer, directory: str, owner: int) -> None:
+    """End the checks' ``process`` and remove their ``directory``, in the process that started them only (a forked
+    copy of it that exits normally must leave them be)."""
+    if os.getpid() != owner:
+        return
+    if process.poll() is None:
+        process.kill()
+    if not process.stdout.closed:
+        process.communicate()
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 class ForkedAnswer:

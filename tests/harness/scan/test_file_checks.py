@@ -165,6 +165,31 @@ def test_nothing_of_the_checks_is_left_in_the_temporary_directory_whether_answer
     assert stopped.process.returncode is not None and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("started", ["forked", "spawned"])
+def test_checks_dropped_unanswered_end_their_process_and_leave_nothing(model_files, tmp_path, monkeypatch, started):
+    """A library caller that fails between load_model and checked(): its checks do not run on, nor stay on disk."""
+    import gc
+    import tempfile
+    import time
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    if started == "forked":  # checks that would take a minute: still running when dropped
+        monkeypatch.setattr(file_checks, "_answer", lambda *args: time.sleep(60))
+    else:
+        monkeypatch.setattr(file_checks, "fork_is_safe", lambda: False)
+        monkeypatch.setattr(file_checks.ChildChecks, "command", staticmethod(
+            lambda model, types_file: [sys.executable, "-c", "import time; time.sleep(60)"]))
+    checks = file_checks.ChildChecks(str(model_files["plain-cnn-qdq"]))
+    process = checks.process
+    assert process.poll() is None and len(list(tmp_path.iterdir())) == 1
+    started_at = time.monotonic()
+    del checks
+    gc.collect()
+    assert process.poll() is not None and time.monotonic() - started_at < 10  # ended, not waited for
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_checks_started_before_the_model_is_read_end_when_it_cannot_be(tmp_path, monkeypatch):
     monkeypatch.setattr(file_checks, "cores", lambda: 2)
     path = tmp_path / "notes.onnx"
