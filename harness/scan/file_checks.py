@@ -154,9 +154,9 @@ class ChildChecks:
                                             stderr=subprocess.PIPE, env={**os.environ, "PYTHONSAFEPATH": "1"})
         self._types: FileChecks | None = None
         self._result: FileChecks | None = None
-        # checks nobody answered or stopped (a caller of the library that failed before LoadedModel.checked): their
-        # process is ended and their directory removed when this object goes, or at the interpreter's exit
-        self._abandoned = weakref.finalize(self, _abandon, self.process, self._directory, os.getpid())
+        # ended by stop(), or, for checks nobody answered or stopped (a caller of the library that failed before
+        # LoadedModel.checked), when this object goes or at the interpreter's exit
+        self._stopping = weakref.finalize(self, _stop, self.process, self._directory, os.getpid())
 
     @staticmethod
     def command(model: str, types_file: str) -> list[str]:
@@ -179,10 +179,8 @@ class ChildChecks:
         return self._result
 
     def stop(self) -> None:
-        """End the process if it still runs (nothing to do once it has ended)."""
-        if self.process.poll() is None:
-            self.process.kill()
-        self._end()
+        """End the process if it still runs and remove the types' directory (nothing to do once they have ended)."""
+        self._stopping()
 
     def _line(self) -> dict:
         line = self.process.stdout.readline()
@@ -194,24 +192,28 @@ class ChildChecks:
 
     def _end(self) -> bytes:
         """Wait for the process, remove the types' directory; what the process wrote to stderr."""
-        err = b""
-        if not self.process.stdout.closed:
-            _, err = self.process.communicate()
-        shutil.rmtree(self._directory, ignore_errors=True)
-        self._abandoned.detach()
-        return err
+        self._stopping.detach()
+        return _wait_and_remove(self.process, self._directory)
 
 
-def _abandon(process: subprocess.Popen | ForkedAnswer, directory: str, owner: int) -> None:
-    """End the checks' ``process`` and remove their ``directory``, in the process that started them only (a forked
-    copy of it that exits normally must leave them be)."""
+def _stop(process: subprocess.Popen | ForkedAnswer, directory: str, owner: int) -> None:
+    """End the checks' ``process`` if it still runs and remove their ``directory``, in the process that started them
+    only (a forked copy of it that exits normally must leave them be)."""
     if os.getpid() != owner:
         return
     if process.poll() is None:
         process.kill()
+    _wait_and_remove(process, directory)
+
+
+def _wait_and_remove(process: subprocess.Popen | ForkedAnswer, directory: str) -> bytes:
+    """Wait for the checks' ``process`` (reading what it still says), remove their ``directory``; what the process
+    wrote to stderr."""
+    err = b""
     if not process.stdout.closed:
-        process.communicate()
+        _, err = process.communicate()
     shutil.rmtree(directory, ignore_errors=True)
+    return err
 
 
 class ForkedAnswer:
@@ -310,7 +312,8 @@ def _answer(model: str, types_file: str, answers: IO[str] | None = None) -> None
     """The checks of ``model``: the types written to ``types_file``, then two JSON lines to ``answers`` (default:
     standard output), how shape inference went and the checker's verdict."""
     answers = answers or sys.stdout
-    # the inferred model goes beside the types, into the directory the scan owns: killed halfway, nothing is left
+    # a model over protobuf's limit is inferred into a file beside the types, in the directory the scan owns: killed
+    # halfway, nothing is left
     types = infer_types(model, os.path.dirname(types_file))
     with open(types_file, "wb") as stream:
         stream.write(types.inferred)
