@@ -158,11 +158,11 @@ class Knobs:
         return out
 
 
-
 @functools.lru_cache(maxsize=1)
 def _default_knobs() -> dict[str, Any]:
     """The default knobs as :meth:`Knobs.to_dict` writes them (asked once per workaround of every verdict)."""
     return Knobs().to_dict()
+
 
 @dataclasses.dataclass(frozen=True)
 class Variant:

@@ -222,8 +222,8 @@ class GraphFacts:
         """dq-forward (in node order) and q-backward (in reverse), over the nodes that can take part (``by_op``: the
         positions of each op's nodes): the DQs and commuting layers, and the writers of what a Q or a commuting layer
         reads."""
-        moving = sorted(itertools.chain(by_op.get("DequantizeLinear", []),
-                                        *(by_op.get(op, []) for op in COMMUTING_OPS)))
+        commuting = [position for op in COMMUTING_OPS for position in by_op.get(op, [])]
+        moving = sorted(itertools.chain(by_op.get("DequantizeLinear", []), commuting))
         self.dq: dict[str, tuple[str, int]] = {}  # tensor -> (quantized type, the DQ it comes from)
         for index in moving:
             node = self.nodes[index]
@@ -238,7 +238,7 @@ class GraphFacts:
         # a tensor gets a type only when each of its readers is a Q or a commuting layer: the writers of what those
         # read, latest first (a commuting layer's output is decided before its input)
         read = itertools.chain.from_iterable(nodes[index].input for index in itertools.chain(
-            by_op.get("QuantizeLinear", []), *(by_op.get(op, []) for op in COMMUTING_OPS)))
+            by_op.get("QuantizeLinear", []), commuting))
         producer = self.producer
         for node in map(nodes.__getitem__, sorted({producer[t] for t in read if t in producer}, reverse=True)):
             if not node.output or node.output[0] in skipped:
