@@ -112,7 +112,10 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
     """Scan the model at ``path``. Raises ``ModelInputError`` for a model that cannot be read and
     ``ObservationsError`` for a --results path that cannot be read at all. ``loaded``: the model at ``path`` already
     read by :func:`~harness.scan.loading.load_model` (by --fix for the model it wrote, by diagnose for a model among
-    its files), scanned instead of reading the file again."""
+    its files), scanned instead of reading the file again.
+
+    onnx's checks of a large model run in their own process beside the scan: the types they infer are waited for
+    where first needed, the checker's verdict only once the verdicts are made, and an invalid model raises then."""
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -146,22 +149,40 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
                 engine_problem = None
             lap("engine")
             matches = find_patterns(loaded.view)
-            loaded.checked()  # an invalid model stops here, before any verdict
             lap("match")
+            problems = [*matches.problems, *observations.problems, *([engine_problem] if engine_problem else [])]
+            reproducers, run_summaries, layer_observations = None, [], Observations([], [], {})
+            if options.run_targets and matches.findings:
+                reproducers = write_reproducers(loaded, matches.findings, Path(options.out_dir) / REPRODUCERS_DIR,
+                                                limit=options.max_reproducers)
+                lap("extract")
+                progress(f"{len(reproducers.written)} reproducer(s) of your layers in {reproducers.cases_dir}")
+                layer_observations, run_summaries = run_reproducers(reproducers, options.run_targets,
+                                                                    jobs=options.jobs, timeout_s=options.timeout_s,
+                                                                    progress=progress)
+                problems += layer_observations.problems
+                lap("run")
+            verdicts, model_verdicts = _verdicts(matches.findings, options, observations, engines,
+                                                 _asked_quantized(loaded.index), reproducers, layer_observations)
+            lap("predict")
+            # onnx's checker runs beside all of the above (on a large model, longer than any of it): its verdict is
+            # awaited last, and an invalid model stops here, before any result
+            loaded.checked()
+            lap("checks")
+        except Exception:
+            loaded.checked()  # an invalid model's own error comes first: what failed may have failed because of it
+            raise
         finally:
             loaded.stop_checks()
-    problems = list(matches.problems) + list(observations.problems) + ([engine_problem] if engine_problem else [])
-    reproducers, run_summaries, layer_observations = None, [], Observations([], [], {})
-    if options.run_targets and matches.findings:
-        reproducers = write_reproducers(loaded, matches.findings, Path(options.out_dir) / REPRODUCERS_DIR,
-                                        limit=options.max_reproducers)
-        lap("extract")
-        progress(f"{len(reproducers.written)} reproducer(s) of your layers in {reproducers.cases_dir}")
-        layer_observations, run_summaries = run_reproducers(reproducers, options.run_targets, jobs=options.jobs,
-                                                            timeout_s=options.timeout_s, progress=progress)
-        problems += layer_observations.problems
-        lap("run")
-    asked = _asked_quantized(loaded.index)
+    return ScanResult(options, loaded, matches.findings, verdicts, model_verdicts, observations, reproducers,
+                      run_summaries, problems, timings, engines)
+
+
+def _verdicts(findings: list[Finding], options: ScanOptions, observations: Observations,
+              engines: TargetEngines | None, asked: frozenset[str], reproducers: ReproducerSet | None,
+              layer_observations: Observations) -> tuple[list[dict[str, Verdict]], list[ModelVerdict]]:
+    """Each finding's verdict per target (``asked``: the nodes the model asks a quantized precision of), and each
+    target's verdict on the model."""
     run_ids = {t.id for t in options.run_targets} if reproducers else set()
     predicted_on: dict[str, PredictedNodes | None] = {}  # target id -> the engine prediction of the model's nodes
     shared: dict[tuple, PredictedNodes] = {}  # (prediction, ruleset) -> one PredictedNodes for the targets sharing it
@@ -178,7 +199,7 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
                                          readings.setdefault(entry["prediction"], {}))
         predicted_on[target.id] = shared[key]
     verdicts = []
-    for finding in matches.findings:
+    for finding in findings:
         per_target = {}
         for target in options.targets:
             layers = _layers(finding, target.id, reproducers, layer_observations) if target.id in run_ids else None
@@ -186,12 +207,10 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
                                             explicit=bool(asked))
         verdicts.append(per_target)
     model_verdicts = [
-        model_verdict(target, [(finding.label, v[target.id]) for finding, v in zip(matches.findings, verdicts)])
+        model_verdict(target, [(finding.label, v[target.id]) for finding, v in zip(findings, verdicts)])
         for target in options.targets
     ]
-    lap("predict")
-    return ScanResult(options, loaded, matches.findings, verdicts, model_verdicts, observations, reproducers,
-                      run_summaries, problems, timings, engines)
+    return verdicts, model_verdicts
 
 
 def _asked_quantized(index: GraphIndex) -> frozenset[str]:

@@ -34,16 +34,22 @@ def bad_inputs(tmp_path, model_files):
     onnx.save(onnx.load(model_files["backbone-silu"]), external, save_as_external_data=True, location="weights.bin",
               size_threshold=0)
     (external.parent / "weights.bin").unlink()
+    invalid = tmp_path / "invalid.onnx"
+    model = onnx.load(model_files["plain-cnn-qdq"])
+    model.graph.node[3].input[0] = "no_such_tensor"  # read, written by nobody: onnx's checker refuses it
+    onnx.save(model, invalid)
     return {
         "not-onnx": (text, "not an ONNX file"),
         "truncated": (truncated, "truncated ONNX file: it ends inside the model's 'graph' field"),
         "opset-too-new": (future, f"opset {onnx.defs.onnx_opset_version() + 1} is newer than the installed onnx"),
         "missing-external-data": (external, "external data file 'weights.bin' of tensor"),
         "missing-file": (tmp_path / "nothing.onnx", "no such file"),
+        "invalid": (invalid, "not a valid ONNX model"),
     }
 
 
-@pytest.mark.parametrize("kind", ["not-onnx", "truncated", "opset-too-new", "missing-external-data", "missing-file"])
+@pytest.mark.parametrize("kind", ["not-onnx", "truncated", "opset-too-new", "missing-external-data", "missing-file",
+                                  "invalid"])
 def test_bad_input_is_one_line_naming_the_file_and_the_problem_exit_2(kind, tmp_path, model_files):
     path, problem = bad_inputs(tmp_path, model_files)[kind]
     result = scan(path, "--out", tmp_path / "out")

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 
+import onnx
+import pytest
+
 import cases  # noqa: F401  (registers the library)
 from cases.model import Match
 from cases.s1_conv_silu import ConvSilu
 from harness.commands.scan import exit_status, scan_data
 from harness.matrix import load_matrix
+from harness.scan import loading, scanner
+from harness.scan.loading import ModelInputError
 from harness.scan.scanner import SCAN_FORMAT, ScanOptions, scan
 
 TARGETS = load_matrix()
@@ -25,7 +30,7 @@ def test_the_json_holds_model_findings_verdicts_and_timings(model_files, library
     assert finding["caveat"] is None
     assert set(finding["verdicts"]) == {"ort-cpu", "trt86-x86"}
     assert data["observations"] == {"sources": [str(library_results)], "records": len(result.observations)}
-    assert set(data["timings_s"]) == {"read_results", "load", "match", "predict", "engine"}
+    assert set(data["timings_s"]) == {"read_results", "load", "match", "predict", "engine", "checks"}
     assert data["engine"]["is_predicted"] is False and "no Q/DQ" in data["engine"]["reason"]  # unet: implicit
     assert scan_data(result)["exit_code"] == exit_status(result) == (1 if data["failing_targets"] else 0)
 
@@ -44,3 +49,29 @@ def test_a_form_of_the_other_quantization_mode_carries_a_caveat(model_files, tmp
     result = scan(model_files["plain-cnn-qdq"], ScanOptions(targets=[TARGETS["ort-cpu"]], out_dir=tmp_path))
     (finding,) = [f for f in result.to_dict()["findings"] if f["case"] == "s1-conv-silu"]
     assert "implicit-int8, your model is explicit-qdq" in finding["caveat"]
+
+
+@pytest.mark.parametrize("checks", ["in-this-process", "in-their-process"])
+def test_an_invalid_model_stops_the_scan_with_the_checkers_word_even_where_a_later_step_failed(
+        checks, model_files, tmp_path, monkeypatch):
+    """The checker's verdict is awaited last, after the verdicts: an invalid model still raises, and its own error
+    comes before an error of a step that ran on it meanwhile."""
+    if checks == "in-their-process":
+        monkeypatch.setattr(loading, "CHECKS_APART_FROM_NODES", 1)
+        monkeypatch.setattr(loading, "cores", lambda: 2)
+    invalid = tmp_path / "invalid.onnx"
+    model = onnx.load(model_files["plain-cnn-qdq"])
+    model.graph.node[3].input[0] = "no_such_tensor"
+    onnx.save(model, invalid)
+    options = ScanOptions(targets=[TARGETS["ort-cpu"], TARGETS["trt86-x86"]], out_dir=tmp_path)
+    with pytest.raises(ModelInputError, match="not a valid ONNX model"):
+        scan(invalid, options)
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("a step that failed on the model")
+
+    monkeypatch.setattr(scanner, "_verdicts", failing)
+    with pytest.raises(ModelInputError, match="not a valid ONNX model"):
+        scan(invalid, options)
+    with pytest.raises(RuntimeError, match="a step that failed"):  # a valid model: the step's own error
+        scan(model_files["plain-cnn-qdq"], options)
