@@ -281,7 +281,7 @@ def versus_trtcheck(out: Path) -> bool:
     path = out / f"versus-{VERSUS_NODES}-qdq.onnx"
     onnx.save(generated_model(VERSUS_NODES, True), path)
     print(f"\nscan beside trtcheck on {path.name} (load average {os.getloadavg()[0]:.1f}; wall s, CPU s, peak MiB; "
-          "the best of 3 runs each, after one that writes the bytecode cache)")
+          "the best of 3 runs each, taken in turn, after one that writes the bytecode cache)")
     scan_cmd = [sys.executable, "-m", "harness", "scan", str(path), "--out", str(out / "versus-scan")]
     commands = {"scan": scan_cmd}
     if trtcheck is None:
@@ -291,12 +291,16 @@ def versus_trtcheck(out: Path) -> bool:
         # pyenv's, would start slower than the scan does)
         commands["trtcheck"] = [sys.executable, "-m", "trtcheck", str(path), "--format", "json", "--output",
                                 str(out / "trtcheck.json"), "--force"]
-    best = {}
-    for name, command in commands.items():
+    for command in commands.values():
         measured_process(command)
-        runs = [measured_process(command) for _ in range(3)]
-        best[name] = min(runs)
-        wall, cpu, peak, status = best[name]
+    # the runs alternate, scan then trtcheck, three times: a machine that speeds up or slows down meanwhile (a shared
+    # host's other guests) changes both alike
+    runs: dict[str, list[tuple[float, float, float, int]]] = {name: [] for name in commands}
+    for _ in range(3):
+        for name, command in commands.items():
+            runs[name].append(measured_process(command))
+    best = {name: min(measured) for name, measured in runs.items()}
+    for name, (wall, cpu, peak, status) in best.items():
         print(f"  {name:<10}{wall:>8.2f}{cpu:>8.2f}{peak:>8.0f}   exit {status}")
     stages = json.loads((out / "versus-scan" / "scan.json").read_text())["timings_s"]
     engine = json.loads((out / "versus-scan" / "scan.json").read_text())["engine"]
