@@ -12,7 +12,7 @@ from harness import judgement as j
 from harness.exit_codes import EXIT_BROKEN, EXIT_OK, EXIT_REGRESSION
 from harness.matrix import Target
 from harness.scan.engine_prediction.targets import TargetEngines, predict_targets
-from harness.scan.loading import LoadedModel, gc_paused, load_model
+from harness.scan.loading import LoadedModel, ModelInputError, gc_paused, load_model
 from harness.scan.matching import Finding, find_patterns
 from harness.scan.observations import Observation, Observations, read_observations
 from harness.scan.proto_graph import GraphIndex
@@ -169,6 +169,8 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
             # awaited last, and an invalid model stops here, before any result
             loaded.checked()
             lap("checks")
+        except ModelInputError:  # already what is wrong with the model (the checker's verdict among them)
+            raise
         except Exception:
             loaded.checked()  # an invalid model's own error comes first: what failed may have failed because of it
             raise

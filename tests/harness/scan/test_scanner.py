@@ -64,8 +64,9 @@ def test_an_invalid_model_stops_the_scan_with_the_checkers_word_even_where_a_lat
     model.graph.node[3].input[0] = "no_such_tensor"
     onnx.save(model, invalid)
     options = ScanOptions(targets=[TARGETS["ort-cpu"], TARGETS["trt86-x86"]], out_dir=tmp_path)
-    with pytest.raises(ModelInputError, match="not a valid ONNX model"):
+    with pytest.raises(ModelInputError, match="not a valid ONNX model") as caught:
         scan(invalid, options)
+    assert caught.value.__context__ is None  # raised once, not again while handling itself
 
     def failing(*args, **kwargs):
         raise RuntimeError("a step that failed on the model")
