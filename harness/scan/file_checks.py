@@ -40,7 +40,7 @@ class FileChecks:
 
     strict: bool  # strict shape inference passed: with the checker, a full check
     notes: list[str]  # the shape inference fallbacks, for the report
-    invalid: str | None = None  # the checker's first line, when the model is not valid ONNX
+    invalid: str | None = None  # what the checker says, in one line, when the model is not valid ONNX
     # the inferred value infos, in an onnx.GraphProto serialized without its nodes, initializers and outputs (empty:
     # nothing inferred)
     inferred: bytes = b""
@@ -89,10 +89,12 @@ def infer_types(model: str, directory: str | None = None) -> FileChecks:
     checks = FileChecks(strict=False, notes=notes)
     data = Path(model).read_bytes() if in_memory else None
     for strict_mode in (True, False):
+        # onnx's C++ raises ValueError where a type it meets is no type at all ("Invalid tensor data type 0.": a
+        # tensor read but written by nobody, which the checker then names)
         try:
             graph = _inferred_graph(model, data, directory, strict_mode)
-        except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as err:
-            message = " ".join(str(err).split())[:300]
+        except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError, ValueError) as err:
+            message = _one_line(err)
             notes.append(f"strict shape inference failed ({message}); scanned with the shapes the permissive "
                          "mode infers, some may be unknown" if strict_mode else
                          f"shape inference failed ({message}); scanned without inferred shapes")
@@ -119,14 +121,22 @@ def _inferred_graph(model: str, data: bytes | None, directory: str | None, stric
 
 
 def checker_verdict(model: str) -> str | None:
-    """The checker's first line on ``model``, None when it is valid (not full_check: shape inference has run)."""
+    """What the checker says of ``model`` (:func:`_one_line`), None when it is valid (not full_check: shape inference
+    has run)."""
     import onnx
 
     try:
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as err:
-        return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        return _one_line(err) or type(err).__name__
     return None
+
+
+def _one_line(err: Exception) -> str:
+    """onnx's message in one line, its whitespace collapsed, at most 300 characters: the checker's may break a line
+    before the node it names ("input 'x' of node: \nname: Identity_151 OpType: Identity\n is not output of any
+    previous nodes")."""
+    return " ".join(str(err).split())[:300]
 
 
 def check_file(model: str) -> FileChecks:
@@ -155,6 +165,7 @@ class ChildChecks:
                                             stderr=subprocess.PIPE, env={**os.environ, "PYTHONSAFEPATH": "1"})
         self._types: FileChecks | None = None
         self._result: FileChecks | None = None
+        self._failure: str | None = None  # why the process ended before its answers, once it has
         # ended by stop(), or, for checks nobody answered or stopped (a caller of the library that failed before
         # LoadedModel.checked), when this object goes or at the interpreter's exit
         self._stopping = weakref.finalize(self, _stop, self.process, self._directory, os.getpid())
@@ -184,12 +195,14 @@ class ChildChecks:
         self._stopping()
 
     def _line(self) -> dict:
-        line = self.process.stdout.readline()
-        if not line:  # the process ended before its answer
-            err = self._end().decode(errors="replace")
+        if self._failure is None:
+            line = self.process.stdout.readline()
+            if line:
+                return json.loads(line)
+            err = self._end().decode(errors="replace")  # the process ended before its answer
             last = (err.strip().splitlines() or [f"exit status {self.process.returncode}"])[-1]
-            raise RuntimeError(f"onnx's checks of the model stopped in their process ({last})")
-        return json.loads(line)
+            self._failure = f"onnx's checks of the model stopped in their process ({last})"
+        raise RuntimeError(self._failure)  # asked again (the types, then the verdict): the same answer
 
     def _end(self) -> bytes:
         """Wait for the process, remove the types' directory; what the process wrote to stderr."""

@@ -121,6 +121,9 @@ def test_a_failure_in_the_forked_copy_is_told_by_its_last_line(model_files, monk
     assert str(caught.value) == ("onnx's checks of the model stopped in their process (MemoryError: onnx could not "
                                  "allocate the inferred graph)")
     assert child.process.returncode == 1
+    with pytest.raises(RuntimeError) as again:  # asked again (a matcher asked the types, the scan then the verdict)
+        child.result()
+    assert str(again.value) == str(caught.value)
 
 
 def test_the_checks_are_a_forked_copy_where_that_is_safe_else_the_script(model_files, monkeypatch):

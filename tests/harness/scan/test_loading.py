@@ -74,6 +74,25 @@ def test_an_invalid_graph_is_named_as_such(tmp_path, model_files):
     assert "not a valid ONNX model" in error_of(tmp_path / "broken.onnx")
 
 
+def test_a_tensor_read_but_written_by_nobody_is_named_by_the_checker_in_one_line(tmp_path):
+    """onnx's shape inference raises ValueError on it ("Invalid tensor data type 0.": the zero point Identity passes
+    on has no type), as the first nodes of a torch.onnx export with one name mistyped do: the scan still says what
+    the checker says, the node and the tensor it names on one line."""
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["no_such_tensor"], ["zero_point"], name="Identity_151"),
+         helper.make_node("QuantizeLinear", ["x", "scale", "zero_point"], ["y"], name="quantize")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.INT8, [1, 4])],
+        [helper.make_tensor("scale", TensorProto.FLOAT, [], [0.1])])
+    path = tmp_path / "unwritten.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    with pytest.raises(ValueError, match="Invalid tensor data type"):  # what onnx's shape inference does with it
+        onnx.shape_inference.infer_shapes(onnx.load(path), check_type=True, strict_mode=False)
+    message = error_of(path)
+    assert "not a valid ONNX model" in message
+    assert "'no_such_tensor' of node: name: Identity_151 OpType: Identity is not output of any previous" in message
+
+
 def save_external(model_path, tmp_path, location="weights.bin"):
     model = onnx.load(model_path)
     out = tmp_path / "ext" / "model.onnx"
