@@ -58,7 +58,7 @@ def nodes_of(graph: Any, *op_types: str) -> Iterator[Any]:
     view of a model's protobuf: ``graph.op_positions(op)``, ``graph.node_at(position)``) answers from its index."""
     if hasattr(type(graph), "op_positions"):
         positions = [graph.op_positions(op) for op in dict.fromkeys(op_types)]
-        return map(graph.node_at, positions[0] if len(positions) == 1 else heapq.merge(*positions))
+        return map(graph.nodes.__getitem__, positions[0] if len(positions) == 1 else heapq.merge(*positions))
     index = _INDEXES.get(id(graph))
     if index is None or index[0] is not graph:
         wanted = set(op_types)
@@ -496,7 +496,18 @@ def dequantized_precisions(graph: Any) -> frozenset[str | None]:
 def _dequantized_precisions(graph: Any) -> Iterator[str | None]:
     """:func:`quantized_precision` of each DequantizeLinear, read once per zero point that is an initializer of
     type INT8 or FP8 (which decides it: :func:`quantized_tensors` reads it first): a model's thousands of DQ share a
-    few zero points."""
+    few zero points. A graph that groups its DQs by their zero point's type itself (the scan's view: ``graph.
+    dequantizer_groups()``) is read a type at a time."""
+    if hasattr(type(graph), "dequantizer_groups"):
+        by_type, others = graph.dequantizer_groups()
+        for dtype, dequantizers in by_type:
+            precision = _precision_of_dtype(dtype)
+            if precision:
+                yield precision
+            else:
+                yield from map(quantized_precision, dequantizers)
+        yield from map(quantized_precision, others)
+        return
     of_zero_point: dict[int, str | None] = {}  # id(zero point) -> its precision (the graph holds the tensor)
     for dq in nodes_of(graph, "DequantizeLinear"):
         zero_point = dq.inputs[2] if len(dq.inputs) > 2 else None

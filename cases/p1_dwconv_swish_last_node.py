@@ -19,6 +19,9 @@ stride 1 (the log shows the weight, not the attributes).
 """
 from __future__ import annotations
 
+import functools
+from typing import Any, Iterator
+
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
@@ -244,33 +247,61 @@ class DwConvSwishLastNode(Case):
     @classmethod
     def find(cls, graph) -> list[Match]:
         """A depthwise Conv with a quantized input and weight -> BatchNorm? -> Swish (Sigmoid, Mul) -> Q/DQ? that
-        ends the graph: its last tensor is a graph output read by nothing, or only by an Identity that is."""
-        found = []
-        for conv in m.nodes_of(graph, "Conv"):
-            # the chain to the graph's end first: few convs have it, and it costs less than their weights' questions
-            chain = m.follow_chain(conv, ("BatchNormalization",))
-            swish = m.swish_after(chain[-1].outputs[0])
-            if swish is None:
-                continue
-            chain += swish
-            qdq = m.qdq_after(chain[-1].outputs[0])
-            chain += qdq
-            end = chain[-1].outputs[0]
-            if m.ends_graph(graph, end):
-                variant = "as-reported" if qdq else None
-            else:
-                identity = m.only_consumer(end)
-                if not (identity is not None and identity.op == "Identity" and m.ends_graph(graph, identity.outputs[0])):
-                    continue
-                chain.append(identity)
-                variant = "identity-successor" if qdq else None
-            if not (m.is_depthwise(conv) and m.is_quantized_weight(conv.inputs[1]) and m.dequantized(conv.inputs[0])):
-                continue
-            trailing = "a trailing Q/DQ" if qdq else "no trailing Q/DQ (the reported graph had one)"
-            tail = "then an Identity, the maintainer's workaround" if chain[-1].op == "Identity" else "then nothing"
-            found.append(Match(
-                case=cls.id, nodes=tuple(n.name for n in chain), variant=variant,
-                note=f"Depthwise Q/DQ conv {conv.name} with Swish and {trailing}, {tail}: TensorRT 8.5.2 on Orin "
-                "found no implementation for this fusion at the end of a graph.",
-            ))
-        return found
+        ends the graph: its last tensor is a graph output read by nothing, or only by an Identity that is. Walked
+        back from the graph's ends to the convs that may have the chain (a graph has a few ends, a large one
+        thousands of convs), then checked forward from each."""
+        candidates = {id(conv): conv for conv in _convs_behind_ends(graph)}
+        if len(candidates) > 1:  # in graph order
+            candidates = {id(conv): conv for conv in m.nodes_of(graph, "Conv") if id(conv) in candidates}
+        return [match for match in map(functools.partial(_chain_to_end, graph), candidates.values()) if match]
+
+
+def _convs_behind_ends(graph) -> Iterator[Any]:
+    """The Convs a graph output read by nothing comes from through Identity?, Q/DQ?, Mul (a Swish's),
+    BatchNormalization?: a superset of those :func:`_chain_to_end` matches."""
+    for end in graph.outputs:
+        if m.consumers(end):
+            continue
+        node = m.producer(end)
+        if node is not None and node.op == "Identity":
+            node = m.producer(node.inputs[0])
+        if node is not None and node.op == "DequantizeLinear":
+            quantize = m.producer(node.inputs[0])
+            node = m.producer(quantize.inputs[0]) if quantize is not None and quantize.op == "QuantizeLinear" else None
+        if node is None or node.op != "Mul":
+            continue
+        for behind in filter(None, map(m.producer, node.inputs)):
+            if behind.op == "BatchNormalization":
+                yield from (n for n in filter(None, map(m.producer, behind.inputs)) if n.op == "Conv")
+            elif behind.op == "Conv":
+                yield behind
+
+
+def _chain_to_end(graph, conv) -> Match | None:
+    """The match at ``conv``: its chain to the graph's end and its quantized input and weight, or None."""
+    # the chain to the graph's end first: it costs less than the weight's questions
+    chain = m.follow_chain(conv, ("BatchNormalization",))
+    swish = m.swish_after(chain[-1].outputs[0])
+    if swish is None:
+        return None
+    chain += swish
+    qdq = m.qdq_after(chain[-1].outputs[0])
+    chain += qdq
+    end = chain[-1].outputs[0]
+    if m.ends_graph(graph, end):
+        variant = "as-reported" if qdq else None
+    else:
+        identity = m.only_consumer(end)
+        if not (identity is not None and identity.op == "Identity" and m.ends_graph(graph, identity.outputs[0])):
+            return None
+        chain.append(identity)
+        variant = "identity-successor" if qdq else None
+    if not (m.is_depthwise(conv) and m.is_quantized_weight(conv.inputs[1]) and m.dequantized(conv.inputs[0])):
+        return None
+    trailing = "a trailing Q/DQ" if qdq else "no trailing Q/DQ (the reported graph had one)"
+    tail = "then an Identity, the maintainer's workaround" if chain[-1].op == "Identity" else "then nothing"
+    return Match(
+        case=DwConvSwishLastNode.id, nodes=tuple(n.name for n in chain), variant=variant,
+        note=f"Depthwise Q/DQ conv {conv.name} with Swish and {trailing}, {tail}: TensorRT 8.5.2 on Orin "
+        "found no implementation for this fusion at the end of a graph.",
+    )

@@ -39,6 +39,17 @@ class IndexedNode(NamedTuple):
     output: list[str]
 
 
+class QuantizerGroups(NamedTuple):
+    """The positions of a graph's QuantizeLinear and DequantizeLinear nodes (each list in graph order), grouped by
+    what decides the type they quantize to: ``by_type``, those whose zero point is an initializer, by its element
+    type (an ``onnx.TensorProto`` type number: it decides theirs); ``by_zero_point``, the others by the name of
+    their zero point ("" where it is left out), read per node. A model's tens of thousands of Q/DQ have a few types
+    and can have thousands of zero points (one per weight quantizer): each type is read once."""
+
+    by_type: dict[int, list[int]]
+    by_zero_point: dict[str, list[int]]
+
+
 class GraphIndex:
     """One pass over ``graph.node``: the nodes (:class:`IndexedNode`), their names as the scan gives them
     (:func:`unique_names`), each tensor's producer and readers (node positions; a node reading a tensor twice is
@@ -68,17 +79,21 @@ class GraphIndex:
                     readers[tensor].append(index)
 
     @functools.cached_property
-    def quantizers_by_zero_point(self) -> dict[str, list[int]]:
-        """The positions of the QuantizeLinear and DequantizeLinear nodes by the name of their zero point ("" where
-        it is left out), each list in graph order: the type a Q/DQ quantizes to is its zero point's, and a model's
-        tens of thousands of Q/DQ share a few zero points, so the engine prediction and the summary read each zero
-        point once for all its nodes."""
-        groups: dict[str, list[int]] = collections.defaultdict(list)
+    def quantizer_groups(self) -> QuantizerGroups:
+        """The QuantizeLinear and DequantizeLinear nodes grouped by what decides the type they quantize to
+        (:class:`QuantizerGroups`), for the engine prediction, the summary and the matchers alike."""
+        by_zero_point: dict[str, list[int]] = collections.defaultdict(list)
         nodes = self.nodes
         for position in sorted(self.by_op.get("QuantizeLinear", []) + self.by_op.get("DequantizeLinear", [])):
             inputs = nodes[position].input
-            groups[inputs[2] if len(inputs) > 2 else ""].append(position)
-        return groups
+            by_zero_point[inputs[2] if len(inputs) > 2 else ""].append(position)
+        by_type: dict[int, list[int]] = collections.defaultdict(list)
+        initializers = self.initializers
+        for zero_point in [name for name in by_zero_point if name in initializers]:
+            by_type[initializers[zero_point].data_type] += by_zero_point.pop(zero_point)
+        for positions in by_type.values():
+            positions.sort()
+        return QuantizerGroups(dict(by_type), dict(by_zero_point))
 
     @functools.cached_property
     def initializers(self) -> dict[str, onnx.TensorProto]:
@@ -343,6 +358,17 @@ class ProtoGraph:
     def op_positions(self, op: str) -> list[int]:
         """The positions of ``op``'s nodes, in graph order."""
         return self.index.by_op.get(op, [])
+
+    def dequantizer_groups(self) -> tuple[list[tuple[Any, list[Node]]], list[Node]]:
+        """The DequantizeLinear nodes of :attr:`GraphIndex.quantizer_groups`: (the dtype of their zero point, as its
+        :class:`Constant` has it; the nodes) per type of initializer zero point, and the nodes whose zero point is
+        no initializer."""
+        nodes, groups = self.nodes, self.index.quantizer_groups
+        by_type = [(numpy_dtype(element), [nodes[p] for p in positions if nodes[p].op == "DequantizeLinear"])
+                   for element, positions in groups.by_type.items()]
+        others = [nodes[p] for positions in groups.by_zero_point.values() for p in positions
+                  if nodes[p].op == "DequantizeLinear"]
+        return [(dtype, group) for dtype, group in by_type if group], others
 
     def node_at(self, position: int) -> Node:
         return (self._nodes if self._nodes is not None else self._make_objects())[position]

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import collections
 import functools
+import itertools
 from typing import Any
 
 import numpy as np
 
 from cases.matching import QDQ_OPS, quantized_tensors
 from harness.scan.loading import DEFAULT_DOMAINS, LoadedModel
-from harness.scan.proto_graph import ProtoGraph, value_info_type
+from harness.scan.proto_graph import ProtoGraph, numpy_dtype, value_info_type
 
 
 def model_summary(loaded: LoadedModel) -> dict[str, Any]:
@@ -49,8 +50,8 @@ QUANTIZED_TYPE_NAMES = {"INT8": "INT8", "UINT8": "UINT8", "INT4": "INT4", "UINT4
 def quantized_types(graph: ProtoGraph) -> list[str]:
     """The types the Q/DQ nodes of ``graph`` (the scan's view of the model) quantize to ("INT8", "FP8 (E4M3)", ...),
     most nodes first (on a tie, the type met first in graph order); "unknown type" for a node whose quantized tensor
-    and zero point carry no type. A zero point that is an initializer says the type of all its nodes
-    (:attr:`~harness.scan.proto_graph.GraphIndex.quantizers_by_zero_point`); the other nodes are read from the view,
+    and zero point carry no type. A zero point that is an initializer says the type of all its nodes, read once per
+    type (:attr:`~harness.scan.proto_graph.GraphIndex.quantizer_groups`); the other nodes are read from the view,
     as :func:`~cases.matching.quantized_tensors` orders their tensors."""
     found: dict[str, list[int]] = {}  # type -> [nodes, the first one's position]
 
@@ -63,13 +64,16 @@ def quantized_types(graph: ProtoGraph) -> list[str]:
             entry[0] += nodes
             entry[1] = min(entry[1], first)
 
-    for zero_point, positions in graph.index.quantizers_by_zero_point.items():
-        name = _onnx_type_name(graph.initializer_dtype(zero_point))
+    groups = graph.index.quantizer_groups
+    for element, positions in groups.by_type.items():
+        name = _onnx_type_name(numpy_dtype(element))
         if name:
             count(name, len(positions), positions[0])
-            continue
-        for position in positions:
-            count(_type_name_of(graph.node_at(position)), 1, position)
+        else:
+            for position in positions:
+                count(_type_name_of(graph.node_at(position)), 1, position)
+    for position in itertools.chain.from_iterable(groups.by_zero_point.values()):
+        count(_type_name_of(graph.node_at(position)), 1, position)
     return sorted(found, key=lambda name: (-found[name][0], found[name][1]))
 
 

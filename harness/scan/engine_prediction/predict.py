@@ -179,11 +179,14 @@ class GraphFacts:
         return self._qtypes[index]
 
     def _read_quantized_types(self, index: GraphIndex) -> dict[int, str | None]:
-        """:meth:`quantized_type` of every Q/DQ, read once per zero point where its type decides
-        (:attr:`~harness.scan.proto_graph.GraphIndex.quantizers_by_zero_point`), else per node."""
+        """:meth:`quantized_type` of every Q/DQ, read once per type or zero point where it decides
+        (:attr:`~harness.scan.proto_graph.GraphIndex.quantizer_groups`), else per node."""
         types: dict[int, str | None] = {}
-        for zero_point, positions in index.quantizers_by_zero_point.items():
-            element = self._element(zero_point) if zero_point else None
+        groups = index.quantizer_groups
+        decided = [(element, positions) for element, positions in groups.by_type.items()]
+        decided += [(self._element(zero_point) if zero_point else None, positions)
+                    for zero_point, positions in groups.by_zero_point.items()]
+        for element, positions in decided:
             if element in _QUANTIZED_ELEMENTS:
                 types.update(dict.fromkeys(positions, _QUANTIZED_ELEMENTS[element]))
             else:

@@ -10,10 +10,10 @@ import pytest
 import cases
 import corpus
 from cases.generate import export_model
-from cases.matching import has_qdq
+from cases.matching import dequantized_precisions, has_qdq, indexed
 from harness.scan.loading import load_model
 from harness.scan.matching import find_patterns
-from harness.scan.proto_graph import Constant, ProtoGraph
+from harness.scan.proto_graph import Constant, GraphIndex, ProtoGraph
 
 
 def findings(graph) -> list[tuple]:
@@ -39,6 +39,8 @@ def test_the_view_finds_what_the_import_finds_on_every_model(model_files, tmp_pa
         loaded = load_model(path)
         on_view = findings(loaded.view)
         assert on_view == findings(loaded.graph), path.name
+        with indexed(loaded.view):  # read a type of zero point at a time on the view, a node at a time on the import
+            assert dequantized_precisions(loaded.view) == dequantized_precisions(loaded.graph), path.name
         compared += bool(on_view[:-1])
     assert compared > 100  # most models have findings: the comparison is not of empty lists
 
@@ -119,3 +121,18 @@ def test_the_summarys_types_read_from_the_index_are_those_of_the_import(model_fi
                                      for t in tensors], (path.name, side)
         kinds.update(expected)
     assert {"INT8", "INT32", "FP8 (E4M3)"} <= kinds  # the models hold several types: not one name compared
+
+
+def test_quantizers_are_grouped_by_the_type_of_their_initializer_zero_point_else_by_its_name():
+    """Thousands of Q/DQ with a zero point each (one per weight quantizer) make a few groups, one per type; a zero
+    point computed by a node, or left out, keeps its own group, each in graph order."""
+    h, tp = onnx.helper, onnx.TensorProto
+    nodes = [h.make_node("Constant", [], ["zc"], value=h.make_tensor("v", tp.INT8, [], [0]), name="c")]
+    for i, zero_point in enumerate(["z0", "zf", "z1", "", "zc", "z2"]):
+        inputs = [f"x{i}", "s", zero_point] if zero_point else [f"x{i}", "s"]
+        nodes.append(h.make_node("QuantizeLinear" if i % 2 else "DequantizeLinear", inputs, [f"y{i}"], name=f"n{i}"))
+    initializers = [h.make_tensor(n, tp.INT8, [], [0]) for n in ("z0", "z1", "z2")]
+    initializers.append(h.make_tensor("zf", tp.FLOAT8E4M3FN, [], [0]))
+    groups = GraphIndex(h.make_graph(nodes, "g", [], [], initializers)).quantizer_groups
+    assert groups.by_type == {tp.INT8: [1, 3, 6], tp.FLOAT8E4M3FN: [2]}
+    assert groups.by_zero_point == {"": [4], "zc": [5]}
