@@ -73,16 +73,23 @@ class PredictedLayer(NamedTuple):
         return self.precision not in QUANTIZED_MATH
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"name": self.name, "nodes": list(self.nodes), "kind": self.kind, "op": self.op,
-                "precision": self.precision, "output_type": self.output_type, "rule": self.rule,
-                "float": self.is_float}
-        if self.weights:
-            data["weights"] = self.weights
-        if self.timing_choice:
-            data["timing_choice"] = list(self.timing_choice)
-        if self.fused_add:
+        return layer_dicts([self])[0]
+
+
+def layer_dicts(layers: list[PredictedLayer]) -> list[dict[str, Any]]:
+    """Each layer as scan.json has it, in one loop over its fields (a large model's engine has tens of thousands)."""
+    dicts = []
+    for name, nodes, kind, op, precision, output_type, rule, weights, timing_choice, fused_add in layers:
+        data = {"name": name, "nodes": list(nodes), "kind": kind, "op": op, "precision": precision,
+                "output_type": output_type, "rule": rule, "float": precision not in QUANTIZED_MATH}
+        if weights:
+            data["weights"] = weights
+        if timing_choice:
+            data["timing_choice"] = list(timing_choice)
+        if fused_add:
             data["fused_add"] = True
-        return data
+        dicts.append(data)
+    return dicts
 
 
 @dataclasses.dataclass
@@ -123,7 +130,7 @@ class EnginePrediction:
         return {"ruleset": self.ruleset.name, "ruleset_version": self.ruleset.version,
                 "ruleset_source": self.ruleset.documentation, "float_precision": self.float_precision,
                 "float_text": self.float_text, "summary": self.summary(), "notes": self.notes,
-                "layers": [layer.to_dict() for layer in self.layers]}
+                "layers": layer_dicts(self.layers)}
 
 
 def has_qdq(graph: Any) -> bool:
