@@ -34,9 +34,9 @@ def results(out: Path) -> dict:
 
 
 def run(path: Path, feeds: dict) -> dict[str, np.ndarray]:
-    """The model's function as written, as --fix's own check runs it: ONNX Runtime's graph optimizations off (from
-    1.32, seen here, its level-all fusions quantize a MatMul whose float output is also a graph output once a Q
-    reads it)."""
+    """The model's function as written, as --fix's own check runs it: ONNX Runtime's graph optimizations off (its
+    level-all fusions, in 1.32 here, quantize a MatMul whose float output is also a graph output once a Q reads
+    it)."""
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
