@@ -55,7 +55,7 @@ def indexed(graph: Any) -> Iterator[None]:
 
 def nodes_of(graph: Any, *op_types: str) -> Iterator[Any]:
     """The graph's nodes of the given op types, in graph order. A graph that indexes its own nodes by op (the scan's
-    view of a model's protobuf: ``graph.op_positions(op)``, ``graph.node_at(position)``) answers from its index."""
+    view of a model's protobuf: ``graph.op_positions(op)``, its ``graph.nodes`` by position) answers from its index."""
     if hasattr(type(graph), "op_positions"):
         positions = [graph.op_positions(op) for op in dict.fromkeys(op_types)]
         return map(graph.nodes.__getitem__, positions[0] if len(positions) == 1 else heapq.merge(*positions))

@@ -43,7 +43,7 @@ class QuantizerGroups(NamedTuple):
     """The positions of a graph's QuantizeLinear and DequantizeLinear nodes (each list in graph order), grouped by
     what decides the type they quantize to: ``by_type``, those whose zero point is an initializer, by its element
     type (an ``onnx.TensorProto`` type number: it decides theirs); ``by_zero_point``, the others by the name of
-    their zero point ("" where it is left out), read per node. A model's tens of thousands of Q/DQ have a few types
+    their zero point (a node's output, or "" where it is left out), which each reader reads its own way. A model's tens of thousands of Q/DQ have a few types
     and can have thousands of zero points (one per weight quantizer): each type is read once."""
 
     by_type: dict[int, list[int]]

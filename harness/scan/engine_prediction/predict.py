@@ -68,16 +68,13 @@ class PredictedLayer(NamedTuple):
     timing_choice: tuple[str, ...] = ()  # float types TensorRT may pick instead by timing (weakly typed, FP16 on)
     fused_add: bool = False  # a residual Add is fused into it
 
-    @property
-    def is_float(self) -> bool:
-        return self.precision not in QUANTIZED_MATH
-
     def to_dict(self) -> dict[str, Any]:
         return layer_dicts([self])[0]
 
 
 def layer_dicts(layers: list[PredictedLayer]) -> list[dict[str, Any]]:
-    """Each layer as scan.json has it, in one loop over its fields (a large model's engine has tens of thousands)."""
+    """Each layer as scan.json has it, in one loop over its fields (a large model's engine has tens of thousands);
+    ``float``: it computes in no quantized type."""
     dicts = []
     for name, nodes, kind, op, precision, output_type, rule, weights, timing_choice, fused_add in layers:
         data = {"name": name, "nodes": list(nodes), "kind": kind, "op": op, "precision": precision,
@@ -190,7 +187,7 @@ class GraphFacts:
         (:attr:`~harness.scan.proto_graph.GraphIndex.quantizer_groups`), else per node."""
         types: dict[int, str | None] = {}
         groups = index.quantizer_groups
-        decided = [(element, positions) for element, positions in groups.by_type.items()]
+        decided = list(groups.by_type.items())
         decided += [(self._element(zero_point) if zero_point else None, positions)
                     for zero_point, positions in groups.by_zero_point.items()]
         for element, positions in decided:
