@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from harness.shipped import shipped_path
 from harness.worker.errors import InputError
 from harness.worker.environment import GPU_ARCH_FORM
 
-DEFAULT_MATRIX = Path(__file__).resolve().parent.parent / "matrix.yaml"
+# The matrix this installation has: the repository's in a checkout, the copy built into the package once installed.
+DEFAULT_MATRIX = shipped_path("matrix.yaml")
+MATRIX_NAME = "matrix.yaml"
 RUNNERS = ("local", "docker")
 PLATFORMS = ("any", "x86_64", "orin", "thor")
 # The GPU architecture a Jetson platform always has (platforms.md: Orin sm_87; platforms-2026.md: Thor sm_110); an x86
@@ -101,6 +105,33 @@ class HostKind:
     targets: tuple[str, ...]
 
 
+@dataclasses.dataclass(frozen=True)
+class MatrixFile:
+    """The targets file a command reads, and how it was chosen: "--matrix", "current directory" or "installed"."""
+
+    path: Path
+    chosen_by: str
+
+
+def find_matrix(given: Path | None, cwd: Path | None = None) -> MatrixFile:
+    """The targets file of a command: ``--matrix PATH`` when given, else ``matrix.yaml`` of the current directory, else
+    the one this installation has (DEFAULT_MATRIX)."""
+    if given is not None:
+        return MatrixFile(Path(given), "--matrix")
+    here = Path(cwd or Path.cwd()) / MATRIX_NAME
+    if here.is_file():
+        return MatrixFile(here, "current directory")
+    return MatrixFile(DEFAULT_MATRIX, "installed")
+
+
+_SAY_ON_READ: dict[Path, str] = {}
+
+
+def say_on_first_read(path: Path, line: str) -> None:
+    """Print ``line`` on stderr the first time ``path`` is read (a command naming the targets file it used)."""
+    _SAY_ON_READ[Path(path)] = line
+
+
 def _yaml_mapping(text: str) -> Any:
     """``text`` parsed as safe YAML, by libyaml's C parser where PyYAML has it (ten times its Python parser's speed:
     every command reads the matrix first)."""
@@ -109,10 +140,13 @@ def _yaml_mapping(text: str) -> Any:
 
 def _read(path: Path) -> dict[str, Any]:
     path = Path(path)
+    line = _SAY_ON_READ.pop(path, None)
+    if line:
+        print(line, file=sys.stderr, flush=True)
     try:
         data = _yaml_mapping(path.read_text())
     except FileNotFoundError:
-        raise MatrixError(f"{path}: no such file. Pass --matrix PATH or run from the repository root.") from None
+        raise MatrixError(f"{path}: no such file. Pass --matrix PATH, or run where a matrix.yaml is.") from None
     except IsADirectoryError:
         raise MatrixError(f"{path}: is a directory; --matrix names the targets file (matrix.yaml).") from None
     except UnicodeDecodeError as err:

@@ -6,7 +6,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from harness.commands.options import EXIT_BROKEN, EXIT_OK, EXIT_USAGE, CommandError
+from harness.commands.options import (
+    EXIT_BROKEN, EXIT_OK, CommandError, add_host_kind_argument, add_target_argument,
+)
 from harness.matrix import Target, load_matrix
 from harness.orchestration.docker.wheelhouse import DEFAULT_WHEELHOUSE
 
@@ -31,11 +33,8 @@ def _docker_targets(args) -> dict[str, Target]:
 
 
 def _chosen(args, wanted: list[str] | None) -> list[Target]:
+    """The docker targets ``wanted`` (main checked their ids), else every available one."""
     targets = _docker_targets(args)
-    unknown = [tid for tid in wanted or [] if tid not in targets]
-    if unknown:
-        raise CommandError(f"not a docker target of {args.matrix}: {', '.join(unknown)}; docker targets: "
-                         f"{', '.join(targets)}")
     if wanted:
         return [targets[tid] for tid in wanted]
     return [t for t in targets.values() if t.available]
@@ -48,9 +47,6 @@ def _of_host_kind(args) -> list[str] | None:
     from harness.matrix import load_hosts
 
     hosts = load_hosts(args.matrix)
-    if args.host_kind not in hosts:
-        raise CommandError(f"host kind {args.host_kind!r} is not in the hosts section of {args.matrix}; known: "
-                         f"{', '.join(hosts) or '(none)'}")
     docker = _docker_targets(args)
     return [t for t in hosts[args.host_kind].targets if t in docker and docker[t].available]
 
@@ -95,8 +91,7 @@ def cmd_build(args) -> int:
 
     target = _chosen(args, [args.target])[0]
     if not target.available:
-        print(f"error: {target.id} is marked unavailable in {args.matrix}: {target.reason}", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError(f"{target.id} is marked unavailable in {args.matrix}: {target.reason}")
     from_env = BuildInputs.from_env()
     inputs = BuildInputs(
         recipes_dir=from_env.recipes_dir,
@@ -157,9 +152,9 @@ def add_container_commands(commands) -> None:
         "(aarch64 for Jetson targets: Orin, Thor), not this host's, so an x86 host can prepare a Jetson's "
         "wheelhouse. trt92-x86 also downloads TensorRT 9.2 from NVIDIA's index, the trt114-* targets TensorRT 11.4.1: "
         "run them on a host that reaches it. Copy OUT to an air-gapped build host as it is.")
-    p.add_argument("--target", action="append", metavar="ID",
-                   help="a docker target id (repeat for several; default: every available docker target)")
-    p.add_argument("--host-kind", metavar="KIND", help="the available docker targets of this host kind of "
+    add_target_argument(p, "--target", action="append", metavar="ID", docker=True,
+                        help="a docker target id (repeat for several; default: every available docker target)")
+    add_host_kind_argument(p, help="the available docker targets of this host kind of "
                    "matrix.yaml's hosts section (what `nightly --host-kind KIND` runs)")
     p.add_argument("--out", type=Path, default=DEFAULT_WHEELHOUSE, help="wheelhouse root (default: %(default)s)")
     p.add_argument("--python-version", help="Python of a base image you pass with --base-image (default: the "
@@ -179,7 +174,7 @@ def add_container_commands(commands) -> None:
         "prints its last lines. The base image is --base-image, else env BASE_IMAGE, else the target's base_image "
         "in matrix.yaml (platforms.md); another base image must have the target's python, since the wheelhouse was "
         "downloaded for it.")
-    p.add_argument("target", metavar="TARGET", help="a docker target id of matrix.yaml")
+    add_target_argument(p, "target", metavar="TARGET", docker=True, help="a docker target id of matrix.yaml")
     p.add_argument("--base-image", metavar="IMG", help="base image instead of the target's base_image (env BASE_IMAGE)")
     p.add_argument("--wheelhouse", type=Path, metavar="DIR",
                    help="wheelhouse root holding TARGET/ (env TRT_MATRIX_WHEELHOUSE; default: wheelhouse/)")

@@ -14,6 +14,7 @@ from harness.commands.options import (
     EXIT_USAGE,
     CommandError,
     add_observations_option,
+    add_target_argument,
     input_file,
     output_directory,
 )
@@ -140,9 +141,6 @@ def cmd_diagnose(args) -> int:
     from harness.scan.observations import ObservationsError
 
     matrix = load_matrix(args.matrix)
-    unknown = [t for t in args.targets or [] if t not in matrix]
-    if unknown:
-        raise CommandError(f"target(s) {unknown} not in {args.matrix}; known: {', '.join(matrix)}")
     for path in args.files:
         input_file(path, "a file to diagnose (a TensorRT log, engine layers, a calibration cache, a command line, "
                    "an ONNX model)")
@@ -214,7 +212,7 @@ def add_diagnose_commands(commands) -> None:
     p.add_argument("files", type=Path, nargs="+", metavar="FILE", help="files to diagnose, of any kind above")
     p.add_argument("--model", type=Path, metavar="MODEL.onnx", help="the ONNX model the files come from: scanned, and "
                    "its findings joined to the nodes the files name")
-    p.add_argument("--targets", nargs="+", metavar="ID", help="the chosen targets: where a known failure makes the "
+    add_target_argument(p, "--targets", nargs="+", metavar="ID", help="the chosen targets: where a known failure makes the "
                    "exit status 1 (default: every target of the matrix)")
     add_observations_option(p)
     p.add_argument("--json", action="store_true", help="print the diagnosis as JSON instead of text")

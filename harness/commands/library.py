@@ -8,7 +8,7 @@ import dataclasses
 import json
 import re
 
-from harness.commands.options import DEFAULT_CASES_DIR, EXIT_OK, CommandError, closest, no_match_error, output_directory
+from harness.commands.options import DEFAULT_CASES_DIR, EXIT_OK, CommandError, add_target_argument, no_match_error, output_directory
 from harness.matrix import load_matrix
 
 
@@ -71,10 +71,6 @@ def cmd_facts(args) -> int:
     from harness.targets import facts as target_facts
 
     targets = load_matrix(args.matrix)
-    unknown = [t for t in args.targets if t not in targets]
-    if unknown:
-        raise CommandError(f"target(s) {unknown} not in {args.matrix}; closest: "
-                           f"{', '.join(closest(unknown[0], targets))}")
     if args.gpu_arch and not re.fullmatch(r"sm_\d{2,3}", args.gpu_arch):
         raise CommandError(f"--gpu-arch {args.gpu_arch!r} is not a GPU architecture such as sm_89 (compute "
                            "capability 8.9) or sm_120")
@@ -138,7 +134,7 @@ def add_library_commands(commands) -> None:
         "  python -m harness facts trt107-orin trt1016-orin trt114-orin   JetPack 6 or 7 on Orin: where they differ, "
         "each fact's source\n"
         "  python -m harness facts trt1016-x86 --gpu-arch sm_89      an x86 target on an L4 / RTX 40 host")
-    p.add_argument("targets", nargs="*", metavar="TARGET", help="targets of the matrix (default: every TensorRT target "
+    add_target_argument(p, "targets", nargs="*", metavar="TARGET", help="targets of the matrix (default: every TensorRT target "
                    "that exists)")
     p.add_argument("--gpu-arch", metavar="sm_NN", help="the GPU of the host, for x86 targets whose GPU is any "
                    "(sm_86 Ampere, sm_89 Ada, sm_90 Hopper, sm_120 Blackwell)")

@@ -12,12 +12,12 @@ from harness.commands.history import add_history_commands
 from harness.commands.library import add_library_commands
 from harness.commands.nightly import add_nightly_commands
 from harness.commands.options import (
-    EXIT_BROKEN, EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandError,
+    EXIT_BROKEN, EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandError, check_target_arguments,
 )
 from harness.commands.run import add_run_commands
 from harness.commands.reduce import add_reduce_commands
 from harness.commands.scan import add_scan_commands
-from harness.matrix import DEFAULT_MATRIX, default_target, load_matrix
+from harness.matrix import DEFAULT_MATRIX, default_target, find_matrix, load_matrix, say_on_first_read
 from harness.store.results_file import RecordError
 from harness.worker.errors import InputError
 
@@ -49,7 +49,8 @@ A failed build: what its log, engine JSON, calibration cache or command says, an
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness", description=DESCRIPTION, epilog=EXIT_CODES_HELP,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--matrix", type=Path, default=DEFAULT_MATRIX, help="targets file (default: %(default)s)")
+    parser.add_argument("--matrix", type=Path, metavar="PATH", help="targets file (default: ./matrix.yaml when the "
+                        f"current directory has one, else the one installed with trt-matrix: {DEFAULT_MATRIX})")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_library_commands(commands)
     add_run_commands(commands)
@@ -66,6 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        matrix = find_matrix(args.matrix)
+        args.matrix = matrix.path
+        if matrix.chosen_by == "installed":  # the one choice a user may not expect: said once, when it is read
+            say_on_first_read(matrix.path, f"matrix: {matrix.path} (trt-matrix's own; no --matrix given and no "
+                              "matrix.yaml in the current directory)")
+        check_target_arguments(args)
         if args.command == "run" and not args.target:
             args.target = [default_target(load_matrix(args.matrix)).id]
         return args.func(args)

@@ -11,6 +11,8 @@ from harness.commands.options import (
     EXIT_OK,
     EXIT_USAGE,
     add_cell_options,
+    add_host_kind_argument,
+    add_target_argument,
     input_file,
     iso_date,
     no_match_error,
@@ -60,15 +62,7 @@ def cmd_nightly(args) -> int:
 
     targets = load_matrix(args.matrix)
     hosts = load_hosts(args.matrix)
-    if args.host_kind and args.host_kind not in hosts:
-        print(f"error: host kind {args.host_kind!r} is not in the hosts section of {args.matrix}; known: "
-              f"{', '.join(hosts) or '(none)'}", file=sys.stderr)
-        return EXIT_USAGE
     chosen = args.target or (list(hosts[args.host_kind].targets) if args.host_kind else [default_target(targets).id])
-    unknown = [t for t in chosen if t not in targets]
-    if unknown:
-        print(f"error: target(s) {unknown} not in {args.matrix}; known: {', '.join(targets)}", file=sys.stderr)
-        return EXIT_USAGE
     output_directory(args.runs, "--runs")
     if args.cases is not None:
         input_file(args.cases / "index.json", "a cases directory written by `python -m harness generate`")
@@ -110,8 +104,8 @@ def add_nightly_commands(commands) -> None:
     raw = argparse.RawDescriptionHelpFormatter
     p = commands.add_parser("nightly", help="run this host's targets into a dated run directory (resumable, "
                             "incremental)", description=NIGHTLY_DESCRIPTION, formatter_class=raw)
-    p.add_argument("--host-kind", metavar="KIND", help="a host kind of matrix.yaml's hosts section: run its targets")
-    p.add_argument("--target", action="append", metavar="ID", help="target id; repeat for several (default: the "
+    add_host_kind_argument(p, help="a host kind of matrix.yaml's hosts section: run its targets")
+    add_target_argument(p, "--target", action="append", metavar="ID", help="target id; repeat for several (default: the "
                    "host kind's targets, else the matrix's default target)")
     p.add_argument("--runs", type=Path, default=DEFAULT_RUNS, help="where run directories go; keep it between "
                    "nights, it is what unchanged cells are carried over from (default: %(default)s)")

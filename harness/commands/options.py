@@ -125,3 +125,52 @@ def add_observations_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results", nargs="+", type=Path, metavar="PATH", action="extend",
                    help="observed records: results files (.jsonl), run directories, merged directories or a history "
                    "store")
+
+
+# --- Target selection: every argument that names targets or host kinds of matrix.yaml, checked once by main --------
+
+TARGET_OPTIONS = "target_options"  # on the parsed arguments: (dest, label, kind) of each such argument of the command
+ANY_TARGET, DOCKER_TARGET, HOST_KIND = "target", "docker target", "host kind"
+
+
+def _label(action: argparse.Action) -> str:
+    return action.option_strings[0] if action.option_strings else action.metavar or action.dest
+
+
+def _register(p: argparse.ArgumentParser, action: argparse.Action, kind: str) -> None:
+    p.set_defaults(**{TARGET_OPTIONS: (*(p.get_default(TARGET_OPTIONS) or ()), (action.dest, _label(action), kind))})
+
+
+def add_target_argument(p: argparse.ArgumentParser, *flags: str, docker: bool = False, **kwargs) -> None:
+    """An argument of target ids of the matrix (one, a list, or repeated: as ``kwargs`` say). main checks its ids
+    against the matrix the command reads before the command runs: an unknown id (or, with ``docker``, one that is not
+    a docker target) stops it with exit 2, naming the id, the matrix file and the nearest valid ids."""
+    _register(p, p.add_argument(*flags, **kwargs), DOCKER_TARGET if docker else ANY_TARGET)
+
+
+def add_host_kind_argument(p: argparse.ArgumentParser, **kwargs) -> None:
+    """--host-kind KIND: a host kind of the matrix's ``hosts:`` section, checked as target ids are."""
+    _register(p, p.add_argument("--host-kind", metavar="KIND", **kwargs), HOST_KIND)
+
+
+def check_target_arguments(args: argparse.Namespace) -> None:
+    """Every target id and host kind given to the command is one of ``args.matrix``; else a CommandError (exit 2)
+    naming the first bad one, the matrix file and the nearest valid names. Reads the matrix only when one was given."""
+    chosen = [(label, kind, value) for dest, label, kind in getattr(args, TARGET_OPTIONS, ())
+              if (value := getattr(args, dest, None))]
+    if not chosen:
+        return
+    from harness.matrix import load_hosts, load_matrix
+
+    targets = load_matrix(args.matrix)
+    valid = {ANY_TARGET: list(targets), DOCKER_TARGET: [t.id for t in targets.values() if t.runner == "docker"]}
+    if any(kind == HOST_KIND for _, kind, _ in chosen):
+        valid[HOST_KIND] = list(load_hosts(args.matrix))
+    for label, kind, value in chosen:
+        names = [value] if isinstance(value, str) else value
+        bad = [name for name in names if name not in valid[kind]]
+        if bad:
+            where = f"{args.matrix} (hosts:)" if kind == HOST_KIND else args.matrix
+            more = f" (and {', '.join(map(repr, bad[1:]))})" if len(bad) > 1 else ""
+            nearest = ", ".join(closest(bad[0], valid[kind])) or "(none: it has none)"
+            raise CommandError(f"{label} {bad[0]!r}{more}: not a {kind} of {where}; nearest: {nearest}")

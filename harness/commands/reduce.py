@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.commands.options import (EXIT_BROKEN, EXIT_OK, EXIT_USAGE, CommandError, input_file, input_shape,
-                                      output_directory, positive_seconds)
+from harness.commands.options import (EXIT_BROKEN, EXIT_OK, EXIT_USAGE, CommandError, add_target_argument, input_file,
+                                      input_shape, output_directory, positive_seconds)
 from harness.matrix import load_matrix
 
 DESCRIPTION = f"""\
@@ -56,8 +56,6 @@ def cmd_reduce(args) -> int:
     model = input_file(args.model, "an ONNX model")
     load_model(model)  # a file that is no model, truncated, or too new says so here (ModelInputError: exit 2)
     matrix = load_matrix(args.matrix)
-    if args.target not in matrix:
-        raise CommandError(f"--target {args.target!r} is not in {args.matrix}; known: {', '.join(matrix)}")
     out_dir = output_directory(args.out or Path("out/reduce") / model.stem, "--out")
     request = Request(model=model, target=matrix[args.target], matrix=args.matrix, keep=args.keep, out_dir=out_dir,
                       timeout_s=args.timeout, container_per_check=args.container_per_check,
@@ -107,7 +105,7 @@ def add_reduce_commands(commands) -> None:
     p = commands.add_parser("reduce", help="shrink a model failing on a target to a minimal reproducer and a case",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", type=Path, metavar="MODEL.onnx", help="the failing ONNX model")
-    p.add_argument("--target", required=True, metavar="ID", help="the matrix.yaml target it fails on (local or docker)")
+    add_target_argument(p, "--target", required=True, metavar="ID", help="the matrix.yaml target it fails on (local or docker)")
     p.add_argument("--keep", choices=("category", "node"), default="category",
                    help="what must stay the same: outcome, category and error kind (category, the default), and "
                    "also the failing node's name (node)")

@@ -29,18 +29,17 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from pathlib import Path
 from typing import Iterable
 
 from harness.matrix import Target
+from harness.shipped import shipped_path
 from harness.worker.backends.tensorrt import quantization_lifecycle as lifecycle
 from harness.worker.backends.tensorrt import release_facts
 from harness.worker.backends.tensorrt.compat import version_tuple
 from harness.worker.environment import compute_capability
 
-_REPO = Path(__file__).resolve().parents[2]
 # The recorded binding API of each TensorRT release (tensorrt-VERSION.json; reference/SOURCES.md says where from).
-TRT_API_DIR = _REPO / "reference" / "trt-api"
+TRT_API_DIR = shipped_path("reference/trt-api")
 
 # What a form can need of a target (cases declare them: cases.model.NEEDS lists the same names).
 IMPLICIT_INT8 = "implicit-int8"  # BuilderFlag.INT8 and a calibrator (or a calibration cache handed to one)

@@ -22,10 +22,11 @@ import docker
 import docker.errors
 import requests
 
-from harness.orchestration.docker.wheelhouse import DEFAULT_WHEELHOUSE, REPO_ROOT, REQUIREMENTS_FILE
+from harness.orchestration.docker.wheelhouse import DEFAULT_WHEELHOUSE, REQUIREMENTS_FILE
 from harness.matrix import REFUSED_IMAGE, Target
+from harness.shipped import shipped_path
 
-RECIPES_DIR = REPO_ROOT / "containers"
+RECIPES_DIR = shipped_path("containers")
 IMAGE_REPOSITORY = "trt-matrix/worker"
 LABEL_TARGET = "org.trt-matrix.target"
 LABEL_BASE_IMAGE = "org.trt-matrix.base-image"

@@ -14,10 +14,11 @@ import sys
 from pathlib import Path
 
 from harness.matrix import JETSON_PLATFORMS, Target
+from harness.shipped import checkout_root
 from harness.worker.errors import InputError
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-DEFAULT_WHEELHOUSE = REPO_ROOT / "wheelhouse"
+# wheelhouse/ of the repository in a checkout; installed, ~/trt-matrix/wheelhouse (where the nightly keeps it).
+DEFAULT_WHEELHOUSE = (checkout_root() or Path.home() / "trt-matrix") / "wheelhouse"
 REQUIREMENTS_FILE = "requirements.txt"
 NVIDIA_INDEX = "https://pypi.nvidia.com"
 OLDEST_MANYLINUX_GLIBC = 17  # manylinux2014 == manylinux_2_17

@@ -51,11 +51,12 @@ def test_list_shows_cases_variants_and_targets_with_unavailability_reasons():
     assert "trt92-orin" in out and "unavailable: TensorRT 9.x was never released for Jetson" in out
 
 
-def test_run_with_an_unknown_target_fails_with_the_known_ones(control_cases_dir, tmp_path):
-    result = harness("run", "--target", "trt99-mars", "--cases", str(control_cases_dir),
+def test_run_with_an_unknown_target_fails_with_the_nearest_ones(control_cases_dir, tmp_path):
+    result = harness("run", "--target", "trt86-orn", "--cases", str(control_cases_dir),
                      "--results", str(tmp_path / "r.jsonl"), check=False)
     assert result.returncode == 2
-    assert "target(s) ['trt99-mars'] not in" in result.stderr and "ort-cpu" in result.stderr
+    assert "--target 'trt86-orn': not a target of" in result.stderr and "trt86-orin" in result.stderr
+    assert not (tmp_path / "r.jsonl").exists()
 
 
 def test_run_without_a_cases_directory_says_how_to_generate_one(tmp_path):

@@ -61,7 +61,7 @@ def test_bad_input_is_one_line_naming_the_file_and_the_problem_exit_2(kind, tmp_
 
 def test_an_unknown_target_or_results_path_is_exit_2(tmp_path, model_files):
     result = scan(model_files["plain-cnn-qdq"], "--targets", "trt99-mars", "--out", tmp_path)
-    assert result.returncode == 2 and "target(s) ['trt99-mars'] not in" in result.stderr
+    assert result.returncode == 2 and "--targets 'trt99-mars': not a target of" in result.stderr
     result = scan(model_files["plain-cnn-qdq"], "--run-on", "ort-cpu", "--out", tmp_path)
     assert result.returncode == 2 and "add --run" in result.stderr
     result = scan(model_files["plain-cnn-qdq"], "--results", tmp_path / "nope.jsonl", "--out", tmp_path)

@@ -147,8 +147,8 @@ def test_a_killed_nightly_resumes_in_the_same_run_directory_without_losing_a_cel
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--host-kind", "mars-gpu"], "host kind 'mars-gpu' is not in the hosts section of"),
-    (["--target", "trt99-mars"], "target(s) ['trt99-mars'] not in"),
+    (["--host-kind", "mars-gpu"], "--host-kind 'mars-gpu': not a host kind of"),
+    (["--target", "trt99-mars"], "--target 'trt99-mars': not a target of"),
     (["--date", "23/11/2026"], "'23/11/2026' is not a date of the form YYYY-MM-DD"),
 ])
 def test_bad_nightly_arguments_are_readable_errors(args, message, tmp_path):
