@@ -1,6 +1,6 @@
 """setuptools' build step, plus one thing pyproject.toml cannot say: the run-time files that live outside the
 packages (matrix.yaml, reference/trt-api, containers/: harness.shipped.SHIPPED) are copied into the built package,
-under harness/shipped/, so an installed trt-matrix finds them. An editable install gets no copy: it reads the
+under harness/shipped_data/, so an installed trt-matrix finds them. An editable install gets no copy: it reads the
 repository's own files."""
 import ast
 import shutil
@@ -25,7 +25,7 @@ class BuildPyWithShippedFiles(build_py):
         super().run()
         if getattr(self, "editable_mode", False):
             return
-        into = Path(self.build_lib) / "harness" / "shipped"
+        into = Path(self.build_lib) / "harness" / "shipped_data"
         shutil.rmtree(into, ignore_errors=True)
         for relative in shipped():
             source, target = ROOT / relative, into / relative

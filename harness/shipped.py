@@ -3,7 +3,7 @@ the copies built into the package in a wheel (``pip install .``, pipx).
 
 The repository keeps one copy of each, where its layout puts it: ``matrix.yaml`` at the root, the recorded TensorRT
 binding APIs in ``reference/trt-api``, the image recipes in ``containers/``. ``setup.py`` copies exactly the paths of
-:data:`SHIPPED` into ``harness/shipped/`` of the built package, so an installed tool reads the files of the clone it
+:data:`SHIPPED` into ``harness/shipped_data/`` of the built package, so an installed tool reads the files of the clone it
 was built from, and nothing is kept twice in the repository.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 # Repository-relative paths the code reads at run time; setup.py ships these and only these.
 SHIPPED = ("matrix.yaml", "reference/trt-api", "containers")
 PACKAGE = Path(__file__).resolve().parent
-BUILT_IN = PACKAGE / "shipped"  # the copies in a built package; absent in a checkout
+BUILT_IN = PACKAGE / "shipped_data"  # the copies in a built package; absent in a checkout
 
 
 def checkout_root() -> Path | None:
