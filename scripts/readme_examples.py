@@ -75,6 +75,8 @@ def run_examples(text: str, work: Path) -> list[Example]:
     (work / "out").mkdir(parents=True, exist_ok=True)
     if not (work / "reference").exists():
         (work / "reference").symlink_to(REPO / "reference", target_is_directory=True)
+    if not (work / "matrix.yaml").exists():  # the examples run where README's reader stands: beside matrix.yaml
+        (work / "matrix.yaml").symlink_to(REPO / "matrix.yaml")
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
     env.pop("TRT_MATRIX_TRACEBACK", None)
     found = examples(text)

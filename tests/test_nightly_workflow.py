@@ -1,5 +1,6 @@
-"""The nightly job: .github/workflows/nightly.yml kept in step with matrix.yaml, its shell steps run for real against
-a stand-in `python`, and the cron recipe (scripts/nightly-host.sh, scripts/nightly-publish.sh) run end to end."""
+"""The nightly job: .github/workflows/nightly.yml's structure (its host matrix: tests/test_target_lists.py), its shell
+steps run for real against a stand-in `python`, and the cron recipe (scripts/nightly-host.sh, scripts/nightly-publish.sh)
+run end to end."""
 from __future__ import annotations
 
 import fnmatch
@@ -42,13 +43,7 @@ def step_using(job: dict, action: str) -> list[dict]:
 # --- The workflow's structure -------------------------------------------------------------------------------------
 
 
-GITHUB_LABELS = {"self-hosted", "linux", "x64", "arm64", "arm"}  # what a self-hosted runner carries by itself
-
-
-def test_actionlint_knows_every_custom_runner_label_of_the_host_kinds():
-    config = yaml.safe_load((REPO / ".github" / "actionlint.yaml").read_text())
-    custom = {label for host in load_hosts().values() for label in host.labels if label.lower() not in GITHUB_LABELS}
-    assert set(config["self-hosted-runner"]["labels"]) == custom
+# The job matrix and actionlint's runner labels, lists of matrix.yaml's hosts: tests/test_target_lists.py.
 
 
 def test_workflow_runs_nightly_and_by_hand_with_a_force_switch(workflow):
@@ -68,13 +63,6 @@ def test_two_nightlies_never_overlap_and_the_token_only_reads(workflow):
     assert elevated == {"deploy": {"pages": "write", "id-token": "write"}}
     # `shell: bash` is what makes Actions run each script with -e and -o pipefail.
     assert workflow["defaults"]["run"]["shell"] == "bash"
-
-
-def test_job_matrix_is_the_hosts_section_of_matrix_yaml(workflow):
-    include = workflow["jobs"]["run"]["strategy"]["matrix"]["include"]
-    expected = [{"host": kind.id, "labels": list(kind.labels), "targets": " ".join(kind.targets)}
-                for kind in load_hosts().values()]
-    assert include == expected
 
 
 def test_each_host_kind_runs_on_its_own_runners_and_finishes_on_its_own(workflow):
