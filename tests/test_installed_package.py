@@ -119,3 +119,14 @@ def test_a_matrix_here_or_named_wins_over_the_installed_one(installed, elsewhere
     named = run([installed / "trt-matrix", "--matrix", other, "run", "--target", "my-cpu"], elsewhere)
     assert named.returncode == 2
     assert named.stderr == f"error: --target 'my-cpu': not a target of {other}; nearest: other-cpu\n"
+
+
+def test_an_image_build_reads_the_installed_recipe_and_a_wheelhouse_in_the_home_directory(installed, elsewhere):
+    shown = run([installed / "trt-matrix", "containers", "build", "ort1.20-cpu", "--dry-run"], elsewhere,
+                HOME=str(elsewhere))
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    lines = dict(line.split(":", 1) for line in shown.stdout.splitlines() if not line.startswith(" ") and ":" in line)
+    recipe = Path(lines["recipe"].strip())
+    assert recipe.is_relative_to(installed.parent) and recipe.parts[-3:] == ("containers", "ort-cpu", "Dockerfile")
+    assert lines["wheelhouse"].split()[0] == str(elsewhere / "trt-matrix" / "wheelhouse" / "ort1.20-cpu")
+    assert "FROM python:3.11-slim" in shown.stdout

@@ -3,7 +3,8 @@ import re
 
 import pytest
 
-from harness.matrix import DEFAULT_MATRIX, MatrixError, default_target, load_hosts, load_matrix
+from harness.matrix import DEFAULT_MATRIX, MatrixError, MatrixFile, default_target, load_hosts, load_matrix
+from tests.conftest import REPO
 
 GOOD_TARGET = "  t1:\n    title: T\n    backend: onnxruntime\n    runner: local\n    platform: any\n"
 DOCKER_TRT = ("  t1:\n    title: T\n    backend: tensorrt\n    runner: docker\n    platform: x86_64\n"
@@ -214,3 +215,22 @@ def test_a_jetson_host_kind_runs_only_targets_of_its_board_and_jetpack():
             assert target.jetpack and (target.jetpack + ".").startswith(releases[0] + "."), (host.id, target.id)
             checked += 1
     assert checked >= 10
+
+
+def test_the_matrix_a_command_reads_is_the_named_one_else_the_one_here_else_its_own(tmp_path):
+    from harness.matrix import find_matrix
+
+    named = tmp_path / "elsewhere.yaml"
+    assert find_matrix(None, cwd=tmp_path) == MatrixFile(DEFAULT_MATRIX, "installed")
+    (tmp_path / "matrix.yaml").write_text("")
+    assert find_matrix(None, cwd=tmp_path) == MatrixFile(tmp_path / "matrix.yaml", "current directory")
+    assert find_matrix(named, cwd=tmp_path) == MatrixFile(named, "--matrix")  # named: not checked here, read later
+
+
+def test_a_checkout_reads_its_own_files_and_only_shipped_paths_are_asked_for():
+    from harness.shipped import checkout_root, shipped_path
+
+    assert DEFAULT_MATRIX == REPO / "matrix.yaml" and checkout_root() == REPO
+    assert shipped_path("reference/trt-api") == REPO / "reference" / "trt-api"
+    with pytest.raises(ValueError, match="setup.py ships them"):
+        shipped_path("reference/trt-logs")  # test data: not shipped
