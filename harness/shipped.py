@@ -3,8 +3,8 @@ the copies built into the package in a wheel (``pip install .``, pipx).
 
 The repository keeps one copy of each, where its layout puts it: ``matrix.yaml`` at the root, the recorded TensorRT
 binding APIs in ``reference/trt-api``, the image recipes in ``containers/``. ``setup.py`` copies exactly the paths of
-:data:`SHIPPED` into ``harness/shipped_data/`` of the built package, so an installed tool reads the files of the clone it
-was built from, and nothing is kept twice in the repository.
+:data:`SHIPPED` into ``harness/shipped_data/`` of the built package, so an installed tool reads the files of the
+clone it was built from, and nothing is kept twice in the repository.
 """
 from __future__ import annotations
 

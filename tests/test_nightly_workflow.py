@@ -1,6 +1,6 @@
-"""The nightly job: .github/workflows/nightly.yml's structure (its host matrix: tests/test_target_lists.py), its shell
-steps run for real against a stand-in `python`, and the cron recipe (scripts/nightly-host.sh, scripts/nightly-publish.sh)
-run end to end."""
+"""The nightly job: .github/workflows/nightly.yml's structure (its host matrix: tests/test_target_lists.py), its
+shell steps run for real against a stand-in `python`, and the cron recipe (scripts/nightly-host.sh,
+scripts/nightly-publish.sh) run end to end."""
 from __future__ import annotations
 
 import fnmatch

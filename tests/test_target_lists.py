@@ -33,7 +33,8 @@ def test_tox_ini_has_one_env_per_docker_target_in_matrix_order():
     """Available docker targets build their image and run in it; unavailable ones record why they cannot exist.
     Local targets run in this process (`tox -e local` runs the default one)."""
     docker = [t for t in load_matrix().values() if t.runner == "docker"]
-    expected = {"build": [t.id for t in docker if t.available], "unavailable": [t.id for t in docker if not t.available]}
+    expected = {"build": [t.id for t in docker if t.available],
+                "unavailable": [t.id for t in docker if not t.available]}
     found = tox_env_lists()
     for kind, ids in expected.items():
         assert found.get(kind) == ids, f"tox.ini: write [testenv:{{{','.join(ids)}}}]"

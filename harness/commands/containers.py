@@ -154,8 +154,8 @@ def add_container_commands(commands) -> None:
         "run them on a host that reaches it. Copy OUT to an air-gapped build host as it is.")
     add_target_argument(p, "--target", action="append", metavar="ID", docker=True,
                         help="a docker target id (repeat for several; default: every available docker target)")
-    add_host_kind_argument(p, help="the available docker targets of this host kind of "
-                   "matrix.yaml's hosts section (what `nightly --host-kind KIND` runs)")
+    add_host_kind_argument(p, help="the available docker targets of this host kind of matrix.yaml's hosts section "
+                           "(what `nightly --host-kind KIND` runs)")
     p.add_argument("--out", type=Path, default=DEFAULT_WHEELHOUSE, help="wheelhouse root (default: %(default)s)")
     p.add_argument("--python-version", help="Python of a base image you pass with --base-image (default: the "
                    "target's python in matrix.yaml, e.g. 3.11 for ort1.20-cpu, 3.8 for trt85-orin)")

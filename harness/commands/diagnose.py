@@ -212,8 +212,8 @@ def add_diagnose_commands(commands) -> None:
     p.add_argument("files", type=Path, nargs="+", metavar="FILE", help="files to diagnose, of any kind above")
     p.add_argument("--model", type=Path, metavar="MODEL.onnx", help="the ONNX model the files come from: scanned, and "
                    "its findings joined to the nodes the files name")
-    add_target_argument(p, "--targets", nargs="+", metavar="ID", help="the chosen targets: where a known failure makes the "
-                   "exit status 1 (default: every target of the matrix)")
+    add_target_argument(p, "--targets", nargs="+", metavar="ID", help="the chosen targets: where a known failure makes "
+                        "the exit status 1 (default: every target of the matrix)")
     add_observations_option(p)
     p.add_argument("--json", action="store_true", help="print the diagnosis as JSON instead of text")
     p.add_argument("--out", type=Path, metavar="DIR", help="with a model: where scan.json and scan.html go (default: "

@@ -8,7 +8,9 @@ import dataclasses
 import json
 import re
 
-from harness.commands.options import DEFAULT_CASES_DIR, EXIT_OK, CommandError, add_target_argument, no_match_error, output_directory
+from harness.commands.options import (
+    DEFAULT_CASES_DIR, EXIT_OK, CommandError, add_target_argument, no_match_error, output_directory,
+)
 from harness.matrix import load_matrix
 
 
@@ -134,8 +136,8 @@ def add_library_commands(commands) -> None:
         "  python -m harness facts trt107-orin trt1016-orin trt114-orin   JetPack 6 or 7 on Orin: where they differ, "
         "each fact's source\n"
         "  python -m harness facts trt1016-x86 --gpu-arch sm_89      an x86 target on an L4 / RTX 40 host")
-    add_target_argument(p, "targets", nargs="*", metavar="TARGET", help="targets of the matrix (default: every TensorRT target "
-                   "that exists)")
+    add_target_argument(p, "targets", nargs="*", metavar="TARGET", help="targets of the matrix (default: every "
+                        "TensorRT target that exists)")
     p.add_argument("--gpu-arch", metavar="sm_NN", help="the GPU of the host, for x86 targets whose GPU is any "
                    "(sm_86 Ampere, sm_89 Ada, sm_90 Hopper, sm_120 Blackwell)")
     p.add_argument("--json", action="store_true", help="print the facts as JSON")

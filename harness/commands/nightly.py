@@ -105,8 +105,8 @@ def add_nightly_commands(commands) -> None:
     p = commands.add_parser("nightly", help="run this host's targets into a dated run directory (resumable, "
                             "incremental)", description=NIGHTLY_DESCRIPTION, formatter_class=raw)
     add_host_kind_argument(p, help="a host kind of matrix.yaml's hosts section: run its targets")
-    add_target_argument(p, "--target", action="append", metavar="ID", help="target id; repeat for several (default: the "
-                   "host kind's targets, else the matrix's default target)")
+    add_target_argument(p, "--target", action="append", metavar="ID", help="target id; repeat for several (default: "
+                        "the host kind's targets, else the matrix's default target)")
     p.add_argument("--runs", type=Path, default=DEFAULT_RUNS, help="where run directories go; keep it between "
                    "nights, it is what unchanged cells are carried over from (default: %(default)s)")
     p.add_argument("--host", metavar="NAME", help="host name in the run directory and records (default: this "

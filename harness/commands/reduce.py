@@ -105,7 +105,8 @@ def add_reduce_commands(commands) -> None:
     p = commands.add_parser("reduce", help="shrink a model failing on a target to a minimal reproducer and a case",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", type=Path, metavar="MODEL.onnx", help="the failing ONNX model")
-    add_target_argument(p, "--target", required=True, metavar="ID", help="the matrix.yaml target it fails on (local or docker)")
+    add_target_argument(p, "--target", required=True, metavar="ID",
+                        help="the matrix.yaml target it fails on (local or docker)")
     p.add_argument("--keep", choices=("category", "node"), default="category",
                    help="what must stay the same: outcome, category and error kind (category, the default), and "
                    "also the failing node's name (node)")

@@ -121,8 +121,8 @@ def add_run_commands(commands) -> None:
         f"{EXIT_BROKEN} when some cell is infra-error (its reason is on its progress line; it wins over "
         f"{EXIT_REGRESSION}), {EXIT_USAGE} for bad arguments (a -k that selects no cell lists the closest names).")
     add_target_argument(p, "--target", action="append", metavar="ID",
-                   help="target id from matrix.yaml; repeat it to run several (docker targets on different engines run "
-                   "at the same time). Default: the matrix's default target")
+                        help="target id from matrix.yaml; repeat it to run several (docker targets on different "
+                        "engines run at the same time). Default: the matrix's default target")
     p.add_argument("--cases", type=Path, default=DEFAULT_CASES_DIR, help="cases directory (default: %(default)s)")
     p.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="JSON Lines results file (default: %(default)s)")
     add_cell_options(p)

@@ -350,12 +350,12 @@ def add_scan_commands(commands) -> None:
     p = commands.add_parser("scan", help="will MODEL build in INT8 on each target: known patterns, verdicts, evidence",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", type=Path, metavar="MODEL.onnx", help="the ONNX model (external data next to it)")
-    add_target_argument(p, "--targets", nargs="+", metavar="ID", help="targets to predict (default: every target of the "
-                   "matrix)")
+    add_target_argument(p, "--targets", nargs="+", metavar="ID", help="targets to predict (default: every target of "
+                        "the matrix)")
     add_observations_option(p)
     p.add_argument("--run", action="store_true", help="cut each match out of MODEL and run it through the harness")
-    add_target_argument(p, "--run-on", nargs="+", metavar="ID", help="with --run: the targets to run on, local or docker "
-                   "(default: the matrix's default target); they are predicted too")
+    add_target_argument(p, "--run-on", nargs="+", metavar="ID", help="with --run: the targets to run on, local or "
+                        "docker (default: the matrix's default target); they are predicted too")
     p.add_argument("--out", type=Path, metavar="DIR", help="output directory (default: out/scan/<model name>)")
     p.add_argument("--fail-on", choices=SCAN_FAIL_ON_LEVELS, default=SCAN_FAIL_ON_DEFAULT,
                    help="the verdicts that make the exit status 1: " + ", also ".join(
