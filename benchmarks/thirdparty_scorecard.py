@@ -10,9 +10,14 @@ wrong answer is classed by its direction:
   other           any other verdict outside the expected set (e.g. fallback where likely is expected)
   unsettled       unverified where the documents settle it (not wrong, not answered)
 
+and the predicted engine against expected.json's "engine" part: the float type of a network ModelOpt cast to
+FP16, and every SiLU after an INT8 conv fused (no Sigmoid layer of its own).
+
     python benchmarks/thirdparty_scorecard.py                       # every model
     python benchmarks/thirdparty_scorecard.py --models yolo11n-detect-ul-mo-int8 --json out.json
     python benchmarks/thirdparty_scorecard.py --from out.json       # score a saved run again, no scanning
+    python benchmarks/thirdparty_scorecard.py --compare corpus/thirdparty/baseline.json   # what changed since then
+    python benchmarks/thirdparty_scorecard.py --save-baseline corpus/thirdparty/baseline.json
 
 It runs `python -m harness scan MODEL --out DIR` once per model (about 4 s each on a quiet host).
 """
@@ -33,19 +38,41 @@ sys.path.insert(0, str(REPO))
 PASSING = ("likely", "clear", "fallback", "verified")
 
 
-def scan_verdicts(name: str, work: Path) -> dict[str, dict]:
-    """{target id: {"verdict", "basis", "reason", "available"}} from scan.json of `harness scan` on the model."""
+def scan_model(name: str, work: Path, reuse: bool = False) -> dict:
+    """`harness scan` of the model (or, with ``reuse``, its scan.json already in ``work``), read back."""
     from corpus import thirdparty
 
-    path = thirdparty.save(name, work / "models")
     out = work / "scans" / name
-    done = subprocess.run([sys.executable, "-m", "harness", "scan", str(path), "--out", str(out)], cwd=REPO,
-                          capture_output=True, text=True, timeout=900)
     report = out / "scan.json"
-    if not report.is_file():
-        raise RuntimeError(f"scan of {name} exited {done.returncode} with no scan.json:\n{done.stderr[-2000:]}")
-    return {t["target"]: {k: t[k] for k in ("verdict", "basis", "reason", "available")}
-            for t in json.loads(report.read_text())["targets"]}
+    if not (reuse and report.is_file()):
+        path = thirdparty.save(name, work / "models")
+        done = subprocess.run([sys.executable, "-m", "harness", "scan", str(path), "--out", str(out)], cwd=REPO,
+                              capture_output=True, text=True, timeout=900)
+        if not report.is_file():
+            raise RuntimeError(f"scan of {name} exited {done.returncode} with no scan.json:\n{done.stderr[-2000:]}")
+    return read_scan(json.loads(report.read_text()))
+
+
+def read_scan(report: dict) -> dict:
+    """{"targets": {target id: {"verdict", "basis", "reason", "available"}}, "engine": {"float_precision",
+    "unfused_sigmoid"}}: the verdicts, the float type the predicted engine gives the model's float layers, and how
+    many Sigmoid nodes it leaves as layers of their own (a SiLU after a conv that TensorRT did not fuse)."""
+    engine = report.get("engine") or {}
+    layers = engine.get("layers") or []
+    unfused = sorted(layer["nodes"][0] for layer in layers if layer.get("op") == "Sigmoid" and len(layer.get("nodes", [])) == 1)
+    return {"targets": {t["target"]: {k: t[k] for k in ("verdict", "basis", "reason", "available")}
+                        for t in report["targets"]},
+            "engine": {"float_precision": engine.get("float_precision"), "unfused_sigmoid": unfused,
+                       "layers": len(layers)}}
+
+
+def _sigmoids_after_conv(name: str) -> set[str]:
+    """Names of the model's Sigmoid nodes that read a Conv's output."""
+    from corpus import thirdparty
+
+    model = thirdparty.load(name)
+    producers = {o: n.op_type for n in model.graph.node for o in n.output}
+    return {n.name for n in model.graph.node if n.op_type == "Sigmoid" and producers.get(n.input[0]) == "Conv"}
 
 
 def direction(verdict: str, allowed: set[str]) -> str:
@@ -66,9 +93,19 @@ def score(runs: dict[str, dict[str, dict]]) -> dict:
     rows = answered = 0
     classes: collections.Counter = collections.Counter()
     wrong = []
-    for name, verdicts in runs.items():
+    engine_wrong = []
+    for name, run in runs.items():
         expected = thirdparty.expected(name)
-        for target, got in verdicts.items():
+        want = thirdparty.expected_engine(name)
+        got_engine = run["engine"]
+        if "float_precision" in want and got_engine["float_precision"] != want["float_precision"]:
+            engine_wrong.append({"model": name, "check": "float type", "got": got_engine["float_precision"],
+                                 "expected": want["float_precision"], "why": want["why_float"]})
+        after_conv = set(got_engine["unfused_sigmoid"]) & _sigmoids_after_conv(name) if want.get("silu_fused") else set()
+        if after_conv:
+            engine_wrong.append({"model": name, "check": "SiLU fused", "got": f"{len(after_conv)} unfused",
+                                 "expected": "all fused", "why": want["why_silu"]})
+        for target, got in run["targets"].items():
             if not got["available"]:
                 continue
             rows += 1
@@ -82,7 +119,7 @@ def score(runs: dict[str, dict[str, dict]]) -> dict:
                 wrong.append({"model": name, "target": target, "got": got["verdict"], "basis": got["basis"],
                               "expected": expected[target]["verdict"], "rule": expected[target]["rule"],
                               "class": kind})
-    return {"rows": rows, "answered": answered, "classes": dict(classes), "wrong": wrong}
+    return {"rows": rows, "answered": answered, "classes": dict(classes), "wrong": wrong, "engine_wrong": engine_wrong}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write every verdict and the score here")
     parser.add_argument("--from", dest="saved", type=Path, help="score the verdicts of a saved --json run")
     parser.add_argument("--keep", type=Path, help="write the models and scans here instead of a temporary directory")
+    parser.add_argument("--compare", type=Path, help="a --save-baseline file: count the answers that changed")
+    parser.add_argument("--save-baseline", type=Path, help="write each (model, target) verdict and basis here")
+    parser.add_argument("--reuse", action="store_true", help="with --keep: read a scan.json already there")
     args = parser.parse_args(argv)
     if args.saved:
         runs = json.loads(args.saved.read_text())["verdicts"]
@@ -100,8 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         work = args.keep or Path(tempfile.mkdtemp(prefix="trt-matrix-thirdparty-"))
         runs, started = {}, time.perf_counter()
         for name in args.models or thirdparty.names():
-            runs[name] = scan_verdicts(name, work)
-            line = " ".join(f"{t}={v['verdict']}" for t, v in runs[name].items() if v["available"])
+            runs[name] = scan_model(name, work, reuse=args.reuse)
+            line = " ".join(f"{t}={v['verdict']}" for t, v in runs[name]["targets"].items() if v["available"])
             print(f"{name}: {line}", flush=True)
         print(f"scanned {len(runs)} models in {time.perf_counter() - started:.0f} s")
         if args.json:
@@ -120,9 +160,54 @@ def main(argv: list[str] | None = None) -> int:
         print("\nwrong answers by rule (rule, direction, verdict given: rows)")
         for (rule, kind, got), count in by_rule.most_common():
             print(f"  {rule:<34} {kind:<14} {got:<10} {count:>4}")
+    print(f"\npredicted engine against expectations: {len(result['engine_wrong'])} wrong")
+    for check in sorted({w["check"] for w in result["engine_wrong"]}):
+        wrong = [w for w in result["engine_wrong"] if w["check"] == check]
+        print(f"  {check}: {len(wrong)} model(s), expected {wrong[0]['expected']} ({wrong[0]['why']})")
+        for w in wrong:
+            print(f"    {w['model']}: {w['got']}")
+    if args.compare:
+        compare(json.loads(args.compare.read_text()), runs)
+    if args.save_baseline:
+        args.save_baseline.write_text(json.dumps(
+            {"about": "harness scan's verdict and basis per (model, target that exists) on corpus/thirdparty, every "
+                      "target of matrix.yaml, no results file; written by benchmarks/thirdparty_scorecard.py "
+                      "--save-baseline", "commit": _commit(), "score": {k: result[k] for k in ("rows", "answered",
+                                                                                                 "classes")},
+             "verdicts": {name: {t: [v["verdict"], v["basis"]] for t, v in run["targets"].items() if v["available"]}
+                          for name, run in runs.items()}}, indent=0))
     if args.json:
         args.json.write_text(json.dumps({"verdicts": runs, "score": result}, indent=1))
     return 0
+
+
+def _commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
+def _band(verdict: str) -> str:
+    return "builds" if verdict in PASSING else verdict
+
+
+def compare(baseline: dict, runs: dict) -> None:
+    """Print how many answers changed since ``baseline``, and how many changed direction (builds <-> blocked)."""
+    changed, direction_changed, newly_unverified, newly_answered = 0, collections.Counter(), 0, 0
+    for name, old in baseline["verdicts"].items():
+        for target, (verdict, _) in old.items():
+            new = runs.get(name, {}).get("targets", {}).get(target)
+            if new is None or new["verdict"] == verdict:
+                continue
+            changed += 1
+            newly_unverified += new["verdict"] == "unverified"
+            newly_answered += verdict == "unverified"
+            if {_band(verdict), _band(new["verdict"])} == {"builds", "blocked"}:
+                direction_changed[f"{_band(verdict)} -> {_band(new['verdict'])}"] += 1
+    answered = baseline["score"]["answered"] / max(baseline["score"]["rows"], 1)
+    print(f"\nagainst the baseline of commit {baseline['commit']} (answered {100 * answered:.1f} %): {changed} answers "
+          f"changed; {newly_unverified} became unverified, {newly_answered} were unverified")
+    for change, count in direction_changed.most_common():
+        print(f"  changed direction {change}: {count}")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import importlib.util
 import json
+import multiprocessing
 import os
 import sys
 import tempfile
@@ -36,8 +38,17 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_torch_corpus import KEEP_ELEMENTS, op_histogram, shrink  # noqa: E402
+
+def _sibling(name: str):
+    """A module of this folder, loaded from its file (the script runs alone, from any directory)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_TORCH_CORPUS = _sibling("export_torch_corpus")  # its shrinking: the same stored form as corpus/models
+KEEP_ELEMENTS, op_histogram, shrink = _TORCH_CORPUS.KEEP_ELEMENTS, _TORCH_CORPUS.op_histogram, _TORCH_CORPUS.shrink
 
 SEED = 0
 CALIBRATION_IMAGES = 4
@@ -319,7 +330,7 @@ def make(name: str, work: str, out: str) -> str:
 
 
 def run_all(names: list[str], work: Path, out: Path, workers: int, started: float, summary: dict) -> None:
-    context = __import__("multiprocessing").get_context("spawn")
+    context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
         pending = {}
         for name in names:

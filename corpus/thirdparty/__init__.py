@@ -10,7 +10,8 @@ among them), with the verdict each target group should get, written by hand from
     model = thirdparty.load("yolo11n-detect-ul-mo-int8")   # onnx.ModelProto, weights re-drawn
     path = thirdparty.save("yolo11n-detect-ul-mo-int8", tmp_path)
     thirdparty.info(name)                     # how it was made: exporter, quantizer, its call, versions, op counts
-    thirdparty.expected(name)                 # per target group: the verdict it should get and why
+    thirdparty.expected(name)                 # per target: the verdict it should get, why, and the rule
+    thirdparty.expected_engine(name)          # what the predicted engine should say (float type, SiLU fusion)
 
 The stored files (``models/<name>.onnx.gz``, gzip-compressed to keep the checkout small) keep every node, every
 value_info and every tensor of at most 1024 elements (Q/DQ scales and zero points always); the larger initializers
@@ -96,3 +97,12 @@ def expected(name: str) -> dict[str, dict[str, str]]:
             for target in groups[group]:
                 found.setdefault(target, {"verdict": rule["verdict"], "why": rule["why"], "rule": rule_id})
     return found
+
+
+def expected_engine(name: str) -> dict[str, Any]:
+    """What the predicted engine of ``name`` should say, where the documents settle it: ``float_precision`` (with
+    ``why_float``) and ``silu_fused`` (with ``why_silu``); empty where nothing is expected."""
+    data = expectations()
+    if name not in data["models"]:
+        raise CorpusError(f"no expectations for {name!r} in {EXPECTED}")
+    return data.get("engine", {}).get(name, {})

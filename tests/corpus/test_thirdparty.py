@@ -149,6 +149,9 @@ def test_every_model_has_expectations_whose_rules_and_targets_exist():
         assert set(rule["verdict"].split("|")) <= {"blocked", "fallback", "likely", "clear", "unverified"}
     used = {r for rules in data["models"].values() for r in rules}
     assert used == set(data["rules"])
+    assert set(data["engine"]) <= set(data["models"])
+    assert all(thirdparty.info(n)["quantizer"] in ("mo-int8", "ul-mo-int8", "mo-fp8")
+               for n, want in data["engine"].items() if want.get("float_precision") == "fp16")
 
 
 def test_the_first_rule_naming_a_target_decides_it():
