@@ -66,6 +66,37 @@ def read_scan(report: dict) -> dict:
                        "layers": len(layers)}}
 
 
+ALREADY = ("already comes through", "already in the workaround form")
+
+
+def fix_model(name: str, work: Path, reuse: bool = False) -> dict:
+    """`harness scan --fix` of the model: its exit status, and the places it left unfixed with their reasons."""
+    from corpus import thirdparty
+
+    out = work / "fixes" / name
+    report = out / "scan.json"
+    if not (reuse and report.is_file()):
+        path = thirdparty.save(name, work / "models")
+        subprocess.run([sys.executable, "-m", "harness", "scan", str(path), "--fix", "--out", str(out)], cwd=REPO,
+                       capture_output=True, text=True, timeout=900)
+    if not report.is_file():
+        return {"exit": None, "places": []}
+    data = json.loads(report.read_text())
+    places = sorted({(entry["place"], entry["reason"]) for group in (data.get("fix") or {}).get("groups", [])
+                     for entry in group.get("not_fixed", []) if entry.get("place")})
+    return {"exit": data["exit_code"], "places": [list(p) for p in places]}
+
+
+def fix_summary(fixes: dict[str, dict]) -> None:
+    """Print how often --fix exits 4 (partial), and how often only with places that needed no fix."""
+    partial = {n: f for n, f in fixes.items() if f["exit"] == 4}
+    nothing = [n for n, f in partial.items() if all(any(a in reason for a in ALREADY) for _, reason in f["places"])]
+    codes = collections.Counter(f["exit"] for f in fixes.values())
+    print(f"\n--fix on {len(fixes)} quantized models: exit codes {dict(sorted(codes.items(), key=str))}; "
+          f"partial (4) {len(partial)}, of them {len(nothing)} with only places already in a workaround form "
+          "(nothing that needed fixing)")
+
+
 def _sigmoids_after_conv(name: str) -> set[str]:
     """Names of the model's Sigmoid nodes that read a Conv's output."""
     from corpus import thirdparty
@@ -132,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="write the models and scans here instead of a temporary directory")
     parser.add_argument("--compare", type=Path, help="a --save-baseline file: count the answers that changed")
     parser.add_argument("--save-baseline", type=Path, help="write each (model, target) verdict and basis here")
+    parser.add_argument("--fix", action="store_true", help="also run `scan --fix` on every quantized model and "
+                                                          "count the partial fixes with nothing to fix")
     parser.add_argument("--reuse", action="store_true", help="with --keep: read a scan.json already there")
     args = parser.parse_args(argv)
     if args.saved:
@@ -144,9 +177,14 @@ def main(argv: list[str] | None = None) -> int:
             line = " ".join(f"{t}={v['verdict']}" for t, v in runs[name]["targets"].items() if v["available"])
             print(f"{name}: {line}", flush=True)
         print(f"scanned {len(runs)} models in {time.perf_counter() - started:.0f} s")
+        if args.fix:
+            for name in runs:
+                if thirdparty.info(name)["kind"] == "quantized":
+                    runs[name]["fix"] = fix_model(name, work, reuse=args.reuse)
         if args.json:
             args.json.write_text(json.dumps({"verdicts": runs}, indent=1))
     result = score(runs)
+    fixes = {name: run["fix"] for name, run in runs.items() if "fix" in run}
     rows = result["rows"]
     print(f"\n{len(runs)} models x targets that exist: {rows} rows")
     print(f"answered (not unverified): {result['answered']} = {100 * result['answered'] / max(rows, 1):.1f} %")
@@ -166,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {check}: {len(wrong)} model(s), expected {wrong[0]['expected']} ({wrong[0]['why']})")
         for w in wrong:
             print(f"    {w['model']}: {w['got']}")
+    if fixes:
+        fix_summary(fixes)
     if args.compare:
         compare(json.loads(args.compare.read_text()), runs)
     if args.save_baseline:
@@ -175,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
                       "--save-baseline", "commit": _commit(), "score": {k: result[k] for k in ("rows", "answered",
                                                                                                  "classes")},
              "verdicts": {name: {t: [v["verdict"], v["basis"]] for t, v in run["targets"].items() if v["available"]}
-                          for name, run in runs.items()}}, indent=0))
+                          for name, run in runs.items()}, "fix": fixes}, indent=0))
     if args.json:
         args.json.write_text(json.dumps({"verdicts": runs, "score": result}, indent=1))
     return 0
@@ -208,6 +248,9 @@ def compare(baseline: dict, runs: dict) -> None:
           f"changed; {newly_unverified} became unverified, {newly_answered} were unverified")
     for change, count in direction_changed.most_common():
         print(f"  changed direction {change}: {count}")
+    if baseline.get("fix"):
+        print("the baseline's --fix:", end="")
+        fix_summary(baseline["fix"])
 
 
 if __name__ == "__main__":
