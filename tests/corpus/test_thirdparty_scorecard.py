@@ -55,3 +55,16 @@ def test_compare_counts_the_answers_that_changed_direction(tmp_path):
     out = scorecard("--from", str(after), "--compare", str(baseline))
     assert "2 answers changed; 1 became unverified, 0 were unverified" in out
     assert "changed direction builds -> blocked: 1" in out
+
+
+def test_a_partial_fix_with_only_places_already_in_a_workaround_form_is_counted(tmp_path):
+    saved = tmp_path / "saved.json"
+    already = "at /model.6/m.0/Add: no workaround applies here: identity-qdq: the identity of it already comes through Q/DQ"
+    saved.write_text(json.dumps({"verdicts": {
+        "yolo11n-detect-ul-mo-int8": {**_run({}), "fix": {"exit": 4, "places": [["/model.6/m.0/Add", already]]}},
+        "hf_swin_tiny-ts-mo-int8-op17": {**_run({}), "fix": {"exit": 4, "places": [
+            ["/attention/MatMul", "no quantizer of the model reads it, so there is no scale to quantize it with"]]}},
+        "timm_resnet50-ts-mo-int8-op17": {**_run({}), "fix": {"exit": 0, "places": []}},
+    }}))
+    out = scorecard("--from", str(saved))
+    assert "--fix on 3 quantized models: exit codes {0: 1, 4: 2}; partial (4) 2, of them 1 with only places" in out
