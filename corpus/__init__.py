@@ -53,19 +53,27 @@ def info(name: str) -> dict[str, Any]:
 
 def load(name: str):
     """The model ``name`` as an ``onnx.ModelProto``, its emptied initializers re-drawn with a fixed seed."""
-    import numpy as np  # noqa: PLC0415 - keep `import corpus` light
-    import onnx  # noqa: PLC0415
+    import onnx  # noqa: PLC0415 - keep `import corpus` light
+
+    emptied = info(name)["redrawn"]
+    model = onnx.load(str(MODELS / f"{name}.onnx"))
+    redraw(model, emptied, SEED, MODELS / f"{name}.json")
+    return model
+
+
+def redraw(model, emptied: list[dict[str, Any]], seed: int, record: Path) -> None:
+    """Fill ``model``'s emptied initializers in place from their entries in ``emptied`` (name, data type, dims,
+    mean, std, min, max; ``record`` is the file they come from, for the error)."""
+    import numpy as np  # noqa: PLC0415
     from onnx import helper, numpy_helper  # noqa: PLC0415
 
-    record = info(name)
-    model = onnx.load(str(MODELS / f"{name}.onnx"))
-    emptied = {entry["name"]: entry for entry in record["redrawn"]}
+    emptied = {entry["name"]: entry for entry in emptied}
     for tensor in model.graph.initializer:
         entry = emptied.pop(tensor.name, None)
         if entry is None:
             continue
         dtype = np.dtype(helper.tensor_dtype_to_np_dtype(entry["data_type"]))
-        rng = np.random.default_rng([SEED, zlib.crc32(tensor.name.encode())])
+        rng = np.random.default_rng([seed, zlib.crc32(tensor.name.encode())])
         # At most DRAWN values are drawn and repeated to fill the tensor: ViT-B's 86M weights in well under a second
         count = int(np.prod(entry["dims"], dtype=np.int64))
         values = rng.standard_normal(min(count, DRAWN), dtype=np.float32) * np.float32(entry["std"]) + np.float32(
@@ -76,8 +84,7 @@ def load(name: str):
             np.rint(values, out=values)
         tensor.CopyFrom(numpy_helper.from_array(values.astype(dtype, copy=False), tensor.name))
     if emptied:
-        raise CorpusError(f"{name}: {MODELS / (name + '.json')} lists initializers the model lacks: {sorted(emptied)}")
-    return model
+        raise CorpusError(f"{record} lists initializers the model lacks: {sorted(emptied)}")
 
 
 def save(name: str, directory: Path | str) -> Path:

@@ -31,6 +31,9 @@ NOT_FROM_PYPI = {
     "trt_matrix_no_such_module": "a name test_lazy.py imports to see it fail",
     **{name: "scripts/export_torch_corpus.py runs only where torch is installed (a GPU host); what it wrote, corpus/, is "
              "in the repository and its tests need no torch" for name in ("torch", "torchvision", "timm")},
+    **{name: "scripts/export_thirdparty_corpus.py runs only on the GPU host, with these carried as wheels; what it "
+             "wrote, corpus/thirdparty/, is in the repository and its tests need none of them"
+       for name in ("transformers", "ultralytics", "modelopt")},
 }
 # A module the code imports -> a distribution its import or use needs on the path the code takes, which the
 # dependency does not require, and why.
