@@ -32,6 +32,7 @@ from harness.worker.record import PRECISIONS
 
 INT8, FP16, FP32, BF16, FP8, FP4, UNKNOWN = PRECISIONS  # harness/worker/record.py's Precision, in its order
 INT4 = "int4"  # a weight type only (weight-only quantization): no layer computes in it
+UINT8 = "uint8"  # a Q/DQ type TensorRT's parser refuses (harness/tensorrt/parser_facts.py): never computed in
 
 COMPUTE, REFORMAT, MOVEMENT = "compute", "reformat", "data-movement"  # what a predicted layer is
 QUANTIZED_MATH = (INT8, FP8, FP4)
@@ -52,10 +53,14 @@ POINTWISE_OPS = ACTIVATION_OPS | ARITHMETIC_OPS | frozenset({
     "Min"})
 UNARY_POINTWISE_OPS = POINTWISE_OPS - ARITHMETIC_OPS - {"Pow", "Max", "Min"}
 QDQ = ("QuantizeLinear", "DequantizeLinear")
+# what TensorRT has a quantized implementation of, that a DQ on an input asks for: the layers with weights, the
+# quantizable ones, and the pooling and resizing that compute on quantized data; a Concat or a reshape is a copy in
+# any precision, and LayerNormalization, Softmax and the rest run in float whatever reaches them
+QUANTIZED_IMPLEMENTED = WEIGHTED_OPS | QUANTIZABLE_OPS | frozenset({"MaxPool", "GlobalMaxPool", "Resize"})
 SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan"})
 
 # ONNX element types (onnx.TensorProto.DataType) -> what a Q/DQ quantizes to; float ones -> the float precision.
-_QUANTIZED_ELEMENTS = {3: INT8, 2: INT8, 17: FP8, 18: FP8, 19: FP8, 20: FP8, 22: INT4, 21: INT4, 23: FP4}
+_QUANTIZED_ELEMENTS = {3: INT8, 2: UINT8, 17: FP8, 18: FP8, 19: FP8, 20: FP8, 22: INT4, 21: INT4, 23: FP4}
 _FLOAT_ELEMENTS = {1: FP32, 10: FP16, 16: BF16, 11: FP32}
 _RULE_SUPPORTING = {FP8: "fp8-qdq", FP4: "fp4-qdq", INT4: "int4-weight-only"}
 
@@ -142,6 +147,15 @@ def has_qdq(graph: Any) -> bool:
     if isinstance(graph, GraphIndex):
         return any(graph.by_op.get(op) for op in QDQ)
     return any(node.op_type in QDQ for node in graph.node)
+
+
+def quantized_requests(index: GraphIndex) -> frozenset[str]:
+    """The nodes (by the scan's names) the model asks a quantized precision of: an input of theirs comes from a
+    DequantizeLinear and TensorRT has a quantized implementation of their op (:data:`QUANTIZED_IMPLEMENTED`)."""
+    readers = {reader for position in index.by_op.get("DequantizeLinear", ())
+               for tensor in index.nodes[position].output for reader in index.readers.get(tensor, ())}
+    return frozenset(index.names[reader] for reader in readers
+                     if index.nodes[reader].op_type in QUANTIZED_IMPLEMENTED)
 
 
 def predict_engine(graph: Any, ruleset: Ruleset, fp16: bool = False) -> EnginePrediction:

@@ -142,3 +142,31 @@ def test_a_modelopt_fp16_network_runs_its_float_layers_fp16_under_strong_typing_
                                                                                          "trt11-x86")])
     assert engines.for_target("trt11-x86").float_precision == "fp16"
     assert engines.for_target("trt1016-x86").float_precision == "fp32"
+
+
+def test_uint8_qdq_as_onnx_runtime_writes_it_is_never_predicted_int8():
+    """TensorRT's parser takes no UINT8 Q/DQ (harness/tensorrt/parser_facts.py): the conv is not predicted INT8."""
+    model = block(relu6)
+    for tensor in model.graph.initializer:
+        if tensor.name in ("zp", "wzp"):
+            tensor.data_type = TensorProto.UINT8
+    prediction = predict_engine(model.graph, ruleset_for("10.16").ruleset)
+    conv = layer_of(prediction, f"{ROOT}/conv/Conv")
+    assert conv.precision == "unknown" and conv.rule == "quantized-type-unsupported"
+    assert prediction.summary()["quantized_layers"] == 0
+
+
+def test_int8_is_asked_only_of_ops_tensorrt_has_a_quantized_implementation_of():
+    """A DQ read by a Concat (a copy in any precision), a LayerNormalization or a Softmax (float whatever reaches
+    them) asks nothing of them; the conv and the Add it reads ask INT8."""
+    from harness.scan.engine_prediction.predict import quantized_requests
+    from harness.scan.proto_graph import GraphIndex
+
+    model = block(silu)
+    graph = model.graph
+    graph.node.extend([helper.make_node("Concat", ["ad", "ad"], ["cat"], "/model.3/Concat", axis=1),
+                       helper.make_node("Softmax", ["ad"], ["soft"], "/model.4/Softmax"),
+                       helper.make_node("LayerNormalization", ["ad", "s"], ["norm"], "/model.5/norm"),
+                       helper.make_node("Add", ["ad", "ad"], ["sum"], "/model.6/Add")])
+    asked = quantized_requests(GraphIndex(graph))
+    assert asked == {f"{ROOT}/conv/Conv", "/model.2/conv/Conv", "/model.6/Add"}
