@@ -170,3 +170,39 @@ def test_int8_is_asked_only_of_ops_tensorrt_has_a_quantized_implementation_of():
                        helper.make_node("Add", ["ad", "ad"], ["sum"], "/model.6/Add")])
     asked = quantized_requests(GraphIndex(graph))
     assert asked == {f"{ROOT}/conv/Conv", "/model.2/conv/Conv", "/model.6/Add"}
+
+
+FUSED_IN_LOGS = [("trt-logs/F04.log", "/model.1/conv/Conv"),
+                 ("pasted-fragments/ul19518-conv-silu-legacy-calibrator.txt", "/model.0/conv/Conv"),
+                 ("pasted-fragments/ul21281-conv-silu-after-calibration.txt", "/model.23/proto/cv3/conv/Conv")]
+
+
+@pytest.mark.parametrize("log, conv", FUSED_IN_LOGS)
+def test_the_predicted_layer_holds_the_nodes_tensorrt_s_own_log_names_for_a_conv_and_its_silu(log, conv):
+    """TensorRT's own layer names (``Conv + PWN(PWN(Sigmoid), Mul)``, as logged on a build) and the predicted layer
+    holding the conv pair up with the same ONNX nodes, on a graph with those names."""
+    import re
+
+    from harness.scan.engine_prediction.comparison import compare
+    from harness.worker.backends.tensorrt.layers import EngineLayer, onnx_nodes_from_layer_name
+    from tests.conftest import REFERENCE
+
+    text = (REFERENCE / log).read_text()
+    name = re.search(r"implementation for node (.+? \+ PWN\(.*?\)+)\.", text).group(1)
+    nodes = onnx_nodes_from_layer_name(name)
+    assert nodes[0] == conv and len(nodes) == 3
+    _, sigmoid, mul = nodes
+    inits = [numpy_helper.from_array(np.ones((8, 3, 3, 3), np.float32), "w"),
+             numpy_helper.from_array(np.ones((8, 8, 1, 1), np.float32), "w2")]
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["images", "w"], ["y"], conv, pads=[1, 1, 1, 1]),
+         helper.make_node("Sigmoid", ["y"], ["sig"], sigmoid), helper.make_node("Mul", ["y", "sig"], ["act"], mul),
+         helper.make_node("Conv", ["act", "w2"], ["out"], "/next/conv/Conv")], "g",
+        [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 8, 16, 16])], inits)
+    prediction = predict_engine(graph, ruleset_for("8.6").ruleset)
+    observed = [EngineLayer(name, "CaskConvolution", "unknown", False, nodes, None)]
+    comparison = compare(prediction, observed)
+    assert comparison.not_predicted == [] and len(comparison.pairs) == 1
+    assert set(comparison.pairs[0].predicted.nodes) == set(nodes)
+    assert comparison.pairs[0].predicted.name == " + ".join(nodes)
