@@ -206,3 +206,36 @@ def test_the_predicted_layer_holds_the_nodes_tensorrt_s_own_log_names_for_a_conv
     assert comparison.not_predicted == [] and len(comparison.pairs) == 1
     assert set(comparison.pairs[0].predicted.nodes) == set(nodes)
     assert comparison.pairs[0].predicted.name == " + ".join(nodes)
+
+
+def test_a_q_after_a_concat_of_two_conv_silu_branches_moves_back_into_both_convs():
+    """YOLO's C2f: two conv + SiLU branches concatenated, then quantized. The Q commutes back through the Concat
+    (every reader of each branch is that Concat), so both fused conv layers write INT8 and the Concat moves INT8."""
+    s = numpy_helper.from_array(np.array(0.05, np.float32), "s")
+    inits = [s, helper.make_tensor("zp", TensorProto.INT8, [], [0]),
+             numpy_helper.from_array(np.ones((8, 8, 3, 3), np.float32), "w")]
+    nodes = [helper.make_node("QuantizeLinear", ["images", "s", "zp"], ["xq"], "/model.2/cv1/input_quantizer/Q"),
+             helper.make_node("DequantizeLinear", ["xq", "s", "zp"], ["xd"], "/model.2/cv1/input_quantizer/DQ")]
+    for branch in ("cv1", "cv2"):
+        root = f"/model.2/{branch}"
+        nodes += [helper.make_node("QuantizeLinear", ["w", "s", "zp"], [f"{branch}_wq"], f"{root}/weight/Q"),
+                  helper.make_node("DequantizeLinear", [f"{branch}_wq", "s", "zp"], [f"{branch}_wd"],
+                                   f"{root}/weight/DQ"),
+                  helper.make_node("Conv", ["xd", f"{branch}_wd"], [f"{branch}_y"], f"{root}/conv/Conv",
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Sigmoid", [f"{branch}_y"], [f"{branch}_sig"], f"{root}/act/Sigmoid"),
+                  helper.make_node("Mul", [f"{branch}_y", f"{branch}_sig"], [f"{branch}_act"], f"{root}/act/Mul")]
+    nodes += [helper.make_node("Concat", ["cv1_act", "cv2_act"], ["cat"], "/model.2/Concat", axis=1),
+              helper.make_node("QuantizeLinear", ["cat", "s", "zp"], ["cq"], "/model.3/input_quantizer/Q"),
+              helper.make_node("DequantizeLinear", ["cq", "s", "zp"], ["out"], "/model.3/input_quantizer/DQ")]
+    graph = helper.make_graph(nodes, "c2f", [helper.make_tensor_value_info("images", TensorProto.FLOAT,
+                                                                           [1, 8, 16, 16])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)], inits)
+    prediction = predict_engine(graph, ruleset_for("11.4").ruleset)
+    for branch in ("cv1", "cv2"):
+        layer = layer_of(prediction, f"/model.2/{branch}/conv/Conv")
+        assert {f"/model.2/{branch}/act/Sigmoid", f"/model.2/{branch}/act/Mul"} <= set(layer.nodes)
+        assert (layer.precision, layer.output_type) == ("int8", "int8")
+    concat = layer_of(prediction, "/model.2/Concat")
+    assert (concat.kind, concat.precision, concat.rule) == ("data-movement", "int8", "q-backward")
+    assert "/model.3/input_quantizer/Q" in concat.nodes
