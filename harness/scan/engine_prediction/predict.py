@@ -472,7 +472,7 @@ class _Predictor:
                 return index
             if not self._is_folded_scale(node):
                 return None
-            tensor = node.input[0]
+            tensor = self._scaled_input(node)
         return None
 
     def _pointwise_region(self, tensor: str, only: int | None) -> tuple[list[int], str] | None:
@@ -502,9 +502,17 @@ class _Predictor:
         return sorted(region), exits[0]
 
     def _is_folded_scale(self, node: Any) -> bool:
+        """Batch norm, or arithmetic with a constant: the second operand, or either of an Add's or a Mul's (a bias
+        written ``Add(bias, MatMul)``, as torch.onnx writes a Linear's)."""
         if node.op_type == "BatchNormalization":
             return True
-        return node.op_type in ARITHMETIC_OPS and len(node.input) == 2 and node.input[1] in self.constant
+        if node.op_type not in ARITHMETIC_OPS or len(node.input) != 2:
+            return False
+        return node.input[1] in self.constant or (node.op_type in ("Add", "Mul") and node.input[0] in self.constant)
+
+    def _scaled_input(self, node: Any) -> str:
+        """The non-constant input of a folded scale (:meth:`_is_folded_scale`)."""
+        return node.input[1] if len(node.input) == 2 and node.input[0] in self.constant else node.input[0]
 
     def _weighted(self, index: int, node: Any) -> None:
         members = []
@@ -555,7 +563,8 @@ class _Predictor:
                 members += region[0]
                 tensor = region[1]
                 continue
-            if self._is_folded_scale(other) and other.input[0] == tensor and not fused_add and not activation:
+            if (self._is_folded_scale(other) and self._scaled_input(other) == tensor and not fused_add
+                    and not activation):
                 pass
             elif other.op_type in ACTIVATION_OPS and not activation:
                 activation = True

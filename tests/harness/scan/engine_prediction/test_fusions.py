@@ -239,3 +239,28 @@ def test_a_q_after_a_concat_of_two_conv_silu_branches_moves_back_into_both_convs
     concat = layer_of(prediction, "/model.2/Concat")
     assert (concat.kind, concat.precision, concat.rule) == ("data-movement", "int8", "q-backward")
     assert "/model.3/input_quantizer/Q" in concat.nodes
+
+
+def test_a_linear_s_bias_written_first_and_its_gelu_fuse_into_the_int8_matmul():
+    """torch.onnx writes a Linear as MatMul then ``Add(bias, MatMul output)``, and GELU in its Erf form after it (timm's
+    MLP): bias and GELU fuse into the MatMul, whose output the next quantizer makes INT8."""
+    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "s"),
+             helper.make_tensor("zp", TensorProto.INT8, [], [0]),
+             numpy_helper.from_array(np.ones((8, 8), np.float32), "w"),
+             numpy_helper.from_array(np.ones(8, np.float32), "bias"),
+             *[numpy_helper.from_array(np.array(v, np.float32), k) for k, v in
+               (("sqrt2", 1.4142), ("one", 1.0), ("half", 0.5))]]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["xq"], "/mlp/fc1/input_quantizer/Q"),
+             helper.make_node("DequantizeLinear", ["xq", "s", "zp"], ["xd"], "/mlp/fc1/input_quantizer/DQ"),
+             helper.make_node("QuantizeLinear", ["w", "s", "zp"], ["wq"], "/mlp/fc1/weight_quantizer/Q"),
+             helper.make_node("DequantizeLinear", ["wq", "s", "zp"], ["wd"], "/mlp/fc1/weight_quantizer/DQ"),
+             helper.make_node("MatMul", ["xd", "wd"], ["mm"], "/mlp/fc1/MatMul"),
+             helper.make_node("Add", ["bias", "mm"], ["y"], "/mlp/fc1/Add"),
+             *gelu_erf("y"),
+             helper.make_node("QuantizeLinear", ["act", "s", "zp"], ["aq"], "/mlp/fc2/input_quantizer/Q"),
+             helper.make_node("DequantizeLinear", ["aq", "s", "zp"], ["out"], "/mlp/fc2/input_quantizer/DQ")]
+    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)], inits)
+    layer = layer_of(predict_engine(graph, ruleset_for("10.16").ruleset), "/mlp/fc1/MatMul")
+    assert {"/mlp/fc1/Add", f"{ROOT}/act/Erf", f"{ROOT}/act/Mul_1", "/mlp/fc2/input_quantizer/Q"} <= set(layer.nodes)
+    assert (layer.precision, layer.output_type) == ("int8", "int8")
