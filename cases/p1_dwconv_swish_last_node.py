@@ -239,7 +239,8 @@ class DwConvSwishLastNode(Case):
             raise NoRewrite(problem)
         last = rw.node_named(graph, match.nodes[-1])
         if last.op == "Identity":
-            raise AlreadyInForm(f"{last.name} is already an Identity after the chain: the place has the workaround form")
+            raise AlreadyInForm(f"{last.name} is already an Identity after the chain: the place has the workaround "
+                                "form")
         identity = rw.identity_after(graph, last.outputs[0])
         return FixResult(nodes_added=[identity], note=f"Identity {identity} after {last.name}: the graph no longer "
                          f"ends right after the trailing Q/DQ; the output keeps its name {last.outputs[0].name}")
