@@ -21,12 +21,13 @@ QDQ = ("QuantizeLinear", "DequantizeLinear")
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
 RULES = {
-    "opset-range": "the model's opset is outside the range the parser documents",
+    "opset-range": "the model's opset is outside the range the parser documents (silent: the parser checks none)",
     "operator-unsupported": "the operator's Supported column says N",
     "operator-undocumented": "the operator is not in the version's table",
     "qdq-zero-point": "a Q/DQ zero point is not zero (asymmetric quantization)",
     "qdq-quantized-type": "the Q/DQ quantizes to a type the DequantizeLinear row does not list",
     "dq-int32-input": "a DequantizeLinear of INT32 data (a quantized bias): INT32 is not a DequantizeLinear type",
+    "dq-stored-weights": "a DequantizeLinear reads weights stored quantized, not a QuantizeLinear's output",
     "qdq-scale-type": "the scale's float type is not one the QuantizeLinear row lists",
     "qdq-no-zero-point": "no zero point: ONNX makes the quantized type UINT8; the documents do not say how the "
                          "parser reads it",
@@ -133,6 +134,8 @@ class _Quantizers:
                                   []).append(name)
             if element is not None:
                 groups.setdefault(("quantized-type", node.op_type, element, element), []).append(name)
+            if node.op_type == "DequantizeLinear" and element not in (None, "INT32") and self._proto(node.input[0]):
+                groups.setdefault(("dq-stored-weights", node.op_type, element, element), []).append(name)
             scale = self.scale_type(position)
             if scale is not None:
                 groups.setdefault(("scale-type", node.op_type, scale, scale), []).append(name)
@@ -162,12 +165,19 @@ class _Quantizers:
                 return None
             if element == "INT32":
                 return ParserFinding("dq-int32-input", fact.state, op, nodes, f"{count} dequantizing INT32 data "
-                                     "(a quantized bias)", fact.source, facts.REMEDY_BIAS)
+                                     "(a quantized bias)", f"{fact.source}; {facts.ACTIVATION_INPUT_ONLY}",
+                                     facts.REMEDY_BIAS)
             remedy = facts.REMEDY_SYMMETRIC if element == "UINT8" else (
                 f"quantize to a type TensorRT {version} documents (INT8), or a TensorRT version whose parser takes "
                 f"{element}")
             return ParserFinding("qdq-quantized-type", fact.state, op, nodes, f"{count} of type {element}",
                                  fact.source, remedy)
+        if rule == "dq-stored-weights":
+            fact = facts.stored_weights_fact(version, element)
+            if fact.state == facts.ACCEPTED:
+                return None
+            return ParserFinding(rule, fact.state, op, nodes, f"{count} reading {element} weights stored quantized",
+                                 fact.source, facts.REMEDY_STORED_WEIGHTS)
         if rule == "scale-type":
             fact = facts.float_type_fact(version, element)
             if fact.state == facts.ACCEPTED:

@@ -34,7 +34,6 @@ class OperatorDocument:
     branch: str  # the onnx-tensorrt branch (10.15's is main at the 10.15 GA release, read 2026-11)
     opset_min: int | None
     opset_max: int
-    uint8_io_only: bool  # "UINT8 is only supported as network input or output tensor types"
 
     @property
     def source(self) -> str:
@@ -49,18 +48,37 @@ class OperatorDocument:
 
 
 DOCUMENTS = (  # the header line of each: "supports operators up to Opset N" / "in the inclusive range of opset A to B"
-    OperatorDocument("8.5", "8.5-GA", None, 17, False),
-    OperatorDocument("8.6", "8.6-GA", None, 17, False),
-    OperatorDocument("9.2", "9.2", None, 19, True),
-    OperatorDocument("10.0", "10.0-GA", 9, 20, True),
-    OperatorDocument("10.1", "10.1-GA", 9, 20, True),  # its header still names 10.0; the table is 10.1's
-    OperatorDocument("10.15", "10.15-main", 9, 24, True),
+    OperatorDocument("8.5", "8.5-GA", None, 17),
+    OperatorDocument("8.6", "8.6-GA", None, 17),
+    OperatorDocument("9.2", "9.2", None, 19),
+    OperatorDocument("10.0", "10.0-GA", 9, 20),
+    OperatorDocument("10.1", "10.1-GA", 9, 20),  # its header still names 10.0; the table is 10.1's
+    OperatorDocument("10.15", "10.15-main", 9, 24),
 )
 
 # ONNX element types (onnx.TensorProto.DataType) by the names the documents use
 ELEMENT_NAMES = {1: "FP32", 2: "UINT8", 3: "INT8", 6: "INT32", 7: "INT64", 9: "BOOL", 10: "FP16", 11: "DOUBLE",
                  16: "BF16", 17: "FP8", 18: "FP8", 19: "FP8", 20: "FP8", 21: "UINT4", 22: "INT4", 23: "FP4"}
 
+OPSET_NOT_CHECKED = ("the parser checks no upper opset: ModelImporter.cpp on onnx-tensorrt release/8.6-GA and "
+                     "release/10.1-GA only warns below opset 7: "
+                     "https://github.com/onnx/onnx-tensorrt/blob/release/8.6-GA/ModelImporter.cpp")
+IMPORTER_CHECKS = ("the importer asserts it too (\"TensorRT only supports symmetric quantization\", and a UINT8 "
+                   "input or zero point is an invalid type): builtin_op_importers.cpp on release/8.6-GA, "
+                   "https://github.com/onnx/onnx-tensorrt/blob/release/8.6-GA/builtin_op_importers.cpp, and "
+                   "onnxOpImporters.cpp on release/10.1-GA")
+# Not in the documents' tables: what TensorRT's parser said in public reports, verbatim error and thread
+ACTIVATION_INPUT_ONLY = ("TensorRT 8.x's parser, on a DequantizeLinear of stored INT8 weights (no Q before it): "
+                         "\"only activation types allowed as input to this layer\" "
+                         "(https://github.com/microsoft/onnxruntime/issues/14229, 2023-01; on a quantized bias: "
+                         "https://github.com/onnx/onnx-tensorrt/issues/850, 2022-06)")
+STORED_WEIGHTS_SINCE = (10, 0)  # 10.0's release notes: weights stored quantized (INT4 weight-only) are dequantized
+REMEDY_STORED_WEIGHTS = ("store the weights float with a Q/DQ pair: ONNX Runtime quantize_static(..., extra_options="
+                         "{'AddQDQPairToWeight': True}), or NVIDIA ModelOpt's ONNX PTQ")
+UINT8_READ_AS_INT8_SINCE = (10, 0)
+UINT8_READ_AS_INT8 = ("the importer reads a UINT8 zero point as INT8, with a warning, from release/10.0-GA on "
+                      "(onnxOpImporters.cpp, https://github.com/onnx/onnx-tensorrt/blob/release/10.0-GA/"
+                      "onnxOpImporters.cpp): what the model quantizes above 127 would saturate")
 ZERO_POINT_RULE = {"QuantizeLinear": "`y_zero_point` must be 0", "DequantizeLinear": "`x_zero_point` must be zero"}
 SYMMETRIC_SINCE_11 = (f"TensorRT 11.0's quantization guide: TensorRT uses a symmetric quantization scheme; "
                       f"quantized types INT8, INT4 (weight-only), FP8 E4M3, FP4 E2M1: {GUIDE_11}")
@@ -156,14 +174,17 @@ def operator_types(version: str, op: str) -> tuple[tuple[str, ...] | None, str]:
 
 
 def opset_fact(version: str, opset: int) -> Fact:
-    """Whether the parser of ``version`` takes a model of default-domain ``opset``."""
+    """Whether the parser of ``version`` is documented to take a model of default-domain ``opset``: ACCEPTED inside
+    the documented range; outside it SILENT, not refused: the range is what the document supports, and the parser
+    itself refuses no opset (it only warns below 7, :data:`OPSET_NOT_CHECKED`), while an operator whose definition
+    changed after the range may fail to import."""
     def state(document: OperatorDocument) -> str:
-        if opset > document.opset_max:
-            return REFUSED
-        if document.opset_min is None or opset >= document.opset_min:
-            return ACCEPTED
-        return REFUSED
-    return _agreed(documents_for(version)[0], state)
+        inside = opset <= document.opset_max and (document.opset_min is None or opset >= document.opset_min)
+        return ACCEPTED if inside else SILENT
+    fact = _agreed(documents_for(version)[0], state)
+    if fact.state == SILENT:
+        return Fact(SILENT, f"outside the documented range ({fact.source}); {OPSET_NOT_CHECKED}")
+    return fact
 
 
 def opset_range(version: str) -> str:
@@ -185,6 +206,10 @@ def quantized_type_fact(version: str, op: str, element: str) -> Fact:
     def state(document: OperatorDocument) -> str:
         return ACCEPTED if element in (document.table.get("DequantizeLinear") or ()) else REFUSED
     fact = _agreed(documents, state)
+    if element == "UINT8" and parsed(version) >= UINT8_READ_AS_INT8_SINCE:
+        return Fact(SILENT, f"not in the DequantizeLinear row ({fact.source}), but {UINT8_READ_AS_INT8}")
+    if element == "UINT8" and fact.refused:
+        return Fact(REFUSED, f"{fact.source}; {IMPORTER_CHECKS}")
     if parsed(version) >= (11, 0) and fact.state == SILENT:
         return Fact(ACCEPTED if element in ("INT8", "FP8", "INT4", "FP4") else REFUSED, SYMMETRIC_SINCE_11)
     return fact
@@ -198,6 +223,17 @@ def float_type_fact(version: str, element: str) -> Fact:
     return _agreed(documents_for(version)[0], state)
 
 
+def stored_weights_fact(version: str, element: str) -> Fact:
+    """Whether a DequantizeLinear may read weights stored quantized (an initializer of type ``element``) rather
+    than the output of a QuantizeLinear: refused before 10.0 (the parser's own error, in public reports); INT4 from
+    10.0 is the documented weight-only quantization; otherwise silent."""
+    if parsed(version) < (9, 0):
+        return Fact(REFUSED, ACTIVATION_INPUT_ONLY)
+    if parsed(version) >= STORED_WEIGHTS_SINCE and element in ("INT4", "FP4"):
+        return Fact(ACCEPTED, INT4_WEIGHT_ONLY)
+    return Fact(SILENT, f"no document read says whether TensorRT {version} takes it; {ACTIVATION_INPUT_ONLY}")
+
+
 def zero_point_fact(version: str) -> Fact:
     """A non-zero zero point (asymmetric quantization) is refused: the Q/DQ rows' Restrictions on every branch
     read, and TensorRT 11's guide (symmetric quantization only)."""
@@ -207,4 +243,5 @@ def zero_point_fact(version: str) -> Fact:
     cited = "; ".join(d.cited() for d in documents)
     if parsed(version) >= (11, 0):
         cited = f"{cited}; {SYMMETRIC_SINCE_11}"
-    return Fact(REFUSED, f"{ZERO_POINT_RULE['QuantizeLinear']}, {ZERO_POINT_RULE['DequantizeLinear']}: {cited}")
+    return Fact(REFUSED, f"{ZERO_POINT_RULE['QuantizeLinear']}, {ZERO_POINT_RULE['DequantizeLinear']}: {cited}; "
+                         f"{IMPORTER_CHECKS}")
