@@ -286,6 +286,10 @@ class NoRewrite(Exception):
     """A case cannot rewrite a place into a workaround form; the message says why (raised before any edit)."""
 
 
+class AlreadyInForm(NoRewrite):
+    """The place already has the workaround's form: there is nothing to rewrite (not a place left unfixed)."""
+
+
 _REGISTRY: dict[str, type["Case"]] = {}
 
 

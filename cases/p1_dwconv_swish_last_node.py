@@ -27,7 +27,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
-from cases.model import Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
+from cases.model import AlreadyInForm, Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3385"
 
@@ -239,7 +239,8 @@ class DwConvSwishLastNode(Case):
             raise NoRewrite(problem)
         last = rw.node_named(graph, match.nodes[-1])
         if last.op == "Identity":
-            raise NoRewrite(f"{last.name} is already an Identity after the chain: the place has the workaround form")
+            raise AlreadyInForm(f"{last.name} is already an Identity after the chain: the place has the workaround "
+                                "form")
         identity = rw.identity_after(graph, last.outputs[0])
         return FixResult(nodes_added=[identity], note=f"Identity {identity} after {last.name}: the graph no longer "
                          f"ends right after the trailing Q/DQ; the output keeps its name {last.outputs[0].name}")

@@ -21,7 +21,8 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
-from cases.model import Built, Case, FixResult, Match, NoRewrite, RangeClaim, Scope, Tolerance, Variant
+from cases.model import (AlreadyInForm, Built, Case, FixResult, Match, NoRewrite, RangeClaim, Scope, Tolerance,
+                         Variant)
 from cases.rewriting import QDQ_ADDED
 
 ADD_FP32 = "https://github.com/NVIDIA/TensorRT/issues/1992"
@@ -169,7 +170,7 @@ class ResidualAddQdq(Case):
         sides = [m.quantized_layer_behind(t, ("Conv",)) for t in add.inputs]
         identity = add.inputs[0 if sides[0] is not conv else 1]
         if m.qdq_before(identity):
-            raise NoRewrite(f"the identity of {add.name} already comes through Q/DQ")
+            raise AlreadyInForm(f"the identity of {add.name} already comes through Q/DQ")
         quantizer = rw.quantizer_of(identity)
         if quantizer is None:
             raise NoRewrite(f"no quantizer of the model reads the identity tensor {identity.name} of {add.name}, so "
@@ -213,7 +214,7 @@ def _qdq_after_add(graph, add) -> FixResult:
     """P3's qdq-after-add rewrite (see ``ResidualAddQdq.fix``)."""
     out = add.outputs[0]
     if m.qdq_after(out):
-        raise NoRewrite(f"the output of {add.name} is already quantized")
+        raise AlreadyInForm(f"the output of {add.name} is already quantized")
     quantizer, source = rw.quantizer_of(out), out
     relu = m.only_consumer(out)
     if quantizer is None and relu is not None and relu.op == "Relu":

@@ -22,7 +22,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
-from cases.model import Built, Case, FixResult, Knobs, Match, NoRewrite, Tolerance, Variant
+from cases.model import AlreadyInForm, Built, Case, FixResult, Knobs, Match, NoRewrite, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/2976"
 UPSAMPLE_INPUT_QDQ = "https://github.com/NVIDIA/TensorRT/issues/3542"
@@ -154,7 +154,7 @@ class ResizeQdq(Case):
         if (mode.decode() if isinstance(mode, bytes) else mode) != "nearest":
             raise NoRewrite(f"{resize.name} is a {mode} Resize: a Q/DQ before it would change what it computes")
         if m.qdq_before(resize.inputs[0]):
-            raise NoRewrite(f"{resize.name} already reads its input through Q/DQ")
+            raise AlreadyInForm(f"{resize.name} already reads its input through Q/DQ")
         after = m.qdq_after(resize.outputs[0])
         quantizer = rw.quantizer_of(resize.outputs[0]) if after else None
         if quantizer is None:

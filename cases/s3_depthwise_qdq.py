@@ -23,7 +23,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
-from cases.model import Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
+from cases.model import AlreadyInForm, Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4060"
 NVINFER_H = "https://github.com/NVIDIA/TensorRT/blob/release/8.6/include/NvInfer.h"
@@ -173,7 +173,7 @@ class DepthwiseQdq(Case):
         conv = rw.node_named(graph, match.nodes[0])
         weight = conv.inputs[1]
         if m.dequantized(weight) is None:
-            raise NoRewrite(f"{conv.name} already reads a float weight")
+            raise AlreadyInForm(f"{conv.name} already reads a float weight")
         values = rw.constant_value(weight)
         if values is None:
             raise NoRewrite(f"{conv.name}'s weight {weight.name} cannot be computed offline")

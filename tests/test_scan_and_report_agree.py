@@ -20,12 +20,12 @@ import pytest
 import cases
 from cases.generate import declared_index, export_built, export_model
 from harness.matrix import load_matrix
+from harness.scan.engine_prediction.predict import quantized_requests
 from harness.scan.engine_prediction.targets import predict_targets
 from harness.scan.loading import load_model
 from harness.scan.matching import find_patterns
 from harness.scan.observations import read_observations
 from harness.scan.prediction import PredictedNodes, predict
-from harness.scan.scanner import _asked_quantized
 from harness.scan.predicted import predicted_entry
 from harness import judgement as j
 from reports.case_index import rows_from_index
@@ -100,7 +100,7 @@ class Form:
     def __init__(self, loaded, findings):
         self.findings = findings
         self.engines = predict_targets(loaded.index, list(MATRIX.values()))
-        self.asked = _asked_quantized(loaded.index)
+        self.asked = quantized_requests(loaded.index)
 
     def __iter__(self):
         return iter(self.findings)

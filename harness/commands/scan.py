@@ -250,6 +250,8 @@ def _print_fix(fix: dict, out_dir: Path, explicit: Path | None) -> None:
             print(f"fix: no model for {targets}: use {as_is}")
             for item in group["not_fixed"]:
                 print(f"    {item['finding']}: {item['reason']}")
+            for item in group["already_in_form"]:
+                print(f"    {item['finding']}: {item['reason']}")
             continue
         state = "NOT written" if fix["failure"] else "written"
         weights = f", its weights in {group['weights_file']} beside it" if group["weights_file"] else ""
@@ -264,6 +266,8 @@ def _print_fix(fix: dict, out_dir: Path, explicit: Path | None) -> None:
                 print(f"      apply at build time: {place['build_time']}")
         for item in group["not_fixed"]:
             print(f"    not fixed: {item['finding']}: {item['reason']}")
+        for item in group["already_in_form"]:
+            print(f"    left as it is: {item['finding']}: {item['reason']}")
         for check in group["checks"]:
             print(f"    check {check['check']}: passed{_check_figures(check)}")
         for verdict in group["verdicts"] or []:

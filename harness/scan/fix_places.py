@@ -32,12 +32,14 @@ class PlaceFix:
 @dataclasses.dataclass
 class PlaceNotFixed:
     """A place of a finding that none of the chosen workarounds could be rewritten into, or whose rewrite made the
-    fixed model fail a check (``failed``: which check and its figures), and why."""
+    fixed model fail a check (``failed``: which check and its figures), and why; or (``already``) a place left as it
+    is because it already has the form of one of the chosen workarounds, which does not make the fix partial."""
 
     finding: Finding
     occurrence: Occurrence
     reason: str
     failed: dict[str, Any] | None = None
+    already: bool = False  # the place already has a chosen workaround's form: nothing needed fixing there
 
     @classmethod
     def dropped(cls, place: PlaceFix, failure: "FixFailed") -> "PlaceNotFixed":

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 from onnx import external_data_helper
 
 from cases import rewriting
-from cases.model import FixTolerance, Match, NoRewrite, Variant, get_case
+from cases.model import AlreadyInForm, FixTolerance, Match, NoRewrite, Variant, get_case
 from harness.exit_codes import EXIT_BROKEN, EXIT_OK, EXIT_PARTIAL, EXIT_REGRESSION, EXIT_USAGE
 from harness.scan.fix_places import FixFailed, PlaceFix, PlaceNotFixed
 from harness.scan.matching import Finding
@@ -206,17 +206,24 @@ def rewrite(loaded: Any, findings: Sequence[Finding], group: Group,
         finding = findings[index]
         for occurrence in finding.occurrences:
             match = _match(finding, occurrence)
-            problems = []
+            problems, already = [], []
             for candidate in choice.candidates:
                 try:
                     result = finding.case.fix(graph, match, candidate.workaround)
                 except NoRewrite as err:
                     problems.append(f"{candidate.workaround.name}: {err}")
+                    if isinstance(err, AlreadyInForm):
+                        already.append(problems[-1])
                     continue
                 done.append(PlaceFix(finding, occurrence, candidate.workaround, result))
                 break
             else:
-                left.append(PlaceNotFixed(finding, occurrence, "no workaround applies here: " + "; ".join(problems)))
+                if already:
+                    left.append(PlaceNotFixed(finding, occurrence, "already in the workaround form, nothing to "
+                                              "rewrite: " + "; ".join(already), already=True))
+                else:
+                    left.append(PlaceNotFixed(finding, occurrence, "no workaround applies here: "
+                                              + "; ".join(problems)))
     return graph, exported(graph, loaded.model), done, left
 
 
@@ -275,7 +282,8 @@ class GroupResult:
     group: Group
     name: str | None  # the fixed model's file name; None when the group has nothing to fix
     places: list[PlaceFix] = dataclasses.field(default_factory=list)
-    left: list[PlaceNotFixed] = dataclasses.field(default_factory=list)  # places none of the workarounds applies to
+    left: list[PlaceNotFixed] = dataclasses.field(default_factory=list)  # places none of the workarounds applies to,
+    # and places already in a workaround's form (PlaceNotFixed.already)
     checks: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     rescan: Any = None  # the ScanResult of the fixed model
     rewrite_seconds: float = 0.0  # rewriting, exporting and saving the fixed model
@@ -284,14 +292,15 @@ class GroupResult:
 
     def to_dict(self, findings: Sequence[Finding]) -> dict[str, Any]:
         not_fixed = [{"finding": findings[i].label, "reason": self.group.why_not(i)} for i, c in
-                     self.group.choices.items() if not c.candidates] + [p.to_dict() for p in self.left]
+                     self.group.choices.items() if not c.candidates] + [p.to_dict() for p in self.left
+                                                                        if not p.already]
         fixes = [{"finding": findings[i].label, "passed_over": self.group.why_not(i) or None,
                   "workarounds": [{"workaround": w.workaround.name, "basis": w.basis, "reason": w.reason,
                                    "evidence": list(w.evidence)} for w in c.candidates]}
                  for i, c in self.group.fixes.items()]
         weights = self.files[1] if len(self.files) > 1 else None
         return {"targets": self.group.targets, "model": self.name, "weights_file": weights, "fixes": fixes,
-                "not_fixed": not_fixed,
+                "not_fixed": not_fixed, "already_in_form": [p.to_dict() for p in self.left if p.already],
                 "places": [p.to_dict() for p in self.places], "checks": self.checks,
                 "verdicts": [v.to_dict() for v in self.rescan.model_verdicts] if self.rescan else None,
                 "build_time": list(dict.fromkeys(p.result.build_time for p in self.places if p.result.build_time)),
@@ -313,7 +322,7 @@ class FixOutcome:
         reasons, the rest written), fixed, or nothing-to-fix."""
         if self.failure is not None:
             return "failed"
-        if any(g.left for g in self.groups):
+        if any(not place.already for g in self.groups for place in g.left):
             return "partial"
         return "fixed" if any(g.name for g in self.groups) else "nothing-to-fix"
 
@@ -406,7 +415,8 @@ def fix_model(result: Any, overrides: dict[str, list[str]], inputs: Any, out_dir
             in_place = index == last
             graph, model, places, group_result.left = rewrite(result.loaded, result.findings, group, in_place)
             for place in group_result.left:
-                progress(f"not fixed for {', '.join(group.targets)}: {place.occurrence.anchor}: {place.reason}")
+                state = "left as it is" if place.already else "not fixed"
+                progress(f"{state} for {', '.join(group.targets)}: {place.occurrence.anchor}: {place.reason}")
             if not places:
                 group_result.name = None  # nothing could be rewritten: the model as it is
                 continue

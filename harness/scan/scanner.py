@@ -11,11 +11,11 @@ from typing import Any, Callable, Sequence
 from harness import judgement as j
 from harness.exit_codes import EXIT_BROKEN, EXIT_OK, EXIT_REGRESSION
 from harness.matrix import Target
+from harness.scan.engine_prediction.predict import quantized_requests
 from harness.scan.engine_prediction.targets import TargetEngines, predict_targets
 from harness.scan.loading import LoadedModel, ModelInputError, gc_paused, load_model
 from harness.scan.matching import Finding, find_patterns
 from harness.scan.observations import Observation, Observations, read_observations
-from harness.scan.proto_graph import GraphIndex
 from harness.scan.prediction import ModelVerdict, PredictedNodes, Verdict, model_verdict, predict
 from harness.scan.reproducers import DEFAULT_LIMIT, ReproducerSet, run_reproducers, write_reproducers
 from harness.scan.summary import model_summary
@@ -163,7 +163,7 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
                 problems += layer_observations.problems
                 lap("run")
             verdicts, model_verdicts = _verdicts(matches.findings, options, observations, engines,
-                                                 _asked_quantized(loaded.index), reproducers, layer_observations)
+                                                 quantized_requests(loaded.index), reproducers, layer_observations)
             lap("predict")
             # onnx's checker runs beside all of the above (on a large model, longer than any of it): its verdict is
             # awaited last, and an invalid model stops here, before any result
@@ -213,15 +213,6 @@ def _verdicts(findings: list[Finding], options: ScanOptions, observations: Obser
         for target in options.targets
     ]
     return verdicts, model_verdicts
-
-
-def _asked_quantized(index: GraphIndex) -> frozenset[str]:
-    """The nodes (by the scan's names) the model asks a quantized precision of: an input of theirs comes from a
-    DequantizeLinear."""
-    readers = {reader for position in index.by_op.get("DequantizeLinear", ())
-               for tensor in index.nodes[position].output for reader in index.readers.get(tensor, ())}
-    return frozenset(index.names[reader] for reader in readers
-                     if index.nodes[reader].op_type not in ("QuantizeLinear", "DequantizeLinear"))
 
 
 def _mode_caveat(form_mode: str, model_mode: str) -> str | None:

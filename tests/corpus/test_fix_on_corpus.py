@@ -35,12 +35,16 @@ def test_fix_writes_a_model_or_lists_each_place_with_its_reason(name, tmp_path):
     for group in report["fix"]["groups"]:
         rewritten = {(p["case"] + "/" + p["form"], p["place"]) for p in group["places"]}
         left = {(n["finding"], n["place"]): n["reason"] for n in group["not_fixed"] if n.get("place")}
-        assert rewritten | set(left) == places_to_fix(report, group) and not rewritten & set(left)
+        already = {(n["finding"], n["place"]): n["reason"] for n in group["already_in_form"]}
+        assert rewritten | set(left) | set(already) == places_to_fix(report, group)
+        assert not rewritten & set(left) and not (rewritten | set(left)) & set(already)
         assert all(reason.strip() for reason in left.values())
+        assert all(reason.startswith(f"at {place}: already in the workaround form") for (_, place), reason in
+                   already.items())
         assert (group["model"] is not None) == bool(rewritten)
         assert all((out / name).is_file() for name in filter(None, [group["model"], group["weights_file"]]))
-    if any(g["not_fixed"] and any(n.get("place") for n in g["not_fixed"]) for g in report["fix"]["groups"]):
-        assert result.returncode == 4 and report["fix"]["status"] == "partial"
+    needed = any(n.get("place") for g in report["fix"]["groups"] for n in g["not_fixed"])
+    assert (result.returncode == 4) == needed and (report["fix"]["status"] == "partial") == needed
     assert not (out / ".fix-staging").exists()
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import itertools
 from typing import Any, NamedTuple
 
@@ -31,6 +32,7 @@ from harness.worker.record import PRECISIONS
 
 INT8, FP16, FP32, BF16, FP8, FP4, UNKNOWN = PRECISIONS  # harness/worker/record.py's Precision, in its order
 INT4 = "int4"  # a weight type only (weight-only quantization): no layer computes in it
+UINT8 = "uint8"  # a Q/DQ type TensorRT's parser refuses (harness/tensorrt/parser_facts.py): never computed in
 
 COMPUTE, REFORMAT, MOVEMENT = "compute", "reformat", "data-movement"  # what a predicted layer is
 QUANTIZED_MATH = (INT8, FP8, FP4)
@@ -44,11 +46,21 @@ QUANTIZABLE_OPS = frozenset({"AveragePool", "GlobalAveragePool", "Add", "ReduceM
 ACTIVATION_OPS = frozenset({"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu",
                             "Selu", "Softplus", "ThresholdedRelu"})
 ARITHMETIC_OPS = frozenset({"Add", "Sub", "Mul", "Div"})  # with a constant operand: a scale or bias folded in
+# what TensorRT fuses into a convolution or GEMM as one pointwise (PWN) region: activations written as one op or as
+# several (SiLU as Sigmoid and Mul, Mish as Softplus, Tanh and Mul, GELU as Div, Erf, Add and Muls)
+POINTWISE_OPS = ACTIVATION_OPS | ARITHMETIC_OPS | frozenset({
+    "Gelu", "Mish", "Swish", "Erf", "Exp", "Log", "Sqrt", "Abs", "Neg", "Reciprocal", "Pow", "Softsign", "Max",
+    "Min"})
+UNARY_POINTWISE_OPS = POINTWISE_OPS - ARITHMETIC_OPS - {"Pow", "Max", "Min"}
 QDQ = ("QuantizeLinear", "DequantizeLinear")
+# what TensorRT has a quantized implementation of, that a DQ on an input asks for: the layers with weights, the
+# quantizable ones, and the pooling and resizing that compute on quantized data; a Concat or a reshape is a copy in
+# any precision, and LayerNormalization, Softmax and the rest run in float whatever reaches them
+QUANTIZED_IMPLEMENTED = WEIGHTED_OPS | QUANTIZABLE_OPS | frozenset({"MaxPool", "GlobalMaxPool", "Resize"})
 SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan"})
 
 # ONNX element types (onnx.TensorProto.DataType) -> what a Q/DQ quantizes to; float ones -> the float precision.
-_QUANTIZED_ELEMENTS = {3: INT8, 2: INT8, 17: FP8, 18: FP8, 19: FP8, 20: FP8, 22: INT4, 21: INT4, 23: FP4}
+_QUANTIZED_ELEMENTS = {3: INT8, 2: UINT8, 17: FP8, 18: FP8, 19: FP8, 20: FP8, 22: INT4, 21: INT4, 23: FP4}
 _FLOAT_ELEMENTS = {1: FP32, 10: FP16, 16: BF16, 11: FP32}
 _RULE_SUPPORTING = {FP8: "fp8-qdq", FP4: "fp4-qdq", INT4: "int4-weight-only"}
 
@@ -137,6 +149,15 @@ def has_qdq(graph: Any) -> bool:
     return any(node.op_type in QDQ for node in graph.node)
 
 
+def quantized_requests(index: GraphIndex) -> frozenset[str]:
+    """The nodes (by the scan's names) the model asks a quantized precision of: an input of theirs comes from a
+    DequantizeLinear and TensorRT has a quantized implementation of their op (:data:`QUANTIZED_IMPLEMENTED`)."""
+    readers = {reader for position in index.by_op.get("DequantizeLinear", ())
+               for tensor in index.nodes[position].output for reader in index.readers.get(tensor, ())}
+    return frozenset(index.names[reader] for reader in readers
+                     if index.nodes[reader].op_type in QUANTIZED_IMPLEMENTED)
+
+
 def predict_engine(graph: Any, ruleset: Ruleset, fp16: bool = False) -> EnginePrediction:
     """The engine of ``graph`` (an ``onnx.GraphProto``, its :class:`GraphIndex`, or its :class:`GraphFacts` gathered
     once for several rulesets) under ``ruleset``. ``fp16``: the weakly typed build also enables FP16 (TensorRT then
@@ -164,6 +185,48 @@ class GraphFacts:
         self._propagate(index.by_op)
         self.quantized_types = frozenset(self._qtypes.values())
         self.has_subgraphs = any(op in index.by_op for op in SUBGRAPH_OPS)
+        self._by_op = index.by_op
+
+    @functools.cached_property
+    def float_types(self) -> dict[str, str]:
+        """Each float tensor's own type, as a strongly typed network has it: a graph input's, an initializer's or a
+        Constant's element type, a Cast's ``to``, a DequantizeLinear's scale's type, and otherwise the type of a
+        node's first float input (one pass in node order; what no float reaches is left out)."""
+        types = {name: _FLOAT_ELEMENTS[t.data_type] for name, t in self.initializers.items()
+                 if t.data_type in _FLOAT_ELEMENTS}
+        types.update((i.name, _FLOAT_ELEMENTS[i.type.tensor_type.elem_type]) for i in self.graph.input
+                     if i.type.tensor_type.elem_type in _FLOAT_ELEMENTS)
+        declared = {position: element for op in ("Cast", "Constant") for position in self._by_op.get(op, ())
+                    for element in [self._declared_type(position)] if element is not None}
+        for position, node in enumerate(self.nodes):
+            if not node.output:
+                continue
+            if position in declared:
+                element = declared[position]
+            elif node.op_type == "DequantizeLinear":
+                element = types.get(node.input[1]) if len(node.input) > 1 else None
+            elif node.op_type in ("QuantizeLinear", "Cast", "Constant", "Shape", "Size", "NonZero", "ArgMax",
+                                  "ArgMin", "TopK"):
+                element = types.get(node.input[0]) if node.op_type == "TopK" else None
+            else:
+                element = next((types[t] for t in node.input if t in types), None)
+            if element is not None:
+                types[node.output[0]] = element
+        return types
+
+    def _declared_type(self, position: int) -> str | None:
+        """The float type a Cast's ``to`` or a Constant's value declares; None for a non-float one."""
+        for attribute in self.graph.node[position].attribute:
+            if attribute.name == "to":
+                return _FLOAT_ELEMENTS.get(attribute.i)
+            if attribute.name == "value":
+                return _FLOAT_ELEMENTS.get(attribute.t.data_type)
+        return None
+
+    @functools.cached_property
+    def typed_floats(self) -> frozenset[str]:
+        """The float types the network's tensors have (what a strongly typed build runs its float layers in)."""
+        return frozenset(self.float_types.values()) or frozenset({self.model_float})
 
     def _fold_constants(self) -> None:
         constant = self.constant
@@ -274,10 +337,12 @@ class _Predictor:
         self.outputs, self.constant, self.dq, self.q = facts.outputs, facts.constant, facts.dq, facts.q
         self.notes: list[str] = []
         model_float = facts.model_float
-        if ruleset.strongly_typed_only:
-            self.float, self.choice = model_float, ()
-            self.float_text = (f"strongly typed (TensorRT {ruleset.version}): float layers run in the model's own "
-                               f"type, {model_float.upper()}")
+        self.typed = ruleset.strongly_typed_only
+        if self.typed:
+            kinds = sorted(facts.typed_floats)
+            self.float, self.choice = (model_float if model_float in kinds or not kinds else kinds[0]), ()
+            self.float_text = (f"strongly typed (TensorRT {ruleset.version}): each float layer runs in its tensors' "
+                               f"own type ({', '.join(k.upper() for k in kinds)}: casts and initializers included)")
         elif fp16:
             self.float, self.choice = FP16, (FP16, FP32)
             self.float_text = ("weakly typed with FP16 enabled: TensorRT picks FP16 or FP32 per float layer by timing "
@@ -319,6 +384,10 @@ class _Predictor:
         if self.facts.has_subgraphs:
             self.notes.append("subgraphs (If, Loop, Scan bodies) are not predicted: their layers are left out")
         layers = [layer for _, layer in sorted(self.layers, key=lambda item: item[0])]
+        if self.typed:  # the type most float compute layers run in
+            counted = collections.Counter(layer.precision for layer in layers
+                                          if layer.kind == COMPUTE and layer.precision not in QUANTIZED_MATH)
+            self.float = counted.most_common(1)[0][0] if counted else self.float
         return EnginePrediction(self.ruleset, self.float, self.float_text, layers, self.notes)
 
     # -- layers --------------------------------------------------------------------------------------------------
@@ -329,9 +398,17 @@ class _Predictor:
         self.layers.append((index, layer))
 
     def _float_type(self, tensor: str) -> str:
+        """The float type ``tensor`` is written in: a network output's declared type; under strong typing the
+        tensor's own type; else the build's float precision."""
         if tensor in self.outputs:
             return _FLOAT_ELEMENTS.get(self.outputs[tensor], self.float)
+        if self.typed:
+            return self.facts.float_types.get(tensor, self.float)
         return self.float
+
+    def _float_math(self, tensor: str) -> str:
+        """The float precision a layer writing ``tensor`` computes in: under strong typing its output's own type."""
+        return self.facts.float_types.get(tensor, self.float) if self.typed else self.float
 
     def _read_float(self, tensor: str) -> None:
         """A layer reads ``tensor`` in float: the DQ it comes from (if any) is left unfused."""
@@ -395,13 +472,47 @@ class _Predictor:
                 return index
             if not self._is_folded_scale(node):
                 return None
-            tensor = node.input[0]
+            tensor = self._scaled_input(node)
         return None
 
+    def _pointwise_region(self, tensor: str, only: int | None) -> tuple[list[int], str] | None:
+        """The pointwise nodes TensorRT fuses after the layer writing ``tensor`` (its PWN region, as its log names
+        it: ``Conv + PWN(PWN(Sigmoid), Mul)``): every pointwise reader whose other inputs are constants or tensors
+        of the region, grown until nothing more joins, when the region then writes exactly one tensor read outside
+        it. ``only``: the tensor's one reader, which starts a region only when it is an activation (a batch norm
+        or a constant scale is folded first, a residual Add fused as such). None where there is no such region."""
+        if only is not None and self.nodes[only].op_type not in UNARY_POINTWISE_OPS:
+            return None
+        inside, region, grown = {tensor}, set(), True
+        while grown:
+            grown = False
+            for source in list(inside):
+                for reader in self.readers.get(source, ()):
+                    node = self.nodes[reader]
+                    if (reader in region or reader in self.taken or node.op_type not in POINTWISE_OPS
+                            or len(node.output) != 1
+                            or not all(t in inside or t in self.constant for t in node.input if t)):
+                        continue
+                    region.add(reader)
+                    inside.add(node.output[0])
+                    grown = True
+        exits = [t for t in inside if t in self.outputs or any(r not in region for r in self.readers.get(t, ()))]
+        if not region or len(exits) != 1 or exits[0] == tensor:
+            return None
+        return sorted(region), exits[0]
+
     def _is_folded_scale(self, node: Any) -> bool:
+        """Batch norm, or arithmetic with a constant: the second operand, or either of an Add's or a Mul's (a bias
+        written ``Add(bias, MatMul)``, as torch.onnx writes a Linear's)."""
         if node.op_type == "BatchNormalization":
             return True
-        return node.op_type in ARITHMETIC_OPS and len(node.input) == 2 and node.input[1] in self.constant
+        if node.op_type not in ARITHMETIC_OPS or len(node.input) != 2:
+            return False
+        return node.input[1] in self.constant or (node.op_type in ("Add", "Mul") and node.input[0] in self.constant)
+
+    def _scaled_input(self, node: Any) -> str:
+        """The non-constant input of a folded scale (:meth:`_is_folded_scale`)."""
+        return node.input[1] if len(node.input) == 2 and node.input[0] in self.constant else node.input[0]
 
     def _weighted(self, index: int, node: Any) -> None:
         members = []
@@ -436,10 +547,24 @@ class _Predictor:
         residual, fused_add, activation = None, False, False
         while True:
             reader = self._only_reader(tensor)
+            if reader is None and not activation and tensor not in self.outputs:  # SiLU's conv output: two readers
+                region = self._pointwise_region(tensor, None)
+                if region is not None:
+                    activation = True
+                    members += region[0]
+                    tensor = region[1]
+                    continue
             if reader is None or reader in self.taken:
                 break
             other = self.nodes[reader]
-            if self._is_folded_scale(other) and other.input[0] == tensor and not fused_add and not activation:
+            region = None if activation else self._pointwise_region(tensor, reader)
+            if region is not None:
+                activation = True
+                members += region[0]
+                tensor = region[1]
+                continue
+            if (self._is_folded_scale(other) and self._scaled_input(other) == tensor and not fused_add
+                    and not activation):
                 pass
             elif other.op_type in ACTIVATION_OPS and not activation:
                 activation = True
@@ -476,7 +601,7 @@ class _Predictor:
                     else "weighted-float-output")
             if residual is not None:
                 self._read_float(residual)
-        precision = math or self.float
+        precision = math or self._float_math(node.output[0])
         self.taken.update(members)
         ordered = tuple(map(self.names.__getitem__, sorted(set(members))))
         self._add(index, PredictedLayer(" + ".join(ordered), ordered, COMPUTE, node.op_type, precision, output,
@@ -522,6 +647,7 @@ class _Predictor:
             if tensor and tensor not in self.constant:
                 self._read_float(tensor)
         tensor = node.output[0] if node.output else ""
-        self._add(index, PredictedLayer(self.names[index], (self.names[index],), kind, node.op_type, self.float,
-                                        self._float_type(tensor), rule, timing_choice=self.choice))
+        self._add(index, PredictedLayer(self.names[index], (self.names[index],), kind, node.op_type,
+                                        self._float_math(tensor), self._float_type(tensor), rule,
+                                        timing_choice=self.choice))
 

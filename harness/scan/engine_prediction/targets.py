@@ -122,7 +122,10 @@ def predict_targets(graph: Any, targets: Sequence[Any], fp16: bool = False) -> T
 def _behaviour(facts: GraphFacts, ruleset: Ruleset, fp16: bool) -> tuple:
     """What decides this model's engine under ``ruleset``: how floats are typed, which of its quantized types the
     ruleset supports."""
-    floats = facts.model_float if ruleset.strongly_typed_only else (FP16 + " by timing" if fp16 else FP32)
+    if ruleset.strongly_typed_only:  # the tensors' own types: alike with a weak FP32 build when all are FP32
+        floats = FP32 if facts.typed_floats == {FP32} else "typed " + ",".join(sorted(facts.typed_floats))
+    else:
+        floats = FP16 + " by timing" if fp16 else FP32
     supported = tuple(sorted((kind, ruleset.has(rule)) for kind, rule in _RULE_SUPPORTING.items()
                              if kind in facts.quantized_types))
     return floats, supported

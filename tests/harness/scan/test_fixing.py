@@ -167,6 +167,30 @@ def test_a_place_the_workaround_cannot_apply_to_is_left_with_its_reason_and_the_
     assert not (out / ".fix-staging").exists()
 
 
+def test_a_place_already_in_the_workaround_form_is_left_as_it_is_and_the_fix_is_not_partial(tmp_path):
+    """A residual Add with Q/DQ on every input is the identity-qdq form already: on the DLA target, where --fix picks
+    identity-qdq for it, there is nothing to rewrite, so the place is listed as left as it is, not as not fixed, and
+    the exit status is not 4 (partial)."""
+    from cases.model import get_case
+
+    case = get_case("p3-residual-add-qdq")
+    built = case.build(next(v for v in case.variants if v.name == "every-tensor-qdq"))
+    model = tmp_path / "block.onnx"
+    onnx.save(gs.export_onnx(built.graph), str(model))
+    out = tmp_path / "out"
+    code, stdout, stderr = scan(model, "--targets", "trt107-orin-dla", "--fix", "--out", out)
+    assert code != 4, stdout + stderr
+    fix = results(out)["fix"]
+    assert fix["status"] != "partial" and not fix["failure"]
+    (group,) = fix["groups"]
+    assert group["model"] is None and not [n for n in group["not_fixed"] if n.get("place")]
+    (already,) = group["already_in_form"]
+    assert already["place"] == "/layer1/layer1.0/Add"
+    assert "already in the workaround form" in already["reason"] and "already comes through Q/DQ" in already["reason"]
+    assert "--fix is partial" not in stderr and "not fixed" not in stdout
+    assert "already in the workaround form, nothing to rewrite" in stdout
+
+
 def attention_without_quantizers(graph: gs.Graph, tokens: gs.Variable) -> None:
     """Self-attention scores of two activations that no quantizer of the model reads (P6's reported form), so
     there is no scale to quantize them with, as in a QAT transformer whose quantizers sit on the projections only."""

@@ -16,12 +16,13 @@ MATRIX = load_matrix()
 def conv_model(quantized: int | None, float_type: int = TensorProto.FLOAT) -> onnx.ModelProto:
     """input -> Q/DQ -> Conv (weights Q/DQ) -> Q/DQ -> Relu -> output, quantized to ``quantized`` (an ONNX type), or
     a plain Conv -> Relu with None."""
-    nodes, inits = [], [numpy_helper.from_array(np.zeros((8, 8, 3, 3), np.float32), "w")]
+    real = helper.tensor_dtype_to_np_dtype(float_type)  # weights and scales in the model's own float type
+    nodes, inits = [], [numpy_helper.from_array(np.zeros((8, 8, 3, 3), real), "w")]
     x, w = "input", "w"
     if quantized is not None:
-        inits += [numpy_helper.from_array(np.array(0.1, np.float32), "s"),
+        inits += [numpy_helper.from_array(np.array(0.1, real), "s"),
                   helper.make_tensor("zp", quantized, [], [0]),
-                  numpy_helper.from_array(np.full(8, 0.1, np.float32), "ws"),
+                  numpy_helper.from_array(np.full(8, 0.1, real), "ws"),
                   helper.make_tensor("wzp", quantized, [8], [0] * 8)]
         nodes += [helper.make_node("QuantizeLinear", ["input", "s", "zp"], ["xq"], "q_in"),
                   helper.make_node("DequantizeLinear", ["xq", "s", "zp"], ["xd"], "dq_in"),

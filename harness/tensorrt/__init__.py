@@ -1,0 +1,1 @@
+"""TensorRT's facts and readers (standard library only)."""
