@@ -12,6 +12,7 @@ from harness.commands.options import (
     EXIT_REGRESSION,
     EXIT_USAGE,
     CommandError,
+    input_file,
     iso_date,
     output_directory,
     output_file,
@@ -25,10 +26,15 @@ conflicts, problems) and OUT/index.html (the compatibility matrix). Each PATH is
 holding run directories (e.g. downloaded CI artifacts). The night is --night DATE, else the newest night among the
 runs found; of that night each host's newest run is merged. Every other run (another night, an earlier run of the
 same host) is left out and named: a cell a host did not record that night is absent, never filled in from an older
-night. The same cell from two hosts stays two records, shown side by side, and is a conflict when their outcomes
-disagree. A torn or corrupt results file is reported line by line (its bad lines are kept in OUT/rejected.txt) and
+night. Several runs of one host that night all stand when they are of different machines (a runner pool) or shards;
+each run is named with its machine. The same cell from two hosts, or two machines, stays two records and is a
+conflict when their outcomes disagree. Each sealed run (files.json) is checked: a contributed run whose files do not
+match is refused, naming each file; a run of the fleet's own that does not match is reported as damaged. A
+contributed run is shown as such (who, what machine). --plan FILE (the night's job matrix from
+`nightly-plan`) lists every planned job with no run as not run. A torn or corrupt results file is reported line by line (its bad lines are kept in OUT/rejected.txt) and
 the rest still merges. Exit status: {EXIT_OK}, {EXIT_BROKEN} when some merged input was damaged or lost records
-(merged anyway, named on stderr and at the top of the page), {EXIT_USAGE} for bad arguments or no run of the night.
+(merged anyway, named on stderr and at the top of the page), a run was refused or a planned job did not run,
+{EXIT_USAGE} for bad arguments or no run of the night.
 """
 
 HISTORY_DESCRIPTION = f"""\
@@ -87,22 +93,48 @@ def cmd_merge(args) -> int:
 
     output_directory(args.out, "--out")
     targets = load_matrix(args.matrix)
-    merged = merge_runs(args.paths, night=args.night)
+    plan = None
+    if args.plan is not None:
+        import json
+
+        input_file(args.plan, "the night's job matrix written by `python -m harness nightly-plan --out`")
+        try:
+            plan = json.loads(args.plan.read_text())
+        except json.JSONDecodeError as err:
+            raise CommandError(f"{args.plan}: not valid JSON ({err})") from None
+        if not isinstance(plan, dict) or not isinstance(plan.get("include"), list):
+            raise CommandError(f"{args.plan}: field 'include' must be a list of jobs (nightly-plan's output)")
+    merged = merge_runs(args.paths, night=args.night, plan=plan)
+    for refused in merged.refused:
+        print(f"error: {refused}", file=sys.stderr)
+    if not merged.runs and merged.refused:
+        raise CommandError(f"nothing to merge: every run was refused (above); a contributed run must arrive as its "
+                           "contributor sealed it")
     if not merged.runs:
         raise CommandError(f"no run of {args.night} in {', '.join(map(str, args.paths))}; the runs found are of "
                            f"{', '.join(sorted({gone.run.night for gone in merged.left_out}))}")
     results = write_merged(merged, args.out)
     print(f"night {merged.night}:")
+    from harness.store.merge import contribution
+
     for run in merged.runs:
-        print(f"{run.id}: host {run.host}, {len(run.records)} record(s)"
+        contributed = contribution(run)
+        print(f"{run.id}: host {run.host}, machine {run.machine}" + (f" ({run.gpu_arch})" if run.gpu_arch else "")
+              + (f", shard {run.shard}" if run.shard else "") + (f", {contributed}" if contributed else "")
+              + f", {len(run.records)} record(s)"
               + (f", {len(run.bad_lines)} bad line(s)" if run.bad_lines else "") + f"  ({run.path})")
+    for job in merged.not_run:
+        print(f"not run: {job}")
     for gone in merged.left_out:
         print(f"left out: {gone}")
     for conflict in merged.conflicts:
         outcomes = ", ".join(f"{host}: {outcome}" for host, outcome in conflict.outcomes.items())
         print(f"conflict: {conflict.case}/{conflict.variant} on {conflict.target}: {outcomes}")
     notes = [f"Night {merged.night}, merged from {len(merged.runs)} run(s): "
-             + ", ".join(f"{run.id} ({run.host})" for run in merged.runs)]
+             + ", ".join(f"{run.id} ({run.label}" + (f"; {contribution(run)}" if contribution(run) else "") + ")"
+                         for run in merged.runs)]
+    notes += [f"Not run: {job}" for job in merged.not_run]
+    notes += [f"Refused: {refused}" for refused in merged.refused]
     if merged.left_out:
         notes.append(f"Left out (one night, each host's newest run): {len(merged.left_out)} run(s), listed in "
                      "merge.json.")
@@ -119,8 +151,10 @@ def cmd_merge(args) -> int:
         for problem in merged.problems:
             print(f"warning: {problem}", file=sys.stderr)
         print(f"some input was damaged: {len(merged.problems)} problem(s) above; the rest was merged", file=sys.stderr)
-        return EXIT_BROKEN
-    return EXIT_OK
+    if merged.refused or merged.not_run:
+        print(f"incomplete: {len(merged.refused)} run(s) refused, {len(merged.not_run)} planned job(s) not run",
+              file=sys.stderr)
+    return EXIT_BROKEN if merged.problems or merged.refused or merged.not_run else EXIT_OK
 
 
 def _result_set(path: Path, problems: list[str]) -> list[dict]:
@@ -221,6 +255,8 @@ def add_history_commands(commands) -> None:
                    "claims, remedies and notes (default: the cases-index.json each run directory keeps)")
     p.add_argument("--trend", metavar="URL", help="link to the trend page (e.g. trend.html): the header links it and "
                    "each cell links its history there")
+    p.add_argument("--plan", type=Path, metavar="FILE", help="the night's job matrix (`nightly-plan --out`): each "
+                   "planned job with no run is listed as not run")
     p.set_defaults(func=cmd_merge)
 
     p = commands.add_parser("history", help="add runs to the history store; trend page; regressions since the "

@@ -35,12 +35,22 @@ no cell (the closest names are listed), stops the nightly with no run directory 
 run.json is damaged is never overwritten. Each cell's model and data are checked against index.json's content
 hashes before it runs (a damaged cached library under RUNS/.cases/ is generated again).
 
+Fleets: --host names the series (in the workflow, the host kind: any runner of a pool continues the same line);
+the machine is recorded apart from it (--machine, else the runner's RUNNER_NAME, else --host, else the hostname),
+with its GPUs and architecture, in run.json and each record, and in the run directory's name when it is not the
+host. --gpu-arch sm_89 stops the nightly when the machine's GPU is another architecture (a mislabelled runner).
+--shard K/N runs a deterministic 1/N of the cells (balanced by --durations, written by `nightly-plan`, else by
+count): the N shards of a night, on any machines, cover every cell once. A finished run is sealed: files.json
+lists its files' SHA-256 and the machine's facts, which `merge` checks; --contributor NAME marks a run made on a
+machine the maintainers do not own (docs/contributing-results.md).
+
 Exit status: {EXIT_OK} when every cell has a record about its pattern, {EXIT_BROKEN} when some cell is infra-error
 or the run directory to resume has a damaged run.json, {EXIT_USAGE} for bad arguments. The last line is `run directory: PATH`; with GITHUB_OUTPUT set (GitHub Actions),
 run_dir=PATH and run_id=ID are also written there.
 
   python -m harness nightly --host-kind cpu --runs ~/trt-matrix/runs
   python -m harness nightly --target ort-cpu -k control      # a quick try on this machine
+  python -m harness nightly --host-kind x86-gpu --host x86-gpu --gpu-arch sm_89 --shard 2/3 --durations d.json
 """
 
 
@@ -55,7 +65,9 @@ def cmd_nightly(args) -> int:
         run_nightly,
         today,
     )
+    from harness.orchestration.machine import machine_facts, machine_name
     from harness.orchestration.run_targets import matches
+    from harness.orchestration.shards import parse_shard, read_durations
     from harness.scan.predicted import predicted_entry
 
     targets = load_matrix(args.matrix)
@@ -79,9 +91,31 @@ def cmd_nightly(args) -> int:
         names = [f"{case.id}/{variant.name}" for case in cases.all_cases() for variant in case.variants]
         if not any(matches(dict(zip(("case", "variant"), name.split("/", 1))), args.k) for name in names):
             raise no_match_error(args.k, names, "the case library")
-    plan = RunPlan(runs_root=args.runs, host=args.host or default_host(), host_kind=args.host_kind,
+    try:
+        shard = parse_shard(args.shard) if args.shard else None
+    except ValueError as err:
+        print(f"error: --shard: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    durations = None
+    if args.durations is not None:
+        input_file(args.durations, "a durations file written by `python -m harness nightly-plan --durations-out`")
+        try:
+            durations = read_durations(args.durations)
+        except ValueError as err:
+            print(f"error: --durations: {err}", file=sys.stderr)
+            return EXIT_USAGE
+    host = args.host or default_host()
+    machine = machine_facts(machine_name(args.machine, host), args.host_kind)
+    if args.gpu_arch and machine["gpu_arch"] != args.gpu_arch:
+        gpus = ", ".join(g["name"] for g in machine["gpus"]) or "no GPU found (nvidia-smi, /proc/device-tree/model)"
+        print(f"error: --gpu-arch {args.gpu_arch}: machine {machine['name']} has {gpus}, architecture "
+              f"{machine['gpu_arch'] or 'none'}; correct the runner's architecture label (docs/fleet.md) so that "
+              f"the {args.gpu_arch} job goes to a {args.gpu_arch} machine", file=sys.stderr)
+        return EXIT_USAGE
+    plan = RunPlan(runs_root=args.runs, host=host, host_kind=args.host_kind,
                    date=args.date or today(), targets=tuple(targets[t] for t in chosen), cases_dir=args.cases,
-                   pattern=args.k, force=args.force, entry_extras=predicted_entry)
+                   pattern=args.k, force=args.force, entry_extras=predicted_entry, machine=machine, shard=shard,
+                   durations=durations, contributor=args.contributor)
     try:
         result = run_nightly(plan, jobs=args.jobs, timeout_s=args.timeout, progress=lambda line: print(line, flush=True))
     except DamagedRunError as err:
@@ -117,6 +151,16 @@ def add_nightly_commands(commands) -> None:
                    "nights, it is what unchanged cells are carried over from (default: %(default)s)")
     p.add_argument("--host", metavar="NAME", help="host name in the run directory and records (default: this "
                    "machine's hostname; give a pool of identical runners one name so they form one series)")
+    p.add_argument("--machine", metavar="NAME", help="this machine's name, recorded apart from --host (default: "
+                   "RUNNER_NAME of a GitHub Actions runner, else --host, else the hostname)")
+    p.add_argument("--gpu-arch", metavar="sm_XY", help="the GPU architecture this runner is labelled with: stop "
+                   "if the machine's GPU is another")
+    p.add_argument("--shard", metavar="K/N", help="run shard K of N of the cells (every shard of a night, given "
+                   "the same --durations, covers each cell once)")
+    p.add_argument("--durations", type=Path, metavar="FILE", help="the cells' durations that balance the shards "
+                   "(`nightly-plan --durations-out`; default: balance by count)")
+    p.add_argument("--contributor", metavar="NAME", help="who ran this, for results contributed from a machine "
+                   "the maintainers do not own (e.g. 'Jane Doe (github: @jane)')")
     p.add_argument("--date", type=iso_date, metavar="YYYY-MM-DD", help="the run's date (default: today, UTC)")
     p.add_argument("--cases", type=Path, metavar="DIR", help="a cases directory written by `generate` instead of "
                    "the case library of this checkout")
