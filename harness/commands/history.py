@@ -51,7 +51,13 @@ is compared (its cells are gone), never skipped. Exit status: {EXIT_REGRESSION} 
 than run.json counts) or cells are gone from a series' latest run (said at the top of the page; {EXIT_BROKEN} wins
 over {EXIT_REGRESSION}); {EXIT_OK} otherwise; {EXIT_USAGE} for bad arguments.
 
+A history store is a cache of its durable copy (--durable or TRT_MATRIX_HISTORY_STORE: a branch of a git
+repository, or a directory such as a mounted bucket): the runs it lacks are restored from the copy first, the runs
+added are saved to it, so a new runner continues the same history. A contributed run (its files.json names a
+contributor) whose files do not match its seal is refused, naming each file.
+
   python -m harness history ~/trt-matrix/history --add tonight/ --out site/trend.html --junit site/regressions.xml
+  python -m harness history ~/trt-matrix/history --durable git:https://github.com/OWNER/REPO.git#trt-matrix-history
 """
 
 DIFF_DESCRIPTION = f"""\
@@ -209,9 +215,13 @@ def cmd_history(args) -> int:
     if args.out is not None:
         output_file(args.out, "--out")
     targets = load_matrix(args.matrix)
+    durable, refused = _restore_durable(args), []
     with HistoryStore(args.history) as store:
+        added = []
         if args.add:
-            for stored in store.add(args.add):
+            accepted, refused = _refuse_altered_contributions(args.add)
+            added = store.add(accepted) if accepted else []
+            for stored in added:
                 print(f"added {stored}")
         if not store.runs():
             print(f"error: {args.history} holds no run directory; add some with --add", file=sys.stderr)
@@ -240,7 +250,62 @@ def cmd_history(args) -> int:
         for problem in store.problems():
             if problem not in problems:
                 print(f"warning: {problem} (an older run: not compared)", file=sys.stderr)
-    return _verdict(problems, gone, sum(len(c.regressions) for c in comparisons))
+        saved_ok = _save_durable(durable, args.history, added, store)
+    status = _verdict(problems + refused, gone, sum(len(c.regressions) for c in comparisons))
+    return EXIT_BROKEN if status == EXIT_OK and not saved_ok else status
+
+
+def _restore_durable(args):
+    """The durable copy (--durable, else TRT_MATRIX_HISTORY_STORE), with the runs the store lacks copied in."""
+    import os
+
+    from harness.store.durable import SETTING, DurableError, durable_copy
+
+    spec = args.durable or os.environ.get(SETTING)
+    if not spec:
+        return None
+    try:
+        durable = durable_copy(spec)
+        restored = durable.restore(args.history)
+    except DurableError as err:
+        raise CommandError(str(err)) from None
+    print(f"durable copy {durable}: {len(restored)} run(s) restored into {args.history}")
+    return durable
+
+
+def _save_durable(durable, root: Path, added: list[Path], store) -> bool:
+    """Write the runs added now, and any the durable copy lacks, to it; False (said on stderr) when it failed."""
+    from harness.store.durable import DurableError
+
+    if durable is None:
+        return True
+    wanted = sorted({path.name for path in added} | ({run.dir.name for run in store.runs()
+                                                      if run.dir.parent == root} - set(durable.names())))
+    try:
+        saved = durable.save(root, wanted)
+    except DurableError as err:
+        print(f"error: {err}; the runs stay in {root} and are saved with the next night", file=sys.stderr)
+        return False
+    print(f"durable copy {durable}: {len(saved)} run(s) saved")
+    return True
+
+
+def _refuse_altered_contributions(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The run directories of ``paths`` to add, and one problem per contributed run whose files do not match its
+    seal (not added, each file named)."""
+    from harness.store.merge import contribution
+    from harness.store.run_dirs import find_run_dirs, read_run
+    from harness.store.seal import seal_problems
+
+    accepted, refused = [], []
+    for path in find_run_dirs(paths):
+        problems = seal_problems(path)
+        if problems and contribution(read_run(path)) is not None:
+            refused.append(f"{path}: refused, its files do not match its seal: " + "; ".join(problems))
+            print(f"error: {refused[-1]}", file=sys.stderr)
+        else:
+            accepted.append(path)
+    return accepted, refused
 
 
 def add_history_commands(commands) -> None:
@@ -275,6 +340,9 @@ def add_history_commands(commands) -> None:
     p.add_argument("--index", metavar="URL", help="link to the compatibility matrix (default: index.html when the "
                    "trend page's directory has one)")
     p.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML of the latest changes")
+    p.add_argument("--durable", metavar="SPEC", help="the history's durable copy: git:<repository>#<branch> or "
+                   "dir:<path>; runs the store lacks are restored from it first, runs added are saved to it "
+                   "(default: $TRT_MATRIX_HISTORY_STORE; none)")
     p.set_defaults(func=cmd_history)
 
     p = commands.add_parser("diff", help="compare two result sets; exit 1 on a regression; JUnit XML",
