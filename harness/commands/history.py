@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import sys
 from pathlib import Path
 
@@ -160,6 +161,9 @@ def cmd_merge(args) -> int:
     if merged.refused or merged.not_run:
         print(f"incomplete: {len(merged.refused)} run(s) refused, {len(merged.not_run)} planned job(s) not run",
               file=sys.stderr)
+    if os.environ.get("GITHUB_OUTPUT"):
+        with open(os.environ["GITHUB_OUTPUT"], "a") as outputs:
+            outputs.write(f"not_run={len(merged.not_run)}\nrefused={len(merged.refused)}\n")
     return EXIT_BROKEN if merged.problems or merged.refused or merged.not_run else EXIT_OK
 
 
@@ -257,8 +261,6 @@ def cmd_history(args) -> int:
 
 def _restore_durable(args):
     """The durable copy (--durable, else TRT_MATRIX_HISTORY_STORE), with the runs the store lacks copied in."""
-    import os
-
     from harness.store.durable import SETTING, DurableError, durable_copy
 
     spec = args.durable or os.environ.get(SETTING)

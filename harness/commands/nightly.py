@@ -140,6 +140,64 @@ def cmd_nightly(args) -> int:
     return EXIT_OK
 
 
+PLAN_DESCRIPTION = f"""\
+The night's job matrix for GitHub Actions, from matrix.yaml's hosts section: one job per host kind, per GPU
+architecture it lists under `architectures:` (the job also asks for a runner labelled with it, e.g. sm_89) and per
+shard (`shards: N`: jobs run `nightly --shard K/N`). Writes the plan (jobs and jobs not run) to --out as JSON and,
+under GitHub Actions, matrix=, jobs= and not_run= to GITHUB_OUTPUT; prints one line per job.
+
+--runners FILE (GitHub's answer to GET /repos/OWNER/REPO/actions/runners) leaves out every job no online runner
+can take and lists it as not run: `merge --plan` then reports it, so a kind whose runners are all offline never
+shows as passed. --durations-from PATH (the history store, or run directories) with --durations-out FILE writes
+each cell's last duration, which every shard reads (`nightly --durations`) so that all shards split the cells the
+same way. Exit status: {EXIT_OK}; {EXIT_USAGE} for bad arguments or an unreadable file.
+
+  python -m harness nightly-plan --out plan.json
+  python -m harness nightly-plan --runners runners.json --durations-from ~/trt-matrix/history --durations-out d.json
+"""
+
+
+def cmd_nightly_plan(args) -> int:
+    import json
+
+    from harness.matrix import load_hosts
+    from harness.orchestration.fleet_plan import durations_from, plan_jobs, read_runners
+    from harness.orchestration.shards import write_durations
+
+    hosts = load_hosts(args.matrix)
+    if not hosts:
+        print(f"error: {args.matrix} has no hosts section: nothing to plan", file=sys.stderr)
+        return EXIT_USAGE
+    runners = None
+    if args.runners is not None:
+        input_file(args.runners, "GitHub's answer to GET /repos/OWNER/REPO/actions/runners")
+        try:
+            runners = read_runners(args.runners)
+        except ValueError as err:
+            print(f"error: --runners: {err}", file=sys.stderr)
+            return EXIT_USAGE
+    plan = plan_jobs(hosts, runners)
+    for job in plan["include"]:
+        print(f"job {job['slot']}: runs-on {', '.join(job['labels'])}; targets {job['targets']}")
+    for job in plan["not_run"]:
+        print(f"not run: {job['slot']}: {job['reason']}")
+    if runners is not None:
+        print(f"{len(runners)} online runner(s): {', '.join(name for name, _ in runners) or 'none'}")
+    if args.durations_out is not None:
+        durations = durations_from(args.durations_from or [])
+        write_durations(durations, args.durations_out)
+        print(f"durations of {len(durations)} cell(s): {args.durations_out}")
+    text = json.dumps(plan, indent=1)
+    if args.out is not None:
+        args.out.write_text(text + "\n")
+        print(f"plan: {args.out}")
+    if os.environ.get("GITHUB_OUTPUT"):
+        with open(os.environ["GITHUB_OUTPUT"], "a") as outputs:
+            outputs.write(f"matrix={json.dumps({'include': plan['include']})}\njobs={len(plan['include'])}\n"
+                          f"not_run={len(plan['not_run'])}\n")
+    return EXIT_OK
+
+
 def add_nightly_commands(commands) -> None:
     raw = argparse.RawDescriptionHelpFormatter
     p = commands.add_parser("nightly", help="run this host's targets into a dated run directory (resumable, "
@@ -167,3 +225,15 @@ def add_nightly_commands(commands) -> None:
     add_cell_options(p)
     p.add_argument("--force", action="store_true", help="run every cell, carrying nothing over")
     p.set_defaults(func=cmd_nightly)
+
+    p = commands.add_parser("nightly-plan", help="the night's job matrix for a fleet of runners (kinds x "
+                            "architectures x shards), from matrix.yaml's hosts", description=PLAN_DESCRIPTION,
+                            formatter_class=raw)
+    p.add_argument("--out", type=Path, metavar="FILE", help="write the plan (jobs and jobs not run) as JSON here")
+    p.add_argument("--runners", type=Path, metavar="FILE", help="GitHub's runners API answer: jobs no online runner "
+                   "can take are listed as not run instead of queued")
+    p.add_argument("--durations-from", type=Path, nargs="+", metavar="PATH", help="history store or run directories "
+                   "whose records' durations balance the shards")
+    p.add_argument("--durations-out", type=Path, metavar="FILE", help="write the cells' durations here (for "
+                   "`nightly --durations`); with no --durations-from, an empty file: shards balance by count")
+    p.set_defaults(func=cmd_nightly_plan)
