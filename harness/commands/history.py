@@ -237,6 +237,10 @@ def cmd_history(args) -> int:
                 print(f"{series.name}: first run {series.latest.run}: nothing to compare")
             else:
                 print(f"{series.name}: " + changes_table(changes[series.name]))
+                for change in changes[series.name].changes:
+                    if change.disagreement:
+                        print(f"machines disagree: {change.cell} on {series.name}: {change.disagreement} (the "
+                              "newest record speaks)")
         comparisons = [c for c in changes.values() if c is not None]
         compared = {run.run for series in all_series for run in series.runs[-2:]}
         problems = [p for run in store.runs() if run.id in compared for p in run.problems]

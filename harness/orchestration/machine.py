@@ -11,13 +11,11 @@ from __future__ import annotations
 import os
 import platform
 import re
-import shutil
 import socket
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from harness.worker.environment import gpu_arch
+from harness.worker.environment import compute_capability, gpu_arch, nvidia_gpus
 
 DEVICE_TREE_MODEL = Path("/proc/device-tree/model")
 # A Jetson's module name -> its GPU architecture (Orin: Ampere sm_87; Thor: Blackwell sm_110).
@@ -31,29 +29,18 @@ def machine_name(explicit: str | None, host: str | None) -> str:
 
 
 def observed_gpus() -> list[dict[str, str]]:
-    """Each GPU nvidia-smi lists (name, compute capability, driver), or the Jetson module of the device tree."""
-    smi = shutil.which("nvidia-smi")
-    if smi:
-        try:
-            out = subprocess.run([smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.SubprocessError):
-            out = None
-        if out is not None and out.returncode == 0:
-            gpus = []
-            for line in out.stdout.splitlines():
-                parts = [p.strip() for p in line.split(",")]
-                if len(parts) == 3 and parts[0]:
-                    gpus.append({"name": parts[0], "compute_capability": parts[1], "driver_version": parts[2]})
-            if gpus:
-                return gpus
+    """Each GPU nvidia-smi lists (name, compute capability, driver), else the Jetson module of the device tree."""
+    gpus = [{"name": g["name"], "compute_capability": g.get("compute_cap", ""),
+             "driver_version": g.get("driver_version", "")} for g in nvidia_gpus() if g.get("name")]
+    if gpus:
+        return gpus
     try:
         model = DEVICE_TREE_MODEL.read_text(errors="replace").strip("\x00 \n")
     except OSError:
         return []
     for word, arch in JETSON_ARCH:
         if word in model.lower():
-            return [{"name": model, "compute_capability": f"{arch[3:-1]}.{arch[-1]}", "driver_version": ""}]
+            return [{"name": model, "compute_capability": compute_capability(arch), "driver_version": ""}]
     return []
 
 

@@ -49,6 +49,7 @@ class CellChange:
     old: dict[str, Any] | None
     new: dict[str, Any] | None
     old_run: str | None = None  # the run the old record is from, when it is not simply "the previous run"
+    disagreement: str | None = None  # "gpu-a pass, gpu-b fallback": machines of the new night that disagree
 
     @property
     def cell(self) -> str:

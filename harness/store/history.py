@@ -419,7 +419,8 @@ class HistoryStore:
             if disagreement:
                 why += f"; machines disagree that night: {disagreement} (the newest record speaks)"
             changes.append(CellChange(*cell, series.target, series.host, kind, why, old, new,
-                                      old_run=earlier[0] if earlier else old["provenance"]["run"] if old else None))
+                                      old_run=earlier[0] if earlier else old["provenance"]["run"] if old else None,
+                                      disagreement=disagreement))
         return Comparison(_night_label(previous), _night_label(latest), changes)
 
 
