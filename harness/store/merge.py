@@ -27,7 +27,7 @@ from typing import Any, Iterable
 
 from harness.judgement import COMPARED_OUTCOMES
 from harness.store.results_file import (
-    UNKNOWN_HOST, CellKey, ResultsWriter, cell_key, host_name, read_results_file, variant_on_target,
+    UNKNOWN_HOST, ResultsWriter, cell_key, host_name, read_results_file, variant_on_target,
 )
 from harness.store.run_dirs import RESULTS, LoadedRun, problems_of, read_runs
 from harness.store.seal import describe_machine, read_seal, seal_problems

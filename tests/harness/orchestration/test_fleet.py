@@ -11,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from tests.conftest import REPO, read_records
 from tests.harness.commands.test_main import harness
