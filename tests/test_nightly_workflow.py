@@ -214,11 +214,13 @@ def actions_step(tmp_path: Path, script: str, exit_status: int = 0, **env: str) 
 @pytest.mark.parametrize("force, expected", [("true", True), ("false", False), ("", False)])
 def test_nightly_step_passes_force_only_when_asked(workflow, tmp_path, force, expected):
     script = step(workflow["jobs"]["run"], "nightly")["run"]
-    process, _ = actions_step(tmp_path, script, FORCE=force, TRT_MATRIX_RUNS_DIR=str(tmp_path / "runs"))
+    process, _ = actions_step(tmp_path, script, FORCE=force, TRT_MATRIX_RUNS_DIR=str(tmp_path / "runs"),
+                              RUNNER_NAME="gpu-07")
     assert process.returncode == 0, process.stderr
     argv = (tmp_path / "python.log").read_text().split()
     assert argv[:3] == ["-m", "harness", "nightly"]
     assert argv[argv.index("--host-kind") + 1] == "cpu" and argv[argv.index("--host") + 1] == "cpu"
+    assert argv[argv.index("--machine") + 1] == "gpu-07"  # the runner's name: machines of a pool apart
     assert argv[argv.index("--runs") + 1] == str(tmp_path / "runs")
     assert ("--force" in argv) is expected
 

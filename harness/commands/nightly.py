@@ -36,7 +36,7 @@ run.json is damaged is never overwritten. Each cell's model and data are checked
 hashes before it runs (a damaged cached library under RUNS/.cases/ is generated again).
 
 Fleets: --host names the series (in the workflow, the host kind: any runner of a pool continues the same line);
-the machine is recorded apart from it (--machine, else the runner's RUNNER_NAME, else --host, else the hostname),
+the machine is recorded apart from it (--machine, in the workflow the runner's name; else --host, else the hostname),
 with its GPUs and architecture, in run.json and each record, and in the run directory's name when it is not the
 host. --gpu-arch sm_89 stops the nightly when the machine's GPU is another architecture (a mislabelled runner).
 --shard K/N runs a deterministic 1/N of the cells (balanced by --durations, written by `nightly-plan`, else by
@@ -210,7 +210,7 @@ def add_nightly_commands(commands) -> None:
     p.add_argument("--host", metavar="NAME", help="host name in the run directory and records (default: this "
                    "machine's hostname; give a pool of identical runners one name so they form one series)")
     p.add_argument("--machine", metavar="NAME", help="this machine's name, recorded apart from --host (default: "
-                   "RUNNER_NAME of a GitHub Actions runner, else --host, else the hostname)")
+                   "--host, else the hostname; the workflow gives the runner's name)")
     p.add_argument("--gpu-arch", metavar="sm_XY", help="the GPU architecture this runner is labelled with: stop "
                    "if the machine's GPU is another")
     p.add_argument("--shard", metavar="K/N", help="run shard K of N of the cells (every shard of a night, given "

@@ -1,14 +1,13 @@
 """The machine a nightly runs on, apart from the series it adds to.
 
 ``--host`` names a series (a host kind in the workflow: any runner of a pool continues the same line); the machine
-is the one box that ran tonight: its name (``--machine``, else the runner's name GitHub Actions gives in
-``RUNNER_NAME``, else ``--host``, else the hostname), its kind, its GPUs and their architecture. The GPU comes from
+is the one box that ran tonight: its name (``--machine``, which the workflow gives as the runner's name, else
+``--host``, else the hostname), its kind, its GPUs and their architecture. The GPU comes from
 ``nvidia-smi`` where there is one, else from a Jetson's device tree; a CPU-only machine has no GPU and no
 architecture.
 """
 from __future__ import annotations
 
-import os
 import platform
 import re
 import socket
@@ -23,9 +22,8 @@ JETSON_ARCH = (("thor", "sm_110"), ("orin", "sm_87"), ("xavier", "sm_72"))
 
 
 def machine_name(explicit: str | None, host: str | None) -> str:
-    """The machine's name: --machine, else the Actions runner's name, else --host, else the hostname."""
-    return (explicit or os.environ.get("RUNNER_NAME") or host or socket.gethostname().split(".")[0]
-            or "localhost")
+    """The machine's name: --machine, else --host, else the hostname."""
+    return explicit or host or socket.gethostname().split(".")[0] or "localhost"
 
 
 def observed_gpus() -> list[dict[str, str]]:

@@ -34,7 +34,6 @@ def machine_night(cases: Path, runs: Path, machine: str, date: str, *extra: str,
                   env: dict[str, str] | None = None) -> subprocess.Popen:
     """One machine's `harness nightly` of the host kind x86-gpu's series (here on ort-cpu), started now."""
     full = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    full.pop("RUNNER_NAME", None)
     return subprocess.Popen([sys.executable, "-m", "harness", "nightly", "--target", "ort-cpu", "--cases", str(cases),
                              "--runs", str(runs), "--host", "x86-gpu", "--machine", machine, "--date", date,
                              "--jobs", "1", *extra], cwd=REPO, env=full, stdout=subprocess.PIPE,
@@ -175,7 +174,6 @@ def test_a_contributed_run_is_shown_as_such_and_one_changed_byte_is_refused_nami
         control_cases_dir, tmp_path):
     [own] = finished(machine_night(control_cases_dir, tmp_path / "own", "gpu-a", NIGHT1))
     full = {**os.environ, "PYTHONPATH": str(REPO)}
-    full.pop("RUNNER_NAME", None)
     contributed = run_dir_of(harness("nightly", "--target", "ort-cpu", "--cases", str(control_cases_dir), "--runs",
                                      str(tmp_path / "jane"), "--host", "orin-nano-jane", "--date", NIGHT1,
                                      "--contributor", "Jane Doe (github: @jane)", env=full))
