@@ -55,7 +55,9 @@ SOURCE_FORM = re.compile(r"^\[(C|I|U)\] \S")
 # Base images that must never be used: the `-igpu` NGC tags ended after 26.02, and a 26.02 `-igpu` image links
 # libnvdla_compiler.so, which JetPack 7 lacks, so its TensorRT fails to import (platforms-2026.md).
 REFUSED_IMAGE = re.compile(r"-igpu(?:$|[^\w])")
-HOST_KEYS = {"title": str, "labels": list, "targets": list}
+HOST_KEYS = {"title": str, "labels": list, "targets": list, "shards": int, "architectures": list}
+_HOST_REQUIRED = ("title", "labels", "targets")
+_ARCH = re.compile(r"^sm_\d{2,3}$")
 
 
 class MatrixError(InputError):
@@ -103,6 +105,9 @@ class HostKind:
     title: str
     labels: tuple[str, ...]
     targets: tuple[str, ...]
+    shards: int = 1  # machines of this kind the night's cells are split over (harness nightly --shard K/N)
+    # GPU architectures this kind must cover every night (sm_89): one job each, on a runner labelled with it
+    architectures: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,14 +188,22 @@ def load_hosts(path: Path = DEFAULT_MATRIX) -> dict[str, HostKind]:
 
 def _host(path: Path, host_id: Any, body: Any, targets: dict[str, Target]) -> HostKind:
     where = f"{path}: hosts.{host_id}"
-    _check_entry(where, host_id, body, HOST_KEYS, tuple(HOST_KEYS), "a host kind", "orin-jp6.0")
+    _check_entry(where, host_id, body, HOST_KEYS, _HOST_REQUIRED, "a host kind", "orin-jp6.0")
+    if "shards" in body and (isinstance(body["shards"], bool) or body["shards"] < 1):
+        raise MatrixError(f"{where}.shards: must be a whole number of 1 or more, found {body['shards']!r}.")
+    architectures = body.get("architectures", [])
+    if not all(isinstance(a, str) and _ARCH.match(a) for a in architectures) or len(set(architectures)) != len(
+            architectures):
+        raise MatrixError(f"{where}.architectures: must be a list of distinct GPU architectures like sm_89, found "
+                          f"{architectures!r}.")
     for key in ("labels", "targets"):
         if not body[key] or not all(isinstance(item, str) and item for item in body[key]):
             raise MatrixError(f"{where}.{key}: must be a non-empty list of strings, found {body[key]!r}.")
     unknown = [t for t in body["targets"] if t not in targets]
     if unknown:
         raise MatrixError(f"{where}.targets: {unknown} are not targets of this file; known: {', '.join(targets)}.")
-    return HostKind(id=host_id, title=body["title"], labels=tuple(body["labels"]), targets=tuple(body["targets"]))
+    return HostKind(id=host_id, title=body["title"], labels=tuple(body["labels"]), targets=tuple(body["targets"]),
+                    shards=body.get("shards", 1), architectures=tuple(architectures))
 
 
 def _target(path: Path, target_id: Any, body: Any) -> Target:

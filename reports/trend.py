@@ -99,7 +99,7 @@ class SeriesView:
 
     @property
     def label(self) -> str:
-        return f"{self.series.target} @ {self.series.host}"
+        return f"{self.series.target} @ {self.series.host}" + (f" ({self.series.arch})" if self.series.arch else "")
 
     @property
     def not_compared(self) -> list[tuple[int, str, list[CellChange]]]:
@@ -113,8 +113,13 @@ class SeriesView:
 def series_view(store: HistoryStore, series: Series, dates: Sequence[str], change: Comparison | None) -> SeriesView:
     """The strips of ``series`` over ``dates`` (its latest run of each night), its latest change and carry-overs."""
     wanted = set(dates)
-    night_runs = {run.date: run.run for run in series.runs if run.date in wanted}  # a night's last run wins
-    cells_by_run = store.outcomes_of(series, dict.fromkeys([*night_runs.values(), series.latest.run]))
+    nights = {date: runs for date, runs in series.nights() if date in wanted}  # a date's last night wins
+    nights[series.latest.date] = series.nights()[-1][1]
+    outcomes = store.outcomes_of(series, dict.fromkeys(run.run for runs in nights.values() for run in runs))
+    # a night of several machines or shards: its cells together, the newest record of a cell speaking
+    night_runs = {date: runs[-1].run for date, runs in nights.items() if date in wanted}
+    cells_by_run = {runs[-1].run: {cell: found for run in runs for cell, found in outcomes[run.run].items()}
+                    for runs in nights.values()}
     env_changes = series.env_changes()
     night_env = {env.date: env.text for env in env_changes}
     cells = sorted({cell for run in night_runs.values() for cell in cells_by_run[run]})

@@ -1,6 +1,5 @@
-"""The nightly job: .github/workflows/nightly.yml's structure (its host matrix: tests/test_target_lists.py), its
-shell steps run for real against a stand-in `python`, and the cron recipe (scripts/nightly-host.sh,
-scripts/nightly-publish.sh) run end to end."""
+"""The nightly job: .github/workflows/nightly.yml kept in step with matrix.yaml, its shell steps run for real against
+a stand-in `python`, and the cron recipe (scripts/nightly-host.sh, scripts/nightly-publish.sh) run end to end."""
 from __future__ import annotations
 
 import fnmatch
@@ -43,7 +42,7 @@ def step_using(job: dict, action: str) -> list[dict]:
 # --- The workflow's structure -------------------------------------------------------------------------------------
 
 
-# The job matrix and actionlint's runner labels, lists of matrix.yaml's hosts: tests/test_target_lists.py.
+# The job matrix comes from the plan job (below); actionlint's runner labels: tests/test_target_lists.py.
 
 
 def test_workflow_runs_nightly_and_by_hand_with_a_force_switch(workflow):
@@ -59,17 +58,44 @@ def test_two_nightlies_never_overlap_and_the_token_only_reads(workflow):
     assert workflow["concurrency"]["cancel-in-progress"] is False
     assert workflow["permissions"] == {"contents": "read"}
     # Only the Pages deployment gets more, for itself.
+    # Only the Pages deployment, and the publish job that pushes the history's durable copy, get more, for
+    # themselves.
     elevated = {name: job["permissions"] for name, job in workflow["jobs"].items() if "permissions" in job}
-    assert elevated == {"deploy": {"pages": "write", "id-token": "write"}}
+    assert elevated == {"deploy": {"pages": "write", "id-token": "write"}, "publish": {"contents": "write"}}
+    assert set(workflow[True]) == {"schedule", "workflow_dispatch"}  # never on a pull request's code
     # `shell: bash` is what makes Actions run each script with -e and -o pipefail.
     assert workflow["defaults"]["run"]["shell"] == "bash"
+
+
+def test_job_matrix_is_the_plan_of_the_hosts_section_of_matrix_yaml(workflow, tmp_path):
+    plan, run = workflow["jobs"]["plan"], workflow["jobs"]["run"]
+    assert run["needs"] in ("plan", ["plan"])
+    assert run["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
+    assert plan["outputs"]["matrix"] == "${{ steps.plan.outputs.matrix }}"
+    assert "jobs != '0'" in run["if"]  # all runners offline: no empty matrix, the merge reports every job not run
+    assert "harness nightly-plan" in step(plan, "plan")["run"]
+    assert plan["runs-on"] == list(load_hosts()["cpu"].labels)
+    # The plan job's command, run for real on the repository's matrix.yaml: every kind, architecture and shard once.
+    outputs = tmp_path / "outputs"
+    harness_process = subprocess.run([sys.executable, "-m", "harness", "nightly-plan", "--out", str(tmp_path / "p.json")],
+                                     cwd=REPO, capture_output=True, text=True, env={**os.environ,
+                                                                                     "GITHUB_OUTPUT": str(outputs)})
+    assert harness_process.returncode == 0, harness_process.stderr
+    written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    include = json.loads(written["matrix"])["include"]
+    expected = [(kind.id, arch, f"{k}/{kind.shards}" if kind.shards > 1 else "", [*kind.labels, *([arch] if arch else [])],
+                 " ".join(kind.targets))
+                for kind in load_hosts().values() for arch in kind.architectures or ("",)
+                for k in range(1, kind.shards + 1)]
+    assert [(j["host"], j["arch"], j["shard"], j["labels"], j["targets"]) for j in include] == expected
+    assert len({j["slot"] for j in include}) == len(include) and int(written["jobs"]) == len(include)
 
 
 def test_each_host_kind_runs_on_its_own_runners_and_finishes_on_its_own(workflow):
     run = workflow["jobs"]["run"]
     assert run["runs-on"] == "${{ matrix.labels }}"
     assert run["strategy"]["fail-fast"] is False
-    assert "${{ matrix.host }}" in run["name"] and "${{ matrix.targets }}" in run["name"]
+    assert "${{ matrix.slot }}" in run["name"] and "${{ matrix.targets }}" in run["name"]
     # The runner's own Python, not setup-python (no arm64 JetPack builds of it).
     assert not step_using(run, "actions/setup-python")
     assert "-m venv" in step(run, "Create a Python environment for the harness")["run"]
@@ -97,26 +123,29 @@ def test_run_directory_is_uploaded_even_when_the_run_failed(workflow):
     (upload,) = step_using(run, "actions/upload-artifact")
     for gated in (upload, step(run, "stage")):
         assert "always()" in gated["if"] and "steps.nightly.outputs.run_dir" in gated["if"]
-    assert "${{ matrix.host }}" in upload["with"]["name"]
+    assert "${{ matrix.slot }}" in upload["with"]["name"]  # one artifact per job: kind, architecture, shard
     assert upload["with"]["if-no-files-found"] == "error"
 
 
 def test_publish_runs_after_failed_hosts_on_a_cpu_runner(workflow):
     publish = workflow["jobs"]["publish"]
-    assert publish["needs"] in ("run", ["run"])
+    assert set(publish["needs"]) == {"plan", "run"}
     # always() or !cancelled(): both run after a failed dependency; the default (success()) would not.
     assert re.search(r"always\(\)|!\s*cancelled\(\)", publish["if"])
     assert publish["runs-on"] == list(load_hosts()["cpu"].labels)
 
 
 def test_publish_downloads_every_host_artifact_then_merges_and_keeps_history(workflow):
+    from harness.orchestration.fleet_plan import plan_jobs
+
     run, publish = workflow["jobs"]["run"], workflow["jobs"]["publish"]
-    (download,) = step_using(publish, "actions/download-artifact")
+    download, plan = step_using(publish, "actions/download-artifact")
     artifact_name = step_using(run, "actions/upload-artifact")[0]["with"]["name"]
-    for kind in load_hosts():
-        assert fnmatch.fnmatch(artifact_name.replace("${{ matrix.host }}", kind), download["with"]["pattern"])
+    for job in plan_jobs(load_hosts())["include"]:
+        assert fnmatch.fnmatch(artifact_name.replace("${{ matrix.slot }}", job["slot"]), download["with"]["pattern"])
     assert download["with"]["path"] == "tonight"
-    assert "harness merge tonight --out site --trend trend.html" in step(publish, "merge")["run"]
+    assert plan["with"] == {"name": "plan", "path": "plan"}
+    assert "harness merge tonight --out site --trend trend.html --plan plan/plan.json" in step(publish, "merge")["run"]
     history = step(publish, "history")["run"]
     assert re.search(r"harness history \S+ --add tonight --out site/trend\.html --junit site/regressions\.xml", history)
     assert "GITHUB_STEP_SUMMARY" in history
@@ -153,7 +182,7 @@ exit "${FAKE_EXIT:-0}"
 def actions_step(tmp_path: Path, script: str, exit_status: int = 0, **env: str) -> tuple[subprocess.CompletedProcess, dict]:
     """Run SCRIPT as a `shell: bash` step (bash -e -o pipefail) with `python` exiting EXIT_STATUS.
     Returns the process and what the step wrote to GITHUB_OUTPUT."""
-    script = script.replace("${{ matrix.host }}", "cpu")
+    script = script.replace("${{ matrix.host }}", "cpu").replace("${{ matrix.slot }}", "cpu")
     assert "${{" not in script, f"an expression this test does not stand in for: {script}"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
@@ -178,11 +207,13 @@ def actions_step(tmp_path: Path, script: str, exit_status: int = 0, **env: str) 
 @pytest.mark.parametrize("force, expected", [("true", True), ("false", False), ("", False)])
 def test_nightly_step_passes_force_only_when_asked(workflow, tmp_path, force, expected):
     script = step(workflow["jobs"]["run"], "nightly")["run"]
-    process, _ = actions_step(tmp_path, script, FORCE=force, TRT_MATRIX_RUNS_DIR=str(tmp_path / "runs"))
+    process, _ = actions_step(tmp_path, script, FORCE=force, TRT_MATRIX_RUNS_DIR=str(tmp_path / "runs"),
+                              RUNNER_NAME="gpu-07")
     assert process.returncode == 0, process.stderr
     argv = (tmp_path / "python.log").read_text().split()
     assert argv[:3] == ["-m", "harness", "nightly"]
     assert argv[argv.index("--host-kind") + 1] == "cpu" and argv[argv.index("--host") + 1] == "cpu"
+    assert argv[argv.index("--machine") + 1] == "gpu-07"  # the runner's name: machines of a pool apart
     assert argv[argv.index("--runs") + 1] == str(tmp_path / "runs")
     assert ("--force" in argv) is expected
 
@@ -192,6 +223,41 @@ def test_nightly_step_fails_the_host_job_on_infra_errors_and_says_why(workflow, 
     process, _ = actions_step(tmp_path, script, exit_status=3, TRT_MATRIX_RUNS_DIR=str(tmp_path / "runs"))
     assert process.returncode == 3
     assert "::error" in process.stdout and "infra-error" in process.stdout
+
+
+@pytest.mark.parametrize("arch, shard", [("", ""), ("sm_89", ""), ("sm_89", "2/3")])
+def test_nightly_step_asks_for_the_job_s_architecture_and_shard(workflow, tmp_path, arch, shard):
+    script = step(workflow["jobs"]["run"], "nightly")["run"]
+    process, _ = actions_step(tmp_path, script, ARCH=arch, SHARD=shard, TRT_MATRIX_RUNS_DIR=str(tmp_path / "runs"))
+    assert process.returncode == 0, process.stderr
+    argv = (tmp_path / "python.log").read_text().split()
+    assert ("--gpu-arch" in argv) is bool(arch) and (not arch or argv[argv.index("--gpu-arch") + 1] == arch)
+    assert ("--shard" in argv) is bool(shard)
+    if shard:  # every shard reads the plan's durations, so all of them split the cells the same way
+        assert argv[argv.index("--shard") + 1] == shard
+        assert argv[argv.index("--durations") + 1] == str(tmp_path / "runner-temp" / "plan" / "durations.json")
+
+
+@pytest.mark.parametrize("runners", [False, True])
+def test_plan_step_passes_the_runners_and_the_history_durations_when_there_are_some(workflow, tmp_path, runners):
+    history = tmp_path / "history-store"
+    history.mkdir()
+    env = {"TRT_MATRIX_HISTORY_DIR": str(history), "RUNNERS": str(tmp_path / "runners.json") if runners else ""}
+    process, _ = actions_step(tmp_path, step(workflow["jobs"]["plan"], "plan")["run"], **env)
+    assert process.returncode == 0, process.stderr
+    argv = (tmp_path / "python.log").read_text().split()
+    assert argv[:3] == ["-m", "harness", "nightly-plan"]
+    assert argv[argv.index("--durations-from") + 1] == str(history)
+    assert ("--runners" in argv) is runners
+
+
+def test_verdict_step_fails_a_night_with_a_job_not_run_even_without_a_regression(workflow, tmp_path):
+    verdict = step(workflow["jobs"]["publish"], "verdict")
+    assert "steps.merge.outputs.not_run" in verdict["if"]
+    process, _ = actions_step(tmp_path, verdict["run"], STATUS="0", NOT_RUN="2")
+    assert process.returncode == 3 and "::error title=not run::2 planned job(s) did not run" in process.stdout
+    process, _ = actions_step(tmp_path, verdict["run"], STATUS="1", NOT_RUN="2")
+    assert process.returncode == 1  # the regression's status wins
 
 
 def test_staged_upload_keeps_the_run_directory_name_and_logs_but_not_models_or_engines(workflow, tmp_path):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from harness.commands.options import (
     EXIT_REGRESSION,
     EXIT_USAGE,
     CommandError,
+    input_file,
     iso_date,
     output_directory,
     output_file,
@@ -25,10 +27,15 @@ conflicts, problems) and OUT/index.html (the compatibility matrix). Each PATH is
 holding run directories (e.g. downloaded CI artifacts). The night is --night DATE, else the newest night among the
 runs found; of that night each host's newest run is merged. Every other run (another night, an earlier run of the
 same host) is left out and named: a cell a host did not record that night is absent, never filled in from an older
-night. The same cell from two hosts stays two records, shown side by side, and is a conflict when their outcomes
-disagree. A torn or corrupt results file is reported line by line (its bad lines are kept in OUT/rejected.txt) and
+night. Several runs of one host that night all stand when they are of different machines (a runner pool) or shards;
+each run is named with its machine. The same cell from two hosts, or two machines, stays two records and is a
+conflict when their outcomes disagree. Each sealed run (files.json) is checked: a contributed run whose files do not
+match is refused, naming each file; a run of the fleet's own that does not match is reported as damaged. A
+contributed run is shown as such (who, what machine). --plan FILE (the night's job matrix from
+`nightly-plan`) lists every planned job with no run as not run. A torn or corrupt results file is reported line by line (its bad lines are kept in OUT/rejected.txt) and
 the rest still merges. Exit status: {EXIT_OK}, {EXIT_BROKEN} when some merged input was damaged or lost records
-(merged anyway, named on stderr and at the top of the page), {EXIT_USAGE} for bad arguments or no run of the night.
+(merged anyway, named on stderr and at the top of the page), a run was refused or a planned job did not run,
+{EXIT_USAGE} for bad arguments or no run of the night.
 """
 
 HISTORY_DESCRIPTION = f"""\
@@ -45,7 +52,13 @@ is compared (its cells are gone), never skipped. Exit status: {EXIT_REGRESSION} 
 than run.json counts) or cells are gone from a series' latest run (said at the top of the page; {EXIT_BROKEN} wins
 over {EXIT_REGRESSION}); {EXIT_OK} otherwise; {EXIT_USAGE} for bad arguments.
 
+A history store is a cache of its durable copy (--durable or TRT_MATRIX_HISTORY_STORE: a branch of a git
+repository, or a directory such as a mounted bucket): the runs it lacks are restored from the copy first, the runs
+added are saved to it, so a new runner continues the same history. A contributed run (its files.json names a
+contributor) whose files do not match its seal is refused, naming each file.
+
   python -m harness history ~/trt-matrix/history --add tonight/ --out site/trend.html --junit site/regressions.xml
+  python -m harness history ~/trt-matrix/history --durable git:https://github.com/OWNER/REPO.git#trt-matrix-history
 """
 
 DIFF_DESCRIPTION = f"""\
@@ -87,22 +100,48 @@ def cmd_merge(args) -> int:
 
     output_directory(args.out, "--out")
     targets = load_matrix(args.matrix)
-    merged = merge_runs(args.paths, night=args.night)
+    plan = None
+    if args.plan is not None:
+        import json
+
+        input_file(args.plan, "the night's job matrix written by `python -m harness nightly-plan --out`")
+        try:
+            plan = json.loads(args.plan.read_text())
+        except json.JSONDecodeError as err:
+            raise CommandError(f"{args.plan}: not valid JSON ({err})") from None
+        if not isinstance(plan, dict) or not isinstance(plan.get("include"), list):
+            raise CommandError(f"{args.plan}: field 'include' must be a list of jobs (nightly-plan's output)")
+    merged = merge_runs(args.paths, night=args.night, plan=plan)
+    for refused in merged.refused:
+        print(f"error: {refused}", file=sys.stderr)
+    if not merged.runs and merged.refused:
+        raise CommandError(f"nothing to merge: every run was refused (above); a contributed run must arrive as its "
+                           "contributor sealed it")
     if not merged.runs:
         raise CommandError(f"no run of {args.night} in {', '.join(map(str, args.paths))}; the runs found are of "
                            f"{', '.join(sorted({gone.run.night for gone in merged.left_out}))}")
     results = write_merged(merged, args.out)
     print(f"night {merged.night}:")
+    from harness.store.merge import contribution
+
     for run in merged.runs:
-        print(f"{run.id}: host {run.host}, {len(run.records)} record(s)"
+        contributed = contribution(run)
+        print(f"{run.id}: host {run.host}, machine {run.machine}" + (f" ({run.gpu_arch})" if run.gpu_arch else "")
+              + (f", shard {run.shard}" if run.shard else "") + (f", {contributed}" if contributed else "")
+              + f", {len(run.records)} record(s)"
               + (f", {len(run.bad_lines)} bad line(s)" if run.bad_lines else "") + f"  ({run.path})")
+    for job in merged.not_run:
+        print(f"not run: {job}")
     for gone in merged.left_out:
         print(f"left out: {gone}")
     for conflict in merged.conflicts:
         outcomes = ", ".join(f"{host}: {outcome}" for host, outcome in conflict.outcomes.items())
         print(f"conflict: {conflict.case}/{conflict.variant} on {conflict.target}: {outcomes}")
     notes = [f"Night {merged.night}, merged from {len(merged.runs)} run(s): "
-             + ", ".join(f"{run.id} ({run.host})" for run in merged.runs)]
+             + ", ".join(f"{run.id} ({run.label}" + (f"; {contribution(run)}" if contribution(run) else "") + ")"
+                         for run in merged.runs)]
+    notes += [f"Not run: {job}" for job in merged.not_run]
+    notes += [f"Refused: {refused}" for refused in merged.refused]
     if merged.left_out:
         notes.append(f"Left out (one night, each host's newest run): {len(merged.left_out)} run(s), listed in "
                      "merge.json.")
@@ -119,8 +158,13 @@ def cmd_merge(args) -> int:
         for problem in merged.problems:
             print(f"warning: {problem}", file=sys.stderr)
         print(f"some input was damaged: {len(merged.problems)} problem(s) above; the rest was merged", file=sys.stderr)
-        return EXIT_BROKEN
-    return EXIT_OK
+    if merged.refused or merged.not_run:
+        print(f"incomplete: {len(merged.refused)} run(s) refused, {len(merged.not_run)} planned job(s) not run",
+              file=sys.stderr)
+    if os.environ.get("GITHUB_OUTPUT"):
+        with open(os.environ["GITHUB_OUTPUT"], "a") as outputs:
+            outputs.write(f"not_run={len(merged.not_run)}\nrefused={len(merged.refused)}\n")
+    return EXIT_BROKEN if merged.problems or merged.refused or merged.not_run else EXIT_OK
 
 
 def _result_set(path: Path, problems: list[str]) -> list[dict]:
@@ -175,9 +219,13 @@ def cmd_history(args) -> int:
     if args.out is not None:
         output_file(args.out, "--out")
     targets = load_matrix(args.matrix)
+    durable, refused = _restore_durable(args), []
     with HistoryStore(args.history) as store:
+        added = []
         if args.add:
-            for stored in store.add(args.add):
+            accepted, refused = _refuse_altered_contributions(args.add)
+            added = store.add(accepted) if accepted else []
+            for stored in added:
                 print(f"added {stored}")
         if not store.runs():
             print(f"error: {args.history} holds no run directory; add some with --add", file=sys.stderr)
@@ -189,6 +237,10 @@ def cmd_history(args) -> int:
                 print(f"{series.name}: first run {series.latest.run}: nothing to compare")
             else:
                 print(f"{series.name}: " + changes_table(changes[series.name]))
+                for change in changes[series.name].changes:
+                    if change.disagreement:
+                        print(f"machines disagree: {change.cell} on {series.name}: {change.disagreement} (the "
+                              "newest record speaks)")
         comparisons = [c for c in changes.values() if c is not None]
         compared = {run.run for series in all_series for run in series.runs[-2:]}
         problems = [p for run in store.runs() if run.id in compared for p in run.problems]
@@ -206,7 +258,60 @@ def cmd_history(args) -> int:
         for problem in store.problems():
             if problem not in problems:
                 print(f"warning: {problem} (an older run: not compared)", file=sys.stderr)
-    return _verdict(problems, gone, sum(len(c.regressions) for c in comparisons))
+        saved_ok = _save_durable(durable, args.history, added, store)
+    status = _verdict(problems + refused, gone, sum(len(c.regressions) for c in comparisons))
+    return EXIT_BROKEN if status == EXIT_OK and not saved_ok else status
+
+
+def _restore_durable(args):
+    """The durable copy (--durable, else TRT_MATRIX_HISTORY_STORE), with the runs the store lacks copied in."""
+    from harness.store.durable import SETTING, DurableError, durable_copy
+
+    spec = args.durable or os.environ.get(SETTING)
+    if not spec:
+        return None
+    try:
+        durable = durable_copy(spec)
+        restored = durable.restore(args.history)
+    except DurableError as err:
+        raise CommandError(str(err)) from None
+    print(f"durable copy {durable}: {len(restored)} run(s) restored into {args.history}")
+    return durable
+
+
+def _save_durable(durable, root: Path, added: list[Path], store) -> bool:
+    """Write the runs added now, and any the durable copy lacks, to it; False (said on stderr) when it failed."""
+    from harness.store.durable import DurableError
+
+    if durable is None:
+        return True
+    wanted = sorted({path.name for path in added} | ({run.dir.name for run in store.runs()
+                                                      if run.dir.parent == root} - set(durable.names())))
+    try:
+        saved = durable.save(root, wanted)
+    except DurableError as err:
+        print(f"error: {err}; the runs stay in {root} and are saved with the next night", file=sys.stderr)
+        return False
+    print(f"durable copy {durable}: {len(saved)} run(s) saved")
+    return True
+
+
+def _refuse_altered_contributions(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The run directories of ``paths`` to add, and one problem per contributed run whose files do not match its
+    seal (not added, each file named)."""
+    from harness.store.merge import contribution
+    from harness.store.run_dirs import find_run_dirs, read_run
+    from harness.store.seal import seal_problems
+
+    accepted, refused = [], []
+    for path in find_run_dirs(paths):
+        problems = seal_problems(path)
+        if problems and contribution(read_run(path)) is not None:
+            refused.append(f"{path}: refused, its files do not match its seal: " + "; ".join(problems))
+            print(f"error: {refused[-1]}", file=sys.stderr)
+        else:
+            accepted.append(path)
+    return accepted, refused
 
 
 def add_history_commands(commands) -> None:
@@ -221,6 +326,8 @@ def add_history_commands(commands) -> None:
                    "claims, remedies and notes (default: the cases-index.json each run directory keeps)")
     p.add_argument("--trend", metavar="URL", help="link to the trend page (e.g. trend.html): the header links it and "
                    "each cell links its history there")
+    p.add_argument("--plan", type=Path, metavar="FILE", help="the night's job matrix (`nightly-plan --out`): each "
+                   "planned job with no run is listed as not run")
     p.set_defaults(func=cmd_merge)
 
     p = commands.add_parser("history", help="add runs to the history store; trend page; regressions since the "
@@ -239,6 +346,9 @@ def add_history_commands(commands) -> None:
     p.add_argument("--index", metavar="URL", help="link to the compatibility matrix (default: index.html when the "
                    "trend page's directory has one)")
     p.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML of the latest changes")
+    p.add_argument("--durable", metavar="SPEC", help="the history's durable copy: git:<repository>#<branch> or "
+                   "dir:<path>; runs the store lacks are restored from it first, runs added are saved to it "
+                   "(default: $TRT_MATRIX_HISTORY_STORE; none)")
     p.set_defaults(func=cmd_history)
 
     p = commands.add_parser("diff", help="compare two result sets; exit 1 on a regression; JUnit XML",

@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from harness.orchestration import fingerprint
+from harness.orchestration.shards import Shard, cells_of
 from harness.matrix import Target
 from harness.orchestration.run_targets import RunSummary, matches, run_targets
 from harness.judgement import RETRIED_OUTCOMES
 from harness.store.results_file import ResultsWriter, read_results_file, variant_on_target
+from harness.store.seal import remove_seal, write_seal
 from harness.store.run_dirs import (
     CASES_INDEX,
     MANIFEST,
@@ -69,6 +71,19 @@ class RunPlan:
     # what the command adds to each variant's index entry when the library is generated (the engine prediction,
     # harness.scan.predicted.predicted_entry: orchestration imports none of harness.scan)
     entry_extras: Callable[..., dict] | None = None
+    # the machine apart from the series (harness.orchestration.machine.machine_facts); None: the host names it
+    machine: dict[str, Any] | None = None
+    shard: Shard | None = None  # run only this shard of the cells (harness.orchestration.shards)
+    durations: dict[tuple[str, str, str], float] | None = None  # per cell, what balances the shards
+    contributor: str | None = None  # who ran it, for a run contributed from a machine the maintainers do not own
+
+    @property
+    def machine_name(self) -> str:
+        return (self.machine or {}).get("name") or self.host
+
+    @property
+    def gpu_arch(self) -> str | None:
+        return (self.machine or {}).get("gpu_arch")
 
 
 @dataclasses.dataclass
@@ -172,8 +187,10 @@ def latest_records(results: Path, progress: Callable[[str], None]) -> dict[CellO
     return latest_of(read.records)
 
 
-def earlier_runs(runs_root: Path, host: str, current: str) -> list[Path]:
-    """Run directories of ``host`` under ``runs_root`` other than ``current``, newest first."""
+def earlier_runs(runs_root: Path, host: str, current: str, gpu_arch: str | None = None) -> list[Path]:
+    """Run directories of ``host`` under ``runs_root`` other than ``current``, newest first; with ``gpu_arch``, only
+    those whose machine had that GPU architecture (or said none): a pool's Turing server never carries its cells
+    over to an Ada one."""
     found = []
     for child in runs_root.iterdir() if runs_root.is_dir() else ():
         if child.name.startswith(".") or child.name == current or not (child / MANIFEST).is_file():
@@ -182,16 +199,16 @@ def earlier_runs(runs_root: Path, host: str, current: str) -> list[Path]:
             manifest = read_manifest(child)
         except ValueError:
             continue  # an unreadable manifest: that run is not used for carrying over
-        if manifest["host"] == host:
+        if manifest["host"] == host and (gpu_arch is None or manifest.get("gpu_arch") in (None, gpu_arch)):
             found.append((manifest["started_at"], child.name, child))
     return [path for _, _, path in sorted(found, reverse=True)]
 
 
 def latest_earlier_records(runs_root: Path, host: str, current: str, wanted: set[CellOfHost],
-                           progress: Callable[[str], None]) -> dict[CellOfHost, rec.Record]:
-    """Per wanted cell, its last record in the newest earlier run of ``host`` that has one."""
+                           progress: Callable[[str], None], gpu_arch: str | None = None) -> dict[CellOfHost, rec.Record]:
+    """Per wanted cell, its last record in the newest earlier run of ``host`` (on ``gpu_arch``) that has one."""
     found: dict[CellOfHost, rec.Record] = {}
-    for run_dir in earlier_runs(runs_root, host, current):
+    for run_dir in earlier_runs(runs_root, host, current, gpu_arch):
         missing = wanted - found.keys()
         if not missing:
             break
@@ -208,11 +225,13 @@ def settled(record: rec.Record | None, inputs_sha: str, environment_sha: str | N
     return provenance.get("inputs_sha256") == inputs_sha and provenance.get("environment_sha256") == environment_sha
 
 
-def carry_over(record: rec.Record, cell: Cell, run: str, host: str) -> rec.Record:
+def carry_over(record: rec.Record, cell: Cell, run: str, host: str, machine: str | None = None) -> rec.Record:
     """A copy of an earlier run's record for this run, judged again against the cell's current upstream claim."""
     copy = rec.judged_again(record, cell.get("claims", []))
     observed_in = record["provenance"].get("carried_over_from") or record["provenance"]["run"]
     copy["provenance"] = {**record["provenance"], "run": run, "host": host, "carried_over_from": observed_in}
+    if machine:
+        copy["provenance"]["machine"] = machine
     return copy
 
 
@@ -221,7 +240,7 @@ def run_nightly(plan: RunPlan, *, jobs: int = 1, timeout_s: float = 300.0,
     """Run (or resume) the nightly ``plan``; see the module docstring for which cells run."""
     library_sha = fingerprint.library_sha256() if plan.cases_dir is None else None
     cases_dir, revision = cases_for_run(plan, library_sha or "", progress)
-    rid = run_id(plan.date, plan.host, revision)
+    rid = run_id(plan.date, plan.host, revision, machine=plan.machine_name, shard=plan.shard)
     run_dir = plan.runs_root / rid
     _check_resumable(run_dir, rid)
     cells = [c for c in load_cells(cases_dir) if matches(c, plan.pattern)]  # a damaged index: nothing is created
@@ -234,7 +253,13 @@ def run_nightly(plan: RunPlan, *, jobs: int = 1, timeout_s: float = 300.0,
         worker = fingerprint.worker_sha256()
         environments = {t.id: fingerprint.environment_sha256(t, worker, progress) for t in plan.targets}
         wanted = {(c["case"], c["variant"], t.id) for c in cells for t in plan.targets}
-        earlier = {} if plan.force else latest_earlier_records(plan.runs_root, plan.host, rid, wanted, progress)
+        if plan.shard is not None:
+            wanted = cells_of(plan.shard, wanted, plan.durations)
+            progress(f"shard {plan.shard}: {len(wanted)} cell(s) of this night's "
+                     f"{len(cells) * len(plan.targets)} (balanced by "
+                     f"{'the durations given' if plan.durations else 'count'})")
+        earlier = {} if plan.force else latest_earlier_records(plan.runs_root, plan.host, rid, wanted, progress,
+                                                               plan.gpu_arch)
         todo: dict[str, list[Cell]] = {}
         carried: list[rec.Record] = []
         resumed: collections.Counter = collections.Counter()
@@ -244,10 +269,12 @@ def run_nightly(plan: RunPlan, *, jobs: int = 1, timeout_s: float = 300.0,
                 todo[target.id] = []
                 for cell in cells:
                     key, sha = (*variant_key(cell), target.id), inputs[variant_key(cell)]
+                    if key not in wanted:
+                        continue  # another shard's cell
                     if not plan.force and settled(in_run.get(key), sha, environments[target.id]):
                         resumed[target.id] += 1
                     elif settled(earlier.get(key), sha, environments[target.id]):
-                        writer.append(carry_over(earlier[key], cell, rid, plan.host))
+                        writer.append(carry_over(earlier[key], cell, rid, plan.host, plan.machine_name))
                         carried.append(earlier[key])
                     else:
                         todo[target.id].append(cell)
@@ -258,7 +285,8 @@ def run_nightly(plan: RunPlan, *, jobs: int = 1, timeout_s: float = 300.0,
                          f"this run: {resumed[target.id]}")
 
             def annotate(record: rec.Record) -> rec.Record:
-                record["provenance"] = {"run": rid, "host": plan.host, "inputs_sha256": inputs[variant_key(record)],
+                record["provenance"] = {"run": rid, "host": plan.host, "machine": plan.machine_name,
+                                        "inputs_sha256": inputs[variant_key(record)],
                                         "environment_sha256": environments[record["target"]],
                                         "carried_over_from": None}
                 return record
@@ -303,8 +331,12 @@ def _start(run_dir: Path, plan: RunPlan, rid: str, revision: str, cases_dir: Pat
     else:
         manifest = {"format": RUN_FORMAT, "id": rid, "host": plan.host, "date": plan.date, "revision": revision,
                     "started_at": now, "attempts": [], "targets": []}
+    remove_seal(run_dir)  # the run changes from here on; _finish seals it again
+    facts = plan.machine or {"name": plan.host, "kind": plan.host_kind}
     manifest.update(
-        host_kind=plan.host_kind, machine=socket.gethostname(), library_sha256=library_sha, cases_dir=str(cases_dir),
+        host_kind=plan.host_kind, machine=plan.machine_name, machine_facts=facts, gpu_arch=facts.get("gpu_arch"),
+        shard=str(plan.shard) if plan.shard else None, contributor=plan.contributor,
+        library_sha256=library_sha, cases_dir=str(cases_dir),
         targets=list(dict.fromkeys([*manifest.get("targets", []), *(t.id for t in plan.targets)])),
         status="running", finished_at=None,
     )
@@ -333,3 +365,4 @@ def _finish(run_dir: Path, manifest: dict[str, Any], plan: RunPlan, resumed: col
     manifest["attempts"][-1]["resumed_cells"] = sum(resumed.values())
     manifest["status"] = "finished"
     write_manifest(run_dir, manifest)
+    write_seal(run_dir, manifest.get("machine_facts") or {}, manifest.get("contributor"))

@@ -49,6 +49,7 @@ class CellChange:
     old: dict[str, Any] | None
     new: dict[str, Any] | None
     old_run: str | None = None  # the run the old record is from, when it is not simply "the previous run"
+    disagreement: str | None = None  # "gpu-a pass, gpu-b fallback": machines of the new night that disagree
 
     @property
     def cell(self) -> str:
@@ -158,9 +159,11 @@ class Comparison:
 
 def compare_records(old: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]], old_label: str = "old",
                     new_label: str = "new") -> Comparison:
-    """Pair the cells of ``old`` and ``new`` (the last record of a cell wins on each side) and classify each pair.
+    """Pair the cells of ``old`` and ``new`` and classify each pair.
 
-    Cells are paired by (case, variant, target, host). A target seen on exactly one host on each side is paired
+    Cells are paired by (case, variant, target, host, GPU architecture). On each side the newest record of a cell
+    speaks (the latest ``started_at``; of equal ones, the later in the file): two machines of one host kind that
+    recorded the same cell are one observation, the newer. A target seen on exactly one host on each side is paired
     across hosts (a runner pool names its machines differently from night to night); the host change is said.
     """
     old_cells, new_cells = _by_cell(old), _by_cell(new)
@@ -172,8 +175,9 @@ def compare_records(old: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]]
         else:
             pairs = [(h if h in before else None, h if h in after else None)
                      for h in sorted(set(before) | set(after), key=str)]
-        for old_host, new_host in pairs:
-            old_record, new_record = before.get(old_host), after.get(new_host)
+        for old_key, new_key in pairs:
+            old_record, new_record = before.get(old_key), after.get(new_key)
+            old_host, new_host = (old_key or (None,))[0], (new_key or (None,))[0]
             kind = classify(old_record, new_record)
             why = f"{describe(old_record)} -> {describe(new_record)}"
             if old_record and new_record and old_host != new_host:
@@ -186,10 +190,14 @@ def compare_records(old: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]]
     return Comparison(old_label, new_label, changes)
 
 
-def _by_cell(records: Iterable[Record]) -> dict[tuple[str, str, str], dict[str | None, Record]]:
-    cells: dict[tuple[str, str, str], dict[str | None, Record]] = {}
+def _by_cell(records: Iterable[Record]) -> dict[tuple[str, str, str], dict[tuple[str | None, str | None], Record]]:
+    """(case, variant, target) -> (host, GPU architecture) -> the newest record (see compare_records)."""
+    cells: dict[tuple[str, str, str], dict[tuple[str | None, str | None], Record]] = {}
     for record in records:
-        cells.setdefault(variant_on_target(record), {})[record_host(record)] = record
+        found = cells.setdefault(variant_on_target(record), {})
+        key = (record_host(record), record_gpu_arch(record))
+        if key not in found or record.get("started_at", "") >= found[key].get("started_at", ""):
+            found[key] = record
     return cells
 
 

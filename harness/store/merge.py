@@ -1,12 +1,20 @@
 """Merge run directories from many hosts into one results set.
 
 A merge is the matrix of ONE night: the newest night among the runs given (or the night asked for), and of that
-night, each host's newest run. Every other run is left out and named (``Merged.left_out``, ``merge.json``): a cell
-a host did not record that night is absent, never filled in from an older night. Cells a nightly carried over are
-part of their run and stay marked as such (``provenance.carried_over_from``).
+night, the newest run of each *slot* (host, machine, shard: two machines of one pool both stand, and so do the
+shards of a kind; a run resumed or run again on the same machine replaces the earlier one). Every other run is left
+out and named (``Merged.left_out``, ``merge.json``): a cell a host did not record that night is absent, never filled
+in from an older night. Cells a nightly carried over are part of their run and stay marked as such
+(``provenance.carried_over_from``).
 
-Cells are kept apart by host: the same (case, variant, target) observed on two hosts stays two records, and is a
-*conflict* when their outcomes disagree. A damaged results file (torn or corrupt lines, records that break the
+A sealed run (``files.json``, :mod:`harness.store.seal`) is checked first. A contributed run (its seal names a
+contributor) whose files do not match is refused, naming each file, and merges nothing; it is shown as contributed,
+with who ran it and on what machine. A run of the fleet's own whose files do not match has each file reported as
+damage, and its readable records still merge (a torn line in transit loses nothing else). Given the plan of the night (``nightly-plan``'s JSON), every planned job with no
+run is listed as not run: a kind whose runners were all offline is never shown as passed.
+
+Cells are kept apart by host and machine: the same (case, variant, target) observed on two hosts, or on two machines
+of one host kind, stays two records, and is a *conflict* when their outcomes disagree. A damaged results file (torn or corrupt lines, records that break the
 schema) is reported line by line, its bad lines are kept verbatim in ``rejected.txt``, and everything else still
 merges.
 """
@@ -19,9 +27,10 @@ from typing import Any, Iterable
 
 from harness.judgement import COMPARED_OUTCOMES
 from harness.store.results_file import (
-    UNKNOWN_HOST, CellKey, ResultsWriter, cell_key, host_name, read_results_file, variant_on_target,
+    UNKNOWN_HOST, ResultsWriter, cell_key, host_name, read_results_file, variant_on_target,
 )
 from harness.store.run_dirs import RESULTS, LoadedRun, problems_of, read_runs
+from harness.store.seal import describe_machine, read_seal, seal_problems
 from harness.worker.record import Record
 
 MERGE_FORMAT = "trt-matrix/merge/1"
@@ -37,7 +46,7 @@ class Conflict:
     case: str
     variant: str
     target: str
-    outcomes: dict[str, str]  # host -> outcome
+    outcomes: dict[str, str]  # host (or "host on machine") -> outcome
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -54,6 +63,31 @@ class LeftOut:
         return f"{self.run.id} ({self.run.host}, {self.run.path}): {self.reason}"
 
 
+@dataclasses.dataclass(frozen=True)
+class Refused:
+    """A sealed run whose files do not match its seal: merged nowhere."""
+
+    run: LoadedRun
+    problems: tuple[str, ...]  # each naming the file
+
+    def __str__(self) -> str:
+        return f"{self.run.path}: refused, its files do not match its seal: " + "; ".join(self.problems)
+
+
+@dataclasses.dataclass(frozen=True)
+class NotRun:
+    """A job of the night's plan with no run: its runners were offline, or it failed before writing a run."""
+
+    host: str
+    arch: str | None
+    shard: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        what = " ".join(filter(None, [self.host, self.arch, f"shard {self.shard}" if self.shard else None]))
+        return f"{what}: not run ({self.reason})"
+
+
 @dataclasses.dataclass
 class Merged:
     night: str | None  # YYYY-MM-DD, None when no run says its night
@@ -61,6 +95,8 @@ class Merged:
     records: list[Record]
     conflicts: list[Conflict]
     left_out: list[LeftOut] = dataclasses.field(default_factory=list)
+    refused: list[Refused] = dataclasses.field(default_factory=list)
+    not_run: list[NotRun] = dataclasses.field(default_factory=list)
 
     @property
     def problems(self) -> list[str]:
@@ -69,33 +105,79 @@ class Merged:
 
 
 def one_night(runs: list[LoadedRun], night: str | None = None) -> tuple[str | None, list[LoadedRun], list[LeftOut]]:
-    """The night to merge (``night``, else the newest among ``runs``), each host's newest run of it, and the runs
-    left out with the reason."""
+    """The night to merge (``night``, else the newest among ``runs``), the newest run of each slot (host, machine,
+    shard) of it, and the runs left out with the reason."""
     if night is None:
         night = max((run.night for run in runs), default=None)
-    newest: dict[str, LoadedRun] = {}
+    newest: dict[tuple, LoadedRun] = {}
     left_out = []
     for run in runs:  # oldest first
         if run.night != night:
             left_out.append(LeftOut(run, f"a run of {run.night or 'an unknown night'}, not of {night}"))
             continue
-        if run.host in newest:
-            left_out.append(LeftOut(newest[run.host], f"an earlier run of {run.host} that night ({run.id} is newer)"))
-        newest[run.host] = run
-    return night, [run for run in runs if newest.get(run.host) is run], left_out
+        if run.slot in newest:
+            left_out.append(LeftOut(newest[run.slot], f"an earlier run of {run.label} that night ({run.id} is "
+                                                      "newer)"))
+        newest[run.slot] = run
+    return night, [run for run in runs if newest.get(run.slot) is run], left_out
 
 
-def merge_runs(paths: Iterable[Path | str], night: str | None = None) -> Merged:
+def record_machine(record: Record) -> str | None:
+    """The machine a record was observed on (None for records written before machines were recorded)."""
+    return (record.get("provenance") or {}).get("machine")
+
+
+def observer(record: Record) -> str:
+    """'x86-gpu', or 'x86-gpu on gpu-07' when the machine is not the host: who observed a record."""
+    host, machine = host_name(record), record_machine(record)
+    return host if not machine or machine == host else f"{host} on {machine}"
+
+
+def contribution(run: LoadedRun) -> str | None:
+    """'contributed by NAME on MACHINE' for a run whose seal names a contributor, else None."""
+    try:
+        seal = read_seal(run.path)
+    except ValueError:
+        return None
+    if not seal or not seal.get("contributor"):
+        return None
+    return f"contributed by {seal['contributor']} on {describe_machine(seal.get('machine'))}"
+
+
+def merge_runs(paths: Iterable[Path | str], night: str | None = None,
+               plan: dict[str, Any] | None = None) -> Merged:
     """Merge the run directories named by ``paths`` (run dirs or directories holding them): one night's matrix
-    (see the module docstring)."""
-    night, runs, left_out = one_night(read_runs(paths), night)
-    cells: dict[CellKey, Record] = {}
-    for run in runs:  # one run per host
+    (see the module docstring); ``plan``: the night's job matrix, whose jobs with no run are listed as not run."""
+    readable, refused = [], []
+    for run in read_runs(paths):
+        problems = seal_problems(run.path)
+        if problems and contribution(run) is not None:
+            refused.append(Refused(run, tuple(problems)))
+            continue
+        run.problems.extend(problems)  # the fleet's own run: damage reported, its readable records still merge
+        readable.append(run)
+    night, runs, left_out = one_night(readable, night)
+    cells: dict[tuple, Record] = {}
+    for run in runs:  # one run per slot
         for record in run.records:  # in file order: a later record of a cell replaces an earlier one
             record = _with_host(record, run)
-            cells[cell_key(record)] = record
-    records = [cells[key] for key in sorted(cells)]
-    return Merged(night, runs, records, find_conflicts(records), left_out)
+            cells[(*cell_key(record), record_machine(record) or run.machine)] = record
+    records = [cells[key] for key in sorted(cells, key=lambda k: tuple(str(part or "") for part in k))]
+    not_run = not_run_jobs(plan, runs) if plan else []
+    return Merged(night, runs, records, find_conflicts(records), left_out, refused, not_run)
+
+
+def not_run_jobs(plan: dict[str, Any], runs: list[LoadedRun]) -> list[NotRun]:
+    """The jobs of ``plan`` (nightly-plan's JSON: ``include`` and ``not_run``) that no run of ``runs`` stands for."""
+    found = [NotRun(job["host"], job.get("arch") or None, job.get("shard") or None, job["reason"])
+             for job in plan.get("not_run", [])]
+    for job in plan.get("include", []):
+        arch, shard = job.get("arch") or None, job.get("shard") or None
+        if not any(run.host == job["host"] and (arch is None or run.gpu_arch == arch)
+                   and (shard in (None, "1/1") or run.shard == shard) for run in runs):
+            found.append(NotRun(job["host"], arch, shard, "planned, but no run of it was merged: its job failed "
+                                "before writing a run directory, or never found a runner"))
+    return found
 
 
 def _with_host(record: Record, run: LoadedRun) -> Record:
@@ -108,7 +190,7 @@ def _with_host(record: Record, run: LoadedRun) -> Record:
 def find_conflicts(records: Iterable[Record]) -> list[Conflict]:
     by_cell: dict[tuple[str, str, str], dict[str, str]] = {}
     for record in records:
-        by_cell.setdefault(variant_on_target(record), {})[host_name(record)] = record["outcome"]
+        by_cell.setdefault(variant_on_target(record), {})[observer(record)] = record["outcome"]
     return [
         Conflict(*cell, outcomes=dict(sorted(outcomes.items())))
         for cell, outcomes in sorted(by_cell.items())
@@ -133,11 +215,14 @@ def write_merged(merged: Merged, out_dir: Path | str) -> Path:
         "left_out": [{"path": str(gone.run.path), "run": gone.run.id, "host": gone.run.host, "reason": gone.reason}
                      for gone in merged.left_out],
         "sources": [
-            {"path": str(run.path), "run": run.id, "host": run.host, "started_at": run.started_at,
+            {"path": str(run.path), "run": run.id, "host": run.host, "machine": run.machine, "shard": run.shard,
+             "gpu_arch": run.gpu_arch, "contributed": contribution(run), "started_at": run.started_at,
              "status": (run.manifest or {}).get("status"), "records": len(run.records),
              "bad_lines": len(run.bad_lines)}
             for run in merged.runs
         ],
+        "refused": [{"path": str(r.run.path), "run": r.run.id, "problems": list(r.problems)} for r in merged.refused],
+        "not_run": [dataclasses.asdict(n) for n in merged.not_run],
         "records": len(merged.records),
         "problems": merged.problems,
         "conflicts": [c.to_dict() for c in merged.conflicts],

@@ -43,8 +43,15 @@ def safe_name(text: str) -> str:
     return _UNSAFE.sub("-", text).strip("-.") or "unnamed"
 
 
-def run_id(date: str, host: str, revision: str) -> str:
-    return f"{date}_{safe_name(host)}_{safe_name(revision)}"
+def run_id(date: str, host: str, revision: str, *, machine: str | None = None, shard: Any = None) -> str:
+    """``<date>_<host>_<revision>``, then ``_<machine>`` when the machine is not the host (two machines of one
+    kind on one night) and ``_<K>of<N>`` for a shard: the runs of one night never share a name."""
+    parts = [date, safe_name(host), safe_name(revision)]
+    if machine and machine != host:
+        parts.append(safe_name(machine))
+    if shard is not None:
+        parts.append(shard.slug)
+    return "_".join(parts)
 
 
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
@@ -159,6 +166,32 @@ class LoadedRun:
     def night(self) -> str:
         """The night (YYYY-MM-DD) of this run: run.json's date, else the day it started."""
         return (self.manifest or {}).get("date") or self.started_at[:10]
+
+    @property
+    def machine(self) -> str:
+        """The machine that ran it (run.json's machine; before machines were recorded, its host)."""
+        return (self.manifest or {}).get("machine") or self.host
+
+    @property
+    def shard(self) -> str | None:
+        """'1/2' for a run of one shard of the night's cells, None for a whole run."""
+        return (self.manifest or {}).get("shard")
+
+    @property
+    def gpu_arch(self) -> str | None:
+        return (self.manifest or {}).get("gpu_arch")
+
+    @property
+    def slot(self) -> tuple[str, str, str | None]:
+        """(host, machine, shard): runs of one night with the same slot are one run resumed or run again (the
+        newest stands); runs of different slots (two machines of a pool, the shards of a kind) all stand."""
+        return self.host, self.machine, self.shard
+
+    @property
+    def label(self) -> str:
+        """'x86-gpu' or 'x86-gpu on gpu-07, shard 1/2': the run's series and, when it differs, its machine."""
+        text = self.host if self.machine == self.host else f"{self.host} on {self.machine}"
+        return text + (f", shard {self.shard}" if self.shard else "")
 
     def targets(self) -> list[str]:
         """The targets of this run: those run.json names (even when their records are lost), and those recorded."""

@@ -308,3 +308,22 @@ def test_an_index_whose_prediction_is_malformed_is_named():
         {"name": "v", "role": "failing", "mode": "explicit-int8", "predicted_engine": {"trt-10.12": ["/conv"]}}]}]}
     with pytest.raises(CaseIndexError, match=r"cases\[0\] \(s5\)\.variants\[0\]: field 'predicted_engine'"):
         rows_from_index(index, "index.json")
+
+
+@pytest.mark.parametrize("worst_first", [True, False], ids=["worst-first", "worst-last"])
+@pytest.mark.parametrize("observers", [("orin-01", None, "orin-02", None), ("orin-jp6.0", "orin-a", "orin-jp6.0", "orin-b")],
+                         ids=["two-hosts", "two-machines-of-one-kind"])
+def test_the_worst_observed_outcome_across_hosts_and_machines_speaks_whatever_the_order(worst_first, observers):
+    """Hosts (or machines of one pool) disagree on a cell: the planning view answers with the worse observation,
+    never the first or the last record it read."""
+    host_a, machine_a, host_b, machine_b = observers
+
+    def provenance(host, machine):
+        return {"run": "r", "host": host, "carried_over_from": None, **({"machine": machine} if machine else {})}
+
+    passing = make_record("s1-conv-silu", "stem", "trt86-orin", "pass", provenance=provenance(host_a, machine_a))
+    failing = make_record("s1-conv-silu", "stem", "trt86-orin", "fail", fail=FAIL, provenance=provenance(host_b,
+                                                                                                        machine_b))
+    found = verdict_of(plan_of([failing, passing] if worst_first else [passing, failing]), "S1", "trt86-orin")
+    assert (found.kind, found.conflict) == ("fails", True)
+    assert found.text == "fails as reported: fail: no-implementation at /model.0/conv/Conv"

@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import REFERENCE, REPO, read_records
 
 COMMANDS = ["generate", "list", "run", "report", "doctor", "classify", "layers", "containers", "nightly", "merge",
-            "history", "diff", "scan", "diagnose"]
+            "history", "diff", "scan", "diagnose", "nightly-plan"]
 
 
 def interruptible_harness(*args) -> subprocess.Popen:

@@ -59,3 +59,34 @@ def test_diff_reads_results_files_and_merged_directories_too(two_nights):
 def test_diff_of_a_missing_path_is_a_usage_error(tmp_path):
     result = harness("diff", str(tmp_path / "old"), str(tmp_path / "new"), check=False)
     assert result.returncode == 2 and f"{tmp_path / 'old'}: no such file or directory" in result.stderr
+
+
+def machine_record(outcome: str, machine: str, started_at: str) -> dict:
+    """The trt86-orin record of one cell from one machine of the pool orin-jp6.0, started at ``started_at``."""
+    from tests.reports.conftest import make_record
+
+    fail = ("no-implementation", "Could not find any implementation", "/conv") if outcome == "fail" else None
+    made = make_record("s1-conv-silu", "stem", "trt86-orin", outcome, fail=fail)
+    made["provenance"] = {"run": f"run-{machine}", "host": "orin-jp6.0", "machine": machine}
+    made["started_at"] = started_at
+    return made
+
+
+@pytest.mark.parametrize("newest_first", [True, False], ids=["newest-first-in-file", "newest-last-in-file"])
+@pytest.mark.parametrize("newest, kind", [("fail", "regression"), ("pass", "unchanged")])
+def test_the_newest_record_of_a_cell_speaks_in_diff_whatever_the_file_order(tmp_path, newest_first, newest, kind):
+    """Two machines of one pool recorded the same cell on the NEW side: the later observation is the one compared,
+    not the first or last line of the file, and not the other machine's."""
+    from tests.reports.conftest import write_jsonl
+
+    old = write_jsonl(tmp_path / "old.jsonl", [machine_record("pass", "orin-a", "2026-11-20T01:00:00+00:00")])
+    older = machine_record("fail" if newest == "pass" else "pass", "orin-a", "2026-11-21T01:00:00+00:00")
+    newer = machine_record(newest, "orin-b", "2026-11-21T03:00:00+00:00")
+    new = write_jsonl(tmp_path / "new.jsonl", [newer, older] if newest_first else [older, newer])
+    result = harness("diff", str(old), str(new), check=False)
+    assert result.returncode == (1 if kind == "regression" else 0), result.stdout + result.stderr
+    if kind == "regression":
+        assert any(line.split()[:2] == ["regression", "trt86-orin"] and "pass -> fail" in line
+                   for line in result.stdout.splitlines()), result.stdout
+    else:
+        assert not [line for line in result.stdout.splitlines() if line.split()[:1] == ["regression"]]

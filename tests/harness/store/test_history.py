@@ -78,16 +78,17 @@ def test_a_latest_infra_error_is_not_compared_and_collapses_to_one_line(tmp_path
     assert line.split()[:4] == ["not-compared", "trt86-orin", "orin-01", "2"] and "infra-error 2" in line
 
 
-def test_a_host_whose_gpu_changed_is_not_compared_across_the_change(tmp_path):
+def test_a_host_whose_gpu_changed_starts_a_series_of_its_own_and_is_not_compared_across_the_change(tmp_path):
     incoming = tmp_path / "incoming"
     night(incoming, 1, {STEM: "pass", STEADY: "pass"})
     night(incoming, 2, {STEM: "fail", STEADY: "pass"}, gpu_arch="sm_110")  # the board swapped for a newer one
     result = harness("history", str(tmp_path / "history"), "--add", str(incoming), "--out", str(tmp_path / "t.html"))
     assert "regression" not in result.stdout and result.returncode == 0
-    assert "2 cell(s) another GPU (sm_87 -> sm_110) 2" in result.stdout
-    changes = HistoryStore(tmp_path / "history").latest_change(HistoryStore(tmp_path / "history").series()[0])
-    [stem] = [c for c in changes.changes if c.cell == "s1-conv-silu/stem"]
-    assert stem.kind == "not-compared" and "(GPU sm_87 -> sm_110: another GPU, not compared)" in stem.why
+    assert "trt86-orin@orin-01/sm_87: first run n1: nothing to compare" in result.stdout
+    assert "trt86-orin@orin-01/sm_110: first run n2: nothing to compare" in result.stdout
+    with HistoryStore(tmp_path / "history") as store:
+        assert {(s.name, tuple(r.run for r in s.runs)) for s in store.series()} == {
+            ("trt86-orin@orin-01/sm_87", ("n1",)), ("trt86-orin@orin-01/sm_110", ("n2",))}
 
 
 def test_records_are_validated_once_when_a_run_is_added(nights, tmp_path, monkeypatch):
@@ -108,7 +109,7 @@ def test_records_are_validated_once_when_a_run_is_added(nights, tmp_path, monkey
         assert store.series()[0].latest.cells == 3
     (root / INDEX_FILE).unlink()
     with HistoryStore(root) as store:  # the run directories are the truth: the index is rebuilt from them
-        assert [s.name for s in store.series()] == ["trt86-orin@orin-01"] and len(store.runs()) == 5
+        assert [s.name for s in store.series()] == ["trt86-orin@orin-01/sm_87"] and len(store.runs()) == 5
 
 
 def test_a_run_directory_removed_from_the_store_is_forgotten(nights, tmp_path):

@@ -39,8 +39,9 @@ def test_three_hosts_merge_with_one_torn_results_file_reported_by_file_and_line(
         by_host.setdefault(record["provenance"]["host"], []).append(record)
     assert {host: len(records) for host, records in by_host.items()} == {"cpu-a": 3, "cpu-b": 3, "cpu-c": 2}
     manifest = json.loads((tmp_path / "site" / "merge.json").read_text())
-    assert manifest["problems"] == [f"{results}:3: torn last line (the file ends mid-record: the writer died while "
-                                    "writing it)"]
+    assert manifest["problems"] == [
+        f"{results}: its SHA-256 differs from the one files.json lists (the file was changed after the run sealed it)",
+        f"{results}:3: torn last line (the file ends mid-record: the writer died while writing it)"]
     assert manifest["conflicts"] == []  # three hosts, the same outcomes
     rejected = (tmp_path / "site" / "rejected.txt").read_text()
     assert rejected.startswith(f"# {results}:3: torn last line") and text.splitlines()[2][:100] in rejected
@@ -58,6 +59,7 @@ def test_the_same_cell_from_two_hosts_is_kept_apart_and_disagreeing_outcomes_are
     changed = next(r for r in records if r["case"] == "control-qdq-conv-relu")
     changed.update(outcome="fallback", fallback_nodes=["/conv/Conv"])  # as if host b's library ran the conv in FP32
     (other / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (other / "files.json").unlink()  # an edited copy is no longer the run its seal describes
     result = harness("merge", str(runs["cpu-a"]), str(other), "--out", str(tmp_path / "site"))
     assert "conflict: control-qdq-conv-relu/conv-relu on ort-cpu: cpu-a: pass, cpu-b: fallback" in result.stdout
     manifest = json.loads((tmp_path / "site" / "merge.json").read_text())
@@ -87,7 +89,8 @@ def test_the_merged_report_reads_the_case_index_each_run_kept(three_hosts, tmp_p
     assert "Control: explicit Q/DQ Conv + ReLU" in page and "not in the case library" not in page
     bare = tmp_path / "bare"
     shutil.copytree(runs["cpu-a"], bare)
-    (bare / "cases-index.json").unlink()  # a run written before runs kept their case index
+    (bare / "cases-index.json").unlink()  # a run written before runs kept their case index (or sealed them)
+    (bare / "files.json").unlink()
     result = harness("merge", str(bare), "--out", str(tmp_path / "bare-site"))
     assert "no run directory holds a cases-index.json" in result.stderr
     assert "not in the case library" in (tmp_path / "bare-site" / "index.html").read_text()
