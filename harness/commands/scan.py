@@ -23,6 +23,7 @@ from harness.commands.options import (
     positive_seconds,
 )
 from harness.matrix import default_target, load_matrix
+from harness.scan.formats import FORMATS
 from harness.judgement import (
     BASIS, SCAN_FAIL_ON_DEFAULT, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICT_MEANINGS,
 )
@@ -130,7 +131,8 @@ def _scan_command(args, checks) -> int:
         overrides = workaround_choices(args.workaround or [])
     except WorkaroundChoiceError as err:
         raise CommandError(str(err)) from None
-    progress = lambda line: print(line, flush=True)  # noqa: E731
+    report = sys.stdout if args.format == "text" else sys.stderr  # stdout holds only the format asked for
+    progress = lambda line: print(line, file=report, flush=True)  # noqa: E731
     warn = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     try:
         import cases  # noqa: F401  (registers the case library: its matchers are what the scan searches)
@@ -152,12 +154,24 @@ def _scan_command(args, checks) -> int:
     if explicit is not None:
         data["explicit"] = explicit.report([out_dir / name for name in outcome.written])
     json_path, html_path = write_results(data, out_dir)
-    _print_result(data)
-    if outcome is not None:
-        _print_fix(data["fix"], out_dir, explicit.path if explicit else None)
-    if explicit is not None:
-        _print_explicit(data["explicit"])
-    print(f"results: {json_path}, {html_path}")
+    if args.format != "text":
+        from harness.scan.formats import render
+
+        sys.stdout.write(render(args.format, data))
+    elif args.verbose:
+        _print_result(data)
+    else:
+        from harness.scan.answer import answer_lines
+
+        print("\n".join(answer_lines(data)))
+    if args.format == "text":
+        if outcome is not None:
+            _print_fix(data["fix"], out_dir, explicit.path if explicit else None)
+        if explicit is not None:
+            _print_explicit(data["explicit"])
+        print(f"results: {json_path}, {html_path}")
+    else:
+        print(f"results: {json_path}, {html_path}", file=sys.stderr)
     for problem in result.problems:
         print(f"warning: {problem}", file=sys.stderr)
     if result.failing_targets:
@@ -359,6 +373,12 @@ def add_scan_commands(commands) -> None:
     p.add_argument("--run-on", nargs="+", metavar="ID", help="with --run: the targets to run on, local or docker "
                    "(default: the matrix's default target); they are predicted too")
     p.add_argument("--out", type=Path, metavar="DIR", help="output directory (default: out/scan/<model name>)")
+    p.add_argument("--format", choices=FORMATS, default="text", help="what stdout gets: text (the answer: "
+                   "targets grouped by verdict, where it changes between versions), json (scan.json), markdown "
+                   "(a job summary), sarif (SARIF 2.1.0, for code scanning), github (workflow annotations); "
+                   "default: %(default)s; scan.json and scan.html are written to --out either way")
+    p.add_argument("-v", "--verbose", action="store_true", help="with --format text: every target on its own "
+                   "line, with its reason and the workarounds of what fails there, and every finding's places")
     p.add_argument("--fail-on", choices=SCAN_FAIL_ON_LEVELS, default=SCAN_FAIL_ON_DEFAULT,
                    help="the verdicts that make the exit status 1: " + ", also ".join(
                        f"{level} (default)" if level == SCAN_FAIL_ON_DEFAULT else level
