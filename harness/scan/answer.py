@@ -61,13 +61,20 @@ def _deciding_finding(target: dict, findings: dict[str, dict]) -> dict | None:
     return findings.get(head)
 
 
-def _grouping_reason(target: dict) -> str:
-    """The target's reason with its own TensorRT version written as ``TensorRT {version}``: a fact that names the
+def version_free(reason: str, version: str | None) -> str:
+    """``reason`` with the target's own TensorRT version written as ``TensorRT {version}``: a fact that names the
     target's release ("TensorRT 11.4.1 has no implicit quantization") reads the same on every release it covers."""
-    version = str(target.get("version") or "")
+    version = str(version or "")
     spellings = {version, short_version(version), version.split(".")[0]} - {""}
-    return VERSION.sub(lambda m: "TensorRT {version}" if m.group(1) in spellings else m.group(0),
-                       target.get("reason") or "")
+    return VERSION.sub(lambda m: "TensorRT {version}" if m.group(1) in spellings else m.group(0), reason or "")
+
+
+def with_versions(reason: str, versions: set) -> str:
+    """A :func:`version_free` reason written back for the targets it covers."""
+    if "{version}" not in reason:
+        return reason
+    return reason.replace("{version}", short_version(next(iter(versions))) if len(versions) == 1 else
+                          "of these targets")
 
 
 def describe_targets(targets: list[dict], scanned: list[dict]) -> str:
@@ -127,12 +134,11 @@ def _fixes(targets: list[dict], findings: list[dict]) -> list[str]:
 def _groups(targets: list[dict], findings: list[dict], scanned: list[dict]) -> list[dict]:
     grouped: dict[tuple, list[dict]] = {}
     for t in targets:
-        grouped.setdefault((t["verdict"], t.get("basis"), _grouping_reason(t)), []).append(t)
+        grouped.setdefault((t["verdict"], t.get("basis"), version_free(t.get("reason"), t.get("version"))),
+                           []).append(t)
     groups = []
     for (verdict, basis, reason), members in grouped.items():
-        versions = {m.get("version") for m in members}
-        text = reason if "{version}" not in reason else reason.replace(
-            "{version}", short_version(next(iter(versions))) if len(versions) == 1 else "of these targets")
+        text = with_versions(reason, {m.get("version") for m in members})
         source = next((e.get("source") for f in findings for m in members[:1]
                        for e in (f["verdicts"].get(m["target"]) or {}).get("evidence", [])[:1]
                        if text.startswith(finding_key(f) + ":")), None)

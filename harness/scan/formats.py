@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.judgement.engine import fails_scan_gate
-from harness.scan.answer import answer, describe_targets, finding_key
+from harness.scan.answer import answer, describe_targets, finding_key, version_free, with_versions
 
 FORMATS = ("text", "json", "markdown", "sarif", "github")
 TOOL = "trt-matrix"
@@ -140,15 +140,19 @@ def _escape_property(text: str) -> str:
 def to_github(data: dict) -> str:
     """One workflow command per finding and verdict (its targets listed compactly), then the answer as a notice."""
     uri = model_uri(data)
-    grouped: dict[tuple[str, str, str], tuple[dict, list[dict], dict]] = {}
+    grouped: dict[tuple[str, str, str], tuple[dict, list[dict], bool]] = {}
     for f, t, verdict in _gated(data):
-        key = (finding_key(f), verdict["verdict"], verdict["reason"])
-        grouped.setdefault(key, (f, [], verdict))[1].append(t)
+        fact = _fact_rule(verdict)  # a fact stops the whole model there: one annotation, whichever finding says it
+        key = (fact or finding_key(f), verdict["verdict"], version_free(verdict["reason"], t.get("version")))
+        members = grouped.setdefault(key, (f, [], bool(fact)))[1]
+        if t not in members:
+            members.append(t)
     lines = []
-    for (key, word, reason), (f, targets, verdict) in grouped.items():
-        title = f"{f['pattern']} {word} on {len(targets)} target(s)"
-        nodes = ", ".join(o["anchor"] for o in f["occurrences"][:3])
-        message = (f"{key} at {nodes}: {word} on {describe_targets(targets, data['targets'])}: {reason}")
+    for (name, word, reason), (f, targets, fact) in grouped.items():
+        title = f"{'a fact of the target' if fact else f['pattern']} {word} on {len(targets)} target(s)"
+        where = "the model" if fact else f"{name} at {', '.join(o['anchor'] for o in f['occurrences'][:3])}"
+        text = with_versions(reason, {t.get("version") for t in targets})
+        message = f"{where}: {word} on {describe_targets(targets, data['targets'])}: {text}"
         lines.append(f"::{GITHUB_LEVELS.get(word, 'notice')} file={_escape_property(uri)},"
                      f"title={_escape_property(title)}::{_escape_data(message)}")
     a = answer(data)
