@@ -77,6 +77,13 @@ def with_versions(reason: str, versions: set) -> str:
                           "of these targets")
 
 
+def _versions(scanned: list[dict], backend: str, platform: str, mine: list[str]) -> list[str]:
+    """The versions of a platform the scan holds (available ones, and ``mine`` whatever they are), oldest first."""
+    every = {short_version(s["version"]) for s in scanned if s.get("available") and s["backend"] == backend and
+             platform_of(s) == platform}
+    return sorted(every | set(mine), key=_version_key)
+
+
 def describe_targets(targets: list[dict], scanned: list[dict]) -> str:
     """The targets compactly: ``TensorRT 8.5-11.4 on Orin, Thor and x86, 25 targets``. A platform's versions are a
     range only where the group holds every available version of that platform between its ends (``scanned``: every
@@ -93,9 +100,8 @@ def describe_targets(targets: list[dict], scanned: list[dict]) -> str:
         name = BACKEND_NAMES.get(backend, backend)
         runs, whole = {}, True
         for platform, members in platforms.items():
-            every = sorted({short_version(s["version"]) for s in scanned if s.get("available") and s["backend"] ==
-                            backend and platform_of(s) == platform}, key=_version_key)
             runs[platform] = sorted({short_version(m["version"]) for m in members}, key=_version_key)
+            every = _versions(scanned, backend, platform, runs[platform])
             whole &= every == runs[platform]
         if whole:  # every version of each of these platforms: one span over them all
             versions = sorted({v for mine in runs.values() for v in mine}, key=_version_key)
@@ -104,8 +110,7 @@ def describe_targets(targets: list[dict], scanned: list[dict]) -> str:
             continue
         by_text: dict[str, list[str]] = {}
         for platform, mine in runs.items():
-            every = sorted({short_version(s["version"]) for s in scanned if s.get("available") and s["backend"] ==
-                            backend and platform_of(s) == platform}, key=_version_key)
+            every = _versions(scanned, backend, platform, mine)
             start, end = every.index(mine[0]), every.index(mine[-1])
             text = (f"{mine[0]}-{mine[-1]}" if every[start:end + 1] == mine and len(mine) > 2 else _and(mine))
             by_text.setdefault(text, []).append(platform)
