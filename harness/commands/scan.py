@@ -76,7 +76,53 @@ symbolic shape inference fails, it is retried without it first, and the notes sa
 """
 
 
+MULTI_MODEL_WORST = (EXIT_OK, EXIT_FAILS, EXIT_USAGE, EXIT_BROKEN)  # a scan of several models exits with its worst
+
+
 def cmd_scan(args) -> int:
+    models, reports = args.model, _reports(args.report or [])
+    if len(models) > 1 and (args.fix or args.to_explicit):
+        raise CommandError("--fix and --to-explicit take one model; scan the others apart")
+    statuses, names, collected = [], set(), []
+    for model in models:
+        name = model.stem if model.stem not in names else f"{model.stem}-{len(names)}"
+        names.add(name)
+        out = args.out if len(models) == 1 else (args.out or Path("out/scan")) / name
+        one = argparse.Namespace(**{**vars(args), "model": model, "out": out, "collected": collected})
+        if args.format == "text" and len(models) > 1:
+            print(f"== {model}")
+        try:
+            statuses.append(_scan_model(one))
+        except CommandError as err:
+            if len(models) == 1:
+                raise
+            print(f"error: {err}", file=sys.stderr)  # one bad file does not stop the others: named, exit 2
+            statuses.append(err.status)
+    if collected:
+        from harness.scan.formats import render_many
+
+        if args.format != "text":
+            sys.stdout.write(render_many(args.format, collected))
+        for fmt, path in reports:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(render_many(fmt, collected), encoding="utf-8")
+    return max(statuses, key=lambda s: MULTI_MODEL_WORST.index(s) if s in MULTI_MODEL_WORST else len(
+        MULTI_MODEL_WORST))
+
+
+def _reports(specs: list[str]) -> list[tuple[str, Path]]:
+    """``--report FORMAT=FILE`` arguments, checked before anything is scanned."""
+    reports = []
+    for spec in specs:
+        fmt, _, path = spec.partition("=")
+        if fmt not in FORMATS or fmt == "text" or not path:
+            raise CommandError(f"--report {spec!r}: expected FORMAT=FILE with FORMAT one of "
+                               f"{', '.join(f for f in FORMATS if f != 'text')}")
+        reports.append((fmt, Path(path)))
+    return reports
+
+
+def _scan_model(args) -> int:
     from harness.scan.file_checks import start_checks
 
     # onnx's checks of a large model take longer than any other step: they start first, in their own process, and
@@ -154,17 +200,14 @@ def _scan_command(args, checks) -> int:
     if explicit is not None:
         data["explicit"] = explicit.report([out_dir / name for name in outcome.written])
     json_path, html_path = write_results(data, out_dir)
-    if args.format != "text":
-        from harness.scan.formats import render
-
-        sys.stdout.write(render(args.format, data))
-    elif args.verbose:
-        _print_result(data)
-    else:
-        from harness.scan.answer import answer_lines
-
-        print("\n".join(answer_lines(data)))
+    args.collected.append(data)  # the other formats: written by cmd_scan once every model is scanned
     if args.format == "text":
+        if args.verbose:
+            _print_result(data)
+        else:
+            from harness.scan.answer import answer_lines
+
+            print("\n".join(answer_lines(data)))
         if outcome is not None:
             _print_fix(data["fix"], out_dir, explicit.path if explicit else None)
         if explicit is not None:
@@ -365,7 +408,9 @@ def _workaround_lines(findings: list[dict], target: str) -> list[str]:
 def add_scan_commands(commands) -> None:
     p = commands.add_parser("scan", help="will MODEL build in INT8 on each target: known patterns, verdicts, evidence",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", type=Path, metavar="MODEL.onnx", help="the ONNX model (external data next to it)")
+    p.add_argument("model", type=Path, nargs="+", metavar="MODEL.onnx", help="the ONNX model (external data next "
+                   "to it); several (a pre-commit hook, a CI job) are scanned one after the other, each into "
+                   "OUT/<model name>, and the exit status is the worst of theirs")
     p.add_argument("--targets", nargs="+", metavar="ID", help="targets to predict (default: every target of the "
                    "matrix)")
     add_observations_option(p)
@@ -377,6 +422,9 @@ def add_scan_commands(commands) -> None:
                    "targets grouped by verdict, where it changes between versions), json (scan.json), markdown "
                    "(a job summary), sarif (SARIF 2.1.0, for code scanning), github (workflow annotations); "
                    "default: %(default)s; scan.json and scan.html are written to --out either way")
+    p.add_argument("--report", action="append", metavar="FORMAT=FILE", help="also write the scan in FORMAT (json, "
+                   "markdown, sarif, github) to FILE; repeatable (a CI job: --format github --report "
+                   "markdown=$GITHUB_STEP_SUMMARY --report sarif=trt-matrix.sarif)")
     p.add_argument("-v", "--verbose", action="store_true", help="with --format text: every target on its own "
                    "line, with its reason and the workarounds of what fails there, and every finding's places")
     p.add_argument("--fail-on", choices=SCAN_FAIL_ON_LEVELS, default=SCAN_FAIL_ON_DEFAULT,

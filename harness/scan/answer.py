@@ -254,7 +254,8 @@ def answer_lines(data: dict, width: int = 0) -> list[str]:
             lines.append(f"  fix: {fix.split(':', 1)[0]} (as above)" if fix in said else f"  fix: {fix}")
             said.add(fix)
     if any(g["fixes"] for g in a["groups"]):
-        lines.append("to rewrite the model into these fixes and check it: trt-matrix scan MODEL --fix --targets ID ...")
+        lines.append(f"to rewrite the model into these fixes and check it: trt-matrix scan {data['model']['path']} "
+                     "--fix --targets ID ...")
     if a["unavailable"]:
         lines.append(f"cannot exist (not scanned, --verbose says why): {', '.join(a['unavailable'])}")
     return [_clip(line, width) for line in lines] if width else lines

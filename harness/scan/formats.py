@@ -206,3 +206,17 @@ def render(fmt: str, data: dict[str, Any]) -> str:
     """The scan in ``fmt`` (any of :data:`FORMATS` but ``text``, which the command prints itself)."""
     return RENDERERS[fmt](data)
 
+
+
+def render_many(fmt: str, scans: list[dict[str, Any]]) -> str:
+    """Several scans in ``fmt``: a JSON array of scan.json dicts, one SARIF log with a run per model, the other
+    formats one after the other."""
+    if len(scans) == 1:
+        return render(fmt, scans[0])
+    if fmt == "json":
+        return json.dumps(scans, indent=1, allow_nan=False) + "\n"
+    if fmt == "sarif":
+        logs = [json.loads(to_sarif(data)) for data in scans]
+        return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0",
+                           "runs": [run for log in logs for run in log["runs"]]}, indent=1) + "\n"
+    return "".join(RENDERERS[fmt](data) for data in scans)
