@@ -164,17 +164,20 @@ def _scan_command(args, checks) -> int:
         loaded = None if args.to_explicit else load_model(args.model, checks_in_background=True, checks=checks)
     except ModelInputError as err:
         raise CommandError(str(err)) from None
-    from harness.scan.explicit import ExplicitInputError, QuantizerError, to_explicit
-    from harness.scan.fix_checks import ComparisonInputs, InputsError
-    from harness.scan.fixing import WorkaroundChoiceError, fix_scanned, workaround_choices
     from harness.scan.observations import ObservationsError
     from harness.scan.scanner import ScanOptions, scan
 
     options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,
                           max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
                           fail_on=args.fail_on)
+    if fixing:  # --fix's and --to-explicit's modules (ONNX Runtime's runs, the rewrites) only where they are used
+        from harness.scan.explicit import ExplicitInputError, QuantizerError, to_explicit
+        from harness.scan.fix_checks import ComparisonInputs, InputsError
+        from harness.scan.fixing import WorkaroundChoiceError, fix_scanned, workaround_choices
+    else:
+        ExplicitInputError = QuantizerError = InputsError = WorkaroundChoiceError = _NeverRaised  # noqa: N806
     try:
-        overrides = workaround_choices(args.workaround or [])
+        overrides = workaround_choices(args.workaround or []) if fixing else {}
     except WorkaroundChoiceError as err:
         raise CommandError(str(err)) from None
     report = sys.stdout if args.format == "text" else sys.stderr  # stdout holds only the format asked for
@@ -232,6 +235,10 @@ def _scan_command(args, checks) -> int:
         print(f"--fix is partial (exit {EXIT_PARTIAL}): {_places_left(data['fix'])} place(s) could not be fixed "
               f"and are left as they are (listed above with their reasons); {rest}", file=sys.stderr)
     return data["exit_code"]
+
+
+class _NeverRaised(Exception):
+    """Stands for the errors of --fix's modules in a scan that does not import them."""
 
 
 def exit_status(result) -> int:
