@@ -117,6 +117,23 @@ def run_pages(work: Path) -> list[Example]:
     return found
 
 
+VERDICTS = re.compile(r"(<!-- verdicts: [^\n]*-->\n)(.*?)(<!-- /verdicts -->)", re.S)
+
+
+def verdict_table() -> str:
+    """README's table of the scan's verdicts, from the judgement package (its words and meanings, in its order)."""
+    sys.path.insert(0, str(REPO))
+    from harness.judgement import SCAN_VERDICT_MEANINGS
+
+    rows = "".join(f"| `{verdict}` | {meaning} |\n" for verdict, meaning in SCAN_VERDICT_MEANINGS.items())
+    return "| verdict | means |\n|---|---|\n" + rows
+
+
+def with_verdict_table(text: str) -> str:
+    """README ``text`` with its verdict table as the judgement package writes it now."""
+    return VERDICTS.sub(lambda m: m.group(1) + verdict_table() + m.group(3), text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="write what the commands print into the pages")
@@ -128,15 +145,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"stale: the example of `{example.commands[-1]}` in {example.page.name} (exit status {example.status}):")
         sys.stdout.writelines(difflib.unified_diff(example.shown.splitlines(True), example.printed.splitlines(True),
                                                    example.page.name, "printed now"))
+    readme = README.read_text(encoding="utf-8")
+    table_stale = with_verdict_table(readme) != readme
+    if table_stale:
+        print("stale: README.md's verdict table (harness.judgement's words changed)")
+    if args.write and table_stale:
+        README.write_text(with_verdict_table(readme), encoding="utf-8")
     if args.write and stale:
         for page in PAGES:
             mine = [example for example in found if example.page == page]
             page.write_text(rewritten(page.read_text(encoding="utf-8"), mine), encoding="utf-8")
         print(f"{len(stale)} example(s) of {len(found)} written")
         return 0
+    if args.write:
+        return 0
     print(f"{len(found)} example(s), {len(stale)} stale" + ("; `--write` puts what they print into the pages"
-                                                            if stale else ""))
-    return 1 if stale else 0
+                                                            if stale or table_stale else ""))
+    return 1 if stale or table_stale else 0
 
 
 if __name__ == "__main__":

@@ -56,3 +56,10 @@ def test_the_check_ignores_seconds_and_the_order_of_cells_that_end_together_and_
     assert script.comparable(shown) != script.comparable(
         "3 reproducer(s)\n[1/2    0.4s] ort-cpu a: pass\n[2/2    0.5s] ort-cpu b: fail\nmodel: m\n")
     assert script.comparable(shown) != script.comparable(shown.replace("model: m", "model: n"))
+
+
+def test_readmes_verdict_table_is_the_judgement_packages():
+    script = readme_examples()
+    text = script.README.read_text(encoding="utf-8")
+    assert script.VERDICTS.search(text), "README.md has no verdict table between its markers"
+    assert script.with_verdict_table(text) == text, "run `python scripts/readme_examples.py --write`"
