@@ -47,6 +47,12 @@ written as a reproducer (OUT/reproducers: index.json + .onnx + .npz, the layout 
 --run-on targets (default: the matrix's default target). Known workarounds of a pattern are listed per target.
 Writes OUT/scan.json and OUT/scan.html (offline, self-contained).
 
+It prints the answer first: the model, its quantization and predicted engine in one line; the patterns found; where
+the verdict changes between the versions of a platform; then each distinct verdict once, with its reason, basis and
+fix, and the targets it covers (`TensorRT 8.5-11.4 on Orin, Orin DLA, Thor and x86, 22 targets`). --verbose prints
+a line per target instead. --format json|markdown|sarif|github writes scan.json, a job summary, SARIF 2.1.0 or GitHub
+annotations to stdout instead; --report FORMAT=FILE writes one beside (repeatable). Several models may be given.
+
 --fix rewrites the model into the workaround forms with the best evidence on the chosen targets (observed pass, then
 claimed pass; never one that fails or is unverified there) with each case's own rewrite, checks the result (checker
 and strict shapes, same inputs and outputs, the same FP32 outputs on ONNX Runtime, a second scan) and writes

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.judgement import SCAN_VERDICT_SYMBOLS
 from harness.judgement.engine import fails_scan_gate
 from harness.scan.answer import answer, describe_targets, finding_key, version_free, with_versions
 
@@ -23,8 +24,7 @@ TOOL = "trt-matrix"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SARIF_LEVELS = {"blocked": "error", "fallback": "warning", "unverified": "note"}
 GITHUB_LEVELS = {"blocked": "error", "fallback": "warning", "unverified": "notice"}
-SYMBOLS = {"blocked": "✗", "fallback": "↓", "unverified": "?", "likely": "✓", "verified": "✓✓", "clear": "·",
-           "unavailable": "—"}
+
 
 
 def model_uri(data: dict) -> str:
@@ -190,9 +190,11 @@ def to_markdown(data: dict) -> str:
                   "| finding | " + " | ".join(t["target"] for t in available) + " |",
                   "|---|" + "---|" * len(available)]
         for f in data["findings"]:
-            cells = [SYMBOLS.get((f["verdicts"].get(t["target"]) or {}).get("verdict", ""), "") for t in available]
+            cells = [SCAN_VERDICT_SYMBOLS.get((f["verdicts"].get(t["target"]) or {}).get("verdict", ""), "")
+                     for t in available]
             lines.append(f"| {finding_key(f)} | " + " | ".join(cells) + " |")
-        lines += ["", "✗ blocked · ↓ fallback · ? unverified · ✓ likely · ✓✓ verified", "", "</details>"]
+        legend = " · ".join(f"{symbol} {verdict}" for verdict, symbol in SCAN_VERDICT_SYMBOLS.items())
+        lines += ["", legend, "", "</details>"]
     lines += ["", f"Exit code {data['exit_code']}."]
     return "\n".join(lines) + "\n"
 
