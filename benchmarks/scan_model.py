@@ -24,7 +24,12 @@ its engine prediction included, against `trtcheck MODEL --format json`, both sta
 this interpreter): wall and CPU seconds, peak memory, and the scan's own stages (load, match, predict, engine, the JSON and page written). Target: the scan no longer than
 trtcheck, and never over 4 s.
 
+The same side by side on small models (issue 44: a pre-commit hook or a CI job scans models of a few hundred to a
+few thousand nodes, where the start of the process decides): --versus-sizes 300 3000 times each size the same way,
+target: the scan no slower than trtcheck at every size.
+
     python benchmarks/scan_model.py [--sizes 5000 20000 50000] [--keep DIR] [--processes-only] [--versus-trtcheck]
+                                    [--versus-sizes 300 3000]
 """
 from __future__ import annotations
 
@@ -140,9 +145,13 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="write models and results here instead of a temporary directory")
     parser.add_argument("--processes-only", action="store_true", help="only the whole-process scan and --fix runs")
     parser.add_argument("--versus-trtcheck", action="store_true", help="only the scan beside trtcheck (issue 30)")
+    parser.add_argument("--versus-sizes", type=int, nargs="+", metavar="NODES", help="only the scan beside trtcheck, "
+                        "on models of these node counts (issue 44: 300 3000), each within trtcheck's time")
     args = parser.parse_args()
     out = args.keep or Path(tempfile.mkdtemp(prefix="trt-matrix-scan-bench-"))
     out.mkdir(parents=True, exist_ok=True)
+    if args.versus_sizes:
+        return 0 if all([versus_trtcheck(out, nodes) for nodes in args.versus_sizes]) else 1
     if args.versus_trtcheck:
         return 0 if versus_trtcheck(out) else 1
     if args.processes_only:
@@ -273,16 +282,18 @@ def measured_process(command: list[str]) -> tuple[float, float, float, int]:
     return wall, cpu, peak_kib / 1024, done.returncode
 
 
-def versus_trtcheck(out: Path) -> bool:
-    """`scan` (every target, the engine predicted) beside trtcheck's check of the same 50k-node Q/DQ model."""
+def versus_trtcheck(out: Path, nodes: int = VERSUS_NODES) -> bool:
+    """`scan` (every target, the engine predicted) beside trtcheck's check of the same Q/DQ model of ``nodes``
+    nodes (50k by default)."""
     import importlib.util
 
     trtcheck = importlib.util.find_spec("trtcheck")
-    path = out / f"versus-{VERSUS_NODES}-qdq.onnx"
-    onnx.save(generated_model(VERSUS_NODES, True), path)
+    path = out / f"versus-{nodes}-qdq.onnx"
+    onnx.save(generated_model(nodes, True), path)
     print(f"\nscan beside trtcheck on {path.name} (load average {os.getloadavg()[0]:.1f}; wall s, CPU s, peak MiB; "
           "the best of 3 runs each, taken in turn, after one that writes the bytecode cache)")
-    scan_cmd = [sys.executable, "-m", "harness", "scan", str(path), "--out", str(out / "versus-scan")]
+    scan_out = out / f"versus-scan-{nodes}"
+    scan_cmd = [sys.executable, "-m", "harness", "scan", str(path), "--out", str(scan_out)]
     commands = {"scan": scan_cmd}
     if trtcheck is None:
         print("  trtcheck is not installed (pip install trtcheck): the scan is timed alone")
@@ -302,8 +313,8 @@ def versus_trtcheck(out: Path) -> bool:
     best = {name: min(measured) for name, measured in runs.items()}
     for name, (wall, cpu, peak, status) in best.items():
         print(f"  {name:<10}{wall:>8.2f}{cpu:>8.2f}{peak:>8.0f}   exit {status}")
-    stages = json.loads((out / "versus-scan" / "scan.json").read_text())["timings_s"]
-    engine = json.loads((out / "versus-scan" / "scan.json").read_text())["engine"]
+    stages = json.loads((scan_out / "scan.json").read_text())["timings_s"]
+    engine = json.loads((scan_out / "scan.json").read_text())["engine"]
     print("  the scan's stages (s, its last run): " + ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
           + f"; engine: {engine['summary']['text']}")
     limit = min(VERSUS_LIMIT_S, best["trtcheck"][0]) if "trtcheck" in best else VERSUS_LIMIT_S

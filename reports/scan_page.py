@@ -1,5 +1,8 @@
-"""Render a scan (the JSON a ``python -m harness scan`` writes) as one self-contained HTML page in the look of the
-matrix report: verdict per target, the model, and each finding with its occurrences, evidence and workarounds."""
+"""Render a scan (the JSON a ``trt-matrix scan`` writes) as one self-contained HTML page in the look of the matrix
+report. The answer first (the same as the command's text: harness.scan.answer), then a findings x targets grid
+(targets grouped by platform, one coloured cell each, linked to its evidence), each finding's evidence once (its
+targets grouped by what they share), the predicted engine (per-layer table collapsed), the verdict per target
+(collapsed) and the model."""
 from __future__ import annotations
 
 import json
@@ -7,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import judgement as j
+from harness.scan.answer import answer, describe_targets, finding_key, platform_of, short_version, version_free, \
+    with_versions
 from reports.html import template_environment
 
 TEMPLATE = "scan.html.j2"
@@ -19,12 +24,74 @@ def render_scan_page(scan: dict[str, Any], out_path: Path | str) -> Path:
     env.globals.update(VERDICT_SYMBOLS=j.SCAN_VERDICT_SYMBOLS, VERDICT_MEANINGS=j.SCAN_VERDICT_MEANINGS,
                        VERDICT_COLOURS=j.SCAN_VERDICT_COLOURS, WORKAROUND_VERDICTS=j.SCAN_WORKAROUND_VERDICTS,
                        OCCURRENCE_ROWS=OCCURRENCE_ROWS)
-    html = env.get_template(TEMPLATE).render(scan=scan, model=scan["model"],
+    html = env.get_template(TEMPLATE).render(scan=scan, model=scan["model"], answer=answer(scan),
+                                             grid=grid_view(scan), evidence=evidence_view(scan),
                                              engine_view=engine_view(scan.get("engine"), _comparisons(scan)))
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(html, encoding="utf-8")
     return out_path
+
+
+def grid_view(scan: dict[str, Any]) -> dict[str, Any]:
+    """The findings x targets grid: the available targets as columns grouped by platform (targets that name no
+    version first), the model's verdict as the first row, then one row per finding; a cell is the finding's verdict
+    on the target with its reason (hover) and the anchor of its evidence (link)."""
+    targets = [t for t in scan["targets"] if t["available"]]
+    order = {t["target"]: i for i, t in enumerate(targets)}
+    platforms: dict[str, list[dict[str, Any]]] = {}
+    for t in sorted(targets, key=lambda t: (platform_of(t) != "", t["backend"], platform_of(t), _version_key(t),
+                                            order[t["target"]])):
+        platforms.setdefault(platform_of(t) or "as installed", []).append(t)
+    columns = [{"target": t["target"], "title": t["title"],
+                "label": short_version(t["version"]) if platform_of(t) else t["target"]}
+               for members in platforms.values() for t in members]
+    rows = [{"name": "the model", "pattern": "", "anchor": "targets",
+             "cells": [_cell(t["verdict"], t["basis"], t["reason"], "targets") for t in
+                       (next(x for x in targets if x["target"] == c["target"]) for c in columns)]}]
+    for i, f in enumerate(scan["findings"]):
+        cells = []
+        for c in columns:
+            v = f["verdicts"].get(c["target"])
+            cells.append(_cell(v["verdict"], v["basis"], v["reason"], f"finding-{i}") if v else None)
+        rows.append({"name": finding_key(f), "pattern": f["pattern"], "anchor": f"finding-{i}", "cells": cells})
+    return {"platforms": [{"name": name, "span": len(members)} for name, members in platforms.items()],
+            "columns": columns, "rows": rows}
+
+
+def _cell(verdict: str, basis: str | None, reason: str, anchor: str) -> dict[str, Any]:
+    return {"verdict": verdict, "basis": basis, "reason": reason, "anchor": anchor,
+            "hatched": basis in j.HATCHED}
+
+
+def _version_key(target: dict[str, Any]) -> tuple:
+    return tuple(int(p) if p.isdigit() else 0 for p in str(target.get("version") or "0").split("."))
+
+
+def evidence_view(scan: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """Per finding, its verdicts grouped by what their targets share (verdict, basis, reason, workarounds): each
+    piece of evidence once, with the targets it covers written compactly."""
+    views = []
+    for f in scan["findings"]:
+        grouped: dict[tuple, list[tuple[dict, dict]]] = {}
+        by_id = {t["target"]: t for t in scan["targets"]}
+        for target, v in f["verdicts"].items():
+            t = by_id.get(target, {"target": target, "version": None})
+            workarounds = tuple((w["variant"], w["verdict"]) for w in v["workarounds"])
+            key = (v["verdict"], v["basis"], version_free(v["reason"], t.get("version")), workarounds)
+            grouped.setdefault(key, []).append((t, v))
+        groups = []
+        for (verdict, basis, reason, _), members in grouped.items():
+            ts = [t for t, _ in members]
+            described = ts if all("backend" in t for t in ts) else []
+            groups.append({"verdict": verdict, "basis": basis, "targets": [t["target"] for t in ts],
+                           "covers": describe_targets(described, scan["targets"]) if described else
+                           ", ".join(t["target"] for t in ts),
+                           "reason": with_versions(reason, {t.get("version") for t in ts}),
+                           "evidence": members[0][1]["evidence"], "workarounds": members[0][1]["workarounds"]})
+        groups.sort(key=lambda g: j.SCAN_VERDICTS.index(g["verdict"]))
+        views.append(groups)
+    return views
 
 
 ENGINE_ROWS = 2000  # predicted layers shown on the page; scan.json holds them all

@@ -1,7 +1,7 @@
 """The layers hold: every import of harness/, reports/ and cases/ (lazy ones inside functions included), read from
 the source, forms no cycle between files or between the layers, and each layer imports only what it may.
 
-Layers (README, "Layout"): harness.commands -> harness.orchestration -> harness.store -> harness.worker; reports reads
+Layers (docs/architecture.md, "Layout"): harness.commands -> harness.orchestration -> harness.store -> harness.worker; reports reads
 the store; harness.scan (the scan of a user's model) never imports reports: the command renders its page;
 harness.reduction (`reduce`) is a room of its own that only the command enters, and prints through the progress it is
 handed; cases is the case library, graphs built from onnx and onnx-graphsurgeon that import none of the harness's
@@ -224,8 +224,9 @@ def test_known_exceptions_still_exist():
 
 
 def test_the_readme_layout_draws_every_layer_and_names_only_paths_that_exist():
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    layout = text[text.index("\n## Layout\n"):]
+    from tests.docs import section
+
+    layout = section("Layout")  # docs/architecture.md
     for layer in LAYERS:
         folder = layer.replace(".", "/") + "/"
         assert folder in layout and (REPO / folder).is_dir(), folder

@@ -1,4 +1,5 @@
-"""README's how-tos ("Add a target", "Add a case") name only things that exist, and their example works."""
+"""The how-tos ("Add a target", "Add a case", in docs/ pages) name only things that exist, and their example works;
+README is a door of at most about 200 lines that leads to them."""
 from __future__ import annotations
 
 import importlib
@@ -24,6 +25,7 @@ from harness.matrix import (
 from harness.orchestration.docker import wheelhouse
 from harness.worker.backends import BACKENDS
 from tests.conftest import REPO
+from tests.docs import PAGES, section
 from tests.harness.orchestration.docker.test_recipe_pins import (
     check_pins_against_platforms_2026_md,
     check_pins_against_platforms_md,
@@ -33,13 +35,6 @@ from tests.harness.orchestration.docker.test_recipe_pins import (
 README = REPO / "README.md"
 MATRIX = REPO / "matrix.yaml"
 FENCE = re.compile(r"^ *```(\w*)\n(.*?)^ *```$", re.S | re.M)
-
-
-def section(title: str) -> str:
-    text = README.read_text()
-    start = text.index(f"\n## {title}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start:end if end != -1 else len(text)]
 
 
 def code_blocks(text: str, language: str) -> list[str]:
@@ -104,8 +99,8 @@ def test_the_example_target_validates_and_its_pins_agree_with_the_platforms_tabl
 def test_the_example_target_gets_its_wheelhouse_command_as_step_6_says(matrix_with_example):
     path, _ = matrix_with_example
     (block,) = code_blocks(section("Add a target"), "sh")
-    (line,) = [line.split("#")[0].split() for line in block.splitlines() if "harness containers wheelhouse" in line]
-    process = subprocess.run([sys.executable, "-m", "harness", "--matrix", str(path), *line[3:]], cwd=REPO,
+    (line,) = [line.split("#")[0].split() for line in block.splitlines() if "trt-matrix containers wheelhouse" in line]
+    process = subprocess.run([sys.executable, "-m", "harness", "--matrix", str(path), *line[1:]], cwd=REPO,
                              capture_output=True, text=True, timeout=120)
     assert process.returncode == 0, process.stderr
     _, body = example_target()
@@ -156,10 +151,10 @@ def test_the_files_and_names_it_points_to_exist():
 
 
 def test_its_harness_command_lines_parse():
-    lines = [token for token in backticked(section("Add a target")) if token.startswith("python -m harness ")]
+    lines = [token for token in backticked(section("Add a target")) if token.startswith("trt-matrix ")]
     assert lines
     for line in lines:
-        build_parser().parse_args(line.split()[3:])  # argparse exits (status 2) on an unknown command or option
+        build_parser().parse_args(line.split()[1:])  # argparse exits (status 2) on an unknown command or option
 
 
 def test_tox_ini_lists_docker_targets_first_and_unavailable_ones_second_as_step_4_says():
@@ -186,7 +181,7 @@ def case_vocabulary() -> set[str]:
 def test_add_a_case_names_only_the_case_api_that_exists():
     vocabulary = case_vocabulary()
     for token in backticked(section("Add a case")):
-        if token.startswith(("python -m harness ", "tests/", "cases/<")) or token == "import cases":
+        if token.startswith(("trt-matrix ", "tests/", "cases/<")) or token == "import cases":
             continue
         if "." in token:  # a dotted name: cases.model.Case
             module, _, attribute = token.rpartition(".")
@@ -211,6 +206,24 @@ def test_add_a_case_lists_exactly_the_modules_that_are_not_cases():
 
 
 def test_add_a_case_generate_line_runs_for_a_case_of_the_library():
-    (line,) = [token for token in backticked(section("Add a case")) if token.startswith("python -m harness generate")]
-    args = build_parser().parse_args(line.replace("<id>", cases.all_cases()[0].id).split()[3:])
+    (line,) = [token for token in backticked(section("Add a case")) if token.startswith("trt-matrix generate")]
+    args = build_parser().parse_args(line.replace("<id>", cases.all_cases()[0].id).split()[1:])
     assert args.command == "generate"
+
+
+# --- README as a door ------------------------------------------------------------------------------------------------
+
+
+def test_readme_is_a_door_of_at_most_200_lines_linking_every_page():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    for page in PAGES[1:]:
+        assert f"docs/{page.name}" in text, f"README does not link docs/{page.name}"
+    assert "python -m harness" not in text  # the command is trt-matrix
+
+
+def test_readme_reaches_a_first_answer_in_two_commands():
+    (install,) = code_blocks(section("Install"), "sh")
+    assert [line.split("#")[0].split()[:2] for line in install.strip().splitlines()] == [["pip", "install"]]
+    blocks = code_blocks(section("Your model's answer"), "sh")
+    assert [line.split()[:2] for line in blocks[0].strip().splitlines()] == [["trt-matrix", "scan"]]

@@ -135,7 +135,7 @@ def _as_build_log(path: Path) -> str:
 
 def cmd_diagnose(args) -> int:
     from harness.diagnosis.diagnose import DiagnoseOptions, diagnose_files
-    from harness.diagnosis.render import diagnosis_data, diagnosis_text
+    from harness.diagnosis.render import diagnosis_data, diagnosis_headline, diagnosis_text
     from harness.matrix import load_matrix
     from harness.scan.loading import ModelInputError
     from harness.scan.observations import ObservationsError
@@ -165,7 +165,7 @@ def cmd_diagnose(args) -> int:
     if args.json:
         print(json.dumps(data, indent=1))
     else:
-        print(diagnosis_text(diagnosis))
+        print(diagnosis_headline(diagnosis) + "\n\n" + diagnosis_text(diagnosis))
         if diagnosis.scan is not None:
             print(f"\nresults: {', '.join(data['scan_results'])}")
     return status

@@ -24,6 +24,7 @@ from harness.commands.options import (
     positive_seconds,
 )
 from harness.matrix import default_target, load_matrix
+from harness.scan.formats import FORMATS
 from harness.judgement import (
     BASIS, SCAN_FAIL_ON_DEFAULT, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICT_MEANINGS,
 )
@@ -46,6 +47,12 @@ observed), and with --run your own layers: each match is cut out of MODEL with i
 written as a reproducer (OUT/reproducers: index.json + .onnx + .npz, the layout `run` reads) and run on the
 --run-on targets (default: the matrix's default target). Known workarounds of a pattern are listed per target.
 Writes OUT/scan.json and OUT/scan.html (offline, self-contained).
+
+It prints the answer first: the model, its quantization and predicted engine in one line; the patterns found; where
+the verdict changes between the versions of a platform; then each distinct verdict once, with its reason, basis and
+fix, and the targets it covers (`TensorRT 8.5-11.4 on Orin, Orin DLA, Thor and x86, 22 targets`). --verbose prints
+a line per target instead. --format json|markdown|sarif|github writes scan.json, a job summary, SARIF 2.1.0 or GitHub
+annotations to stdout instead; --report FORMAT=FILE writes one beside (repeatable). Several models may be given.
 
 --fix rewrites the model into the workaround forms with the best evidence on the chosen targets (observed pass, then
 claimed pass; never one that fails or is unverified there) with each case's own rewrite, checks the result (checker
@@ -76,7 +83,53 @@ symbolic shape inference fails, it is retried without it first, and the notes sa
 """
 
 
+MULTI_MODEL_WORST = (EXIT_OK, EXIT_FAILS, EXIT_USAGE, EXIT_BROKEN)  # a scan of several models exits with its worst
+
+
 def cmd_scan(args) -> int:
+    models, reports = args.model, _reports(args.report or [])
+    if len(models) > 1 and (args.fix or args.to_explicit):
+        raise CommandError("--fix and --to-explicit take one model; scan the others apart")
+    statuses, names, collected = [], set(), []
+    for model in models:
+        name = model.stem if model.stem not in names else f"{model.stem}-{len(names)}"
+        names.add(name)
+        out = args.out if len(models) == 1 else (args.out or Path("out/scan")) / name
+        one = argparse.Namespace(**{**vars(args), "model": model, "out": out, "collected": collected})
+        if args.format == "text" and len(models) > 1:
+            print(f"== {model}")
+        try:
+            statuses.append(_scan_model(one))
+        except CommandError as err:
+            if len(models) == 1:
+                raise
+            print(f"error: {err}", file=sys.stderr)  # one bad file does not stop the others: named, exit 2
+            statuses.append(err.status)
+    if collected:
+        from harness.scan.formats import render_many
+
+        if args.format != "text":
+            sys.stdout.write(render_many(args.format, collected))
+        for fmt, path in reports:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(render_many(fmt, collected), encoding="utf-8")
+    return max(statuses, key=lambda s: MULTI_MODEL_WORST.index(s) if s in MULTI_MODEL_WORST else len(
+        MULTI_MODEL_WORST))
+
+
+def _reports(specs: list[str]) -> list[tuple[str, Path]]:
+    """``--report FORMAT=FILE`` arguments, checked before anything is scanned."""
+    reports = []
+    for spec in specs:
+        fmt, _, path = spec.partition("=")
+        if fmt not in FORMATS or fmt == "text" or not path:
+            raise CommandError(f"--report {spec!r}: expected FORMAT=FILE with FORMAT one of "
+                               f"{', '.join(f for f in FORMATS if f != 'text')}")
+        reports.append((fmt, Path(path)))
+    return reports
+
+
+def _scan_model(args) -> int:
     from harness.scan.file_checks import start_checks
 
     # onnx's checks of a large model take longer than any other step: they start first, in their own process, and
@@ -115,20 +168,24 @@ def _scan_command(args, checks) -> int:
         loaded = None if args.to_explicit else load_model(args.model, checks_in_background=True, checks=checks)
     except ModelInputError as err:
         raise CommandError(str(err)) from None
-    from harness.scan.explicit import ExplicitInputError, QuantizerError, to_explicit
-    from harness.scan.fix_checks import ComparisonInputs, InputsError
-    from harness.scan.fixing import WorkaroundChoiceError, fix_scanned, workaround_choices
     from harness.scan.observations import ObservationsError
     from harness.scan.scanner import ScanOptions, scan
 
     options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,
                           max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
                           fail_on=args.fail_on)
+    if fixing:  # --fix's and --to-explicit's modules (ONNX Runtime's runs, the rewrites) only where they are used
+        from harness.scan.explicit import ExplicitInputError, QuantizerError, to_explicit
+        from harness.scan.fix_checks import ComparisonInputs, InputsError
+        from harness.scan.fixing import WorkaroundChoiceError, fix_scanned, workaround_choices
+    else:
+        ExplicitInputError = QuantizerError = InputsError = WorkaroundChoiceError = _NeverRaised  # noqa: N806
     try:
-        overrides = workaround_choices(args.workaround or [])
+        overrides = workaround_choices(args.workaround or []) if fixing else {}
     except WorkaroundChoiceError as err:
         raise CommandError(str(err)) from None
-    progress = lambda line: print(line, flush=True)  # noqa: E731
+    report = sys.stdout if args.format == "text" else sys.stderr  # stdout holds only the format asked for
+    progress = lambda line: print(line, file=report, flush=True)  # noqa: E731
     warn = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     try:
         import cases  # noqa: F401  (registers the case library: its matchers are what the scan searches)
@@ -150,12 +207,21 @@ def _scan_command(args, checks) -> int:
     if explicit is not None:
         data["explicit"] = explicit.report([out_dir / name for name in outcome.written])
     json_path, html_path = write_results(data, out_dir)
-    _print_result(data)
-    if outcome is not None:
-        _print_fix(data["fix"], out_dir, explicit.path if explicit else None)
-    if explicit is not None:
-        _print_explicit(data["explicit"])
-    print(f"results: {json_path}, {html_path}")
+    args.collected.append(data)  # the other formats: written by cmd_scan once every model is scanned
+    if args.format == "text":
+        if args.verbose:
+            _print_result(data)
+        else:
+            from harness.scan.answer import answer_lines
+
+            print("\n".join(answer_lines(data)))
+        if outcome is not None:
+            _print_fix(data["fix"], out_dir, explicit.path if explicit else None)
+        if explicit is not None:
+            _print_explicit(data["explicit"])
+        print(f"results: {json_path}, {html_path}")
+    else:
+        print(f"results: {json_path}, {html_path}", file=sys.stderr)
     for problem in result.problems:
         print(f"warning: {problem}", file=sys.stderr)
     if result.failing_targets:
@@ -173,6 +239,10 @@ def _scan_command(args, checks) -> int:
         print(f"--fix is partial (exit {EXIT_PARTIAL}): {_places_left(data['fix'])} place(s) could not be fixed "
               f"and are left as they are (listed above with their reasons); {rest}", file=sys.stderr)
     return data["exit_code"]
+
+
+class _NeverRaised(Exception):
+    """Stands for the errors of --fix's modules in a scan that does not import them."""
 
 
 def exit_status(result) -> int:
@@ -353,7 +423,9 @@ def _workaround_lines(findings: list[dict], target: str) -> list[str]:
 def add_scan_commands(commands) -> None:
     p = commands.add_parser("scan", help="will MODEL build in INT8 on each target: known patterns, verdicts, evidence",
                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", type=Path, metavar="MODEL.onnx", help="the ONNX model (external data next to it)")
+    p.add_argument("model", type=Path, nargs="+", metavar="MODEL.onnx", help="the ONNX model (external data next "
+                   "to it); several (a pre-commit hook, a CI job) are scanned one after the other, each into "
+                   "OUT/<model name>, and the exit status is the worst of theirs")
     add_target_argument(p, "--targets", nargs="+", metavar="ID", help="targets to predict (default: every target of "
                         "the matrix)")
     add_observations_option(p)
@@ -361,6 +433,15 @@ def add_scan_commands(commands) -> None:
     add_target_argument(p, "--run-on", nargs="+", metavar="ID", help="with --run: the targets to run on, local or "
                         "docker (default: the matrix's default target); they are predicted too")
     p.add_argument("--out", type=Path, metavar="DIR", help="output directory (default: out/scan/<model name>)")
+    p.add_argument("--format", choices=FORMATS, default="text", help="what stdout gets: text (the answer: "
+                   "targets grouped by verdict, where it changes between versions), json (scan.json), markdown "
+                   "(a job summary), sarif (SARIF 2.1.0, for code scanning), github (workflow annotations); "
+                   "default: %(default)s; scan.json and scan.html are written to --out either way")
+    p.add_argument("--report", action="append", metavar="FORMAT=FILE", help="also write the scan in FORMAT (json, "
+                   "markdown, sarif, github) to FILE; repeatable (a CI job: --format github --report "
+                   "markdown=$GITHUB_STEP_SUMMARY --report sarif=trt-matrix.sarif)")
+    p.add_argument("-v", "--verbose", action="store_true", help="with --format text: every target on its own "
+                   "line, with its reason and the workarounds of what fails there, and every finding's places")
     p.add_argument("--fail-on", choices=SCAN_FAIL_ON_LEVELS, default=SCAN_FAIL_ON_DEFAULT,
                    help="the verdicts that make the exit status 1: " + ", also ".join(
                        f"{level} (default)" if level == SCAN_FAIL_ON_DEFAULT else level

@@ -316,10 +316,16 @@ def run_forked(work: Callable[[], None], report: int, close: Iterable[int] = ())
     return pid
 
 
+SMALL_MODEL_BYTES = 8 << 20  # a file this small is checked in a few milliseconds: a process of its own costs more
+
+
 def start_checks(model: str) -> ChildChecks | None:
     """The checks of the file ``model`` started in their process, when there is a second core to run them on and the
-    file exists (None: :func:`~harness.scan.loading.load_model` checks it in this process, or says what is wrong)."""
-    return ChildChecks(model) if cores() > 1 and os.path.isfile(model) else None
+    file exists and is not small (None: :func:`~harness.scan.loading.load_model` checks it in this process, or says
+    what is wrong)."""
+    if cores() < 2 or not os.path.isfile(model) or os.path.getsize(model) < SMALL_MODEL_BYTES:
+        return None
+    return ChildChecks(model)
 
 
 M_MXFAST = 1  # glibc's mallopt(3) parameter: the largest request its fast bins serve (0: none)

@@ -146,14 +146,18 @@ def _checked_needs(needs: Iterable[str]) -> set[str]:
 def target_facts(target: Target, gpu_arch: str | None = None) -> TargetFacts:
     """The facts of ``target`` (a matrix Target). ``gpu_arch`` ("sm_120") is the GPU a column of an x86 target ran
     on; without it the GPU facts of a target whose ``gpu_arch`` is ``any`` are not known."""
-    if target.backend != "tensorrt" or not target.version:
-        return TargetFacts(target.id, {})
-    version = target.version
-    facts = {DLA: _dla(version, target.platform)}
+    return _facts(target.id, target.backend, target.version, target.platform, gpu_arch or target.gpu_arch)
+
+
+@functools.lru_cache(maxsize=None)
+def _facts(target_id: str, backend: str, version: str | None, platform: str, arch: str) -> TargetFacts:
+    """:func:`target_facts` of what it depends on, once per target: a scan asks for them per finding and target."""
+    if backend != "tensorrt" or not version:
+        return TargetFacts(target_id, {})
+    facts = {DLA: _dla(version, platform)}
     facts[IMPLICIT_INT8] = _implicit(version)
     for feature in _API_FEATURES:
         facts[feature.what] = feature.fact(version)
-    arch = gpu_arch or target.gpu_arch
     facts[FP8_QDQ] = _hardware(FP8_QDQ, "FP8", arch, FP8_MIN_CAPABILITY, "Ada, Hopper, Blackwell", (FP8_HARDWARE,),
                                "keep INT8 Q/DQ on this GPU (FP8 needs SM 8.9 or later; Orin is SM 8.7)", ISSUE)
     fp4_type = _API_FP4_TYPE.fact(version)
@@ -163,7 +167,7 @@ def target_facts(target: Target, gpu_arch: str | None = None) -> TargetFacts:
     typing = release_facts.network_typing(version)
     facts["network-typing"] = Fact("network-typing", "strong only" if version_tuple(version)[:1] >= (11,) else
                                    "weak by default", typing.statement, typing.sources, DOCUMENTED)
-    return TargetFacts(target.id, facts)
+    return TargetFacts(target_id, facts)
 
 
 def blocks(needs: Iterable[str], target: Target, gpu_arch: str | None = None) -> Fact | None:

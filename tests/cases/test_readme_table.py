@@ -8,7 +8,7 @@ import pytest
 
 from cases import all_cases
 
-README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+README = pathlib.Path(__file__).resolve().parents[2] / "docs" / "cases.md"  # the case catalogue
 SECTION = "## The case library"
 HEADER = "| pattern | case | what it is | variants | upstream |"
 LINK = re.compile(r"\]\((https://[^)\s]+)\)")

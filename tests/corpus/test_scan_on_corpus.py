@@ -81,3 +81,11 @@ def test_the_transformer_form_follows_the_models_layer_norm(scanned, name):
     native = any(n.op_type == "LayerNormalization" for n in model.graph.node)
     forms = {f["variant"] for f in report["findings"] if f["case"] == "p7-transformer-block"}
     assert forms == {"implicit-ln17" if native else "implicit-decomposed-ln"}
+
+
+@pytest.mark.parametrize("name", corpus.names())
+def test_scan_json_fits_its_schema_and_the_sarif_fits_sarif_2_1_0(scanned, name):
+    from tests.harness.scan.test_scan_formats import check_every_format
+
+    _, report = scanned(name)
+    check_every_format(report)

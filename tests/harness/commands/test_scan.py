@@ -79,7 +79,7 @@ def test_a_model_without_any_known_pattern_is_clean(tmp_path, model_files, libra
 
 
 def test_a_claimed_failure_fails_the_scan_and_names_the_users_nodes(tmp_path, model_files, library_results):
-    result = scan(model_files["backbone-silu"], "--results", library_results, "--out", tmp_path)
+    result = scan(model_files["backbone-silu"], "--results", library_results, "--out", tmp_path, "--verbose")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "S1 s1-conv-silu/size-64 [sweep]: 1 place(s): /backbone/stem/conv/Conv" in result.stdout
     # claimed to fail on trt86-orin; on the TensorRT 11 targets the fact that 11 has no calibrator stops the model

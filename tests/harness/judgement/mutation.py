@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[3]
 TARGET = "harness/judgement/engine.py"
 TESTS = ["tests/harness/judgement/test_engine.py", "tests/harness/judgement/test_meaning.py",
          "tests/harness/store/test_claims.py", "tests/harness/scan/test_prediction.py"]
-COPIED = ("harness", "cases", "reports", "tests", "scripts", "matrix.yaml", "pyproject.toml", "README.md")
+COPIED = ("harness", "cases", "reports", "tests", "scripts", "matrix.yaml", "pyproject.toml", "README.md", "docs")
 SWAPS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
          ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
 # (line of the original, the mutated line) -> why no test can tell the mutant apart.

@@ -11,7 +11,9 @@ from harness import judgement as j
 from harness.worker import record as rec
 from tests.conftest import REPO
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
+from tests.docs import all_text  # noqa: E402
+
+README = all_text()  # README and the docs pages
 
 
 def test_every_outcome_has_one_meaning_and_the_columns_hold_together():
