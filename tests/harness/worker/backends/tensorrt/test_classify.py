@@ -139,6 +139,13 @@ def test_version_from_log(trt_log):
         ("[I] TensorRT version: 8.6.1.6", "8.6.1"),
         ("[I] TensorRT version: 10.3", "10.3.0"),
         ("[I] Building an engine", None),
+        # the spellings pasted fragments of 2024-2026 carry
+        ("The TensorRT version is 8.6.1.6", "8.6.1"),
+        ("TensorRT Version: 10.3", "10.3.0"),
+        ("TensorRT: starting export with TensorRT 10.0.0b6...", "10.0.0"),
+        ("C:\\TensorRT-8.6.1.6\\bin\\trtexec.exe --onnx=m.onnx", "8.6.1"),
+        ("pip install tensorrt==10.8.0.43", "10.8.0"),
+        ("FAILED TensorRT.trtexec [TensorRT v8510] # trtexec --loadEngine=a.dla", "8.5.10"),
     ],
 )
 def test_version_from_banner_codes(text, version):
@@ -154,6 +161,7 @@ def test_result_carries_every_warning_kind_even_when_zero():
         "warnings": dict.fromkeys(WARNING_KINDS, 0),
         "known_failure": None,
         "failure_shown": False,
+        "stage": None,
     }
 
 
@@ -536,6 +544,12 @@ KNOWN_MESSAGES = {
     "cuda-runtime-operation-not-supported": (  # TensorRT#3980 (10.0.1), the reference excerpt F25
         "[defaultAllocator.cpp::deallocateAsync::64] ", "Error Code 1: Cuda Runtime (operation not supported)",
     ),
+    "calibration-algo-type-removed": (  # wyoming-whisper-trt#1020 (11.0), torch2trt's calibrator at import
+        "", "AttributeError: module 'tensorrt' has no attribute 'CalibrationAlgoType'",
+    ),
+    "precision-builder-flag-removed": (  # ComfyUI-Rife-Tensorrt#25, ultralytics#24735 (11.x)
+        "", "AttributeError: type object 'tensorrt_bindings.tensorrt.BuilderFlag' has no attribute 'FP16'",
+    ),
 }
 ERROR_CODES = {"foreign-node-no-implementation": "10", "conv-silu-no-implementation": "10",
                "qdq-conv-swish-no-implementation": "10", "cuda-runtime-operation-not-supported": "1",
@@ -694,6 +708,12 @@ FORM_LINES = [
     ("[TensorRT] WARNING: Missing dynamic range for tensor (Unnamed Layer* 12) [Shuffle]_output, expect fall back to "
      "non-int8 implementation for any layer consuming or producing given tensor",
      "unnamed-constant-shuffle-missing-scale"),
+    # TensorRT#3579: S3's three parts and the residual Add fused after them
+    ("[01/02/2024-22:10:33] [TRT] [E] 10: Could not find any implementation for node SandGlass4.8.weight + "
+     "/SandGlass4/SandGlass4.8/_weight_quantizer/QuantizeLinear + /SandGlass4/SandGlass4.8/Conv + /Add.",
+     "qdq-weights-layer-residual-no-implementation"),
+    ("[12/04/2024-11:57:45] [TRT] [W] Layer '/model.23/Concat_4' (CONCATENATION): Unsupported on DLA. Switching this "
+     "layer's device type to GPU.", "dla-layer-to-gpu"),
 ]
 
 
