@@ -831,7 +831,7 @@ def pasted_commands(text: str) -> list[str]:
     """The trtexec and Polygraphy command lines ``text`` holds beside TensorRT's output (in a fence, in backticks,
     after a ``$ `` or ``PS C:\\>`` prompt, continued with ``\\``, after Polygraphy's ``Command:``), each once, in order;
     trtexec's own ``&&&& RUNNING`` banner is not one of them (it is read as the log's command)."""
-    joined = re.sub(r"\\[ \t]*\r?\n[ \t]*", " ", unpasted(text))
+    joined = re.sub(r"[ \t]*\\[ \t]*\r?\n[ \t]*", " ", unpasted(text))
     commands: list[str] = []
     for line in joined.splitlines():
         if line.lstrip().startswith("&&&&"):

@@ -14,11 +14,15 @@ from harness.worker.backends.tensorrt.classify import (
     KNOWN_FORMS,
     UNRECOGNIZED_FAILURE,
     WARNING_KINDS,
+    DLA_FOREIGN_NODE_FAILURE,
+    DlaFallback,
     LogLine,
     classify_log,
+    dla_fallbacks,
     known_forms,
     not_a_log,
     parse_log_line,
+    pasted_commands,
     version_from_log,
 )
 
@@ -739,3 +743,169 @@ def test_no_known_form_in_other_lines(text):
 
 def test_every_known_form_has_a_line_above():
     assert sorted(form_id for _, form_id in FORM_LINES) == sorted(known.id for known in KNOWN_FORMS)
+
+
+
+# Pasted fragments of 2024-2026 (issue 42). Lines from the threads of reference/pasted-fragments/labels.json unless a
+# comment says otherwise.
+
+@pytest.mark.parametrize(("line", "severity", "body"), [
+    # Python logging's default format, torch_tensorrt's logger (pytorch/TensorRT#3140)
+    ("ERROR:torch_tensorrt [TensorRT Conversion Context]:ITensor::getDimensions: Error Code 4: Internal Error (x)",
+     "error", "ITensor::getDimensions: Error Code 4: Internal Error (x)"),
+    ("WARNING:torch_tensorrt.dynamo.conversion:Unable to import quantization op.", "warning",
+     "Unable to import quantization op."),
+    # loguru (pytorch/TensorRT#3180)
+    ("2024-08-30 23:24:09.688 | ERROR    | Process-6 | /usr/local/lib/python3.10/dist-packages/torch_tensorrt/"
+     "logging.py:24 - ITensor::getDimensions: Error Code 4: API Usage Error (y)", "error",
+     "ITensor::getDimensions: Error Code 4: API Usage Error (y)"),
+    # Polygraphy's own tags: extra verbose and critical (NVIDIA/TensorRT#3788)
+    ("[X] Setting TensorRT Optimization Profiles", "verbose", "Setting TensorRT Optimization Profiles"),
+    ("[!] Invalid Engine. Please ensure the engine was built correctly", "error",
+     "Invalid Engine. Please ensure the engine was built correctly"),
+])
+def test_other_loggers_and_polygraphy_tags_are_read(line, severity, body):
+    assert parse_log_line(line) == LogLine(severity, body)
+
+
+def test_a_polygraphy_fragment_without_trt_is_tensorrt_output():
+    text = "[X] Setting TensorRT Optimization Profiles\n[V] Loaded Module: tensorrt | Version: 10.3.0\n"
+    assert not_a_log(text) is None
+
+
+@pytest.mark.parametrize(("text", "known_id", "pattern"), [
+    ("AttributeError: module 'tensorrt' has no attribute 'CalibrationAlgoType'", "calibration-algo-type-removed",
+     "P10"),
+    ("AttributeError: type object 'tensorrt_bindings.tensorrt.BuilderFlag' has no attribute 'FP16'",
+     "precision-builder-flag-removed", "P15"),
+    ("AttributeError: type object 'tensorrt.BuilderFlag' has no attribute 'INT8'", "precision-builder-flag-removed",
+     "P15"),
+])
+def test_tensorrt_11_removals_met_from_python_name_their_pattern(text, known_id, pattern):
+    result = classify_log(text)
+    assert (result.category, result.known_failure.id, result.known_failure.pattern, result.failure_shown) == (
+        "unsupported-api", known_id, pattern, True)
+
+
+def test_another_removed_api_is_unsupported_api_without_a_pattern():
+    # ultralytics#9510, TensorRT 10.0.0b6: the exporter's failure line names the removed attribute
+    line = ("TensorRT: export failure ❌ 3.7s: 'tensorrt_bindings.tensorrt.IBuilderConfig' object has no attribute "
+            "'max_workspace_size'")
+    result = classify_log(line)
+    assert (result.category, result.known_failure, result.failure_shown) == ("unsupported-api", None, True)
+    # a flag TensorRT 11 kept is not a removed precision flag
+    assert classify_log("AttributeError: type object 'tensorrt.BuilderFlag' has no attribute 'REFIT_X'"
+                        ).known_failure is None
+
+
+@pytest.mark.parametrize(("text", "stage"), [
+    # trtexec running an engine it built: the failure comes after "Starting inference" (NVIDIA/TensorRT#3995)
+    ("[I] Building engine\n[V] Using enqueueV3.\n[I] Starting inference\n"
+     "[E] Error[1]: [runner.cpp::execute::718] Error Code 1: Myelin (Final synchronize failed (700))\n", "run"),
+    # a DLA standalone loadable given to --loadEngine (NVIDIA/TensorRT#4106)
+    ("[E] Error[4]: [runtime.cpp::deserializeCudaEngine::65] Error Code 4: Internal Error (Engine deserialization "
+     "failed.)\n&&&& FAILED TensorRT.trtexec [TensorRT v8510] # trtexec --verbose --loadEngine=dla_fusion.dla\n", "run"),
+    # one line: the run-time API names itself (Yolo-V11-cpp-TensorRT#6)
+    ("IExecutionContext::enqueueV3: Error Code 3: API Usage Error (Parameter check failed, condition: x != nullptr.)",
+     "run"),
+    # inference lines of an earlier run, then a build that fails: the last mark before the failure decides
+    ("[I] Starting inference\n[I] Building engine\n[E] Error[10]: Could not find any implementation for node a.\n",
+     "build"),
+    ("[E] Error[10]: Could not find any implementation for node a.\n", "build"),
+])
+def test_build_time_and_run_time_failures_are_told_apart(text, stage):
+    result = classify_log(text)
+    assert result.category is not None and result.stage == stage
+
+
+def test_no_failure_has_no_stage():
+    assert classify_log("[I] Starting inference\n").stage is None
+
+
+def test_a_parser_failure_names_its_node():
+    # mmdeploy#2758: the node's printout follows "While parsing node number"
+    text = ('[TRT] [E] ModelImporter.cpp:963: While parsing node number 4448 [TRTBatchedNMS -> '
+            '"/TRTBatchedNMS_output_0"]:\n[TRT] [E] ModelImporter.cpp:964: --- Begin node ---\n'
+            'input: "/Unsqueeze_76_output_0"\nname: "/TRTBatchedNMS"\nop_type: "TRTBatchedNMS"\n')
+    assert (classify_log(text).category, classify_log(text).node) == ("parser", "/TRTBatchedNMS")
+    # without the printout, the operator and the output it names
+    first = text.splitlines()[0]
+    assert classify_log(first).node == 'TRTBatchedNMS -> /TRTBatchedNMS_output_0'
+    # TensorRT 10's Python error: "In node N with name: X and operator: Y"
+    named = ("In node 11 with name: /dense_motion_network/GridSample and operator: GridSample3D "
+             "(checkFallbackPluginImporter): INVALID_NODE: creator && \"Plugin not found\"")
+    assert (classify_log(named).category, classify_log(named).node) == ("parser", "/dense_motion_network/GridSample")
+
+
+def test_a_cut_node_name_is_completed_from_the_timing_runner_line_of_the_same_layer():
+    # NVIDIA/TensorRT#3579: the error line is cut; the verbose lines above it name the layer in full
+    full = ("SandGlass4.8.weight + /SandGlass4/SandGlass4.8/_weight_quantizer/QuantizeLinear + "
+            "/SandGlass4/SandGlass4.8/Conv + /Add")
+    text = (f"[TRT] [V] --------------- Timing Runner: {full} (CaskConvolution[0x80000009])\n"
+            f"[TRT] [E] 10: Could not find any implementation for node {full[:70]}\n")
+    result = classify_log(text)
+    assert result.node == full
+    assert [(known.id, known.pattern) for known, _ in known_forms(text, result)] == [
+        ("qdq-weights-layer-residual-no-implementation", "S3")]
+
+
+def test_a_dla_builds_foreign_node_is_p20_not_p8():
+    line = "[E] Error[10]: Could not find any implementation for node {ForeignNode[/cnn/cnn.0/Conv]}."
+    assert classify_log(line).known_failure.pattern == "P8"
+    dla = f"&&&& RUNNING TensorRT.trtexec [TensorRT v8502] # trtexec --onnx=m.onnx --int8 --useDLACore=0\n{line}\n"
+    assert classify_log(dla).known_failure == DLA_FOREIGN_NODE_FAILURE
+
+
+def test_dla_fallbacks_name_each_layer_and_the_reason_the_log_gives():
+    text = "\n".join([
+        # ultralytics#18012
+        "[12/04/2024-11:57:45] [TRT] [W] /model.23/Concat_4: DLA only supports concatenation on the C dimension.",
+        "[12/04/2024-11:57:45] [TRT] [W] Layer '/model.23/Concat_4' (CONCATENATION): Unsupported on DLA. Switching "
+        "this layer's device type to GPU.",
+        "[12/04/2024-11:57:45] [TRT] [W] Layer '(Unnamed Layer* 388) [Shuffle]' (SHUFFLE): Unsupported on DLA. "
+        "Switching this layer's device type to GPU.",
+        "[12/04/2024-11:57:45] [TRT] [W] This version of DLA does not support reshape layers directly connected to "
+        "Slice or Concat",
+        "[12/04/2024-11:57:45] [TRT] [W] Validation failed for DLA layer: /model.10/m/m.0/attn/Reshape. Switching to "
+        "GPU fallback.",
+        "[12/04/2024-11:57:45] [TRT] [W] Splitting DLA subgraph at: /model.10/m/m.0/attn/Reshape because DLA "
+        "validation failed for this layer.",
+        # the message the issue quotes as the one Jetson users paste most (issue 42; no thread of it was found)
+        "[W] [TRT] /backbone/conv1/Conv cannot run in INT8 mode due to missing scale and zero point. This node will "
+        "not run on DLA",
+        # DeepStream-Yolo#27 (2021), DeepStream's logger
+        "WARNING: [TRT]: DLA supports only 8 subgraphs per DLA core. Switching to GPU for layer conv_6",
+    ])
+    assert dla_fallbacks(text) == [
+        DlaFallback("/model.23/Concat_4", "CONCATENATION", "DLA only supports concatenation on the C dimension"),
+        DlaFallback("(Unnamed Layer* 388) [Shuffle]", "SHUFFLE", None),
+        DlaFallback("/model.10/m/m.0/attn/Reshape", None,
+                    "This version of DLA does not support reshape layers directly connected to Slice or Concat"),
+        DlaFallback("/backbone/conv1/Conv", None, "missing scale and zero point"),
+        DlaFallback("conv_6", None, "DLA supports only 8 subgraphs per DLA core"),
+    ]
+    result = classify_log(text)
+    assert (result.category, result.warnings["dla-fallback"]) == (None, 5)
+    assert [(known.id, count) for known, count in known_forms(text, result)] == [("dla-layer-to-gpu", 5)]
+
+
+@pytest.mark.parametrize(("text", "command"), [
+    # in a fence after a "$ " prompt, continued with backslashes
+    ("```\n$ /usr/src/tensorrt/bin/trtexec --onnx=m.onnx \\\n    --int8 \\\n    --explicitBatch\n```\n",
+     "/usr/src/tensorrt/bin/trtexec --onnx=m.onnx --int8 --explicitBatch"),
+    # in inline backticks inside a sentence (NVIDIA/TensorRT#3847)
+    ("Tried building the engine with the command `trtexec --onnx=model_gn.onnx --int8 --useDLACore=0`\n",
+     "trtexec --onnx=model_gn.onnx --int8 --useDLACore=0"),
+    # after a PowerShell prompt (NVIDIA/TensorRT#4432)
+    ("PS C:\\Users\\me\\>trtexec.exe --onnx=models/car.onnx --fp16\n", "trtexec.exe --onnx=models/car.onnx --fp16"),
+    # Polygraphy's failure tail names its command (NVIDIA/TensorRT#3788); output redirected to a file
+    ("[E] FAILED | Runtime: 128.925s | Command: /root/bin/polygraphy run a.onnx --trt --int8\n",
+     "/root/bin/polygraphy run a.onnx --trt --int8"),
+    ("trtexec --onnx=truck.onnx --fp16 --useDLACore=0 > model_gn.log\n", "trtexec --onnx=truck.onnx --fp16 --useDLACore=0"),
+])
+def test_commands_pasted_beside_the_output_are_read(text, command):
+    assert pasted_commands(text) == [command]
+
+
+def test_trtexec_banner_is_not_a_pasted_command():
+    assert pasted_commands("&&&& RUNNING TensorRT.trtexec [TensorRT v8601] # trtexec --onnx=m.onnx\n") == []
