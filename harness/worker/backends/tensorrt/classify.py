@@ -167,13 +167,9 @@ _WARNING_PATTERNS = {
     # https://github.com/NVIDIA/Model-Optimizer/issues/118).
     "qdq-type-not-inferred": re.compile(r"Could not infer output types for operation:\s*\d+:\s*(?:de)?quantize:"),
     # A layer that leaves the DLA for the GPU, one line per layer (P20; dla_fallbacks reads the layer and the reason).
-    "dla-fallback": re.compile(
-        r"Unsupported on DLA\. Switching this layer's device type to GPU"
-        r"|This node will not run on DLA"
-        r"|Validation failed for DLA layer: .*Switching to GPU fallback"
-        r"|is not (?:supported|running) on DLA, falling back to GPU"
-        r"|Switching to GPU for layer\b"
-        r"|Switching \S.* device type to GPU"),
+    "dla-fallback": re.compile(  # every form names DLA: the engine scans for that literal first
+        r"DLA(?:\. Switching this layer's device type to GPU|(?<=will not run on DLA)| layer: .*Switching to GPU "
+        r"fallback|, falling back to GPU|\b.*?\. Switching (?:to GPU for layer\b|\S.* device type to GPU))"),
 }
 
 _CONSEQUENCE = re.compile(
@@ -721,6 +717,9 @@ _BUILD_MARK = re.compile(r"Building (?:the )?(?:TensorRT )?engine|buildSerialize
                          r"|export with TensorRT|Conversion Context|Calibrat|Could not find any implementation"
                          r"|Input filename:|Parsing node", re.IGNORECASE)
 
+_STAGE_MARK = re.compile(f"(?P<run>{_RUN_MARK.pattern})|(?P<build>{_BUILD_MARK.pattern})", re.IGNORECASE)
+_WRAPPED_PREFIX = 20  # characters: a shorter first line of a wrapped message is not looked for
+
 # The node a parser failure names: "In node 11 with name: /a/GridSample and operator: GridSample3D", or the "name:"
 # of the node printed after "While parsing node number 4448 [TRTBatchedNMS -> "/TRTBatchedNMS_output_0"]:".
 _PARSER_NODE_NAMED = re.compile(r"In node -?\d+ with name: (?P<name>\S+) and operator: (?P<op>\S+)")
@@ -739,7 +738,8 @@ def _read_in_context(result: LogClassification, raw_lines: list[str], lines: lis
     if result.category == "parser" and result.node is None:
         changes["node"] = _parser_node(lines)
     elif result.node:
-        runners = {m.group("node") for line in lines if (m := _TIMING_RUNNER.search(line.body))}
+        runners = {m.group("node") for line in lines
+                   if "Timing Runner: " in line.body and (m := _TIMING_RUNNER.search(line.body))}
         longer = sorted(name for name in runners if name.startswith(result.node) and len(name) > len(result.node))
         if longer:
             changes["node"] = longer[0]
@@ -752,15 +752,15 @@ def _read_in_context(result: LogClassification, raw_lines: list[str], lines: lis
 
 def _stage(result: LogClassification, lines: list[LogLine]) -> str:
     """"run" when the last build or run mark at or before the failing line is a run mark, else "build"."""
-    stage = "build"
-    for line in lines:
-        if _RUN_MARK.search(line.body):
-            stage = "run"
-        elif _BUILD_MARK.search(line.body):
-            stage = "build"
-        if result.message and line.body and (line.body == result.message or result.message.startswith(line.body)):
-            break
-    return stage
+    failing = next((i for i, line in enumerate(lines) if line.body == result.message), None)
+    if failing is None:  # a message joined from wrapped lines starts with its first physical line
+        failing = next((i for i, line in enumerate(lines) if len(line.body) >= _WRAPPED_PREFIX
+                        and result.message and result.message.startswith(line.body)), len(lines) - 1)
+    for line in reversed(lines[:failing + 1]):
+        mark = _STAGE_MARK.search(line.body)
+        if mark is not None:
+            return "run" if mark.group("run") else "build"
+    return "build"
 
 
 def _parser_node(lines: list[LogLine]) -> str | None:
