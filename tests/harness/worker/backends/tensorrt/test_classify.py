@@ -145,6 +145,7 @@ def test_version_from_log(trt_log):
         ("[I] Building an engine", None),
         # the spellings pasted fragments of 2024-2026 carry
         ("The TensorRT version is 8.6.1.6", "8.6.1"),
+        ("built with TensorRT v8601 on the Orin", "8.6.1"),
         ("TensorRT Version: 10.3", "10.3.0"),
         ("TensorRT: starting export with TensorRT 10.0.0b6...", "10.0.0"),
         ("C:\\TensorRT-8.6.1.6\\bin\\trtexec.exe --onnx=m.onnx", "8.6.1"),
