@@ -12,6 +12,9 @@ custom loggers          ``[2022-11-08 06:01:58 WARNING] ...``
 DeepStream              ``ERROR: [TRT]: 10: ...``
 TRT 10.1+ recorder      ``[E] Error[10]: Error Code: 10: ...`` (no source location)
 CI logs (GitHub etc.)   ``2026-11-24T10:00:00.123Z [E] ...`` (the runner's timestamp before the logger's line)
+Polygraphy              ``[E] ...``, ``[X] ...`` (extra verbose), ``[!] ...`` (critical), no ``[TRT]``
+Python logging          ``ERROR:torch_tensorrt [TensorRT Conversion Context]:...``
+loguru                  ``2024-08-30 23:24:09.688 | ERROR    | Process-6 | .../logging.py:24 - ...``
 ======================  ================================================================================
 
 ``parse_log_line`` strips all of that down to the message body; every rule below keys on bodies only.
@@ -495,7 +498,8 @@ def _classify(lines: list[LogLine], evidence_of: dict[LogLine, _Evidence | None]
         if _TACTIC_SKIP.search(line.body) and skipped_for is None:
             skipped_for = next((known for known in KNOWN_FAILURES if known.id in _SKIP_REASONS
                                 and known.message.search(line.body)), None)
-        if line.severity not in _FAILURE_SEVERITIES or _TACTIC_SKIP.search(line.body):
+        if line.severity not in _FAILURE_SEVERITIES or _TACTIC_SKIP.search(line.body) or (
+                "DLA" in line.body and _DLA_LAYER_UNSUPPORTED.search(line.body)):
             continue
         if line not in evidence_of:
             evidence_of[line] = _failure_evidence(line)
@@ -706,6 +710,10 @@ _ERROR_CODE_ENVELOPE = re.compile(r"\bError Code \d+: [\w ]+ \(")
 _REMOVED_API = re.compile(r"(?:module 'tensorrt'|'tensorrt[\w.]*'(?: object)?|type object 'tensorrt[\w.]*') "
                           r"has no attribute '\w+'")
 REMOVED_API_CATEGORY = "unsupported-api"
+# What DLA cannot run, said at error severity before the layer falls back to the GPU ("leaky_1: ActivationLayer (with
+# ActivationType = LEAKY_RELU) not supported for DLA.", DeepStream-Yolo#27): a reason, not the failure; a build
+# without GPU fallback fails with a line of its own.
+_DLA_LAYER_UNSUPPORTED = re.compile(r"\bnot supported (?:for|on) DLA\.?$")
 _DLA_BUILD = re.compile(r"--useDLACore|\bDLA\b|\[DlaLayer\]")
 
 # The stage a failure happened in: the last of these marks at or before the failing line decides.
@@ -799,7 +807,8 @@ _DLA_SWITCHED = (
 )
 # A reason line of its own before the switch: "/model.23/Concat_4: DLA only supports concatenation on the C
 # dimension." (names its layer), "This version of DLA does not support reshape layers directly connected to ..."
-_DLA_REASON = re.compile(r"^(?:(?P<layer>\S+): )?(?P<reason>(?:This version of )?DLA\b.*?)\.?$")
+_DLA_REASON = re.compile(r"^(?:(?P<layer>[^\s:]+): )?(?P<reason>.*\bDLA\b.*?)\.?$")
+_NOT_A_DLA_REASON = re.compile(r"Switching|Splitting|falling back|Layers Running on|no layer in the network", re.I)
 
 
 def dla_fallbacks(text: str) -> list[DlaFallback]:
@@ -811,7 +820,7 @@ def dla_fallbacks(text: str) -> list[DlaFallback]:
         switched = next((m for pattern in _DLA_SWITCHED if (m := pattern.search(body))), None)
         if switched is None:
             reason = _DLA_REASON.match(body)
-            if reason is not None and "Switching" not in body and "Splitting" not in body:
+            if reason is not None and not _NOT_A_DLA_REASON.search(body):
                 reasons[reason.group("layer")] = reason.group("reason")
             continue
         groups = switched.groupdict()

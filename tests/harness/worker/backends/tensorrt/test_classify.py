@@ -910,3 +910,16 @@ def test_commands_pasted_beside_the_output_are_read(text, command):
 
 def test_trtexec_banner_is_not_a_pasted_command():
     assert pasted_commands("&&&& RUNNING TensorRT.trtexec [TensorRT v8601] # trtexec --onnx=m.onnx\n") == []
+
+
+def test_what_dla_cannot_run_said_at_error_severity_is_a_reason_not_the_failure():
+    # DeepStream-Yolo#27: the builder names what DLA cannot run at ERROR severity, then the layer falls back
+    text = ("ERROR: [TRT]: leaky_1: ActivationLayer (with ActivationType = LEAKY_RELU) not supported for DLA.\n"
+            "WARNING: [TRT]: Default DLA is enabled but layer leaky_1 is not supported on DLA, falling back to GPU.\n")
+    result = classify_log(text)
+    assert (result.category, result.failure_shown, result.warnings["dla-fallback"]) == (None, False, 1)
+    assert dla_fallbacks(text) == [
+        DlaFallback("leaky_1", None, "ActivationLayer (with ActivationType = LEAKY_RELU) not supported for DLA")]
+    # a build that then fails says so on a line of its own
+    failed = text + "ERROR: [TRT]: Network validation failed.\n"
+    assert (classify_log(failed).category, classify_log(failed).failure_shown) == ("runtime-error", True)
