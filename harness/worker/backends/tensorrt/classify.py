@@ -569,13 +569,27 @@ def not_a_log(text: str) -> str | None:
     if _ENGINE_JSON_START.match(text):
         return "it looks like engine inspector JSON, not a build log: read it with `python -m harness layers`"
     text = unpasted(text)
-    if _TENSORRT_MARK.search(text) or any(_LINE_DECORATION.match(line) for line in text.splitlines()):
+    if _TENSORRT_MARK.search(text) or any(_tensorrt_decoration(line) for line in text.splitlines()):
         return None
     result = classify_log(text)
     if result.category is not None or result.known_failure is not None or any(result.warnings.values()):
         return None
     return ("no line carries a logger's severity tag ([E], [W], ERROR:, ...), a timestamp, a [TRT] tag or a "
             "TensorRT message this classifier knows")
+
+
+def _tensorrt_decoration(line: str) -> bool:
+    """Whether ``line`` starts with a logger's decoration that marks TensorRT output: any but Python logging's and
+    loguru's, which mark it only for a TensorRT logger (torch_tensorrt's, Polygraphy's), not ``INFO:root:``."""
+    decoration = _LINE_DECORATION.match(line)
+    if decoration is None or decoration.end() == 0:
+        return False
+    if decoration.group("pylog") or decoration.group("loguru"):
+        return bool(_TENSORRT_LOGGER.search(decoration.group(0)))
+    return True
+
+
+_TENSORRT_LOGGER = re.compile(r"tensorrt|\btrt\b|polygraphy", re.IGNORECASE)
 
 
 def version_from_log(text: str) -> str | None:

@@ -923,3 +923,12 @@ def test_what_dla_cannot_run_said_at_error_severity_is_a_reason_not_the_failure(
     # a build that then fails says so on a line of its own
     failed = text + "ERROR: [TRT]: Network validation failed.\n"
     assert (classify_log(failed).category, classify_log(failed).failure_shown) == ("runtime-error", True)
+
+
+def test_python_logging_marks_tensorrt_output_only_for_a_tensorrt_logger():
+    # Model-Optimizer#38: ModelOpt's own quantization log is Python logging, not TensorRT output
+    assert not_a_log("INFO:root:Quantization Mode: int8\nINFO:root:Total number of nodes: 507\n") is not None
+    assert not_a_log("ERROR:torch_tensorrt [TensorRT Conversion Context]:INetworkDefinition::addConvolutionNd: x\n") \
+        is None
+    assert not_a_log("2024-08-30 23:24:09.688 | ERROR    | Process-6 | /usr/lib/torch_tensorrt/logging.py:24 - x\n") \
+        is None
