@@ -742,9 +742,11 @@ _BUILD_MARK = re.compile(r"Building (?:the )?(?:TensorRT )?engine|buildSerialize
 _STAGE_MARK = re.compile(f"(?P<run>{_RUN_MARK.pattern})|(?P<build>{_BUILD_MARK.pattern})", re.IGNORECASE)
 _WRAPPED_PREFIX = 20  # characters: a shorter first line of a wrapped message is not looked for
 
-# The node a parser failure names: "In node 11 with name: /a/GridSample and operator: GridSample3D", or the "name:"
+# The node a parser failure names: "In node 11 with name: /a/GridSample and operator: GridSample3D", "[6] Invalid Node -
+# /Where", or the "name:"
 # of the node printed after "While parsing node number 4448 [TRTBatchedNMS -> "/TRTBatchedNMS_output_0"]:".
-_PARSER_NODE_NAMED = re.compile(r"In node -?\d+ with name: (?P<name>\S+) and operator: (?P<op>\S+)")
+_PARSER_NODE_NAMED = re.compile(r"In node -?\d+ with name: (?P<name>\S+) and operator: (?P<op>\S+)"
+                                r"|Invalid Node - (?P<invalid>\S+)")
 _PARSING_NODE = re.compile(r"While parsing node number \d+ \[(?P<op>[^\]\s]+)(?: -> \"(?P<output>[^\"]*)\")?\]")
 _NODE_NAME_FIELD = re.compile(r'^\s*name: "(?P<name>[^"]+)"\s*$')
 _TIMING_RUNNER = re.compile(r"Timing Runner: (?P<node>.+?) \(\w+(?:\[0x[0-9a-fA-F]+\])?\)\s*$")
@@ -789,7 +791,7 @@ def _parser_node(lines: list[LogLine]) -> str | None:
     for line in lines:
         named = _PARSER_NODE_NAMED.search(line.body)
         if named is not None:
-            return named.group("name")
+            return named.group("name") or named.group("invalid")
     for index, line in enumerate(lines):
         parsing = _PARSING_NODE.search(line.body)
         if parsing is None:

@@ -932,3 +932,10 @@ def test_python_logging_marks_tensorrt_output_only_for_a_tensorrt_logger():
         is None
     assert not_a_log("2024-08-30 23:24:09.688 | ERROR    | Process-6 | /usr/lib/torch_tensorrt/logging.py:24 - x\n") \
         is None
+
+
+def test_an_invalid_node_names_the_parser_failures_node():
+    # NVIDIA/TensorRT#3728 (8.6.1)
+    text = ("[TRT] [E] ModelImporter.cpp:777: ERROR: ModelImporter.cpp:195 In function parseGraph:\n"
+            "[6] Invalid Node - /Where\n")
+    assert (classify_log(text).category, classify_log(text).node) == ("parser", "/Where")
