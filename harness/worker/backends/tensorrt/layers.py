@@ -319,8 +319,8 @@ def read_log_layers(text: str, onnx_names: OnnxNamesSource = None) -> LayersRead
             return placed
     if not layers:
         raise ValueError(
-            "this log has no 'Engine Layer Information' block, no 'Layer(TYPE): NAME, Tactic: ...' line and no "
-            "'[GpuLayer] TYPE: NAME' / '[DlaLayer] NAME' placement list: "
+            "this log has no 'Engine Layer Information' block and no 'Layer(TYPE): NAME, Tactic: ...' line (nor a "
+            "'[GpuLayer] TYPE: NAME' / '[DlaLayer] NAME' placement list): "
             "TensorRT prints them at the end of a successful build when the log is verbose (trtexec --verbose, or "
             "trt.Logger.VERBOSE) and the engine was built with detailed profiling (--profilingVerbosity=detailed / "
             "ProfilingVerbosity.DETAILED). A failed or non-verbose build has none; read the engine inspector JSON "

@@ -522,8 +522,8 @@ def test_inspector_json_cut_after_names_with_escaped_quotes_and_numbers(tmp_path
 
 
 NO_LAYER_INFORMATION = (
-    "this log has no 'Engine Layer Information' block and no 'Layer(TYPE): NAME, Tactic: ...' line: TensorRT prints "
-    "them at the end of a successful build when the log is verbose (trtexec --verbose, or trt.Logger.VERBOSE) and the "
+    "this log has no 'Engine Layer Information' block and no 'Layer(TYPE): NAME, Tactic: ...' line (nor a '[GpuLayer] "
+    "TYPE: NAME' / '[DlaLayer] NAME' placement list): TensorRT prints them at the end of a successful build when the log is verbose (trtexec --verbose, or trt.Logger.VERBOSE) and the "
     "engine was built with detailed profiling (--profilingVerbosity=detailed / ProfilingVerbosity.DETAILED). A failed "
     "or non-verbose build has none; read the engine inspector JSON instead (trtexec --exportLayerInfo)."
 )
