@@ -34,6 +34,8 @@ DYNAMIC_RANGE_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4292"
 BINDING_SOURCE = "https://github.com/NVIDIA/TensorRT/blob/main/python/src/infer/pyCore.cpp"
 MIGRATION_GUIDE = "https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/tensorrt-10x-to-11x.html"
 CALIBRATOR_REMOVED_ISSUE = "https://github.com/ultralytics/ultralytics/issues/24729"
+# The calibrator algorithm enum gone with the classes on 11.x, as torch2trt meets it at import.
+CALIBRATION_ALGO_TYPE_REMOVED = "https://github.com/Jonah-May-OSS/wyoming-whisper-trt/pull/1020"
 
 CHANNELS_IN, CHANNELS_OUT, SIZE = 16, 32, 16
 CONV = "/conv/Conv"
@@ -64,7 +66,8 @@ class ImplicitLifecycle(Case):
     id = "p10-implicit-lifecycle"
     title = "A calibrator build through implicit quantization's lifecycle: supported, deprecated (10.1), removed (11.0)"
     pattern = "P10"
-    links = (DEPRECATION_ISSUE, DYNAMIC_RANGE_ISSUE, BINDING_SOURCE, MIGRATION_GUIDE, CALIBRATOR_REMOVED_ISSUE)
+    links = (DEPRECATION_ISSUE, DYNAMIC_RANGE_ISSUE, BINDING_SOURCE, MIGRATION_GUIDE, CALIBRATOR_REMOVED_ISSUE,
+             CALIBRATION_ALGO_TYPE_REMOVED)
     mode = "implicit-int8"
     opset = 17
     tolerance = Tolerance(

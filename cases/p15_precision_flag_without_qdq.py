@@ -31,6 +31,8 @@ from cases._backend_notes import ORT_DROPS_RELU_BEFORE_FP8_Q
 from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4590"
+# TensorRT 11 without the precision builder flags, as Python meets it: "BuilderFlag has no attribute FP16".
+FLAG_REMOVED_FIX = "https://github.com/ultralytics/ultralytics/pull/24735"
 TRT11_ISSUE = "https://github.com/roboflow/rf-detr/issues/1453"
 TRT11_FIX = "https://github.com/roboflow/rf-detr/pull/1454"
 
@@ -63,7 +65,7 @@ class PrecisionFlagWithoutQdq(Case):
     id = "p15-precision-flag-without-qdq"
     title = "FP8/FP4 builder flag (or TensorRT 11's FP16 request) on a graph without Q/DQ builds FP32 silently"
     pattern = "P15"
-    links = (ISSUE, TRT11_ISSUE, TRT11_FIX)
+    links = (ISSUE, TRT11_ISSUE, TRT11_FIX, FLAG_REMOVED_FIX)
     mode = "float"
     opset = 19
     # The flag forms have nothing in the graph to find: a scanner cannot see a builder flag.

@@ -46,6 +46,10 @@ MIGRATION = "https://docs.nvidia.com/deeplearning/tensorrt/11.3.0/api/migration/
 RETURNED = "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/release-notes-11/11.4.1.html"
 NO_FALLBACK_ERROR = "https://docs.nvidia.com/deeplearning/tensorrt/11.4.1/inference-library/dla-runtime-configuration.html"
 DLA_LAYERS = "https://docs.nvidia.com/deeplearning/tensorrt/latest/inference-library/dla-layer-restrictions.html"
+# Reports whose logs show the pattern: YOLO11 head layers switched to the GPU on AGX Orin; a DLA ForeignNode without
+# implementation on Xavier NX (8.5.2, INT8, GPU fallback on).
+YOLO11_FALLBACK = "https://github.com/ultralytics/ultralytics/issues/18012"
+DLA_NODE_FAILURE = "https://github.com/NVIDIA/TensorRT/issues/3847"
 
 CHANNELS_IN, CHANNELS, SIZE = 16, 32, 32
 CONVS = ("/head/conv1/Conv", "/head/conv2/Conv", "/head/conv3/Conv")
@@ -57,7 +61,7 @@ class OrinDlaFallback(Case):
     id = "p20-orin-dla-fallback"
     title = "Orin DLA INT8 network with a layer DLA lacks: GPU fallback, failure without it, DLA absent in some builds"
     pattern = "P20"
-    links = (MIGRATION, RETURNED, NO_FALLBACK_ERROR, DLA_LAYERS)
+    links = (MIGRATION, RETURNED, NO_FALLBACK_ERROR, DLA_LAYERS, YOLO11_FALLBACK, DLA_NODE_FAILURE)
     mode = "implicit-int8"
     opset = 13
     tolerance = Tolerance(

@@ -26,6 +26,8 @@ from cases import rewriting as rw
 from cases.model import AlreadyInForm, Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4060"
+# The same layer with a residual Add fused after the Conv (a MobileNeXt sandglass block): four parts, not three.
+RESIDUAL_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3579"
 NVINFER_H = "https://github.com/NVIDIA/TensorRT/blob/release/8.6/include/NvInfer.h"
 
 CONV = "node_of_output"
@@ -112,7 +114,7 @@ class DepthwiseQdq(Case):
     id = "s3-depthwise-qdq"
     title = "Depthwise and grouped Conv with explicit Q/DQ weights"
     pattern = "S3"
-    links = (ISSUE, NVINFER_H)
+    links = (ISSUE, NVINFER_H, RESIDUAL_ISSUE)
     mode = "explicit-qdq"
     opset = 13
     tolerance = Tolerance(

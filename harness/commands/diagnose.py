@@ -116,8 +116,9 @@ def cmd_layers(args) -> int:
 
 
 def _as_build_log(path: Path) -> str:
-    """What a file without layers says as a build log, for the error of `layers`: its failure or the known failure it
-    names, and the commands that read it ("" when it names neither)."""
+    """What a file without layers says as TensorRT output, for the error of `layers`: its failure or the known failure
+    it names (or that it shows none), and the commands that read it; "" when it is not TensorRT output (the readers'
+    one test, ``classify.not_a_log``)."""
     from harness.worker.backends.tensorrt.classify import classify_log, not_a_log
 
     text = path.read_text(encoding="utf-8", errors="replace")
@@ -125,7 +126,9 @@ def _as_build_log(path: Path) -> str:
         return ""
     result = classify_log(text)
     if result.category is None and result.known_failure is None:
-        return ""
+        warned = ", ".join(f"{kind} x{count}" for kind, count in result.warnings.items() if count)
+        return (f"It is TensorRT output without layer lines (no failure shown{'; ' + warned if warned else ''}): "
+                f"`python -m harness classify {path}` or `python -m harness diagnose {path}` read it.")
     said = [result.category or "no failure shown"]
     if result.known_failure is not None:
         said.append(f"known failure {result.known_failure.id} (pattern {result.known_failure.pattern})")

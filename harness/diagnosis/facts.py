@@ -17,6 +17,7 @@ from harness.diagnosis.identify import Identified, command_lines, command_tool
 from harness.worker.backends.tensorrt import classify
 from harness.worker.backends.tensorrt.calibration_cache import CalibrationCache, headers_in_text
 from harness.worker.backends.tensorrt.layers import EngineLayer, LayersRead, is_foreign_node
+from harness.worker.backends.tensorrt.release_facts import REMOVED_COMMAND_FLAGS, flag_removed
 from harness.worker.record import fell_back
 
 _PRECISION_FLAGS = {"--int8": "int8", "--best": "int8", "--fp8": "fp8", "--fp16": "fp16", "--bf16": "bf16"}
@@ -48,7 +49,8 @@ def log_facts(item: Identified) -> dict[str, Any]:
     version, version_from = classify.version_from_log(text), "the log's banner or 'TensorRT version:' line"
     if version is None and caches:
         version, version_from = caches[0].version, f"the calibration cache header {caches[0].header} it names"
-    commands = [command_facts(match.group("command")) for match in _TRTEXEC_RUN_LINE.finditer(text)]
+    commands = [command_facts(match.group("command")) for match in _TRTEXEC_RUN_LINE.finditer(text)][:1]
+    commands += [command_facts(line) for line in classify.pasted_commands(text)]
     requested = _requested_from_text(text) or next((c["requested_precision"] for c in commands
                                                     if c["requested_precision"]), None)
     facts: dict[str, Any] = {
@@ -64,7 +66,11 @@ def log_facts(item: Identified) -> dict[str, Any]:
                          "source": known.source, "note": known.note}
                         for known, count in classify.known_forms(text, classification)],
         "calibration_caches": [cache_facts(cache) for cache in caches],
-        "commands": commands[:1],
+        "commands": _distinct(commands)[:_COMMANDS_KEPT],
+        "flags_removed_in_stated_version": _flags_removed_in(commands, version),
+        "jetpack": _stated(_JETPACK, text),
+        "dla_fallbacks": [{"layer": f.layer, "layer_type": f.layer_type, "reason": f.reason}
+                          for f in classify.dla_fallbacks(text)],
         "requested_precision": requested,
         "layers": layer_facts(item.content, requested) if isinstance(item.content, LayersRead) else None,
     }
@@ -73,8 +79,8 @@ def log_facts(item: Identified) -> dict[str, Any]:
 
 def gpu_facts(text: str) -> dict[str, Any]:
     """GPU name, compute capability and platform where a log prints them; None where it does not."""
-    device = _SELECTED_DEVICE.search(text)
-    gpu = (device.group("gpu") or device.group("quoted")).strip() if device else None
+    device = _SELECTED_DEVICE.search(text) or _TOOL_DEVICE.search(text)
+    gpu = next(name for name in device.groups() if name).strip() if device else None
     capability = _COMPUTE_CAPABILITY.search(text)
     if capability is None:
         cc = None
@@ -91,6 +97,60 @@ def gpu_facts(text: str) -> dict[str, Any]:
     if platform is None and cc is not None:
         platform = f"a discrete GPU (sm_{cc.replace('.', '')}: x86_64 or an SBSA server)"
     return {"gpu": gpu, "compute_capability": cc, "platform": platform}
+
+
+# The GPU as the tools around TensorRT print it: Ultralytics' "CUDA:0 (NVIDIA GeForce RTX 2080 Ti, 10822MiB)",
+# mmdeploy's environment dump "GPU 0: Xavier".
+_TOOL_DEVICE = re.compile(r"\bCUDA:\d+ \((?P<ultralytics>[^,()\n]+), \d+MiB\)|\bGPU \d+: (?P<listed>[^\n,]+?)\s*$",
+                          re.MULTILINE)
+# "JetPack 6.0", "Jetpack 4.6.1", "JetPack: 5.1.2", "L4T R36.4.0" / "R35 (release), REVISION: 4.1" (nv_tegra_release).
+_JETPACK = re.compile(r"\bJet[Pp]ack[ :]*(?P<version>\d+(?:\.\d+){0,2})|\bL4T R?(?P<l4t>\d{2}\.\d+(?:\.\d+)?)"
+                      r"|^# R(?P<major>\d{2}) \(release\), REVISION: (?P<revision>\d+\.\d+)", re.MULTILINE)
+_COMMANDS_KEPT = 5
+
+
+def _device_counts(layers: list[EngineLayer]) -> dict[str, int]:
+    """Layers per device ("GPU", "DLA") where a placement list says; empty where nothing does."""
+    counts: dict[str, int] = {}
+    for layer in layers:
+        if layer.device:
+            counts[layer.device] = counts.get(layer.device, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _stated(pattern: re.Pattern, text: str) -> str | None:
+    """JetPack "6.0", or "L4T 36.4.0" where only the L4T release is printed."""
+    found = pattern.search(text)
+    if found is None:
+        return None
+    if found.group("version"):
+        return found.group("version")
+    return f"L4T {found.group('l4t') or found.group('major') + '.' + found.group('revision')}"
+
+
+def _distinct(commands: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``commands`` without repeats of the same tool and flags (trtexec's banner and the command pasted above it)."""
+    seen, kept = set(), []
+    for command in commands:
+        key = (command["tool"], tuple(command["flags"]))
+        if key not in seen:
+            seen.add(key)
+            kept.append(command)
+    return kept
+
+
+def _flags_removed_in(commands: list[dict[str, Any]], version: str | None) -> list[dict[str, Any]]:
+    """The flags of ``commands`` that the TensorRT version the text states has removed: the command cannot have run
+    there as pasted (or the version line belongs to another run)."""
+    if version is None:
+        return []
+    found = []
+    for command in commands:
+        for removed in REMOVED_COMMAND_FLAGS:
+            if removed.tool == command["tool"] and removed.flag in command["flags"] and flag_removed(removed, version):
+                found.append({"tool": removed.tool, "flag": removed.flag, "removed_in": removed.removed_in,
+                              "instead": removed.instead, "source": removed.source, "stated_version": version})
+    return found
 
 
 def layer_facts(read: LayersRead, requested: str | None = None, requested_from: str | None = None) -> dict[str, Any]:
@@ -112,6 +172,7 @@ def layer_facts(read: LayersRead, requested: str | None = None, requested_from: 
         "layers": len(read.layers),
         "boundaries": len(read.layers) - len(compute),
         "compute_by_precision": dict(sorted(by_precision.items())),
+        "devices": _device_counts(read.layers),
         "names_only": bool(read.layers) and all(layer.precision == "unknown" and layer.layer_type is None
                                                 for layer in read.layers),
         "myelin_regions": sum(is_foreign_node(layer.name) for layer in read.layers),
@@ -148,7 +209,10 @@ def cache_facts(cache: CalibrationCache) -> dict[str, Any]:
 
 def command_facts(line: str) -> dict[str, Any]:
     """Tool, subcommand, model and flags of one trtexec or Polygraphy invocation."""
-    arguments = shlex.split(line, posix=True)
+    try:
+        arguments = shlex.split(line, posix=True)
+    except ValueError:  # a quote the paste cut off: the words as they stand
+        arguments = line.split()
     tool = command_tool(line) or "trtexec"
     start = next((i for i, a in enumerate(arguments) if Path(a).name.removesuffix(".exe") == tool), -1)
     rest = arguments[start + 1:]

@@ -109,6 +109,11 @@ def _log(f: FileDiagnosis) -> list[str]:
                          "the text alone cannot prove the build failed.")
     elif failure["category"] is None:
         sentences.append("No failure in its text (that alone does not prove the build succeeded).")
+    elif failure.get("stage") == "run":
+        shown = "" if failure["failure_shown"] else (" (its message only: no line shows the run stopped, a fragment "
+                                                     "that alone cannot prove it)")
+        sentences.append(f"The engine failed at run time, not at build (loading it or running inference): "
+                         f"{failure['category']}{where}{shown}.")
     elif failure["failure_shown"]:
         sentences.append(f"The build failed: {failure['category']}{where}.")
     else:
@@ -120,6 +125,12 @@ def _log(f: FileDiagnosis) -> list[str]:
         sentences.append(f"Warnings: {counts}.")
     for command in facts["commands"]:
         sentences.append(_command(command))
+    for flag in facts.get("flags_removed_in_stated_version", []):
+        sentences.append(f"{flag['tool']} {flag['flag']} is removed in TensorRT {flag['removed_in']}, and this text "
+                         f"states TensorRT {flag['stated_version']}: the command cannot run there as pasted; use "
+                         f"{flag['instead']} [{flag['source']}].")
+    if facts.get("dla_fallbacks"):
+        sentences.append(_dla_fallbacks(facts["dla_fallbacks"]))
     if facts["fusions"]:
         last = facts["fusions"][-1]
         sentences.append(f"{len(facts['fusions'])} fusion line(s); the last: {last['fusion']} of "
@@ -209,6 +220,18 @@ def _library(f: FileDiagnosis) -> list[str]:
     return sentences
 
 
+def _dla_fallbacks(fallbacks: list[dict[str, Any]]) -> str:
+    """Which layers left the DLA for the GPU and why, as the log says (P20)."""
+    shown = []
+    for fallback in fallbacks[:SHOWN]:
+        why = ": ".join(part for part in (fallback["layer_type"], fallback["reason"]) if part)
+        shown.append(f"{fallback['layer']} ({why})" if why else fallback["layer"])
+    more = f" and {len(fallbacks) - SHOWN} more" if len(fallbacks) > SHOWN else ""
+    return (f"{len(fallbacks)} layer(s) left the DLA for the GPU (GPU fallback; P20): {', '.join(shown)}{more}. The "
+            "engine builds split between DLA and GPU, each switch a copy; without --allowGPUFallback these layers "
+            "fail the build.")
+
+
 def _case(case: dict[str, Any]) -> str:
     text = f"Case {case['case']} ({case['title']})"
     text += f": fixed (passes, observed or claimed) on {_names(case['fixed_on'])}" if case["fixed_on"] else \
@@ -236,6 +259,9 @@ def _layers(facts: dict[str, Any]) -> list[str]:
     counts = ", ".join(f"{count} {precision}" for precision, count in facts["compute_by_precision"].items())
     sentences = [f"{facts['read']}: {counts or 'no'} compute layer(s), {facts['boundaries']} boundary layer(s)"
                  + (f", {facts['myelin_regions']} Myelin region(s)" if facts["myelin_regions"] else "") + "."]
+    if facts.get("devices"):
+        sentences.append("Placement: " + ", ".join(f"{count} on {device}" for device, count in facts["devices"].items())
+                         + ".")
     if facts["names_only"]:
         sentences.append("Layer names only: no layer's precision can be read (build with "
                          "--profilingVerbosity=detailed / ProfilingVerbosity.DETAILED).")
@@ -260,6 +286,9 @@ def _gpu(facts: dict[str, Any]) -> str:
              f"compute capability {facts['compute_capability']}" if facts["compute_capability"] else None,
              f"platform {facts['platform']}" if facts["platform"] else None]
     stated = [part for part in parts if part]
+    if facts.get("jetpack"):
+        jetpack = facts["jetpack"]
+        stated.append(jetpack if jetpack.startswith("L4T") else f"JetPack {jetpack}")
     if not stated:
         return "GPU and platform not stated."
     text = ", ".join(stated)

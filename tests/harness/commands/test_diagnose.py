@@ -326,3 +326,33 @@ def test_layers_reads_inspector_json_printed_inside_a_quoted_trtexec_log(tmp_pat
     paste = tmp_path / "comment.md"
     paste.write_text(_quoted("\n".join(log)))
     assert json.loads(harness("layers", str(paste)).stdout) == json.loads(harness("layers", str(engine)).stdout)
+
+
+def test_a_log_states_a_version_whose_trtexec_has_removed_a_pasted_flag(tmp_path):
+    # the command pasted in a fence above the output, continued with a backslash; the banner states 10.3
+    log = write(tmp_path, (b"```\n$ trtexec --onnx=model.onnx \\\n    --explicitBatch --int8\n```\n"
+                           b"&&&& RUNNING TensorRT.trtexec [TensorRT v100300] # trtexec --onnx=model.onnx --int8\n"
+                           b"[E] Error[10]: Could not find any implementation for node a.\n"), "build.log")
+    result = harness("diagnose", str(log), "--targets", "trt86-x86", "--json", check=False)
+    entry = json.loads(result.stdout)["files"][0]
+    assert [(f["flag"], f["stated_version"]) for f in entry["facts"]["flags_removed_in_stated_version"]] == [
+        ("--explicitBatch", "10.3.0")]
+    text = entry["text"].replace("\n  ", " ")
+    assert "trtexec --explicitBatch is removed in TensorRT 10.0, and this text states TensorRT 10.3.0" in text
+    # the same command against a target of 8.6, where the flag still exists: no finding there
+    assert "trt86-x86" not in entry["applies"]
+
+
+def test_a_jetson_user_reads_which_layers_left_the_dla_and_p20s_remedy(tmp_path):
+    log = write(tmp_path, "\n".join([
+        "[12/04/2024-11:57:45] [TRT] [W] /model.23/Concat_4: DLA only supports concatenation on the C dimension.",
+        "[12/04/2024-11:57:45] [TRT] [W] Layer '/model.23/Concat_4' (CONCATENATION): Unsupported on DLA. Switching "
+        "this layer's device type to GPU.",
+        "JetPack 6.0",
+    ]).encode(), "build.log")
+    result = harness("diagnose", str(log), "--targets", "trt103-orin", check=False)
+    text = result.stdout.replace("\n  ", " ")
+    assert result.returncode == 0, result.stderr
+    assert ("1 layer(s) left the DLA for the GPU (GPU fallback; P20): /model.23/Concat_4 (CONCATENATION: DLA only "
+            "supports concatenation on the C dimension)") in text
+    assert "Pattern P20" in text and "Remedy: " in text and "JetPack 6.0" in text

@@ -25,8 +25,8 @@ def fragment(name: str) -> str:
     return str(CORPUS / f"{name}.txt")
 
 
-def test_the_corpus_has_thirty_fragments_or_more_each_with_its_link_and_label():
-    assert len(FRAGMENTS) >= 30
+def test_the_corpus_has_sixty_fragments_or_more_each_with_its_link_and_label():
+    assert len(FRAGMENTS) >= 60
     assert {path.stem for path in CORPUS.glob("*.txt")} == set(FRAGMENTS)
     for name, label in LABELS.items():
         assert label["source"].startswith("https://"), name
@@ -46,6 +46,8 @@ def test_classify_gives_each_fragment_its_label(name):
     assert {kind: count for kind, count in result["warnings"].items() if count} == label["warnings"]
     if "node" in label:
         assert result["node"] == label["node"]
+    if "stage" in label:  # build or run: the labels of 2024-2026 say which the thread concluded
+        assert result["stage"] == label["stage"]
 
 
 @pytest.mark.parametrize("name", LAYER_LISTS)
@@ -95,9 +97,33 @@ def test_diagnose_identifies_each_fragment_and_names_the_pattern_of_its_signatur
         facts = entry["facts"]
         assert (facts["layers"], facts["boundaries"], facts["compute_by_precision"]) == (
             label["layers"]["count"], label["layers"]["boundaries"], label["layers"]["compute_by_precision"])
+        assert facts["devices"] == label["layers"].get("devices", {})
         return
-    failure = entry["facts"]["failure"]
+    facts = entry["facts"]
+    failure = facts["failure"]
     assert (failure["category"], failure["failure_shown"]) == (label["category"], label["failure_shown"])
+    if "version" in label:
+        assert facts["tensorrt_version"] == label["version"]
+    if "dla_fallbacks" in label:
+        assert len(facts["dla_fallbacks"]) == label["dla_fallbacks"]
+        assert f"{label['dla_fallbacks']} layer(s) left the DLA for the GPU" in entry["text"]
+    if "command_flags" in label:
+        assert label["command_flags"] in [command["flags"] for command in facts["commands"]]
+    if label.get("stage") == "run":
+        assert "failed at run time, not at build" in entry["text"] and "The build failed" not in entry["text"]
+
+
+@pytest.mark.parametrize("name", FRAGMENTS)
+def test_classify_layers_and_diagnose_agree_that_a_fragment_is_tensorrt_output(diagnosed, name):
+    """One reader of "is this TensorRT output" behind the three commands: classify reads the fragment, diagnose
+    identifies it, and layers either reads its layers or says which TensorRT output it is instead."""
+    classified = harness("classify", fragment(name), check=False)
+    layered = harness("layers", fragment(name), check=False)
+    says_tensorrt = layered.returncode == 0 or any(
+        words in layered.stderr for words in ("It reads as a TensorRT build log instead",
+                                              "It is TensorRT output without layer lines"))
+    assert (classified.returncode == 0, diagnosed[name]["status"] == "read", says_tensorrt) == (True, True, True), (
+        classified.stderr, layered.stderr)
 
 
 @pytest.mark.parametrize("name", [n for n in LOGS if LABELS[n]["pattern"] and not LABELS[n]["failure_shown"]])

@@ -12,6 +12,9 @@ custom loggers          ``[2022-11-08 06:01:58 WARNING] ...``
 DeepStream              ``ERROR: [TRT]: 10: ...``
 TRT 10.1+ recorder      ``[E] Error[10]: Error Code: 10: ...`` (no source location)
 CI logs (GitHub etc.)   ``2026-11-24T10:00:00.123Z [E] ...`` (the runner's timestamp before the logger's line)
+Polygraphy              ``[E] ...``, ``[X] ...`` (extra verbose), ``[!] ...`` (critical), no ``[TRT]``
+Python logging          ``ERROR:torch_tensorrt [TensorRT Conversion Context]:...``
+loguru                  ``2024-08-30 23:24:09.688 | ERROR    | Process-6 | .../logging.py:24 - ...``
 ======================  ================================================================================
 
 ``parse_log_line`` strips all of that down to the message body; every rule below keys on bodies only.
@@ -87,6 +90,7 @@ WARNING_KINDS = (
     "calibration-profile-default",
     "calibration-cache-rejected",
     "qdq-type-not-inferred",
+    "dla-fallback",
 )
 _FAILURE_SEVERITIES = (None, "error", "internal-error")
 
@@ -103,15 +107,24 @@ _SEVERITY_BY_TAG = {
     "INFO": "info",
     "V": "verbose",
     "VERBOSE": "verbose",
+    # Polygraphy's own tags ([X] extra verbose, [!] critical) and Python logging's level names.
+    "X": "verbose",
+    "!": "error",
+    "CRITICAL": "internal-error",
+    "DEBUG": "verbose",
 }
 
 # One leading decoration of a log line; parse_log_line strips them one after the other.
 _LINE_DECORATION = re.compile(
     r"""^\s*(?:
+        # loguru: "2024-08-30 23:24:09.688 | ERROR    | Process-6 | /path/logging.py:24 - " (torch_tensorrt's logger)
+        \d{4}-\d\d-\d\d[T\ ]\d\d:\d\d:\d\d(?:[.,]\d+)?\s*\|\s*(?P<loguru>[A-Z]+)\s*\|(?:[^|\n]*\|)*?[^|\n]*?:\d+\ -(?=\s)
+        # Python logging's default format: "ERROR:torch_tensorrt [TensorRT Conversion Context]:"
+      | (?P<pylog>CRITICAL|ERROR|WARNING|INFO|DEBUG):[A-Za-z_][\w.]*(?:\ \[[^\]\n]+\])?:
         # [10/14/2023-15:37:16], or [2022-11-08 06:01:58 WARNING] with the severity inside the bracket
-        \[\d{1,4}[/-]\d{1,2}[/-]\d{1,4}[-T\ ]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?:\s+(?P<stamp_severity>[A-Za-z_ ]+?))?\]
+      | \[\d{1,4}[/-]\d{1,2}[/-]\d{1,4}[-T\ ]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?:\s+(?P<stamp_severity>[A-Za-z_ ]+?))?\]
       | \d{4}-\d\d-\d\d[T\ ]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?(?=\s)                 # 2026-11-24T10:00:00.123Z (CI logs)
-      | \[(?P<letter>[FEWIV])\]                                               # [E] (trtexec, Polygraphy)
+      | \[(?P<letter>[FEWIVX!])\]                                             # [E] (trtexec, Polygraphy: [X], [!])
       | \[(?:TRT|TensorRT)\]:?                                                # [TRT], [TensorRT], DeepStream's [TRT]:
       | (?P<word>INTERNAL[\ _]ERROR|ERROR|WARNING|WARN|INFO|VERBOSE):(?=\s|$)  # ERROR: (DeepStream, TRT 7 Python)
       | (?P<cut>INTERNAL[\ _]ERROR|ERROR|WARNING|WARN|INFO|VERBOSE)\](?=\s)  # [ERROR] cut at its start by a paste
@@ -156,6 +169,10 @@ _WARNING_PATTERNS = {
     # line, also the "Skipping tactic" ones, which are never the failure (a build can end with an engine, slower:
     # https://github.com/NVIDIA/Model-Optimizer/issues/118).
     "qdq-type-not-inferred": re.compile(r"Could not infer output types for operation:\s*\d+:\s*(?:de)?quantize:"),
+    # A layer that leaves the DLA for the GPU, one line per layer (P20; dla_fallbacks reads the layer and the reason).
+    "dla-fallback": re.compile(  # every form names DLA: the engine scans for that literal first
+        r"DLA(?:\. Switching this layer's device type to GPU|(?<=will not run on DLA)| layer: .*Switching to GPU "
+        r"fallback|, falling back to GPU|\b.*?\. Switching (?:to GPU for layer\b|\S.* device type to GPU))"),
 }
 
 _CONSEQUENCE = re.compile(
@@ -169,6 +186,9 @@ _CONSEQUENCE = re.compile(
     r"|Network validation failed"
     r"|failed to build (?:the )?(?:trt |tensorrt )?(?:serialized )?(?:network|engine)"
     r"|^&&&& FAILED\b"
+    r"|Invalid Engine\. Please ensure the engine was built correctly"  # Polygraphy
+    r"|^FAILED \| Runtime: "  # Polygraphy's "[E] FAILED | Runtime: 12.3s | Command: ..." tail
+    r"|Inference set up failed|Engine deserialization failed|Got invalid engine"  # trtexec, loading an engine
     r"|\bexport failure\b",  # Ultralytics' exporter: "TensorRT: export failure ❌ 9.4s: ..."
     re.IGNORECASE,
 )
@@ -259,11 +279,15 @@ _WRAPPED_LINES_JOINED = 8  # a message wrapped over more lines than this is not 
 _STARTS_ITS_OWN_LINE = re.compile(
     r"Traceback \(|File \"|Layer\(\w+\): |&&&&|(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): ")
 
-_VERSION_BANNER = re.compile(r"\[TensorRT v(?P<code>\d{4,6})\]")
-_VERSION_LINE = re.compile(r"TensorRT version:\s*(?P<version>\d+\.\d+(?:\.\d+)*)")
+_VERSION_BANNER = re.compile(r"\bTensorRT v(?P<code>\d{4,6})\b")
+# "TensorRT version: 10.3.0", "The TensorRT version is 8.6.1.6", "TensorRT Version: 10.3", "starting export with
+# TensorRT 10.0.0b6" (Ultralytics), "tensorrt==8.6.1" / "tensorrt 10.8.0.43" (pip), a "TensorRT-8.6.1.6" install path.
+_VERSION_LINE = re.compile(r"(?:TensorRT version(?::|\s+is)|export with TensorRT|\btensorrt(?:==|\s+)(?=\d+\.\d)"
+                           r"|\bTensorRT-(?=\d+\.\d+\.\d))\s*(?P<version>\d+\.\d+(?:\.\d+)*)", re.IGNORECASE)
 # Text only TensorRT's tools write: its logger tags, trtexec's "&&&&" lines and name, a layer information line (log
 # form or the inspector's one-line form).
-_TENSORRT_MARK = re.compile(r"\[TRT\]|\[TensorRT|TensorRT|&&&&|\btrtexec\b|\bLayer\(\w+\): |, LayerType: \w")
+_TENSORRT_MARK = re.compile(r"\[TRT\]|\[TensorRT|TensorRT|&&&&|\btrtexec\b|\bLayer\(\w+\): |, LayerType: \w"
+                            r"|\[(?:Gpu|Dla)Layer\] |\bIExecutionContext::|\bIBuilder::|\bINetworkDefinition::")
 _ENGINE_JSON_START = re.compile(r'^\s*(?:\{\s*"(?:Layers|Bindings|Name)"|\[\s*[{"])')
 _BINARY_SHARE = 0.05  # more undecodable or control characters than this: not text
 
@@ -404,12 +428,13 @@ class LogClassification:
     warnings: dict[str, int]
     known_failure: KnownFailure | None = None  # the upstream report the failure message matches, if one does
     failure_shown: bool = False  # the text shows a build that stopped, not only a failure's message (rule 8)
+    stage: str | None = None  # "build" or "run" (the engine failed while loaded or run); None without a failure
 
     def to_dict(self) -> dict[str, object]:
         known = None if self.known_failure is None else {
             "id": self.known_failure.id, "pattern": self.known_failure.pattern, "source": self.known_failure.source}
         return {"category": self.category, "node": self.node, "message": self.message, "warnings": dict(self.warnings),
-                "known_failure": known, "failure_shown": self.failure_shown}
+                "known_failure": known, "failure_shown": self.failure_shown, "stage": self.stage}
 
 
 @dataclass(frozen=True)
@@ -429,7 +454,7 @@ def parse_log_line(line: str) -> LogLine:
         if decoration is None or decoration.end() == 0:
             break
         tag = (decoration.group("stamp_severity") or decoration.group("letter") or decoration.group("word")
-               or decoration.group("cut"))
+               or decoration.group("cut") or decoration.group("loguru") or decoration.group("pylog"))
         if severity is None and tag is not None:
             severity = _SEVERITY_BY_TAG.get(tag.strip().upper())
         rest = rest[decoration.end():]
@@ -458,7 +483,7 @@ def classify_log(text: str) -> LogClassification:
         if (joined.known_failure is not None and result.known_failure is None) or (
                 result.category is None and joined.category is not None):
             result = dataclasses.replace(joined, warnings=result.warnings)  # warnings count physical lines
-    return result
+    return _read_in_context(result, raw_lines, lines)
 
 
 def _classify(lines: list[LogLine], evidence_of: dict[LogLine, _Evidence | None],
@@ -473,7 +498,8 @@ def _classify(lines: list[LogLine], evidence_of: dict[LogLine, _Evidence | None]
         if _TACTIC_SKIP.search(line.body) and skipped_for is None:
             skipped_for = next((known for known in KNOWN_FAILURES if known.id in _SKIP_REASONS
                                 and known.message.search(line.body)), None)
-        if line.severity not in _FAILURE_SEVERITIES or _TACTIC_SKIP.search(line.body):
+        if line.severity not in _FAILURE_SEVERITIES or _TACTIC_SKIP.search(line.body) or (
+                "DLA" in line.body and _DLA_LAYER_UNSUPPORTED.search(line.body)):
             continue
         if line not in evidence_of:
             evidence_of[line] = _failure_evidence(line)
@@ -543,13 +569,27 @@ def not_a_log(text: str) -> str | None:
     if _ENGINE_JSON_START.match(text):
         return "it looks like engine inspector JSON, not a build log: read it with `python -m harness layers`"
     text = unpasted(text)
-    if _TENSORRT_MARK.search(text) or any(_LINE_DECORATION.match(line) for line in text.splitlines()):
+    if _TENSORRT_MARK.search(text) or any(_tensorrt_decoration(line) for line in text.splitlines()):
         return None
     result = classify_log(text)
     if result.category is not None or result.known_failure is not None or any(result.warnings.values()):
         return None
     return ("no line carries a logger's severity tag ([E], [W], ERROR:, ...), a timestamp, a [TRT] tag or a "
             "TensorRT message this classifier knows")
+
+
+def _tensorrt_decoration(line: str) -> bool:
+    """Whether ``line`` starts with a logger's decoration that marks TensorRT output: any but Python logging's and
+    loguru's, which mark it only for a TensorRT logger (torch_tensorrt's, Polygraphy's), not ``INFO:root:``."""
+    decoration = _LINE_DECORATION.match(line)
+    if decoration is None or decoration.end() == 0:
+        return False
+    if decoration.group("pylog") or decoration.group("loguru"):
+        return bool(_TENSORRT_LOGGER.search(decoration.group(0)))
+    return True
+
+
+_TENSORRT_LOGGER = re.compile(r"tensorrt|\btrt\b|polygraphy", re.IGNORECASE)
 
 
 def version_from_log(text: str) -> str | None:
@@ -582,6 +622,8 @@ def _failure_evidence(line: LogLine) -> _Evidence | None:
     for known in KNOWN_FAILURES:  # a known message first: a tool's "export failure: <known message>" line is its root
         if known.message.search(line.body):
             return _Evidence("root", known.category, line.body, _shows_a_stopped_build(line))
+    if _REMOVED_API.search(line.body):  # "... export failure: 'IBuilderConfig' object has no attribute ..." too
+        return _Evidence("root", REMOVED_API_CATEGORY, line.body, _shows_a_stopped_build(line))
     if _CONSEQUENCE.search(line.body):
         return _Evidence("consequence", UNRECOGNIZED_FAILURE, line.body, True)
     for category, pattern in _ROOT_CAUSE_PATTERNS:
@@ -591,6 +633,8 @@ def _failure_evidence(line: LogLine) -> _Evidence | None:
         return _Evidence("root", INTERNAL_ERROR_CATEGORY, line.body, _shows_a_stopped_build(line))
     if line.severity is not None or _PYTHON_EXCEPTION.match(line.body):
         return _Evidence("unrecognized", UNRECOGNIZED_FAILURE, line.body, True)
+    if _ERROR_CODE_ENVELOPE.search(line.body):  # TensorRT's error envelope pasted without its tag: its message only
+        return _Evidence("unrecognized", UNRECOGNIZED_FAILURE, line.body, False)
     return None
 
 
@@ -634,3 +678,191 @@ def _without_trailing_punctuation(node: str) -> str:
         else:
             break
     return node
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Pasted fragments of 2024-2026 (issue 42): TensorRT 11's removals as Python meets them, DLA placement and fallbacks,
+# the stage a failure happened in, the node a parser failure names, commands pasted beside the output.
+# ---------------------------------------------------------------------------------------------------------------------
+
+# TensorRT 11 removed implicit quantization and weak typing from the Python module: the calibrator API
+# (CalibrationAlgoType with the IInt8*Calibrator classes, P10) and the precision builder flags (P15's TensorRT 11 form).
+KNOWN_FAILURES += (
+    KnownFailure("calibration-algo-type-removed", "P10", "unsupported-api",
+                 re.compile(r"module 'tensorrt' has no attribute 'CalibrationAlgoType'"),
+                 "https://github.com/Jonah-May-OSS/wyoming-whisper-trt/pull/1020"),
+    KnownFailure("precision-builder-flag-removed", "P15", "unsupported-api",
+                 re.compile(r"type object '[\w.]*BuilderFlag' has no attribute "
+                            r"'(?:FP16|BF16|INT8|FP8|INT4|FP4|STRICT_TYPES)'"),
+                 "https://github.com/ultralytics/ultralytics/pull/24735"),
+)
+# A DLA build whose DLA subgraph (a ForeignNode) has no implementation: P20, not P8's Myelin region. Its message is
+# P8's, so it is not a row of KNOWN_FAILURES: _read_in_context names it instead of foreign-node-no-implementation
+# when the text names a DLA build (_DLA_BUILD).
+DLA_FOREIGN_NODE_FAILURE = KnownFailure(
+    "dla-foreign-node-no-implementation", "P20", "no-implementation",
+    re.compile(r"could not find any implementation for node \{ForeignNode\[", re.IGNORECASE),
+    "https://github.com/NVIDIA/TensorRT/issues/3847")
+
+KNOWN_FORMS += (
+    # S3's layer of weights, their QuantizeLinear and the Conv, with one more part fused after it (the residual Add
+    # of a MobileNeXt sandglass block): https://github.com/NVIDIA/TensorRT/issues/3579.
+    KnownForm("qdq-weights-layer-residual-no-implementation", "S3", "no-implementation",
+              re.compile(r"^[^\s+()]+ \+ [^\s+()]*quantiz[^\s+()]* \+ [^\s+()]+ \+ [^\s+()]+$", re.IGNORECASE),
+              "https://github.com/NVIDIA/TensorRT/issues/3579",
+              "a layer of weights, their QuantizeLinear, a Conv and the Add fused after it has no implementation: "
+              "S3's form extended by the residual Add; whether the Conv is depthwise the model decides (--model)"),
+    KnownForm("dla-layer-to-gpu", "P20", "dla-fallback", _WARNING_PATTERNS["dla-fallback"],
+              "https://github.com/ultralytics/ultralytics/issues/18012",
+              "layers DLA cannot run left the DLA for the GPU (GPU fallback on): the engine builds, split between "
+              "DLA and GPU; which layers and why is in the lines themselves"),
+)
+
+# A Python AttributeError on a TensorRT object or module: an API this TensorRT release does not have.
+# "IExecutionContext::enqueueV3: Error Code 3: API Usage Error (...", "Error Code 1: Myelin (...": any kind of error.
+_ERROR_CODE_ENVELOPE = re.compile(r"\bError Code \d+: [\w ]+ \(")
+_REMOVED_API = re.compile(r"(?:module 'tensorrt'|'tensorrt[\w.]*'(?: object)?|type object 'tensorrt[\w.]*') "
+                          r"has no attribute '\w+'")
+REMOVED_API_CATEGORY = "unsupported-api"
+# What DLA cannot run, said at error severity before the layer falls back to the GPU ("leaky_1: ActivationLayer (with
+# ActivationType = LEAKY_RELU) not supported for DLA.", DeepStream-Yolo#27): a reason, not the failure; a build
+# without GPU fallback fails with a line of its own.
+_DLA_LAYER_UNSUPPORTED = re.compile(r"\bnot supported (?:for|on) DLA\.?$")
+_DLA_BUILD = re.compile(r"--useDLACore|\bDLA\b|\[DlaLayer\]")
+
+# The stage a failure happened in: the last of these marks at or before the failing line decides.
+_RUN_MARK = re.compile(r"Starting inference|\benqueueV[23]\b|\bexecuteV2\b|\bexecute_async(?:_v[23])?\b"
+                       r"|--loadEngine|\bdeserializ|Inference set up failed|Loaded engine size|IExecutionContext::"
+                       r"|\binfer(?:ence)? failed", re.IGNORECASE)
+_BUILD_MARK = re.compile(r"Building (?:the )?(?:TensorRT )?engine|buildSerializedNetwork|buildEngineWithConfig"
+                         r"|Engine could not be created|--saveEngine|While parsing|Timing Runner|Autotuning"
+                         r"|export with TensorRT|Conversion Context|Calibrat|Could not find any implementation"
+                         r"|Input filename:|Parsing node", re.IGNORECASE)
+
+_STAGE_MARK = re.compile(f"(?P<run>{_RUN_MARK.pattern})|(?P<build>{_BUILD_MARK.pattern})", re.IGNORECASE)
+_WRAPPED_PREFIX = 20  # characters: a shorter first line of a wrapped message is not looked for
+
+# The node a parser failure names: "In node 11 with name: /a/GridSample and operator: GridSample3D", "[6] Invalid Node -
+# /Where", or the "name:"
+# of the node printed after "While parsing node number 4448 [TRTBatchedNMS -> "/TRTBatchedNMS_output_0"]:".
+_PARSER_NODE_NAMED = re.compile(r"In node -?\d+ with name: (?P<name>\S+) and operator: (?P<op>\S+)"
+                                r"|Invalid Node - (?P<invalid>\S+)")
+_PARSING_NODE = re.compile(r"While parsing node number \d+ \[(?P<op>[^\]\s]+)(?: -> \"(?P<output>[^\"]*)\")?\]")
+_NODE_NAME_FIELD = re.compile(r'^\s*name: "(?P<name>[^"]+)"\s*$')
+_TIMING_RUNNER = re.compile(r"Timing Runner: (?P<node>.+?) \(\w+(?:\[0x[0-9a-fA-F]+\])?\)\s*$")
+
+
+def _read_in_context(result: LogClassification, raw_lines: list[str], lines: list[LogLine]) -> LogClassification:
+    """``result`` with what the lines around the failure add: the stage, the node a parser failure names, a failing
+    node's name cut short by the paste completed from the verbose log's Timing Runner line of the same layer, a DLA
+    build's ForeignNode told from P8's."""
+    if result.category is None:
+        return result
+    changes: dict[str, object] = {"stage": _stage(result, lines)}
+    if result.category == "parser" and result.node is None:
+        changes["node"] = _parser_node(lines)
+    elif result.node:
+        runners = {m.group("node") for line in lines
+                   if "Timing Runner: " in line.body and (m := _TIMING_RUNNER.search(line.body))}
+        longer = sorted(name for name in runners if name.startswith(result.node) and len(name) > len(result.node))
+        if longer:
+            changes["node"] = longer[0]
+    known = result.known_failure
+    if known is not None and known.id == "foreign-node-no-implementation" and any(
+            _DLA_BUILD.search(line) for line in raw_lines):
+        changes["known_failure"] = DLA_FOREIGN_NODE_FAILURE
+    return dataclasses.replace(result, **changes)
+
+
+def _stage(result: LogClassification, lines: list[LogLine]) -> str:
+    """"run" when the last build or run mark at or before the failing line is a run mark, else "build"."""
+    failing = next((i for i, line in enumerate(lines) if line.body == result.message), None)
+    if failing is None:  # a message joined from wrapped lines starts with its first physical line
+        failing = next((i for i, line in enumerate(lines) if len(line.body) >= _WRAPPED_PREFIX
+                        and result.message and result.message.startswith(line.body)), len(lines) - 1)
+    for line in reversed(lines[:failing + 1]):
+        mark = _STAGE_MARK.search(line.body)
+        if mark is not None:
+            return "run" if mark.group("run") else "build"
+    return "build"
+
+
+def _parser_node(lines: list[LogLine]) -> str | None:
+    for line in lines:
+        named = _PARSER_NODE_NAMED.search(line.body)
+        if named is not None:
+            return named.group("name") or named.group("invalid")
+    for index, line in enumerate(lines):
+        parsing = _PARSING_NODE.search(line.body)
+        if parsing is None:
+            continue
+        for following in lines[index + 1:index + 40]:
+            field = _NODE_NAME_FIELD.match(following.body)
+            if field is not None:
+                return field.group("name")
+        return f"{parsing.group('op')} -> {parsing.group('output')}" if parsing.group("output") else parsing.group("op")
+    return None
+
+
+@dataclass(frozen=True)
+class DlaFallback:
+    """A layer TensorRT moved from the DLA to the GPU, and the reason the log gives (None where it gives none)."""
+
+    layer: str
+    layer_type: str | None
+    reason: str | None
+
+
+_DLA_SWITCHED = (
+    re.compile(r"Layer '(?P<layer>.+)' \((?P<type>\w+)\): Unsupported on DLA\. Switching this layer's device type"),
+    re.compile(r"Validation failed for DLA layer: (?P<layer>.+?)\. Switching to GPU fallback"),
+    re.compile(r"Default DLA is enabled but layer (?P<layer>.+?) is not (?:supported|running) on DLA, falling back"),
+    re.compile(r"^(?P<reason>DLA .+?)\. Switching to GPU for layer (?P<layer>\S+)"),
+    re.compile(r"^(?P<layer>\S+) cannot run in INT8 mode due to (?P<reason>missing scale and zero point)"),
+    re.compile(r"^(?P<reason>DLA .+?)\. Switching (?P<layer>\S.*) device type to GPU"),
+)
+# A reason line of its own before the switch: "/model.23/Concat_4: DLA only supports concatenation on the C
+# dimension." (names its layer), "This version of DLA does not support reshape layers directly connected to ..."
+_DLA_REASON = re.compile(r"^(?:(?P<layer>[^\s:]+): )?(?P<reason>.*\bDLA\b.*?)\.?$")
+_NOT_A_DLA_REASON = re.compile(r"Switching|Splitting|falling back|Layers Running on|no layer in the network", re.I)
+
+
+def dla_fallbacks(text: str) -> list[DlaFallback]:
+    """The layers ``text`` says left the DLA for the GPU, in order, each once, with the reason the log gives."""
+    found: dict[str, DlaFallback] = {}
+    reasons: dict[str | None, str] = {}
+    for raw in unpasted(text).splitlines():
+        body = parse_log_line(raw).body
+        switched = next((m for pattern in _DLA_SWITCHED if (m := pattern.search(body))), None)
+        if switched is None:
+            reason = _DLA_REASON.match(body)
+            if reason is not None and not _NOT_A_DLA_REASON.search(body):
+                reasons[reason.group("layer")] = reason.group("reason")
+            continue
+        groups = switched.groupdict()
+        layer = groups["layer"]
+        why = groups.get("reason") or reasons.pop(layer, None) or reasons.pop(None, None)
+        if layer not in found:
+            found[layer] = DlaFallback(layer, groups.get("type"), why)
+    return list(found.values())
+
+
+_COMMAND_IN_TEXT = re.compile(
+    r"(?:^|(?<=[\s`'\"(>$#:]))(?P<command>(?:[\w.:/\\~-]*[/\\])?(?:trtexec(?:\.exe)?|polygraphy)"
+    r"(?: +[^\s`|>]+)+)")
+
+
+def pasted_commands(text: str) -> list[str]:
+    """The trtexec and Polygraphy command lines ``text`` holds beside TensorRT's output (in a fence, in backticks,
+    after a ``$ `` or ``PS C:\\>`` prompt, continued with ``\\``, after Polygraphy's ``Command:``), each once, in order;
+    trtexec's own ``&&&& RUNNING`` banner is not one of them (it is read as the log's command)."""
+    joined = re.sub(r"[ \t]*\\[ \t]*\r?\n[ \t]*", " ", unpasted(text))
+    commands: list[str] = []
+    for line in joined.splitlines():
+        if line.lstrip().startswith("&&&&"):
+            continue
+        for match in _COMMAND_IN_TEXT.finditer(line):
+            command = match.group("command").strip()
+            if "--" in command and command not in commands:
+                commands.append(command)
+    return commands

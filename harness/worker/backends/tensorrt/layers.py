@@ -152,6 +152,7 @@ class EngineLayer:
     is_boundary: bool
     onnx_nodes: tuple[str, ...]
     origin: str | None
+    device: str | None = None  # "GPU" or "DLA" where the log's placement list says; None where nothing says
 
 
 @dataclass(frozen=True)
@@ -313,9 +314,13 @@ def read_log_layers(text: str, onnx_names: OnnxNamesSource = None) -> LayersRead
         one_line = _one_line_layers(lines, names)
         if one_line is not None:
             return one_line
+        placed = placement_layers(lines, names)
+        if placed is not None:
+            return placed
     if not layers:
         raise ValueError(
-            "this log has no 'Engine Layer Information' block and no 'Layer(TYPE): NAME, Tactic: ...' line: "
+            "this log has no 'Engine Layer Information' block and no 'Layer(TYPE): NAME, Tactic: ...' line (nor a "
+            "'[GpuLayer] TYPE: NAME' / '[DlaLayer] NAME' placement list): "
             "TensorRT prints them at the end of a successful build when the log is verbose (trtexec --verbose, or "
             "trt.Logger.VERBOSE) and the engine was built with detailed profiling (--profilingVerbosity=detailed / "
             "ProfilingVerbosity.DETAILED). A failed or non-verbose build has none; read the engine inspector JSON "
@@ -804,3 +809,28 @@ def _json_cut_points(text: str) -> list[tuple[int, str]]:
         elif char.isalnum() and (i + 1 == len(text) or not (text[i + 1].isalnum() or text[i + 1] in ".+-")):
             points.append((i + 1, "".join(reversed(stack))))
     return points[::-1]
+
+
+# A DLA build's placement list (TensorRT 8.4+, info severity): "[GpuLayer] CONVOLUTION: /model.16/cv1/conv/Conv" and
+# "[DlaLayer] {ForeignNode[/model.0/conv/Conv.../model.9/cv2/act/Mul]}", under "Layers Running on DLA/GPU" headers.
+_PLACEMENT_LINE = re.compile(r"\[(?P<device>Gpu|Dla)Layer\] (?:(?P<type>[A-Z][A-Z0-9_]*): )?(?P<name>.+?)\s*$")
+
+
+def placement_layers(lines: list[str], onnx_names: OnnxNamesSource = None) -> LayersRead | None:
+    """The layers of a placement list (``[GpuLayer] TYPE: NAME``, ``[DlaLayer] {ForeignNode[...]}``) with the device
+    each runs on, or None when ``lines`` hold none. The list names no precision: each layer's is "unknown"."""
+    names = as_onnx_names(onnx_names)
+    layers = []
+    for line in lines:
+        placed = _PLACEMENT_LINE.search(line)
+        if placed is None:
+            continue
+        name, layer_type = placed.group("name").rstrip(","), placed.group("type")
+        layers.append(EngineLayer(name=name, layer_type=layer_type, precision="unknown",
+                                  is_boundary=_is_boundary(name, layer_type, None),
+                                  onnx_nodes=onnx_nodes_from_layer_name(name, names), origin=None,
+                                  device=placed.group("device").upper()))
+    if not layers:
+        return None
+    skipped = sum(1 for line in lines if line.strip()) - len(layers)
+    return LayersRead(layers, "log", skipped)

@@ -14,11 +14,15 @@ from harness.worker.backends.tensorrt.classify import (
     KNOWN_FORMS,
     UNRECOGNIZED_FAILURE,
     WARNING_KINDS,
+    DLA_FOREIGN_NODE_FAILURE,
+    DlaFallback,
     LogLine,
     classify_log,
+    dla_fallbacks,
     known_forms,
     not_a_log,
     parse_log_line,
+    pasted_commands,
     version_from_log,
 )
 
@@ -139,6 +143,14 @@ def test_version_from_log(trt_log):
         ("[I] TensorRT version: 8.6.1.6", "8.6.1"),
         ("[I] TensorRT version: 10.3", "10.3.0"),
         ("[I] Building an engine", None),
+        # the spellings pasted fragments of 2024-2026 carry
+        ("The TensorRT version is 8.6.1.6", "8.6.1"),
+        ("built with TensorRT v8601 on the Orin", "8.6.1"),
+        ("TensorRT Version: 10.3", "10.3.0"),
+        ("TensorRT: starting export with TensorRT 10.0.0b6...", "10.0.0"),
+        ("C:\\TensorRT-8.6.1.6\\bin\\trtexec.exe --onnx=m.onnx", "8.6.1"),
+        ("pip install tensorrt==10.8.0.43", "10.8.0"),
+        ("FAILED TensorRT.trtexec [TensorRT v8510] # trtexec --loadEngine=a.dla", "8.5.10"),
     ],
 )
 def test_version_from_banner_codes(text, version):
@@ -154,6 +166,7 @@ def test_result_carries_every_warning_kind_even_when_zero():
         "warnings": dict.fromkeys(WARNING_KINDS, 0),
         "known_failure": None,
         "failure_shown": False,
+        "stage": None,
     }
 
 
@@ -536,6 +549,12 @@ KNOWN_MESSAGES = {
     "cuda-runtime-operation-not-supported": (  # TensorRT#3980 (10.0.1), the reference excerpt F25
         "[defaultAllocator.cpp::deallocateAsync::64] ", "Error Code 1: Cuda Runtime (operation not supported)",
     ),
+    "calibration-algo-type-removed": (  # wyoming-whisper-trt#1020 (11.0), torch2trt's calibrator at import
+        "", "AttributeError: module 'tensorrt' has no attribute 'CalibrationAlgoType'",
+    ),
+    "precision-builder-flag-removed": (  # ComfyUI-Rife-Tensorrt#25, ultralytics#24735 (11.x)
+        "", "AttributeError: type object 'tensorrt_bindings.tensorrt.BuilderFlag' has no attribute 'FP16'",
+    ),
 }
 ERROR_CODES = {"foreign-node-no-implementation": "10", "conv-silu-no-implementation": "10",
                "qdq-conv-swish-no-implementation": "10", "cuda-runtime-operation-not-supported": "1",
@@ -694,6 +713,12 @@ FORM_LINES = [
     ("[TensorRT] WARNING: Missing dynamic range for tensor (Unnamed Layer* 12) [Shuffle]_output, expect fall back to "
      "non-int8 implementation for any layer consuming or producing given tensor",
      "unnamed-constant-shuffle-missing-scale"),
+    # TensorRT#3579: S3's three parts and the residual Add fused after them
+    ("[01/02/2024-22:10:33] [TRT] [E] 10: Could not find any implementation for node SandGlass4.8.weight + "
+     "/SandGlass4/SandGlass4.8/_weight_quantizer/QuantizeLinear + /SandGlass4/SandGlass4.8/Conv + /Add.",
+     "qdq-weights-layer-residual-no-implementation"),
+    ("[12/04/2024-11:57:45] [TRT] [W] Layer '/model.23/Concat_4' (CONCATENATION): Unsupported on DLA. Switching this "
+     "layer's device type to GPU.", "dla-layer-to-gpu"),
 ]
 
 
@@ -719,3 +744,198 @@ def test_no_known_form_in_other_lines(text):
 
 def test_every_known_form_has_a_line_above():
     assert sorted(form_id for _, form_id in FORM_LINES) == sorted(known.id for known in KNOWN_FORMS)
+
+
+
+# Pasted fragments of 2024-2026 (issue 42). Lines from the threads of reference/pasted-fragments/labels.json unless a
+# comment says otherwise.
+
+@pytest.mark.parametrize(("line", "severity", "body"), [
+    # Python logging's default format, torch_tensorrt's logger (pytorch/TensorRT#3140)
+    ("ERROR:torch_tensorrt [TensorRT Conversion Context]:ITensor::getDimensions: Error Code 4: Internal Error (x)",
+     "error", "ITensor::getDimensions: Error Code 4: Internal Error (x)"),
+    ("WARNING:torch_tensorrt.dynamo.conversion:Unable to import quantization op.", "warning",
+     "Unable to import quantization op."),
+    # loguru (pytorch/TensorRT#3180)
+    ("2024-08-30 23:24:09.688 | ERROR    | Process-6 | /usr/local/lib/python3.10/dist-packages/torch_tensorrt/"
+     "logging.py:24 - ITensor::getDimensions: Error Code 4: API Usage Error (y)", "error",
+     "ITensor::getDimensions: Error Code 4: API Usage Error (y)"),
+    # Polygraphy's own tags: extra verbose and critical (NVIDIA/TensorRT#3788)
+    ("[X] Setting TensorRT Optimization Profiles", "verbose", "Setting TensorRT Optimization Profiles"),
+    ("[!] Invalid Engine. Please ensure the engine was built correctly", "error",
+     "Invalid Engine. Please ensure the engine was built correctly"),
+])
+def test_other_loggers_and_polygraphy_tags_are_read(line, severity, body):
+    assert parse_log_line(line) == LogLine(severity, body)
+
+
+def test_a_polygraphy_fragment_without_trt_is_tensorrt_output():
+    text = "[X] Setting TensorRT Optimization Profiles\n[V] Loaded Module: tensorrt | Version: 10.3.0\n"
+    assert not_a_log(text) is None
+
+
+@pytest.mark.parametrize(("text", "known_id", "pattern"), [
+    ("AttributeError: module 'tensorrt' has no attribute 'CalibrationAlgoType'", "calibration-algo-type-removed",
+     "P10"),
+    ("AttributeError: type object 'tensorrt_bindings.tensorrt.BuilderFlag' has no attribute 'FP16'",
+     "precision-builder-flag-removed", "P15"),
+    ("AttributeError: type object 'tensorrt.BuilderFlag' has no attribute 'INT8'", "precision-builder-flag-removed",
+     "P15"),
+])
+def test_tensorrt_11_removals_met_from_python_name_their_pattern(text, known_id, pattern):
+    result = classify_log(text)
+    assert (result.category, result.known_failure.id, result.known_failure.pattern, result.failure_shown) == (
+        "unsupported-api", known_id, pattern, True)
+
+
+def test_another_removed_api_is_unsupported_api_without_a_pattern():
+    # ultralytics#9510, TensorRT 10.0.0b6: the exporter's failure line names the removed attribute
+    line = ("TensorRT: export failure ❌ 3.7s: 'tensorrt_bindings.tensorrt.IBuilderConfig' object has no attribute "
+            "'max_workspace_size'")
+    result = classify_log(line)
+    assert (result.category, result.known_failure, result.failure_shown) == ("unsupported-api", None, True)
+    # a flag TensorRT 11 kept is not a removed precision flag
+    assert classify_log("AttributeError: type object 'tensorrt.BuilderFlag' has no attribute 'REFIT_X'"
+                        ).known_failure is None
+
+
+@pytest.mark.parametrize(("text", "stage"), [
+    # trtexec running an engine it built: the failure comes after "Starting inference" (NVIDIA/TensorRT#3995)
+    ("[I] Building engine\n[V] Using enqueueV3.\n[I] Starting inference\n"
+     "[E] Error[1]: [runner.cpp::execute::718] Error Code 1: Myelin (Final synchronize failed (700))\n", "run"),
+    # a DLA standalone loadable given to --loadEngine (NVIDIA/TensorRT#4106)
+    ("[E] Error[4]: [runtime.cpp::deserializeCudaEngine::65] Error Code 4: Internal Error (Engine deserialization "
+     "failed.)\n&&&& FAILED TensorRT.trtexec [TensorRT v8510] # trtexec --verbose --loadEngine=dla_fusion.dla\n", "run"),
+    # one line: the run-time API names itself (Yolo-V11-cpp-TensorRT#6)
+    ("IExecutionContext::enqueueV3: Error Code 3: API Usage Error (Parameter check failed, condition: x != nullptr.)",
+     "run"),
+    # inference lines of an earlier run, then a build that fails: the last mark before the failure decides
+    ("[I] Starting inference\n[I] Building engine\n[E] Error[10]: Could not find any implementation for node a.\n",
+     "build"),
+    ("[E] Error[10]: Could not find any implementation for node a.\n", "build"),
+])
+def test_build_time_and_run_time_failures_are_told_apart(text, stage):
+    result = classify_log(text)
+    assert result.category is not None and result.stage == stage
+
+
+def test_no_failure_has_no_stage():
+    assert classify_log("[I] Starting inference\n").stage is None
+
+
+def test_a_parser_failure_names_its_node():
+    # mmdeploy#2758: the node's printout follows "While parsing node number"
+    text = ('[TRT] [E] ModelImporter.cpp:963: While parsing node number 4448 [TRTBatchedNMS -> '
+            '"/TRTBatchedNMS_output_0"]:\n[TRT] [E] ModelImporter.cpp:964: --- Begin node ---\n'
+            'input: "/Unsqueeze_76_output_0"\nname: "/TRTBatchedNMS"\nop_type: "TRTBatchedNMS"\n')
+    assert (classify_log(text).category, classify_log(text).node) == ("parser", "/TRTBatchedNMS")
+    # without the printout, the operator and the output it names
+    first = text.splitlines()[0]
+    assert classify_log(first).node == 'TRTBatchedNMS -> /TRTBatchedNMS_output_0'
+    # TensorRT 10's Python error: "In node N with name: X and operator: Y"
+    named = ("In node 11 with name: /dense_motion_network/GridSample and operator: GridSample3D "
+             "(checkFallbackPluginImporter): INVALID_NODE: creator && \"Plugin not found\"")
+    assert (classify_log(named).category, classify_log(named).node) == ("parser", "/dense_motion_network/GridSample")
+
+
+def test_a_cut_node_name_is_completed_from_the_timing_runner_line_of_the_same_layer():
+    # NVIDIA/TensorRT#3579: the error line is cut; the verbose lines above it name the layer in full
+    full = ("SandGlass4.8.weight + /SandGlass4/SandGlass4.8/_weight_quantizer/QuantizeLinear + "
+            "/SandGlass4/SandGlass4.8/Conv + /Add")
+    text = (f"[TRT] [V] --------------- Timing Runner: {full} (CaskConvolution[0x80000009])\n"
+            f"[TRT] [E] 10: Could not find any implementation for node {full[:70]}\n")
+    result = classify_log(text)
+    assert result.node == full
+    assert [(known.id, known.pattern) for known, _ in known_forms(text, result)] == [
+        ("qdq-weights-layer-residual-no-implementation", "S3")]
+
+
+def test_a_dla_builds_foreign_node_is_p20_not_p8():
+    line = "[E] Error[10]: Could not find any implementation for node {ForeignNode[/cnn/cnn.0/Conv]}."
+    assert classify_log(line).known_failure.pattern == "P8"
+    dla = f"&&&& RUNNING TensorRT.trtexec [TensorRT v8502] # trtexec --onnx=m.onnx --int8 --useDLACore=0\n{line}\n"
+    assert classify_log(dla).known_failure == DLA_FOREIGN_NODE_FAILURE
+
+
+def test_dla_fallbacks_name_each_layer_and_the_reason_the_log_gives():
+    text = "\n".join([
+        # ultralytics#18012
+        "[12/04/2024-11:57:45] [TRT] [W] /model.23/Concat_4: DLA only supports concatenation on the C dimension.",
+        "[12/04/2024-11:57:45] [TRT] [W] Layer '/model.23/Concat_4' (CONCATENATION): Unsupported on DLA. Switching "
+        "this layer's device type to GPU.",
+        "[12/04/2024-11:57:45] [TRT] [W] Layer '(Unnamed Layer* 388) [Shuffle]' (SHUFFLE): Unsupported on DLA. "
+        "Switching this layer's device type to GPU.",
+        "[12/04/2024-11:57:45] [TRT] [W] This version of DLA does not support reshape layers directly connected to "
+        "Slice or Concat",
+        "[12/04/2024-11:57:45] [TRT] [W] Validation failed for DLA layer: /model.10/m/m.0/attn/Reshape. Switching to "
+        "GPU fallback.",
+        "[12/04/2024-11:57:45] [TRT] [W] Splitting DLA subgraph at: /model.10/m/m.0/attn/Reshape because DLA "
+        "validation failed for this layer.",
+        # the message the issue quotes as the one Jetson users paste most (issue 42; no thread of it was found)
+        "[W] [TRT] /backbone/conv1/Conv cannot run in INT8 mode due to missing scale and zero point. This node will "
+        "not run on DLA",
+        # DeepStream-Yolo#27 (2021), DeepStream's logger
+        "WARNING: [TRT]: DLA supports only 8 subgraphs per DLA core. Switching to GPU for layer conv_6",
+    ])
+    assert dla_fallbacks(text) == [
+        DlaFallback("/model.23/Concat_4", "CONCATENATION", "DLA only supports concatenation on the C dimension"),
+        DlaFallback("(Unnamed Layer* 388) [Shuffle]", "SHUFFLE", None),
+        DlaFallback("/model.10/m/m.0/attn/Reshape", None,
+                    "This version of DLA does not support reshape layers directly connected to Slice or Concat"),
+        DlaFallback("/backbone/conv1/Conv", None, "missing scale and zero point"),
+        DlaFallback("conv_6", None, "DLA supports only 8 subgraphs per DLA core"),
+    ]
+    result = classify_log(text)
+    assert (result.category, result.warnings["dla-fallback"]) == (None, 5)
+    assert [(known.id, count) for known, count in known_forms(text, result)] == [("dla-layer-to-gpu", 5)]
+
+
+@pytest.mark.parametrize(("text", "command"), [
+    # in a fence after a "$ " prompt, continued with backslashes
+    ("```\n$ /usr/src/tensorrt/bin/trtexec --onnx=m.onnx \\\n    --int8 \\\n    --explicitBatch\n```\n",
+     "/usr/src/tensorrt/bin/trtexec --onnx=m.onnx --int8 --explicitBatch"),
+    # in inline backticks inside a sentence (NVIDIA/TensorRT#3847)
+    ("Tried building the engine with the command `trtexec --onnx=model_gn.onnx --int8 --useDLACore=0`\n",
+     "trtexec --onnx=model_gn.onnx --int8 --useDLACore=0"),
+    # after a PowerShell prompt (NVIDIA/TensorRT#4432)
+    ("PS C:\\Users\\me\\>trtexec.exe --onnx=models/car.onnx --fp16\n", "trtexec.exe --onnx=models/car.onnx --fp16"),
+    # Polygraphy's failure tail names its command (NVIDIA/TensorRT#3788); output redirected to a file
+    ("[E] FAILED | Runtime: 128.925s | Command: /root/bin/polygraphy run a.onnx --trt --int8\n",
+     "/root/bin/polygraphy run a.onnx --trt --int8"),
+    ("trtexec --onnx=truck.onnx --fp16 --useDLACore=0 > model_gn.log\n", "trtexec --onnx=truck.onnx --fp16 --useDLACore=0"),
+])
+def test_commands_pasted_beside_the_output_are_read(text, command):
+    assert pasted_commands(text) == [command]
+
+
+def test_trtexec_banner_is_not_a_pasted_command():
+    assert pasted_commands("&&&& RUNNING TensorRT.trtexec [TensorRT v8601] # trtexec --onnx=m.onnx\n") == []
+
+
+def test_what_dla_cannot_run_said_at_error_severity_is_a_reason_not_the_failure():
+    # DeepStream-Yolo#27: the builder names what DLA cannot run at ERROR severity, then the layer falls back
+    text = ("ERROR: [TRT]: leaky_1: ActivationLayer (with ActivationType = LEAKY_RELU) not supported for DLA.\n"
+            "WARNING: [TRT]: Default DLA is enabled but layer leaky_1 is not supported on DLA, falling back to GPU.\n")
+    result = classify_log(text)
+    assert (result.category, result.failure_shown, result.warnings["dla-fallback"]) == (None, False, 1)
+    assert dla_fallbacks(text) == [
+        DlaFallback("leaky_1", None, "ActivationLayer (with ActivationType = LEAKY_RELU) not supported for DLA")]
+    # a build that then fails says so on a line of its own
+    failed = text + "ERROR: [TRT]: Network validation failed.\n"
+    assert (classify_log(failed).category, classify_log(failed).failure_shown) == ("runtime-error", True)
+
+
+def test_python_logging_marks_tensorrt_output_only_for_a_tensorrt_logger():
+    # Model-Optimizer#38: ModelOpt's own quantization log is Python logging, not TensorRT output
+    assert not_a_log("INFO:root:Quantization Mode: int8\nINFO:root:Total number of nodes: 507\n") is not None
+    assert not_a_log("ERROR:torch_tensorrt [TensorRT Conversion Context]:INetworkDefinition::addConvolutionNd: x\n") \
+        is None
+    assert not_a_log("2024-08-30 23:24:09.688 | ERROR    | Process-6 | /usr/lib/torch_tensorrt/logging.py:24 - x\n") \
+        is None
+
+
+def test_an_invalid_node_names_the_parser_failures_node():
+    # NVIDIA/TensorRT#3728 (8.6.1)
+    text = ("[TRT] [E] ModelImporter.cpp:777: ERROR: ModelImporter.cpp:195 In function parseGraph:\n"
+            "[6] Invalid Node - /Where\n")
+    assert (classify_log(text).category, classify_log(text).node) == ("parser", "/Where")

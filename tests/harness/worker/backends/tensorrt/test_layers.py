@@ -522,8 +522,8 @@ def test_inspector_json_cut_after_names_with_escaped_quotes_and_numbers(tmp_path
 
 
 NO_LAYER_INFORMATION = (
-    "this log has no 'Engine Layer Information' block and no 'Layer(TYPE): NAME, Tactic: ...' line: TensorRT prints "
-    "them at the end of a successful build when the log is verbose (trtexec --verbose, or trt.Logger.VERBOSE) and the "
+    "this log has no 'Engine Layer Information' block and no 'Layer(TYPE): NAME, Tactic: ...' line (nor a '[GpuLayer] "
+    "TYPE: NAME' / '[DlaLayer] NAME' placement list): TensorRT prints them at the end of a successful build when the log is verbose (trtexec --verbose, or trt.Logger.VERBOSE) and the "
     "engine was built with detailed profiling (--profilingVerbosity=detailed / ProfilingVerbosity.DETAILED). A failed "
     "or non-verbose build has none; read the engine inspector JSON instead (trtexec --exportLayerInfo)."
 )
@@ -1005,3 +1005,31 @@ def test_one_line_inspector_records_are_read_as_layer_dicts_wrapped_or_not():
     assert [(layer.name, layer.precision, layer.onnx_nodes) for layer in read.layers] == [
         ("PWN(a, b)", "int8", ("a", "b")), ("conv", "fp16", ("conv",))]
     assert (read.source, read.lines_skipped) == ("engine inspector one-line text", 1)  # the elision line
+
+
+def test_a_dla_builds_placement_list_gives_each_layer_its_device():
+    # The placement list TensorRT 8.4+ prints at info severity after a DLA build (the form of TensorRT's
+    # sampleCudla README and of Orin trtexec logs): DLA subgraphs as ForeignNodes, GPU layers with their type.
+    text = "\n".join([
+        "[03/31/2025-14:34:54] [I] [TRT] ---------- Layers Running on DLA ----------",
+        "[03/31/2025-14:34:54] [I] [TRT] [DlaLayer] {ForeignNode[/model.0/conv/Conv.../model.9/cv2/act/Mul]}",
+        "[03/31/2025-14:34:54] [I] [TRT] [DlaLayer] {ForeignNode[(Unnamed Layer* 0) [ElementWise]]},",
+        "[03/31/2025-14:34:54] [I] [TRT] ---------- Layers Running on GPU ----------",
+        "[03/31/2025-14:34:54] [I] [TRT] [GpuLayer] SHUFFLE: shuffle_between_pool5_and_fc6",
+        "[03/31/2025-14:34:54] [I] [TRT] [GpuLayer] CONCATENATION: /model.23/Concat_4",
+    ])
+    read = read_log_layers(text)
+    assert [(layer.name, layer.layer_type, layer.device, layer.precision) for layer in read.layers] == [
+        ("{ForeignNode[/model.0/conv/Conv.../model.9/cv2/act/Mul]}", None, "DLA", "unknown"),
+        ("{ForeignNode[(Unnamed Layer* 0) [ElementWise]]}", None, "DLA", "unknown"),
+        ("shuffle_between_pool5_and_fc6", "SHUFFLE", "GPU", "unknown"),
+        ("/model.23/Concat_4", "CONCATENATION", "GPU", "unknown"),
+    ]
+    assert read.layers[3].onnx_nodes == ("/model.23/Concat_4",)
+    assert read.lines_skipped == 2  # the two headers
+
+
+def test_layer_information_lines_say_no_device():
+    text = ("[I] [TRT] Layer(CaskConvolution): conv1 + relu1, Tactic: 0x1, input[Int8(1,3,224,224)] -> "
+            "output[Int8(1,64,112,112)]\n")
+    assert [layer.device for layer in read_log_layers(text).layers] == [None]

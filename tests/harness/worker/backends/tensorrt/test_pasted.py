@@ -1,34 +1,22 @@
 """What a paste adds is removed before TensorRT output is read: every fragment of the pasted-fragment corpus
 (reference/pasted-fragments), pasted once more the ways users paste (CRLF, colour codes, a GitHub quote, a nested or
 HTML-escaped quote, a markdown fence, elisions, CI timestamps), classifies and reads as it did."""
-import html
 import json
 
 import pytest
 
-from harness.worker.backends.tensorrt.classify import classify_log
+from harness.diagnosis.identify import identify
+from harness.worker.backends.tensorrt.classify import classify_log, not_a_log
 from harness.worker.backends.tensorrt.layers import read_layers_file, read_log_layers
 from harness.worker.backends.tensorrt.pasted import unpasted
 from tests.conftest import REPO
+from tests.harness.worker.backends.tensorrt.repastes import CUT_PASTES, REPASTES, lines_of
 
 CORPUS = REPO / "reference" / "pasted-fragments"
 LABELS = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
 
 
-def lines_of(transform):
-    return lambda text: "\n".join(transform(line) for line in text.splitlines()) + "\n"
-
-
-PASTES = {
-    "crlf": lambda text: text.replace("\n", "\r\n"),
-    "colour-codes": lines_of(lambda line: f"\x1b[0;31m{line}\x1b[0m" if line else line),
-    "quoted": lines_of(lambda line: f"> {line}"),
-    "quoted-twice": lines_of(lambda line: f"> > {line}"),
-    "quoted-html-escaped": lines_of(lambda line: html.escape(f"> {line}", quote=False)),
-    "fenced": lambda text: f"```text\n{text}```\n",
-    "fenced-in-a-quote": lambda text: "".join(f"> {line}\n" for line in f"```\n{text}```".splitlines()),
-    "elided": lambda text: f"...\n{text}[...]\n",
-}
+PASTES = REPASTES
 # The output as a CI runner prints it, a timestamp before every line. It makes each line one of its own: wrapped lines
 # stop being one message.
 CI_TIMESTAMPS = lines_of(lambda line: f"2026-11-24T10:00:00.1234567Z {line}")
@@ -91,3 +79,24 @@ def test_a_wrapped_layer_line_is_joined_until_it_ends_with_a_tensor_and_never_ac
     read = read_log_layers(wrapped)
     assert [(layer.name, layer.precision) for layer in read.layers] == [("conv1", "fp32"), ("r", "fp16")]
     assert read.lines_skipped == 1  # the logger's line; the continuation lines were read as part of their layer
+
+
+@pytest.mark.parametrize("paste", [*REPASTES, *CUT_PASTES])
+@pytest.mark.parametrize("name", sorted(LABELS))
+def test_the_readers_agree_on_a_fragment_pasted_again(tmp_path, name, paste):
+    """classify's gate, diagnose's identification and the layer reader on the same paste: none refuses as not
+    TensorRT output what another reads. A paste that keeps every line is read; one cut mid-line may have lost all
+    that told it apart (a one-line fragment cut in half), but then every reader refuses it alike."""
+    text = {**REPASTES, **CUT_PASTES}[paste]((CORPUS / f"{name}.txt").read_text(encoding="utf-8"))
+    path = tmp_path / "paste.txt"
+    path.write_text(text, encoding="utf-8", newline="")
+    accepted = not_a_log(text) is None
+    identified = identify(path)
+    try:
+        read_layers_file(path)
+        layers_read = True
+    except ValueError:
+        layers_read = False
+    assert accepted == (identified.kind is not None), identified.problem
+    assert accepted or not layers_read
+    assert accepted or paste in CUT_PASTES, f"{name} pasted {paste} is refused: {not_a_log(text)}"
