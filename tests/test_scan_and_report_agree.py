@@ -23,7 +23,7 @@ from harness.matrix import load_matrix
 from harness.scan.engine_prediction.targets import predict_targets
 from harness.scan.loading import load_model
 from harness.scan.matching import find_patterns
-from harness.scan.observations import read_observations
+from harness.evidence.observations import read_observations
 from harness.scan.prediction import PredictedNodes, predict
 from harness.scan.scanner import _asked_quantized
 from harness.scan.predicted import predicted_entry

@@ -120,7 +120,7 @@ def _scan_command(args, checks) -> int:
     from harness.scan.explicit import ExplicitInputError, QuantizerError, to_explicit
     from harness.scan.fix_checks import ComparisonInputs, InputsError
     from harness.scan.fixing import WorkaroundChoiceError, fix_scanned, workaround_choices
-    from harness.scan.observations import ObservationsError
+    from harness.evidence.observations import ObservationsError
     from harness.scan.scanner import ScanOptions, scan
 
     options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,

@@ -14,7 +14,7 @@ from typing import Any, Collection, Iterable, Sequence
 from cases.model import Case, all_cases
 from harness.matrix import Target
 from harness.scan.matching import Finding
-from harness.scan.observations import Observations
+from harness.evidence.observations import Observations
 from harness.scan.prediction import Verdict, predict
 from harness import judgement as j
 from harness.worker.backends.tensorrt.calibration_cache import NEWEST_MAJOR, CalibrationCache, check_cache

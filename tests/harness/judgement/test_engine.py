@@ -232,7 +232,7 @@ def test_a_newer_record_of_a_cell_and_host_wins_over_an_older_one(tmp_path):
     import cases
     from harness.matrix import load_matrix
     from harness.scan.matching import Finding
-    from harness.scan.observations import read_observations
+    from harness.evidence.observations import read_observations
     from harness.scan.prediction import predict
     from tests.reports.conftest import make_record
 
