@@ -131,4 +131,10 @@ def variant_predicted_basis(entry: Mapping[str, Any], target: Any) -> PredictedB
     return predicted_basis(nodes, nodes, choice.ruleset.name, EXPECTED_PLACES, choice.note)
 
 
+def library_prediction(form: Any, target: Any) -> PredictedBasis | None:
+    """What the prediction index.json carries for a library form (a :class:`harness.evidence.Form`) says on
+    ``target`` (:func:`variant_predicted_basis`): the planning view's source of the predicted basis."""
+    return variant_predicted_basis(form.entry, target) if form.entry else None
+
+
 _ruleset_for = functools.lru_cache(maxsize=None)(ruleset_for)  # a planning view asks it per variant and target

@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from harness import judgement as j
-from harness.evidence.model import Evidence, Form, Sources
+from harness.evidence.model import Evidence, Form, Sources, matrix_target
 
 
 def produce(form: Form, target: Any, sources: Sources, scope: str) -> list[Evidence]:
-    basis = sources.prediction(form, target) if sources.prediction is not None else None
+    if sources.prediction is None or not matrix_target(target):
+        return []
+    basis = sources.prediction(form, target)
     if basis is None:
         return []
     return [Evidence(j.PREDICTED, scope, form.case, form.variant, target.id, basis.outcome, None,

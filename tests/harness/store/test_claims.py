@@ -7,6 +7,7 @@ import re
 import pytest
 
 from harness import judgement as j
+from tests.conftest import evidence_piece
 from harness.store.claims import ClaimsError, index_claims, target_claim
 from harness.worker import record as rec
 from harness.worker.errors import InputError
@@ -49,7 +50,7 @@ def test_a_claimed_mismatch_reads_as_a_failure_and_agrees_only_with_an_observed_
     claim = {"target": "t", "outcome": "mismatch", "source": "https://x", "strength": "issue-thread"}
     index = {"cases": [{"id": "c", "variants": [{"name": "v", "claims": [claim]}]}]}
     (read,) = index_claims(index, "idx.json")[("c", "v")]
-    assert j.claim_answer(read["outcome"]) == j.FAILS and j.verdict_of(j.Piece(j.CLAIMED, j.VARIANT, "mismatch")) == j.BLOCKED
+    assert j.claim_answer(read["outcome"]) == j.FAILS and j.verdict_of(evidence_piece(j.CLAIMED, j.VARIANT, "mismatch")) == j.BLOCKED
     assert rec.agreement(read, "mismatch", None) is True
     assert rec.agreement(read, "pass", None) is False
 
