@@ -88,7 +88,10 @@ class VariantLine:
 
 
 @dataclasses.dataclass(frozen=True)
-class Verdict:
+class Cell:
+    """A planning cell: the engine's judgement of a pattern's forms on one target, projected
+    (:func:`harness.judgement.planning_verdict`) and worded."""
+
     kind: str
     text: str  # the whole verdict in a sentence, e.g. "fails: no-implementation at /model.0/conv/Conv"
     detail: str = ""  # what the cell shows under the verdict's label: the workaround, the category and node, ...
@@ -316,7 +319,7 @@ def dla_fallback_nodes(record: dict[str, Any]) -> list[str]:
     return list((record.get("details") or {}).get("dla_fallback_nodes") or [])
 
 
-def with_gpu_fallback(found: Verdict, record: dict[str, Any]) -> Verdict:
+def with_gpu_fallback(found: Cell, record: dict[str, Any]) -> Cell:
     """``found``, saying which nodes of the record that decided it ran on the GPU, not on the DLA it was built for."""
     nodes = dla_fallback_nodes(record)
     if not nodes:
@@ -325,14 +328,14 @@ def with_gpu_fallback(found: Verdict, record: dict[str, Any]) -> Verdict:
                                f"{nodes_text(nodes)} (a device fallback, not a precision one)")
 
 
-def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verdict:
+def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Cell:
     """The one verdict of ``pattern`` on ``target`` (see the module docstring); on a DLA target, with the nodes of
     the record that decided it that ran on the GPU instead."""
     found, deciding = _verdict(pattern, target, records_by_cell)
     return with_gpu_fallback(found, deciding) if deciding else found
 
 
-def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tuple[Verdict, dict | None]:
+def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tuple[Cell, dict | None]:
     """The verdict and the record that decided it (None when no record did): the engine's judgement of the failing
     forms and of each workaround, projected into a cell, then worded."""
     observed = [_Observed(row, target, records_by_cell.get((row.case, row.variant, target.id), []))
@@ -348,7 +351,7 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
     judged = [(o, j.judge(o.pieces())) for o in workarounds]
     kind = j.planning_verdict(form, [w for _, w in judged], target.available)
     if not target.available:
-        return Verdict(kind, f"cannot exist: {target.reason or 'the target is unavailable'}", **common), None
+        return Cell(kind, f"cannot exist: {target.reason or 'the target is unavailable'}", **common), None
     working = [o for o, w in judged if w.basis == j.OBSERVED and w.verdict in j.SCAN_GOOD]
     seen = [o for o in primary if o.worst]
     worst = max(seen, key=lambda o: o.severity) if seen else None
@@ -361,30 +364,30 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
             common["sweeps"] = None
     if kind == WORKS:
         partial = "" if len(seen) == len(primary) else f" ({len(seen)} of {len(primary)} forms run)"
-        return Verdict(WORKS, VERDICT_LABELS[WORKS] + partial, partial.strip(" ()"), **common), worst.worst
+        return Cell(WORKS, VERDICT_LABELS[WORKS] + partial, partial.strip(" ()"), **common), worst.worst
     if kind == WORKAROUND:
         names = ", ".join(o.row.variant for o in working)
         as_reported = f"as reported {outcome_text(worst.worst)}" if worst else "the failing form was not run"
         detail = names if worst else f"{names} (failing form not run)"
-        return Verdict(WORKAROUND, f"works with workaround {names}; {as_reported}", detail,
+        return Cell(WORKAROUND, f"works with workaround {names}; {as_reported}", detail,
                        workaround=working[0].row.variant, **common), working[0].worst
     if kind == FALLBACK and form.verdict == j.FALLBACK:
         nodes = tuple(worst.worst["fallback_nodes"])
-        return Verdict(FALLBACK, f"precision fallback: {fallback_text(worst.worst)}", fallback_text(worst.worst),
+        return Cell(FALLBACK, f"precision fallback: {fallback_text(worst.worst)}", fallback_text(worst.worst),
                        nodes=nodes, **common), worst.worst
     if kind == FALLBACK:  # the failing form fails; its first workaround that falls back is what works at all
         degraded = next(o for o, w in judged if w.basis == j.OBSERVED and w.verdict == j.FALLBACK)
         text = fallback_text(degraded.worst)
-        return Verdict(FALLBACK, f"precision fallback with workaround {degraded.row.variant}: "
+        return Cell(FALLBACK, f"precision fallback with workaround {degraded.row.variant}: "
                        f"{text}; as reported {outcome_text(worst.worst)}",
                        f"with workaround {degraded.row.variant}: {text}", nodes=tuple(degraded.worst["fallback_nodes"]),
                        workaround=degraded.row.variant, **common), degraded.worst
     if kind == FAILS:
-        return Verdict(FAILS, f"fails as reported: {outcome_text(worst.worst)}", outcome_text(worst.worst),
+        return Cell(FAILS, f"fails as reported: {outcome_text(worst.worst)}", outcome_text(worst.worst),
                        **common), None
     if kind == CANNOT_EXIST:
         message = (form.deciding.item.get("failure") or {}).get("message") or "cannot exist on this target"
-        return Verdict(CANNOT_EXIST, f"cannot exist: {message}", message, **common), None
+        return Cell(CANNOT_EXIST, f"cannot exist: {message}", message, **common), None
     if kind in j.PLANNING_BASES:  # what the pieces of that basis say, in the claim's shape, after how it is known
         said = [(o, piece) for o in primary for piece in o.pieces() if piece.kind == kind]
         texts = list(dict.fromkeys(claim_text(_claim_shape(piece)) for _, piece in said))
@@ -397,25 +400,25 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
             names = ", ".join(o.row.variant for o in passing)
             text += f"; workaround {names} {kind} to pass"
             detail += f"; {len(passing)} workaround{'s' if len(passing) > 1 else ''} {kind} to pass"
-        return Verdict(kind, f"{j.BASIS[kind].label}: {text}", detail,
+        return Cell(kind, f"{j.BASIS[kind].label}: {text}", detail,
                        claimed_pass=kind in (j.CLAIMED, j.RANGE_CLAIMED)
                        and all(j.answer_of(piece) == j.WORKS for _, piece in said), **common), None
     if kind == UNVERIFIED:
         unverified = next(o.unverified for o in primary if o.unverified)
-        return Verdict(UNVERIFIED, f"{VERDICT_LABELS[UNVERIFIED]}: {outcome_text(unverified)}",
+        return Cell(UNVERIFIED, f"{VERDICT_LABELS[UNVERIFIED]}: {outcome_text(unverified)}",
                        nodes_text(unverified_nodes(unverified)), nodes=tuple(unverified_nodes(unverified)),
                        **common), None
     if any(o.infra for o in primary):
-        return Verdict(NOT_RUN, f"{VERDICT_LABELS[NOT_RUN]}: {j.INFRA_ERROR} (the harness failed, not the pattern)",
+        return Cell(NOT_RUN, f"{VERDICT_LABELS[NOT_RUN]}: {j.INFRA_ERROR} (the harness failed, not the pattern)",
                        j.INFRA_ERROR, **common), None
-    return Verdict(NOT_RUN, VERDICT_LABELS[NOT_RUN], **common), None
+    return Cell(NOT_RUN, VERDICT_LABELS[NOT_RUN], **common), None
 
 
 @dataclasses.dataclass(frozen=True)
 class Recommendation:
     group: str  # e.g. "TensorRT · Jetson AGX Orin"
     targets: tuple[str, ...]  # the targets with the best verdict of the group, newest version first
-    verdict: Verdict | None  # that verdict; None when nothing observed works in the group
+    verdict: Cell | None  # that verdict; None when nothing observed works in the group
     claimed: tuple[str, ...] = ()  # targets where upstream claims it passes, when nothing observed works
     observed: bool = True  # something of the group was observed (else it was not run at all)
 
@@ -423,7 +426,7 @@ class Recommendation:
 @dataclasses.dataclass(frozen=True)
 class PlanRow:
     pattern: Pattern
-    verdicts: tuple[Verdict, ...]  # one per plan target
+    verdicts: tuple[Cell, ...]  # one per plan target
     recommendations: tuple[Recommendation, ...]
 
 
@@ -451,11 +454,11 @@ class Plan:
         return found
 
 
-def _recommend(targets: Sequence[PlanTarget], verdicts: Sequence[Verdict]) -> tuple[Recommendation, ...]:
+def _recommend(targets: Sequence[PlanTarget], verdicts: Sequence[Cell]) -> tuple[Recommendation, ...]:
     """Per platform group, the targets where the pattern works best (as reported, else with a workaround, else
     with fallback), those whose layers all ran on the device they were built for first, then newest version first; a
     group where nothing observed works names upstream's pass claims."""
-    groups: dict[str, list[tuple[PlanTarget, Verdict]]] = {}
+    groups: dict[str, list[tuple[PlanTarget, Cell]]] = {}
     for target, found in zip(targets, verdicts):
         groups.setdefault(target.group, []).append((target, found))
     out = []

@@ -1,6 +1,7 @@
-"""The engine TensorRT's documented rules predict for a library variant, as its index.json entry carries it, and the
-evidence it gives the verdict engine's predicted basis (``rule-predicted``), worded once for the scan and the
-planning view.
+"""The engine TensorRT's documented rules predict for a library variant, as its index.json entry carries it, and what
+a prediction says of a form's quantized nodes on a target (:class:`PredictedBasis`, worded once), which the evidence
+layer's predicted producer (:mod:`harness.evidence.producers.predicted`) turns into evidence: the user's model's
+prediction at a finding's places for the scan, :func:`library_prediction` for the planning view.
 
 ``python -m harness generate`` and the nightly's generation write, for each variant with Q/DQ,
 ``predicted_engine`` (:func:`predicted_entry`, handed to cases.generate as ``entry_extras``: the library imports none

@@ -60,11 +60,6 @@ def library_form(case: type[Case], variant: str) -> Form:
     return Form(case.id, variant, claims, declared, entry.get("not_applicable", {}), tuple(case.links))
 
 
-def library_claims(case: type[Case]) -> dict[str, tuple[dict[str, Any], ...]]:
-    """Per variant of ``case``, its upstream claims as the evidence layer reads them (:func:`library_form`)."""
-    return {variant.name: library_form(case, variant.name).claims for variant in case.variants}
-
-
 @dataclasses.dataclass(frozen=True)
 class PredictedNodes:
     """What the engine prediction says of a model on one target: ONNX node -> {"precision", "rule", "layer"}

@@ -60,13 +60,13 @@ def test_the_scan_and_the_report_read_the_same_claims():
     function), so both hold every claim the library declares, with the same fields."""
     import cases
     from cases.generate import declared_index
-    from harness.scan.prediction import library_claims
+    from harness.scan.prediction import library_form
     from reports.case_index import rows_from_index
 
     rows = rows_from_index(declared_index(), "the case library")
     for row in rows:
         case = cases.get_case(row.case)
         declared = case.variant(row.variant).claims
-        assert library_claims(case)[row.variant] == row.claims
+        assert library_form(case, row.variant).claims == row.claims
         assert [(c["target"], c["outcome"], c["strength"], c["source"]) for c in row.claims] == [
             (c.target, c.outcome, c.strength, c.source) for c in declared]
