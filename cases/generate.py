@@ -178,7 +178,7 @@ def declared_entry(case: type[Case], variant: Variant) -> dict:
         "opset": case.opset_of(variant),
         "params": variant.params,
         "knobs": variant.knobs.to_dict(),
-        "claims": [claim.__dict__ | {} for claim in variant.claims],
+        "claims": [claim.to_dict() for claim in variant.claims],
         "range_claims": [claim.to_dict() for claim in variant.range_claims],
         "needs": list(needs_of(variant, case.mode_of(variant))),
     }

@@ -11,47 +11,22 @@ import functools
 import re
 from typing import Any, ClassVar, Iterable
 
-# The variant roles, the precisions a case can ask an expected node to run in (Built.expected_precision) and the
-# outcomes a claim can name are harness.judgement's words.
+# The variant roles, the precisions a case can ask an expected node to run in (Built.expected_precision), the claim
+# type (for one target, or over a range with a Scope) and the outcomes and strengths a claim can name are
+# harness.judgement's.
+from harness.judgement.claims import CLAIM_STRENGTHS, Claim  # noqa: F401
 from harness.judgement.vocabulary import CLAIM_OUTCOMES, REQUESTED_PRECISIONS, VARIANT_ROLES  # noqa: F401
 from harness.targets.facts import (CALIBRATION_PROFILE, DLA, FP4_BUILDER_FLAG, FP8_BUILDER_FLAG, IMPLICIT_INT8, NEEDS,
                                    PRECISION_CONSTRAINTS, STRONG_TYPING)
-from harness.targets.ranges import RangeClaim, Scope  # noqa: F401 (Scope: what a case declares a range with)
+from harness.targets.ranges import Scope  # noqa: F401 (what a case declares a range claim's scope with)
 
 # implicit-int8: a float graph and a calibrator; explicit-qdq: Q/DQ nodes in the graph; float: a float graph without
 # Q/DQ and without a calibrator, whose precision is asked for only through builder flags (knobs fp16/fp8/fp4) or the
 # graph's own types (an FP16 graph, strongly typed).
 BUILD_MODES = ("implicit-int8", "explicit-qdq", "float")
 CALIBRATORS = ("entropy2", "minmax")
-CLAIM_STRENGTHS = ("issue-thread", "write-up-only", "documentation")
 # Header algorithm names of TensorRT calibration caches ("TRT-8601-EntropyCalibration2"), as seen in real caches.
 CACHE_ALGORITHMS = ("EntropyCalibration2", "MinMaxCalibration")
-
-
-@dataclasses.dataclass(frozen=True)
-class Claim:
-    """What upstream reported for one matrix target. A claim, never an observation of ours."""
-
-    target: str
-    outcome: str
-    source: str
-    strength: str
-    category: str | None = None
-    note: str = ""
-    # The GPU architecture the report ran on, as a compute capability ("8.7" for Orin, "11.0" for Thor, "10.0+" for
-    # every Blackwell), where the outcome depends on it (P14, P16); None where the report does not tie it to one.
-    architecture: str | None = None
-
-    def __post_init__(self):
-        if self.architecture is not None and not re.fullmatch(r"\d+\.\d+\+?", self.architecture):
-            raise ValueError(f"Claim for {self.target!r}: architecture {self.architecture!r} is not a compute "
-                             "capability such as '8.7' or '10.0+'")
-        if self.outcome not in CLAIM_OUTCOMES:
-            raise ValueError(f"Claim for {self.target!r}: outcome {self.outcome!r} is not one of {CLAIM_OUTCOMES}")
-        if self.strength not in CLAIM_STRENGTHS:
-            raise ValueError(f"Claim for {self.target!r}: strength {self.strength!r} is not one of {CLAIM_STRENGTHS}")
-        if not self.source.startswith("https://"):
-            raise ValueError(f"Claim for {self.target!r}: source must be a https:// link, got {self.source!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,10 +152,8 @@ class Variant:
     description: str
     params: dict[str, Any] = dataclasses.field(default_factory=dict)
     knobs: Knobs = Knobs()
-    claims: tuple[Claim, ...] = ()
-    # Claims over a range of targets (harness.targets.ranges.RangeClaim: a Scope, a source, a basis), beside those for
-    # one target; their outcome and strength use the vocabulary of Claim.
-    range_claims: tuple[RangeClaim, ...] = ()
+    claims: tuple[Claim, ...] = ()  # claims for one target each
+    range_claims: tuple[Claim, ...] = ()  # claims over a range of targets (a Scope, a source, a basis)
     # What the graph itself needs of a target beyond what mode and knobs say (Case.needs_of adds those): FP8 or FP4
     # Q/DQ nodes ("fp8-qdq", "fp4-qdq"), names of harness.targets.facts.NEEDS.
     needs: tuple[str, ...] = ()
@@ -211,14 +184,14 @@ class Variant:
         unknown_needs = sorted(set(self.needs) - set(NEEDS))
         if unknown_needs:
             raise ValueError(f"Variant {self.name!r}: needs {unknown_needs} are not among {NEEDS}")
+        for claim in self.claims:
+            if not isinstance(claim, Claim) or claim.ranged:
+                raise ValueError(f"Variant {self.name!r}: claims holds Claim objects for one target each (a claim "
+                                 "with a scope goes in range_claims)")
         for claim in self.range_claims:
-            if not isinstance(claim, RangeClaim):
-                raise ValueError(f"Variant {self.name!r}: range_claims holds RangeClaim objects only (a claim for one "
-                                 "target goes in claims)")
-            for field, known in (("outcome", CLAIM_OUTCOMES), ("strength", CLAIM_STRENGTHS)):
-                if getattr(claim, field) not in known:
-                    raise ValueError(f"Variant {self.name!r}: the {claim.label()}: {field} {getattr(claim, field)!r} "
-                                     f"is not one of {known}")
+            if not isinstance(claim, Claim) or not claim.ranged:
+                raise ValueError(f"Variant {self.name!r}: range_claims holds Claim objects with a scope only (a claim "
+                                 "for one target goes in claims)")
         if self.inherits and self.role != "sweep":
             raise ValueError(f"Variant {self.name!r}: a {self.role} never inherits the failing form's evidence (only a "
                              "sweep that keeps that form's structure does); inherits must be False")

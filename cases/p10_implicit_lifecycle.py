@@ -27,7 +27,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases.matching import has_qdq
-from cases.model import Built, Case, Claim, Knobs, Match, RangeClaim, Scope, Tolerance, Variant
+from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 
 DEPRECATION_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4095"
 DYNAMIC_RANGE_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4292"
@@ -84,7 +84,7 @@ class ImplicitLifecycle(Case):
     variants = (
         Variant(
             name="calibrator-entropy2",
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="pass", source=BINDING_SOURCE, strength="documentation", scope=_CALIBRATOR_RELEASES, basis=_LIFECYCLE,
                 note="A calibrator build works until 10.0 and warns (DeprecationWarning) from 10.1 to 10.x; 11.0 has none."),),
             role="failing",
@@ -110,7 +110,7 @@ class ImplicitLifecycle(Case):
         ),
         Variant(
             name="explicit-qdq",
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="pass", source=MIGRATION_GUIDE, strength="documentation", scope=Scope(since="8.0"),
                 basis="the migration guide: explicit Q/DQ is the quantization every release builds from 8.0 (strongly typed on "
                 "11), no version bound",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
-from cases.model import Built, Case, Claim, Knobs, RangeClaim, Scope, Tolerance, Variant
+from cases.model import Built, Case, Claim, Knobs, Scope, Tolerance, Variant
 
 INCOMPATIBLE_SKIPPED = "https://github.com/NVIDIA/TensorRT/issues/1378"
 CACHE_HOLDS_VERSION = "https://github.com/NVIDIA/retinanet-examples/issues/261"
@@ -58,7 +58,7 @@ class CalibrationCache(Case):
     variants = (
         Variant(
             name="old-cache-only",
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="fail", source=INCOMPATIBLE_SKIPPED, strength="issue-thread",
                 scope=Scope(since="10.0", before="11.0"),
                 basis="a maintainer: TensorRT skips a calibration cache it finds incompatible (no version bound); a "

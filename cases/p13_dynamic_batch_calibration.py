@@ -30,7 +30,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases.matching import has_qdq
-from cases.model import Built, Case, Claim, FixResult, Knobs, Match, NoRewrite, RangeClaim, Scope, Tolerance, Variant
+from cases.model import Built, Case, Claim, FixResult, Knobs, Match, NoRewrite, Scope, Tolerance, Variant
 
 BATCH_QUESTION = "https://github.com/NVIDIA/TensorRT/issues/2561"
 LARGER_BATCHES = "https://github.com/NVIDIA/TensorRT/issues/4481"
@@ -84,7 +84,7 @@ class DynamicBatchCalibration(Case):
     variants = (
         Variant(
             name="no-calibration-profile",
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="pass", source=DEVELOPER_GUIDE, strength="documentation", scope=_CALIBRATOR_RELEASES, basis=_GUIDE,
                 note="Without a calibration profile TensorRT warns and calibrates with profile 0 at its kOPT shape: the build "
                 "succeeds, on a fraction of the data."),),
@@ -105,7 +105,7 @@ class DynamicBatchCalibration(Case):
         ),
         Variant(
             name="calibration-profile-set",
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="pass", source=DEVELOPER_GUIDE, strength="documentation", scope=_CALIBRATOR_RELEASES, basis=_GUIDE,
                 note="With a calibration profile TensorRT calibrates at its kOPT shape, which matches the batches."),),
             role="workaround",

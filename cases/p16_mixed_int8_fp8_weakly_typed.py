@@ -25,7 +25,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases._backend_notes import ORT_DROPS_RELU_BEFORE_FP8_Q
-from cases.model import Built, Case, Claim, Knobs, Match, RangeClaim, Scope, Tolerance, Variant
+from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 
 PULL = "https://github.com/justincdavis/trtutils/pull/163"
 NO_FP8_HARDWARE = "https://github.com/NVIDIA/Model-Optimizer/issues/70"
@@ -102,7 +102,7 @@ class MixedInt8Fp8WeaklyTyped(Case):
         Variant(
             name="as-reported",
             needs=("fp8-qdq",),
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="fail", source=PULL, strength="issue-thread", scope=_BLACKWELL_10X, basis=_ON_BLACKWELL,
                 note="A weakly typed network mixing INT8 and FP8 Q/DQ is a hard TensorRT error (Error Code 9) on Blackwell."),),
             role="failing",
@@ -114,7 +114,7 @@ class MixedInt8Fp8WeaklyTyped(Case):
         Variant(
             name="strongly-typed",
             needs=("fp8-qdq",),
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="pass", source=PULL, strength="issue-thread", scope=_BLACKWELL_10X, basis=_ON_BLACKWELL,
                 note="Strongly typed builds are what Blackwell needs for INT8+FP8 Q/DQ networks."),),
             role="workaround",

@@ -40,7 +40,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Knobs, Match, RangeClaim, Scope, Tolerance, Variant
+from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 
 MIGRATION = "https://docs.nvidia.com/deeplearning/tensorrt/11.3.0/api/migration/tensorrt-10x-to-11x-jetson.html"
 RETURNED = "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/release-notes-11/11.4.1.html"
@@ -108,7 +108,7 @@ class OrinDlaFallback(Case):
             name="dla-no-fallback",
             # The DLA guide, for every release with DLA on Orin (8.5 to 10.7; 11.4.1 has no calibrator): without GPU
             # fallback a layer DLA cannot run is an error, and DLA's Resize is nearest or linear only.
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="fail", source=NO_FALLBACK_ERROR, strength="documentation",
                 scope=Scope(since="8.5", before="10.8", platforms=("orin",)),
                 basis="the DLA guide: without GPU fallback a layer DLA cannot run is an error, no version bound",

@@ -35,7 +35,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Match, RangeClaim, Scope, Tolerance, Variant
+from cases.model import Built, Case, Claim, Match, Scope, Tolerance, Variant
 
 WRONG_RESULTS = "https://github.com/NVIDIA/TensorRT/issues/1694"
 NO_IMPLEMENTATION = "https://github.com/NVIDIA/TensorRT/issues/2280"
@@ -81,7 +81,7 @@ class ConvTransposeQdq(Case):
     variants = (
         Variant(
             name="as-reported",
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="fallback", source=NO_BN_FUSION, strength="issue-thread", scope=Scope(since="8.6"),
                 basis="a maintainer: no support for Q/DQ + ConvTranspose + BatchNorm fusion (2023, no version named)",
                 note="The BatchNorm after the Q/DQ ConvTranspose is not fused, so the deconvolution does not end "

@@ -21,7 +21,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
-from cases.model import (AlreadyInForm, Built, Case, FixResult, Match, NoRewrite, RangeClaim, Scope, Tolerance,
+from cases.model import (AlreadyInForm, Built, Case, Claim, FixResult, Match, NoRewrite, Scope, Tolerance,
                          Variant)
 from cases.rewriting import QDQ_ADDED
 
@@ -37,9 +37,9 @@ _ADD_WIDER = "Without a Q/DQ pair on the residual branch the Add runs in FP16/FP
 _ADD_FUSED = "With a Q/DQ pair on the residual branch the Add runs INT8, fused into the conv."
 
 
-def _add_claim(outcome: str, note: str) -> RangeClaim:
-    return RangeClaim(outcome=outcome, source=ADD_FP32, strength="issue-thread",
-                      scope=_EXPLICIT_QUANTIZATION_RELEASES, basis=_MAINTAINER_ON_ADD, note=note)
+def _add_claim(outcome: str, note: str) -> Claim:
+    return Claim(outcome=outcome, source=ADD_FP32, strength="issue-thread",
+                 scope=_EXPLICIT_QUANTIZATION_RELEASES, basis=_MAINTAINER_ON_ADD, note=note)
 
 
 BLOCK = "/layer1/layer1.0"

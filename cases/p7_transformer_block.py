@@ -27,7 +27,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Claim, Knobs, Match, RangeClaim, Scope, Tolerance, Variant
+from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 
 PTQ_NOT_SUPPORTED = "https://github.com/NVIDIA/TensorRT/issues/2485"
 BERT_NO_CALIBRATION = "https://github.com/NVIDIA/TensorRT/issues/4058"
@@ -97,7 +97,7 @@ class TransformerBlock(Case):
     variants = (
         Variant(
             name="implicit-ln17",
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="fallback", source=LAYERNORM_NO_IMPLICIT_INT8, strength="issue-thread",
                 scope=Scope(since="8.6", before="11.0"),
                 basis="maintainers: the LayerNorm fusion path takes no implicit INT8 (8.6.1.6 in #3230; on 10.1 in "

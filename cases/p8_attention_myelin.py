@@ -30,7 +30,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases.matching import nodes_of
-from cases.model import Built, Case, Claim, Knobs, Match, RangeClaim, Scope, Tolerance, Variant
+from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 
 MYELIN_INT8_FAIL = "https://github.com/NVIDIA/TensorRT/issues/3972"
 MYELIN_OOM = "https://github.com/NVIDIA/TensorRT/issues/2606"
@@ -122,7 +122,7 @@ class AttentionMyelin(Case):
     variants = (
         Variant(
             name="as-reported",
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="fallback", source=MYELIN_QDQ_ONLY, strength="issue-thread",
                 scope=Scope(since="8.5", before="11.0"),
                 basis="maintainers: Myelin takes quantized models only through Q/DQ, not calibration (#2323, no "

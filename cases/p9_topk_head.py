@@ -36,7 +36,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Claim, Knobs, Match, RangeClaim, Scope, Tolerance, Variant
+from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 
 ULTRALYTICS_ISSUE = "https://github.com/ultralytics/ultralytics/issues/23841"
 TENSORRT_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4797"
@@ -164,7 +164,7 @@ class TopkHead(Case):
     variants = (
         Variant(
             name="as-reported",
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="pass", source=FIX_PR, strength="issue-thread",
                 scope=Scope(since="10.0", before="11.0", except_versions=("10.2",), platforms=("x86_64",)),
                 basis="an Ultralytics maintainer on every TensorRT 10.x on x86 but 10.2.0",

@@ -18,7 +18,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
-from cases.model import Built, Case, Claim, Match, RangeClaim, Scope, Tolerance, Variant
+from cases.model import Built, Case, Claim, Match, Scope, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3869"
 DUPLICATE = "https://github.com/NVIDIA/TensorRT/issues/3870"
@@ -110,7 +110,7 @@ class BnMish(Case):
         ),
         Variant(
             name="native-mish",
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="unsupported", source=OPERATORS_86, strength="documentation", scope=Scope(before="10.0"),
                 basis="onnx-tensorrt's operator tables: no Mish before 10.0 (the 8.5, 8.6 and 9.2 tables)",
                 category="unsupported-op",
@@ -133,7 +133,7 @@ class BnMish(Case):
         ),
         Variant(
             name="qdq-before-native-mish",
-            range_claims=(RangeClaim(
+            range_claims=(Claim(
                 outcome="unsupported", source=OPERATORS_86, strength="documentation", scope=Scope(before="10.0"),
                 basis="onnx-tensorrt's operator tables: no Mish before 10.0 (the 8.5, 8.6 and 9.2 tables)",
                 category="unsupported-op",

@@ -4,9 +4,9 @@ A pattern's verdict on a target is the engine's (:func:`harness.judgement.judge`
 failing forms as reported (the controls, for the control pattern) and to each workaround, projected into a cell by
 :func:`harness.judgement.planning_verdict`: only records of this project decide *works*, *fails* or *fallback*; an
 upstream claim alone gives *claimed upstream only*, and the engine TensorRT's documented rules predict for an
-explicit form (index.json's ``predicted_engine``) *predicted*, never an observed verdict. This module reads the
-records, claims and declarations of each variant and words the cell; the verdict words and their labels are
-:mod:`harness.judgement`'s.
+explicit form (index.json's ``predicted_engine``) *predicted*, never an observed verdict. The evidence of each
+variant is :func:`harness.evidence.evidence_for`'s (the scan's own, from the records and the index); this module words
+the cell; the verdict words and their labels are :mod:`harness.judgement`'s.
 """
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ from harness.judgement import (
     WORKAROUND,
     WORKS_AS_REPORTED as WORKS,
 )
+from harness.evidence import Evidence, Form, Observations, Sources, evidence_for
 from harness.matrix import MatrixError, load_matrix
-from harness.scan.predicted import variant_predicted_basis
+from harness.scan.predicted import library_prediction
 from harness.store.run_dirs import record_host
-from harness.targets.declared import fact_outcome, model_fact_basis, range_claim_basis
 from reports.case_index import VariantRow
 from reports.tables import Column, host_text, platform_group, target_sort_key
 
@@ -75,7 +75,7 @@ def plan_targets(columns: Sequence[Column]) -> list[PlanTarget]:
 
 
 @dataclasses.dataclass(frozen=True)
-class Evidence:
+class VariantLine:
     """One variant's part in a verdict: its role and what was observed (or claimed) on the target."""
 
     case: str
@@ -88,7 +88,10 @@ class Evidence:
 
 
 @dataclasses.dataclass(frozen=True)
-class Verdict:
+class Cell:
+    """A planning cell: the engine's judgement of a pattern's forms on one target, projected
+    (:func:`harness.judgement.planning_verdict`) and worded."""
+
     kind: str
     text: str  # the whole verdict in a sentence, e.g. "fails: no-implementation at /model.0/conv/Conv"
     detail: str = ""  # what the cell shows under the verdict's label: the workaround, the category and node, ...
@@ -97,7 +100,7 @@ class Verdict:
     sweeps: str | None = None  # e.g. "2 of 12 sweep points fail": sweeps worse than the verdict says
     notes: tuple[str, ...] = ()  # the cases' notes for this backend (e.g. what ONNX Runtime cannot show)
     conflict: bool = False
-    evidence: tuple[Evidence, ...] = ()
+    evidence: tuple[VariantLine, ...] = ()
     claimed_pass: bool = False  # CLAIMED: upstream claims the failing form passes
     sweep_counts: str = ""  # e.g. "sweep points: 20 fallback, 4 pass"
     gpu_fallback: tuple[str, ...] = ()  # a DLA target: the deciding record's nodes that ran on the GPU instead
@@ -196,24 +199,61 @@ def claim_text(claim: dict[str, Any]) -> str:
     return f"{claim['outcome']}{category}, {j.strength_label(claim['strength'])}"
 
 
+def _claim_shape(piece: Evidence) -> dict[str, Any]:
+    """A piece of evidence that is not an observation, in the claim's shape a cell words (``outcome``,
+    ``category``, ``source``, ``strength``, and ``said`` where the basis says what it rests on)."""
+    if piece.kind == j.CLAIMED:
+        return piece.item
+    if piece.kind == j.NOT_APPLICABLE:
+        return {"outcome": piece.item, "category": None, "source": "", "strength": "the case's word"}
+    if piece.kind == j.FACT:
+        return {"outcome": piece.item.statement.split(";")[0].split(": ")[0], "category": None,
+                "source": piece.source, "strength": piece.strength, "said": piece.said}
+    if piece.kind == j.RANGE_CLAIMED:
+        return {"outcome": piece.outcome, "category": piece.category, "source": piece.source,
+                "strength": f"{j.strength_label(piece.strength)}; claimed for {piece.said}"}
+    if piece.kind == j.PREDICTED:
+        return {"outcome": piece.outcome, "category": ", ".join(piece.item.rules), "source": "",
+                "strength": piece.source, "said": piece.said}
+    return {"outcome": piece.outcome, "category": piece.category, "source": piece.source,
+            "strength": "; ".join((j.strength_label(piece.strength), *piece.conditions)), "said": piece.said}
+
+
+def form_of(row: VariantRow) -> Form:
+    """The evidence layer's form of an index.json row."""
+    return Form(row.case, row.variant, row.claims, row.declared, row.not_applicable, row.case_links)
+
+
+def evidence_on(row: VariantRow, target: PlanTarget, records: list[dict[str, Any]]) -> list[Evidence]:
+    """What is known of the row's form on ``target`` (:func:`harness.evidence.evidence_for`, the scan's own): the
+    records, the claim for the target and what the index declares (the case's not-applicable backends, the target's
+    fact that stops the form, the range claim covering the target, the engine TensorRT's documented rules predict for
+    its expected quantized nodes)."""
+    sources = Sources(Observations.of_records(records), prediction=library_prediction)
+    return evidence_for(form_of(row), _matrix_target(target.id) or target, sources)
+
+
 class _Observed:
-    """What one variant's records on one target say, across the hosts that observed it."""
+    """What one variant's evidence on one target says, across the hosts that observed it."""
 
     def __init__(self, row: VariantRow, target: PlanTarget, records: list[dict[str, Any]]):
         self.row = row
         self.target = target
-        self.records = records
-        speaking = [r for r in records if j.meaning(r["outcome"]).evidence]
+        self.evidence = evidence_on(row, target, records)
+        self.records = [e.item for e in self.evidence if e.kind == j.OBSERVED]
+        speaking = [r for r in self.records if j.meaning(r["outcome"]).evidence]
         self.worst = max(speaking, key=lambda r: j.severity(r["outcome"]), default=None)
         self.conflict = len({r["outcome"] for r in speaking}) > 1
         self.unavailable = None if speaking else next(
-            (r for r in records if j.answer(r["outcome"]) == j.CANNOT_EXIST), None)
+            (r for r in self.records if j.answer(r["outcome"]) == j.CANNOT_EXIST), None)
         self.unverified = None if speaking else next(
-            (r for r in records if r["outcome"] in j.RAN_WITHOUT_VERDICT), None)
-        self.infra = not speaking and not self.unverified and any(j.answer(r["outcome"]) is None for r in records)
-        self.claim = row.claim_for(target.id, target.platform)
+            (r for r in self.records if r["outcome"] in j.RAN_WITHOUT_VERDICT), None)
+        self.infra = not speaking and not self.unverified and any(j.answer(r["outcome"]) is None
+                                                                  for r in self.records)
+        self.claim = next((e.item for e in self.evidence if e.kind == j.CLAIMED), None)
+        self.declared = [e for e in self.evidence if e.kind not in (j.OBSERVED, j.CLAIMED)]
         columns = target.columns if len(target.columns) == 1 else tuple(dict.fromkeys(
-            f"{target.id} @ {host_text(record_host(r))}" for r in records))
+            f"{target.id} @ {host_text(record_host(r))}" for r in self.records))
         self.anchors = tuple(f"{row.case}/{row.variant}@{column.replace(' @ ', '@')}" for column in columns)
 
     @property
@@ -229,47 +269,11 @@ class _Observed:
         """What its worst observation says about deploying the pattern (None: nothing observed)."""
         return j.answer(self.outcome) if self.worst else None
 
-    def pieces(self) -> list[j.Piece]:
-        """Its records, its claim on the target and what the index declares (the case's not-applicable backends, the
-        target's fact that stops the form, the range claim covering the target, the engine TensorRT's documented rules
-        predict for its expected quantized nodes), as the engine reads evidence; each declared piece carries the
-        claim's shape (outcome, category, source, strength) for the cell's words."""
-        claim = [j.Piece(j.CLAIMED, j.VARIANT, self.claim["outcome"], self.claim)] if self.claim else []
-        return (self.declared + [j.Piece(j.OBSERVED, j.VARIANT, r["outcome"], r) for r in self.records]
-                + claim)
+    def pieces(self) -> list[Evidence]:
+        """Its evidence, as the engine reads it."""
+        return self.evidence
 
-    @functools.cached_property
-    def declared(self) -> list[j.Piece]:
-        """What the index declares for the variant on the target (read once: a cell asks it several times)."""
-        pieces = []
-        reason = self.row.not_applicable.get(self.target.backend)
-        if reason:
-            pieces.append(j.Piece(j.NOT_APPLICABLE, j.VARIANT, j.NOT_APPLICABLE, {
-                "outcome": reason, "category": None, "source": "", "strength": "the case's word"}))
-        target = _matrix_target(self.target.id)
-        if target is None or not self.row.declared:
-            return pieces
-        where = f"{self.row.case}/{self.row.variant}"
-        fact = model_fact_basis(self.row.declared, target, where=where)
-        if fact is not None:
-            remedy = f"; what to do: {fact.remedy}" if fact.remedy else ""
-            pieces.append(j.Piece(j.FACT, j.VARIANT, fact_outcome(fact), {
-                "outcome": fact.statement.split(";")[0].split(": ")[0], "category": None, "source": fact.sources[0],
-                "strength": fact.certainty, "said": f"{fact.cited()}{remedy}"}))
-        ranged = range_claim_basis(self.row.declared, target, where=where)
-        if ranged is not None:
-            pieces.append(j.Piece(j.RANGE_CLAIMED, j.VARIANT, ranged.outcome, {
-                "outcome": ranged.outcome, "category": ranged.category, "source": ranged.source,
-                "strength": f"{j.strength_label(ranged.strength)}; claimed for {ranged.scope.describe()}: "
-                            f"{ranged.basis}"}))
-        predicted = variant_predicted_basis(self.row.declared, target)
-        if predicted is not None:
-            pieces.append(j.Piece(j.PREDICTED, j.VARIANT, predicted.outcome, {
-                "outcome": predicted.outcome, "category": ", ".join(predicted.rules), "source": "",
-                "strength": f"ruleset {predicted.ruleset}", "said": predicted.said}))
-        return pieces
-
-    def evidence(self) -> Evidence:
+    def line(self) -> VariantLine:
         if self.worst:
             text = outcome_text(self.worst) + (" (hosts disagree)" if self.conflict else "")
         elif self.unavailable:
@@ -282,11 +286,11 @@ class _Observed:
             text = f"claimed upstream: {claim_text(self.claim)}"
         elif self.declared:
             piece = self.declared[0]
-            text = f"{j.BASIS[piece.kind].said}: {claim_text(piece.item)}"
+            text = f"{j.BASIS[piece.kind].said}: {claim_text(_claim_shape(piece))}"
         else:
             text = VERDICT_LABELS[NOT_RUN]
-        return Evidence(self.row.case, self.row.variant, self.row.role, self.outcome, text, self.anchors,
-                        self.conflict)
+        return VariantLine(self.row.case, self.row.variant, self.row.role, self.outcome, text, self.anchors,
+                            self.conflict)
 
 
 @functools.lru_cache(maxsize=None)
@@ -315,7 +319,7 @@ def dla_fallback_nodes(record: dict[str, Any]) -> list[str]:
     return list((record.get("details") or {}).get("dla_fallback_nodes") or [])
 
 
-def with_gpu_fallback(found: Verdict, record: dict[str, Any]) -> Verdict:
+def with_gpu_fallback(found: Cell, record: dict[str, Any]) -> Cell:
     """``found``, saying which nodes of the record that decided it ran on the GPU, not on the DLA it was built for."""
     nodes = dla_fallback_nodes(record)
     if not nodes:
@@ -324,14 +328,14 @@ def with_gpu_fallback(found: Verdict, record: dict[str, Any]) -> Verdict:
                                f"{nodes_text(nodes)} (a device fallback, not a precision one)")
 
 
-def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Verdict:
+def verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> Cell:
     """The one verdict of ``pattern`` on ``target`` (see the module docstring); on a DLA target, with the nodes of
     the record that decided it that ran on the GPU instead."""
     found, deciding = _verdict(pattern, target, records_by_cell)
     return with_gpu_fallback(found, deciding) if deciding else found
 
 
-def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tuple[Verdict, dict | None]:
+def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tuple[Cell, dict | None]:
     """The verdict and the record that decided it (None when no record did): the engine's judgement of the failing
     forms and of each workaround, projected into a cell, then worded."""
     observed = [_Observed(row, target, records_by_cell.get((row.case, row.variant, target.id), []))
@@ -340,14 +344,14 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
     primary = [o for o in observed if o.row.role == primary_role] or observed
     workarounds = [o for o in observed if o.row.role == j.WORKAROUND_ROLE]
     sweeps = [o for o in observed if o.row.role == j.SWEEP_ROLE and o.worst]
-    evidence = tuple(o.evidence() for o in [*primary, *workarounds])
+    evidence = tuple(o.line() for o in [*primary, *workarounds])
     common = dict(notes=pattern.notes_for(target.backend), evidence=evidence, conflict=any(o.conflict for o in observed),
                   sweep_counts=_counts(o for o in observed if o.row.role == j.SWEEP_ROLE))
     form = j.judge(piece for o in primary for piece in o.pieces())
     judged = [(o, j.judge(o.pieces())) for o in workarounds]
     kind = j.planning_verdict(form, [w for _, w in judged], target.available)
     if not target.available:
-        return Verdict(kind, f"cannot exist: {target.reason or 'the target is unavailable'}", **common), None
+        return Cell(kind, f"cannot exist: {target.reason or 'the target is unavailable'}", **common), None
     working = [o for o, w in judged if w.basis == j.OBSERVED and w.verdict in j.SCAN_GOOD]
     seen = [o for o in primary if o.worst]
     worst = max(seen, key=lambda o: o.severity) if seen else None
@@ -360,61 +364,61 @@ def _verdict(pattern: Pattern, target: PlanTarget, records_by_cell: dict) -> tup
             common["sweeps"] = None
     if kind == WORKS:
         partial = "" if len(seen) == len(primary) else f" ({len(seen)} of {len(primary)} forms run)"
-        return Verdict(WORKS, VERDICT_LABELS[WORKS] + partial, partial.strip(" ()"), **common), worst.worst
+        return Cell(WORKS, VERDICT_LABELS[WORKS] + partial, partial.strip(" ()"), **common), worst.worst
     if kind == WORKAROUND:
         names = ", ".join(o.row.variant for o in working)
         as_reported = f"as reported {outcome_text(worst.worst)}" if worst else "the failing form was not run"
         detail = names if worst else f"{names} (failing form not run)"
-        return Verdict(WORKAROUND, f"works with workaround {names}; {as_reported}", detail,
+        return Cell(WORKAROUND, f"works with workaround {names}; {as_reported}", detail,
                        workaround=working[0].row.variant, **common), working[0].worst
     if kind == FALLBACK and form.verdict == j.FALLBACK:
         nodes = tuple(worst.worst["fallback_nodes"])
-        return Verdict(FALLBACK, f"precision fallback: {fallback_text(worst.worst)}", fallback_text(worst.worst),
+        return Cell(FALLBACK, f"precision fallback: {fallback_text(worst.worst)}", fallback_text(worst.worst),
                        nodes=nodes, **common), worst.worst
     if kind == FALLBACK:  # the failing form fails; its first workaround that falls back is what works at all
         degraded = next(o for o, w in judged if w.basis == j.OBSERVED and w.verdict == j.FALLBACK)
         text = fallback_text(degraded.worst)
-        return Verdict(FALLBACK, f"precision fallback with workaround {degraded.row.variant}: "
+        return Cell(FALLBACK, f"precision fallback with workaround {degraded.row.variant}: "
                        f"{text}; as reported {outcome_text(worst.worst)}",
                        f"with workaround {degraded.row.variant}: {text}", nodes=tuple(degraded.worst["fallback_nodes"]),
                        workaround=degraded.row.variant, **common), degraded.worst
     if kind == FAILS:
-        return Verdict(FAILS, f"fails as reported: {outcome_text(worst.worst)}", outcome_text(worst.worst),
+        return Cell(FAILS, f"fails as reported: {outcome_text(worst.worst)}", outcome_text(worst.worst),
                        **common), None
     if kind == CANNOT_EXIST:
         message = (form.deciding.item.get("failure") or {}).get("message") or "cannot exist on this target"
-        return Verdict(CANNOT_EXIST, f"cannot exist: {message}", message, **common), None
+        return Cell(CANNOT_EXIST, f"cannot exist: {message}", message, **common), None
     if kind in j.PLANNING_BASES:  # what the pieces of that basis say, in the claim's shape, after how it is known
         said = [(o, piece) for o in primary for piece in o.pieces() if piece.kind == kind]
-        texts = list(dict.fromkeys(claim_text(piece.item) for _, piece in said))
+        texts = list(dict.fromkeys(claim_text(_claim_shape(piece)) for _, piece in said))
         passing = [o for o in workarounds if any(piece.kind == kind and j.answer_of(piece) == j.WORKS
                                                  for piece in o.pieces())]
-        text = "; ".join(f"{o.row.variant}: {claim_text(piece.item)}" + (
-            f" ({piece.item['said']})" if piece.item.get("said") else "") for o, piece in said)
+        text = "; ".join(f"{o.row.variant}: {claim_text(_claim_shape(piece))}" + (
+            f" ({_claim_shape(piece)['said']})" if _claim_shape(piece).get("said") else "") for o, piece in said)
         detail = "; ".join(texts)
         if passing:
             names = ", ".join(o.row.variant for o in passing)
             text += f"; workaround {names} {kind} to pass"
             detail += f"; {len(passing)} workaround{'s' if len(passing) > 1 else ''} {kind} to pass"
-        return Verdict(kind, f"{j.BASIS[kind].label}: {text}", detail,
+        return Cell(kind, f"{j.BASIS[kind].label}: {text}", detail,
                        claimed_pass=kind in (j.CLAIMED, j.RANGE_CLAIMED)
                        and all(j.answer_of(piece) == j.WORKS for _, piece in said), **common), None
     if kind == UNVERIFIED:
         unverified = next(o.unverified for o in primary if o.unverified)
-        return Verdict(UNVERIFIED, f"{VERDICT_LABELS[UNVERIFIED]}: {outcome_text(unverified)}",
+        return Cell(UNVERIFIED, f"{VERDICT_LABELS[UNVERIFIED]}: {outcome_text(unverified)}",
                        nodes_text(unverified_nodes(unverified)), nodes=tuple(unverified_nodes(unverified)),
                        **common), None
     if any(o.infra for o in primary):
-        return Verdict(NOT_RUN, f"{VERDICT_LABELS[NOT_RUN]}: {j.INFRA_ERROR} (the harness failed, not the pattern)",
+        return Cell(NOT_RUN, f"{VERDICT_LABELS[NOT_RUN]}: {j.INFRA_ERROR} (the harness failed, not the pattern)",
                        j.INFRA_ERROR, **common), None
-    return Verdict(NOT_RUN, VERDICT_LABELS[NOT_RUN], **common), None
+    return Cell(NOT_RUN, VERDICT_LABELS[NOT_RUN], **common), None
 
 
 @dataclasses.dataclass(frozen=True)
 class Recommendation:
     group: str  # e.g. "TensorRT · Jetson AGX Orin"
     targets: tuple[str, ...]  # the targets with the best verdict of the group, newest version first
-    verdict: Verdict | None  # that verdict; None when nothing observed works in the group
+    verdict: Cell | None  # that verdict; None when nothing observed works in the group
     claimed: tuple[str, ...] = ()  # targets where upstream claims it passes, when nothing observed works
     observed: bool = True  # something of the group was observed (else it was not run at all)
 
@@ -422,7 +426,7 @@ class Recommendation:
 @dataclasses.dataclass(frozen=True)
 class PlanRow:
     pattern: Pattern
-    verdicts: tuple[Verdict, ...]  # one per plan target
+    verdicts: tuple[Cell, ...]  # one per plan target
     recommendations: tuple[Recommendation, ...]
 
 
@@ -450,11 +454,11 @@ class Plan:
         return found
 
 
-def _recommend(targets: Sequence[PlanTarget], verdicts: Sequence[Verdict]) -> tuple[Recommendation, ...]:
+def _recommend(targets: Sequence[PlanTarget], verdicts: Sequence[Cell]) -> tuple[Recommendation, ...]:
     """Per platform group, the targets where the pattern works best (as reported, else with a workaround, else
     with fallback), those whose layers all ran on the device they were built for first, then newest version first; a
     group where nothing observed works names upstream's pass claims."""
-    groups: dict[str, list[tuple[PlanTarget, Verdict]]] = {}
+    groups: dict[str, list[tuple[PlanTarget, Cell]]] = {}
     for target, found in zip(targets, verdicts):
         groups.setdefault(target.group, []).append((target, found))
     out = []
@@ -484,7 +488,7 @@ def build_plan(rows: Sequence[VariantRow], columns: Sequence[Column], records: I
     targets, left_out = [], []
     for target in plan_targets(columns):
         known = (target.id in recorded | claimed or not target.available
-                 or any(_Observed(row, target, []).declared for row in rows))
+                 or any(e.kind not in (j.OBSERVED, j.CLAIMED) for row in rows for e in evidence_on(row, target, [])))
         (targets if known else left_out).append(target)
     plan_rows = []
     for pattern in patterns_of(rows):

@@ -56,3 +56,10 @@ def cases_copy(control_cases_dir, tmp_path) -> Path:
 
 def read_records(path: Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def evidence_piece(kind: str, scope: str, outcome: str):
+    """A piece of evidence that says only what the verdict engine reads (its basis, its scope, its word)."""
+    from harness.evidence import Evidence
+
+    return Evidence(kind, scope, "a-case", "a-form", "a-target", outcome, None, "")

@@ -7,6 +7,9 @@ harness.reduction (`reduce`) is a room of its own that only the command enters, 
 handed; cases is the case library, graphs built from onnx and onnx-graphsurgeon that import none of the harness's
 rooms nor reports; harness.diagnosis (`diagnose`) reads files, the library and records for the commands.
 harness.worker runs inside containers: the standard library, numpy, onnx and the backend libraries only.
+harness.evidence (every piece of evidence, gathered once for the scan, diagnose, --fix and the planning view) sits
+above harness.store, harness.targets and harness.judgement and below the scan, diagnosis and reports; it reads forms
+as index.json declares them, never the case library's code.
 """
 from __future__ import annotations
 
@@ -20,12 +23,15 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 ROOTS = ("harness", "reports", "cases")
 LAYERS = ("harness.commands", "harness.orchestration", "harness.store", "harness.worker", "harness.scan", "reports",
-          "cases", "harness.diagnosis", "harness.reduction")
+          "cases", "harness.diagnosis", "harness.reduction", "harness.evidence")
 WORKER_THIRD_PARTY = {"numpy", "onnx", "onnxruntime", "tensorrt", "polygraphy"}
 JUDGEMENT = "harness.judgement"  # goes into worker containers too: the standard library and itself only
 FORBIDDEN = {  # layer -> layers it must never import
     "reports": {"cases", "harness.commands", "harness.diagnosis", "harness.reduction"},  # a diagnosis is data to it
-    "harness.store": {"harness.commands", "harness.orchestration", "harness.reduction"},
+    "harness.store": {"harness.commands", "harness.orchestration", "harness.reduction", "harness.evidence"},
+    # evidence is gathered below every page and command that judges it; the scan names the forms it asks about
+    "harness.evidence": {"harness.commands", "harness.orchestration", "harness.scan", "harness.diagnosis",
+                         "harness.reduction", "reports", "cases"},
     "harness.orchestration": {"harness.commands", "harness.scan", "harness.diagnosis", "harness.reduction"},
     # `diagnose` is called by the commands and runs nothing itself: it reads files, the library and records
     "harness.diagnosis": {"harness.commands", "harness.orchestration", "harness.reduction"},
@@ -34,7 +40,7 @@ FORBIDDEN = {  # layer -> layers it must never import
     "harness.reduction": {"harness.commands", "reports", "harness.diagnosis"},
     # the case library: graphs, variants, matchers and rewrites, usable without any of the harness
     "cases": {"harness.commands", "harness.orchestration", "harness.store", "harness.worker", "harness.scan",
-              "harness.diagnosis", "harness.reduction", "harness.matrix", "reports"},
+              "harness.diagnosis", "harness.reduction", "harness.matrix", "reports", "harness.evidence"},
 }
 # Edges that exist today and are being removed by another change; each names that change. Keep this short.
 KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()

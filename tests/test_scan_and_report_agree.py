@@ -24,10 +24,11 @@ from harness.scan.engine_prediction.predict import quantized_requests
 from harness.scan.engine_prediction.targets import predict_targets
 from harness.scan.loading import load_model
 from harness.scan.matching import find_patterns
-from harness.scan.observations import read_observations
+from harness.evidence.observations import read_observations
 from harness.scan.prediction import PredictedNodes, predict
 from harness.scan.predicted import predicted_entry
 from harness import judgement as j
+from tests.conftest import evidence_piece
 from reports.case_index import rows_from_index
 from reports.planning import build_plan
 from reports.tables import matrix_columns
@@ -228,7 +229,7 @@ def test_the_scan_of_each_form_agrees_with_the_planning_view_on_every_target(sca
                 verdict = {**scan, **workarounds}.get((e.case, e.variant))
                 if verdict is None:
                     continue
-                expected = j.verdict_of(j.Piece(j.OBSERVED, j.VARIANT, e.outcome)) if e.outcome else None
+                expected = j.verdict_of(evidence_piece(j.OBSERVED, j.VARIANT, e.outcome)) if e.outcome else None
                 if verdict.basis in BEFORE_OBSERVATION:  # a fact or not-applicable decides before any record
                     continue
                 if expected and (verdict.verdict, verdict.basis) != (expected, j.OBSERVED):

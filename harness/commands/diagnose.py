@@ -141,7 +141,7 @@ def cmd_diagnose(args) -> int:
     from harness.diagnosis.render import diagnosis_data, diagnosis_headline, diagnosis_text
     from harness.matrix import load_matrix
     from harness.scan.loading import ModelInputError
-    from harness.scan.observations import ObservationsError
+    from harness.evidence.observations import ObservationsError
 
     matrix = load_matrix(args.matrix)
     for path in args.files:

@@ -168,7 +168,7 @@ def _scan_command(args, checks) -> int:
         loaded = None if args.to_explicit else load_model(args.model, checks_in_background=True, checks=checks)
     except ModelInputError as err:
         raise CommandError(str(err)) from None
-    from harness.scan.observations import ObservationsError
+    from harness.evidence.observations import ObservationsError
     from harness.scan.scanner import ScanOptions, scan
 
     options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,

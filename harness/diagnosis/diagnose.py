@@ -20,7 +20,7 @@ from harness.diagnosis.library import (
     targets_of_build,
 )
 from harness.matrix import Target
-from harness.scan.observations import read_observations
+from harness.evidence.observations import read_observations
 from harness.worker.backends.tensorrt.calibration_cache import headers_in_text
 from harness.worker.backends.tensorrt.layers import LayersRead, OnnxNames
 

@@ -3,8 +3,8 @@ target (observed records, upstream claims, the workarounds known to pass), a cal
 (P11), a command's flags that a target's TensorRT removed, and, with the user's model, the scan's findings that hold
 the nodes a log or engine names.
 
-Evidence is judged by the scan's prediction (``harness.scan.prediction.predict``) on the case's reported form: this
-module only gathers it.
+Evidence is the scan's (``harness.scan.prediction.predict``, which gathers it with
+:func:`harness.evidence.evidence_for`) on the case's reported forms: this module names the pattern and words it.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any, Collection, Iterable, Sequence
 from cases.model import Case, all_cases
 from harness.matrix import Target
 from harness.scan.matching import Finding
-from harness.scan.observations import Observations
+from harness.evidence.observations import Observations
 from harness.scan.prediction import Verdict, predict
 from harness import judgement as j
 from harness.worker.backends.tensorrt.calibration_cache import NEWEST_MAJOR, CalibrationCache, check_cache

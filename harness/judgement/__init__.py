@@ -7,6 +7,8 @@ package in every worker container).
 - :mod:`~harness.judgement.vocabulary`: every word (outcomes, answers, bases, the scan's and the planning view's
   verdicts), their orders and groups, the precision order, the gates and their defaults.
 - :mod:`~harness.judgement.meaning`: what each outcome and each claim means; which claim holds; agreement.
+- :mod:`~harness.judgement.claims`: :class:`~harness.judgement.claims.Claim`, the one claim type (for one target, or
+  over a range of targets with a scope), as cases declare it and index.json carries it.
 - :mod:`~harness.judgement.bases`: the ordered table of evidence bases (not applicable, a target's fact, observed,
   claimed for the target, claimed over a range, predicted from TensorRT's rules), their precedence documented there.
 - :mod:`~harness.judgement.engine`: :func:`judge` (evidence for one form on one target -> verdict, basis, the deciding
@@ -55,10 +57,10 @@ hatching, labels and legends of the scan page and the report (the templates loop
 ``J.BASIS``); the scan's reasons (``<tag> (<strength>), not observed here: ...``); ``--fix``'s ranking
 (:func:`~harness.judgement.engine.fix_rank`: verified, then the bases by precedence); the text of ``scan`` and
 ``diagnose`` (``BASIS[...].said``); the words report.js reads and the guard's words. What the new kind needs beyond
-the table is its producer: pieces of evidence with ``kind`` the new word, handed to the scan by
-harness/scan/prediction.py's ``_evidence`` (and to the planning view by reports/planning.py's ``_Observed.pieces``,
-in the claim's shape: ``outcome``, ``category``, ``source``, ``strength``), and the README's verdict tables gain their
-rows (a test compares them).
+the table is its producer: one module in harness/evidence/producers/ and its entry in
+:data:`harness.evidence.registry.PRODUCERS` (:mod:`harness.evidence`'s docstring); the scan, ``diagnose``, ``--fix``
+and the planning view all gather evidence through :func:`harness.evidence.evidence_for`. The README's verdict tables
+gain their rows (a test compares them).
 
 A new verdict word is its word in the vocabulary, placed in its order (``SCAN_VERDICTS``, worst first) and in its
 groups (``SCAN_GOOD``, ``SCAN_FAILING``, ``SCAN_WORKAROUND_VERDICTS``, ``SCAN_FAIL_ON_LEVELS`` if ``--fail-on`` may
@@ -68,6 +70,7 @@ README row and the test that pins the order.
 """
 from harness.judgement.vocabulary import *  # noqa: F401,F403
 from harness.judgement.meaning import *  # noqa: F401,F403
+from harness.judgement.claims import *  # noqa: F401,F403
 from harness.judgement.bases import *  # noqa: F401,F403
 from harness.judgement.engine import *  # noqa: F401,F403
 from harness.judgement.presentation import *  # noqa: F401,F403

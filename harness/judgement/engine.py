@@ -3,7 +3,8 @@ decided it out. The scan calls :func:`judge` per finding and per workaround; the
 :func:`planning_verdict` of the same judgements of a pattern's failing forms and workarounds (a projection, never a
 second decision); ``--fix`` and ``diagnose`` read the scan's verdicts. Standard library only.
 
-Evidence is any object with ``kind`` (a basis: :data:`harness.judgement.bases.BASES`), ``scope`` (what it is about,
+Evidence is :class:`harness.evidence.Evidence` (gathered by :func:`harness.evidence.evidence_for`), read here as
+:class:`Judgeable`: ``kind`` (a basis: :data:`harness.judgement.bases.BASES`), ``scope`` (what it is about,
 :data:`SCOPES`) and ``outcome`` (a word its basis answers). Tiers are scopes, closest to the user's layer first, and
 within a scope the bases in precedence order (:data:`TIERS`): the first tier holding evidence that answers something
 decides, with the worst verdict of that tier's evidence.
@@ -11,7 +12,7 @@ decides, with the worst verdict of that tier's evidence.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Collection, Iterable, Optional, Sequence, Tuple
+from typing import Any, Collection, Iterable, Optional, Protocol, Sequence, Tuple
 
 from harness.judgement.bases import BASES, BASIS, PLANNING_BASES
 from harness.judgement.meaning import RAN_WITHOUT_VERDICT, band, meaning
@@ -44,23 +45,21 @@ SCAN_VERDICT_OF_ANSWER = {FAILS: BLOCKED, FALLS_BACK: FALLBACK, CANNOT_EXIST: UN
                           DOES_NOT_CONCERN: CLEAR}
 
 
-@dataclasses.dataclass(frozen=True)
-class Piece:
-    """One piece of evidence, for a caller without a type of its own (the planning view): its basis, its scope, the
-    word its basis answers and what it was read from (a record, a claim)."""
+class Judgeable(Protocol):
+    """What the engine reads of a piece of evidence (:class:`harness.evidence.Evidence`, which this package cannot
+    import: it goes into containers): its basis, its scope and the word its basis answers."""
 
     kind: str
     scope: str
     outcome: str
-    item: Any = None
 
 
-def answer_of(evidence: Any) -> Optional[str]:
+def answer_of(evidence: Judgeable) -> Optional[str]:
     """What one piece of evidence says about deploying the pattern (None: nothing, e.g. an infra-error record)."""
     return BASIS[evidence.kind].answers[evidence.outcome]
 
 
-def verdict_of(evidence: Any) -> str:
+def verdict_of(evidence: Judgeable) -> str:
     """The scan's verdict of one decisive piece of evidence: its answer's, ``verified`` for a pass on the user's own
     layer. A verdict its basis may not give is a bug of the caller."""
     verdict = SCAN_VERDICT_OF_ANSWER[answer_of(evidence)]
@@ -93,7 +92,7 @@ class Judgement:
                                           for e in self.silent)
 
 
-def judge(evidence: Iterable[Any], uncovered: Collection[str] = ()) -> Judgement:
+def judge(evidence: Iterable[Judgeable], uncovered: Collection[str] = ()) -> Judgement:
     """The verdict of one form on one target from ``evidence`` (module docstring). A scope in ``uncovered`` (the
     user's layer when not every occurrence of a finding was checked on its own) decides only a failing verdict."""
     evidence = list(evidence)

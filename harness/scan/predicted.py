@@ -1,6 +1,7 @@
-"""The engine TensorRT's documented rules predict for a library variant, as its index.json entry carries it, and the
-evidence it gives the verdict engine's predicted basis (``rule-predicted``), worded once for the scan and the
-planning view.
+"""The engine TensorRT's documented rules predict for a library variant, as its index.json entry carries it, and what
+a prediction says of a form's quantized nodes on a target (:class:`PredictedBasis`, worded once), which the evidence
+layer's predicted producer (:mod:`harness.evidence.producers.predicted`) turns into evidence: the user's model's
+prediction at a finding's places for the scan, :func:`library_prediction` for the planning view.
 
 ``python -m harness generate`` and the nightly's generation write, for each variant with Q/DQ,
 ``predicted_engine`` (:func:`predicted_entry`, handed to cases.generate as ``entry_extras``: the library imports none
@@ -129,6 +130,12 @@ def variant_predicted_basis(entry: Mapping[str, Any], target: Any) -> PredictedB
     if nodes is None:
         return None
     return predicted_basis(nodes, nodes, choice.ruleset.name, EXPECTED_PLACES, choice.note)
+
+
+def library_prediction(form: Any, target: Any) -> PredictedBasis | None:
+    """What the prediction index.json carries for a library form (a :class:`harness.evidence.Form`) says on
+    ``target`` (:func:`variant_predicted_basis`): the planning view's source of the predicted basis."""
+    return variant_predicted_basis(form.entry, target) if form.entry else None
 
 
 _ruleset_for = functools.lru_cache(maxsize=None)(ruleset_for)  # a planning view asks it per variant and target

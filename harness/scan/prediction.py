@@ -12,8 +12,9 @@ others are listed beside it:
 
 Which tier and which evidence decide, and the verdict they give, are the engine's (:func:`harness.judgement.judge`,
 the one the planning view's cells are projected from); what each outcome and claim says, the tiers and the verdict
-words are :mod:`harness.judgement`'s, the claims are read through the index.json form as the report reads them
-(:mod:`harness.store.claims`). This module gathers the evidence and words the reasons. A model with no finding is
+words are :mod:`harness.judgement`'s; the evidence is :func:`harness.evidence.evidence_for`'s, of the case's forms
+read from its index.json form as the planning view reads a written index. This module names the forms (the
+finding's, those standing in for it, its workarounds) and words the reasons. A model with no finding is
 ``clear`` on every available target: nothing known against it.
 """
 from __future__ import annotations
@@ -24,96 +25,17 @@ from typing import Any, Sequence
 
 from cases.model import Case, Variant
 from harness import judgement as j
+from harness.evidence import Evidence, Form, Observation, Observations, Sources, evidence_for
 from harness.matrix import Target
 from harness.scan.matching import Finding
-from harness.scan.observations import Observation, Observations
-from harness.scan.predicted import PredictedBasis, PredictionReading, read_prediction
-from harness.store.claims import index_claims, target_claim
-from harness.targets.declared import fact_outcome, model_fact_basis, not_applicable_basis, range_claim_basis
-from harness.targets.facts import IMPLICIT_INT8
-
-
-@dataclasses.dataclass(frozen=True)
-class Evidence:
-    """One observation or one upstream claim about a (case, variant) on a target."""
-
-    kind: str  # its basis (judgement.BASES): observed (a record of this harness) or claimed (upstream, never run here)
-    scope: str  # judgement.SCOPES
-    case: str
-    variant: str
-    target: str
-    outcome: str
-    category: str | None
-    source: str  # the results file of an observation, the link of a claim
-    nodes: tuple[str, ...] = ()  # an observation's fallback nodes (the user's names for their own layer)
-    gpu_nodes: tuple[str, ...] = ()  # a DLA build's nodes that ran on the GPU instead (a device fallback)
-    host: str | None = None
-    strength: str | None = None
-    note: str = ""
-    said: str = ""  # a fact, a range claim, a prediction or a not-applicable finding: what it rests on, in words
-
-    @property
-    def answer(self) -> str | None:
-        """What it says about deploying the pattern (judgement.ANSWERS); None: nothing (an infra-error, an
-        unverified record)."""
-        return j.answer_of(self)
-
-    @property
-    def verdict(self) -> str | None:
-        """The verdict this piece alone gives; None when it answers nothing (scan.json writes null)."""
-        return j.verdict_of(self) if self.decisive else None
-
-    @property
-    def decisive(self) -> bool:
-        return self.answer is not None
-
-    def describe(self) -> str:
-        """The evidence in one sentence, saying plainly whether it was observed here or claimed upstream."""
-        what = self.outcome + (f" ({self.category})" if self.category else "")
-        subject = f"{self.case}/{self.variant}"
-        if self.kind in (j.NOT_APPLICABLE, j.FACT, j.PREDICTED):
-            return f"{j.BASIS[self.kind].said}: {self.said}"
-        if self.kind == j.RANGE_CLAIMED:
-            whose = f" for the reported form {subject}" if self.scope == j.REPORTED_FORM else ""
-            return (f"claimed for {self.said} ({j.strength_label(self.strength)}), not observed here: "
-                    f"{what}{whose}" + (f" [{self.source}]" if self.source else ""))
-        if self.kind != j.OBSERVED:
-            strength = j.strength_label(self.strength)
-            whose = f" for the reported form {subject}" if self.scope == j.REPORTED_FORM else ""
-            return f"{j.BASIS[self.kind].tag} ({strength}), not observed here: {what}{whose}"
-        where = (f"your layer ({self.variant})" if self.scope == j.YOUR_LAYER
-                 else f"{j.SCOPE_LABELS[self.scope]} {subject}")
-        text = f"{j.BASIS[self.kind].tag} {what} on {where}"
-        if self.nodes:
-            text += f": {', '.join(self.nodes)} not in the precision asked"
-        if self.gpu_nodes:
-            text += f"; on the GPU, not the DLA: {', '.join(self.gpu_nodes)} (a device fallback)"
-        return text + f" [{self.source}" + (f", host {self.host}]" if self.host else "]")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "nodes": list(self.nodes), "gpu_nodes": list(self.gpu_nodes),
-                "verdict": self.verdict, "text": self.describe()}
-
-
-def observed(observation: Observation, scope: str) -> Evidence:
-    record = observation.record
-    failure = record.get("failure") or {}
-    return Evidence(j.OBSERVED, scope, record["case"], record["variant"], record["target"], record["outcome"],
-                    failure.get("category"), observation.source, tuple(record.get("fallback_nodes") or ()),
-                    tuple((record.get("details") or {}).get("dla_fallback_nodes") or ()), host=observation.host,
-                    note=failure.get("message") or "")
-
-
-def claimed(claim: dict[str, Any], case: str, variant: str, scope: str) -> Evidence:
-    """A claim as :func:`harness.store.claims.variant_claims` reads it."""
-    return Evidence(j.CLAIMED, scope, case, variant, claim["target"], claim["outcome"], claim["category"],
-                    claim["source"], strength=claim["strength"], note=claim["note"])
+from harness.scan.predicted import PredictionReading, PredictedBasis, read_prediction
+from harness.store.claims import variant_claims
 
 
 @functools.lru_cache(maxsize=None)
 def library_index(case: type[Case]) -> dict[str, Any]:
     """The index.json form of ``case`` alone, built in memory by the function that writes index.json (once a case:
-    its claims, range claims, needs and not-applicable backends are all read from it)."""
+    its forms are read from it as the planning view reads a written index)."""
     from cases.generate import declared_index
 
     return declared_index([case])
@@ -121,44 +43,21 @@ def library_index(case: type[Case]) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=None)
 def library_entries(case: type[Case]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """The case's index.json entry and its variants' entries by name (what the case declares beyond claims for one
-    target: not-applicable backends, needs, range claims)."""
+    """The case's index.json entry and its variants' entries by name."""
     entry = library_index(case)["cases"][0]
     return entry, {variant["name"]: variant for variant in entry["variants"]}
 
 
-def not_applicable_on(case: type[Case], variant: str, target: Target) -> list[Evidence]:
-    """The case's word that ``target``'s backend has no analogue of its pattern, as evidence (none otherwise)."""
-    entry, _ = library_entries(case)
-    reason = not_applicable_basis(entry, target, f"case {case.id}")
-    return [Evidence(j.NOT_APPLICABLE, j.VARIANT, case.id, variant, target.id, j.NOT_APPLICABLE, None,
-                     case.links[0] if case.links else "", said=f"{target.backend}: {reason}")] if reason else []
-
-
-def fact_on(case: type[Case], variant: str, target: Target, scope: str, explicit: bool = False) -> list[Evidence]:
-    """The fact of ``target`` that stops a user's model of ``variant``'s form, with its source and remedy. A model
-    that has Q/DQ (``explicit``) needs no calibrator, whatever the library's form of the pattern was built with."""
-    _, variants = library_entries(case)
-    entry = variants[variant]
-    if explicit:
-        entry = {**entry, "needs": [need for need in entry.get("needs", []) if need != IMPLICIT_INT8]}
-    fact = model_fact_basis(entry, target, where=f"{case.id}/{variant}")
-    if fact is None:
-        return []
-    remedy = f"; what to do: {fact.remedy}" if fact.remedy else ""
-    return [Evidence(j.FACT, scope, case.id, variant, target.id, fact_outcome(fact), fact.what, fact.sources[0],
-                     strength=fact.certainty, said=f"{fact.cited()}{remedy}")]
-
-
-def range_claims_on(case: type[Case], variant: str, target: Target, scope: str) -> list[Evidence]:
-    """The range claim of ``variant`` that covers ``target`` (the narrowest, then newest), as evidence."""
-    _, variants = library_entries(case)
-    claim = range_claim_basis(variants[variant], target, where=f"{case.id}/{variant}")
-    if claim is None:
-        return []
-    return [Evidence(j.RANGE_CLAIMED, scope, case.id, variant, target.id, claim.outcome, claim.category,
-                     claim.source, strength=claim.strength, note=claim.note,
-                     said=f"{claim.scope.describe()}: {claim.basis}")]
+@functools.lru_cache(maxsize=None)
+def library_form(case: type[Case], variant: str) -> Form:
+    """The evidence layer's form of ``variant`` of ``case`` ("": the case's form not named), read from the case's
+    index.json form (:func:`library_index`) as the planning view reads a written index: its claims through
+    :func:`harness.store.claims.variant_claims`."""
+    entry, variants = library_entries(case)
+    where = f"the case library ({case.__module__}): {case.id}"
+    declared = variants.get(variant, {})
+    claims = variant_claims(declared, f"{where}/{variant}") if variant else ()
+    return Form(case.id, variant, claims, declared, entry.get("not_applicable", {}), tuple(case.links))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,34 +84,6 @@ class PredictedNodes:
             self.readings[id(finding)] = read_prediction(self.precisions, nodes)
         reading = self.readings[id(finding)]
         return None if reading is None else reading.basis(self.ruleset, "at its places")
-
-
-def predicted_on(finding: Finding, target: Target, predicted: PredictedNodes | None) -> list[Evidence]:
-    """The prediction of the nodes at the finding's places that the model asks a quantized precision of: each
-    predicted quantized is a pass, one predicted float a fallback (harness.judgement.predicted_outcome; never a
-    failure). None where nothing is predicted there."""
-    if predicted is None:
-        return []
-    basis = predicted.basis_of(finding)
-    if basis is None:
-        return []
-    return [Evidence(j.PREDICTED, j.VARIANT, finding.case.id, finding.variant.name if finding.variant else "",
-                     target.id, basis.outcome, None, f"ruleset {basis.ruleset}", nodes=basis.nodes, said=basis.said)]
-
-
-@functools.lru_cache(maxsize=None)
-def library_claims(case: type[Case]) -> dict[str, tuple[dict[str, Any], ...]]:
-    """Per variant of ``case``, its upstream claims read as the report reads them: from the case's index.json form
-    (:func:`library_index`) through :func:`harness.store.claims.index_claims`."""
-    claims = index_claims(library_index(case), f"the case library ({case.__module__})")
-    return {variant: found for (_, variant), found in claims.items()}
-
-
-def claims_on(case: type[Case], variant: str, target: Target, scope: str) -> list[Evidence]:
-    """The upstream claim for ``variant`` of ``case`` on ``target``, as evidence of ``scope`` (none, or the one
-    target_claim shows: a claim naming a GPU architecture only on a Jetson target of that GPU)."""
-    claim = target_claim(library_claims(case).get(variant, ()), target.id, target.platform)
-    return [claimed(claim, case.id, variant, scope)] if claim else []
 
 
 @dataclasses.dataclass
@@ -279,29 +150,19 @@ def predict(finding: Finding, target: Target, observations: Observations,
 def _evidence(finding: Finding, target: Target, observations: Observations,
               layers: Sequence[list[Observation]] | None,
               predicted: PredictedNodes | None = None, explicit: bool = False) -> tuple[list[Evidence], str]:
-    """The finding's evidence on ``target``, each piece with its basis and scope (the engine orders them), and, when
-    not every occurrence was checked on its own layer, what the reason says of that."""
-    case = finding.case
-    evidence, suffix = [], ""
-    evidence += not_applicable_on(case, finding.variant.name if finding.variant else "", target)
-    if finding.variant is not None:
-        evidence += fact_on(case, finding.variant.name, target, j.VARIANT, explicit)
+    """The finding's evidence on ``target`` (:func:`harness.evidence.evidence_for` of its form, the forms standing in
+    for it, its own layers and the model's prediction at its places), and, when not every occurrence was checked on
+    its own layer, what the reason says of that."""
+    suffix = ""
     if layers is not None:
-        evidence += [observed(o, j.YOUR_LAYER) for occurrence in layers for o in occurrence]
         covered = all(any(j.answer(o.record["outcome"]) is not None for o in occurrence) for occurrence in layers)
         checked = sum(bool(occurrence) for occurrence in layers)
         suffix = "" if covered else f" ({checked} of {len(layers)} occurrences checked on their own layer)"
-    if finding.variant is not None:
-        name = finding.variant.name
-        evidence += [observed(o, j.VARIANT) for o in observations.of(case.id, name, target.id)]
-        evidence += claims_on(case, name, target, j.VARIANT)
-        evidence += range_claims_on(case, name, target, j.VARIANT)
-    reported = _reported_forms(finding)
-    evidence += [observed(o, j.REPORTED_FORM) for name in reported for o in observations.of(case.id, name, target.id)]
-    evidence += [e for name in reported for e in claims_on(case, name, target, j.REPORTED_FORM)]
-    evidence += [e for name in reported for e in range_claims_on(case, name, target, j.REPORTED_FORM)]
-    evidence += predicted_on(finding, target, predicted)
-    return evidence, suffix
+    prediction = None if predicted is None else (lambda form, target: predicted.basis_of(finding))
+    sources = Sources(observations, layers, prediction, explicit)
+    form = library_form(finding.case, finding.variant.name if finding.variant else "")
+    stand_ins = [library_form(finding.case, name) for name in _reported_forms(finding)]
+    return evidence_for(form, target, sources, stand_ins), suffix
 
 
 def _reported_forms(finding: Finding) -> list[str]:
@@ -331,13 +192,11 @@ def _workarounds(finding: Finding, target: Target, observations: Observations, f
     if not j.lists_workarounds(form):
         return []
     checks = []
+    sources = Sources(observations, explicit=explicit)  # the user's layers and the model's prediction are the finding's
     for variant in finding.case.variants:
         if variant.role != j.WORKAROUND_ROLE or variant is finding.variant or not _applies(variant, finding):
             continue
-        evidence = fact_on(finding.case, variant.name, target, j.VARIANT, explicit)
-        evidence += [observed(o, j.VARIANT) for o in observations.of(finding.case.id, variant.name, target.id)]
-        evidence += claims_on(finding.case, variant.name, target, j.VARIANT)
-        evidence += range_claims_on(finding.case, variant.name, target, j.VARIANT)
+        evidence = evidence_for(library_form(finding.case, variant.name), target, sources)
         check = WorkaroundCheck(variant, [e for e in evidence if e.decisive])
         if j.workaround_listed(form, j.judge(check.evidence)):
             checks.append(check)

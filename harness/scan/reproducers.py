@@ -24,7 +24,7 @@ from harness.matrix import Target
 from harness.scan.extraction import ExtractionError, Extractor
 from harness.scan.loading import LoadedModel
 from harness.scan.matching import Finding, Occurrence
-from harness.scan.observations import Observations, read_observations
+from harness.evidence.observations import Observations, read_observations
 
 DEFAULT_LIMIT = 8
 RESULTS = "results.jsonl"

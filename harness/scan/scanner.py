@@ -15,7 +15,7 @@ from harness.scan.engine_prediction.predict import quantized_requests
 from harness.scan.engine_prediction.targets import TargetEngines, predict_targets
 from harness.scan.loading import LoadedModel, ModelInputError, gc_paused, load_model
 from harness.scan.matching import Finding, find_patterns
-from harness.scan.observations import Observation, Observations, read_observations
+from harness.evidence.observations import Observation, Observations, read_observations
 from harness.scan.prediction import ModelVerdict, PredictedNodes, Verdict, model_verdict, predict
 from harness.scan.reproducers import DEFAULT_LIMIT, ReproducerSet, run_reproducers, write_reproducers
 from harness.scan.summary import model_summary

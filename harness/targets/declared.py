@@ -1,13 +1,12 @@
 """What a case library's index.json declares for the verdict engine beyond its claims for one target, read from the
 index form (the scan, diagnose and the planning view read cases there; reports never import cases): a variant's
-range claims and needs, a case's not-applicable backends. And the three evidence bases they give, one function each,
-for the engine's ordered table of bases (its order: not applicable, then a fact that stops the form, then
-observations, then a claim for the target, then a range claim):
+range claims and needs, a case's not-applicable backends, and what they give the evidence layer's producers
+(:mod:`harness.evidence`: not applicable, a target's fact, a range claim):
 
 * :func:`not_applicable_basis` (case entry, target): why the case's finding cannot concern the target's backend;
-* :func:`fact_basis` (variant entry, target): the fact of the target that stops the variant's library cell (the
-  planning view's cells); :func:`model_fact_basis` the fact that stops a user's model of the form (the scan, --fix,
-  diagnose: only what the model itself needs, not the knobs the case's cell is built with);
+* :func:`fact_basis` (variant entry, target): the fact of the target that stops the variant's library cell;
+  :func:`model_fact_basis` the fact that stops a user's model of the form (only what the model itself needs, not the
+  knobs the case's cell is built with: what the scan and the planning view judge by);
 * :func:`range_claim_basis` (variant entry, target): the range claim that covers the target, the narrowest first.
 
 Every reader names the entry and field of a malformed index in its ValueError.
@@ -18,7 +17,7 @@ from typing import Any, Mapping
 
 from harness import judgement as j
 from harness.targets.facts import CANNOT_EXPRESS, NEEDS, NO_DEVICE, REFUSES_BUILD, Fact, blocks, blocks_model
-from harness.targets.ranges import RangeClaim, TargetLike, covering
+from harness.targets.ranges import TargetLike, covering, range_claim_from_dict
 
 
 # The evidence word a stopping fact gives the engine's fact basis (harness.judgement.BASES): a refused build fails, a
@@ -31,12 +30,12 @@ def fact_outcome(fact: Fact) -> str:
     return FACT_OUTCOMES[fact.effect]
 
 
-def range_claims(entry: Mapping[str, Any], where: str = "variant") -> tuple[RangeClaim, ...]:
+def range_claims(entry: Mapping[str, Any], where: str = "variant") -> tuple[j.Claim, ...]:
     """The range claims of a variant entry of index.json (none in an index written before they existed)."""
     found = entry.get("range_claims", [])
     if not isinstance(found, list):
         raise ValueError(f"{where}: field 'range_claims' must be a list, found a {type(found).__name__}")
-    return tuple(RangeClaim.from_dict(item, f"{where}.range_claims[{k}]") for k, item in enumerate(found))
+    return tuple(range_claim_from_dict(item, f"{where}.range_claims[{k}]") for k, item in enumerate(found))
 
 
 def needs(entry: Mapping[str, Any], where: str = "variant") -> tuple[str, ...]:
@@ -78,7 +77,7 @@ def model_fact_basis(variant_entry: Mapping[str, Any], target: Any, gpu_arch: st
 
 
 def range_claim_basis(variant_entry: Mapping[str, Any], target: TargetLike, gpu_arch: str | None = None,
-                      where: str = "variant") -> RangeClaim | None:
+                      where: str = "variant") -> j.Claim | None:
     """The range claim of the variant that covers ``target``, the narrowest (then newest) first; None where none
     does. The engine asks it only where no observation and no claim for the target decided."""
     covered = covering(range_claims(variant_entry, where), target, gpu_arch)

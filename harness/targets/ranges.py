@@ -1,9 +1,9 @@
 """Claims that hold over a range: the :class:`Scope` a source supports (TensorRT versions from and before, platforms,
 GPU architectures), which matrix targets it covers, and which evidence decides when several speak about one target.
 
-A claim for one target (``cases.model.Claim``) names that target. A range claim (``cases.model.RangeClaim``) carries
-a Scope instead, declared where its source says the behaviour holds across versions or platforms: a maintainer
-explaining how TensorRT works without naming a version, the developer guide, release notes that say "since".
+A claim (:class:`harness.judgement.Claim`) names one target, or carries a Scope instead, declared where its source
+says the behaviour holds across versions or platforms: a maintainer explaining how TensorRT works without naming a
+version, the developer guide, release notes that say "since". Such a claim over a range is a range claim.
 
 Precedence (:func:`deciding`), first that applies wins:
 
@@ -21,6 +21,7 @@ import dataclasses
 import re
 from typing import Any, Iterable, Mapping, Protocol, Sequence, TypeVar
 
+from harness.judgement import Claim
 from harness.matrix import PLATFORMS
 from harness.worker.backends.tensorrt.compat import version_tuple
 from harness.worker.environment import compute_capability
@@ -148,64 +149,24 @@ class Scope:
             raise ValueError(f"{where}: {error}") from None
 
 
-@dataclasses.dataclass(frozen=True)
-class RangeClaim:
-    """What upstream says holds over a range of targets: a maintainer explaining how TensorRT works without naming a
-    version, the developer guide, release notes that say "since". ``scope`` says which targets it covers;
-    ``basis`` says who says it and why it is a range, in words a report prints ("a maintainer, no version named").
-    A claim for one target, a narrower or newer range claim and an observation of ours override it
-    (:func:`deciding`). A claim, never an observation of ours. Its outcome and strength are words of the case
-    library's claim vocabulary (cases.model checks them where a case declares one; the verdict engine maps them)."""
+RANGE_CLAIM_FIELDS = ("outcome", "source", "strength", "scope", "basis", "category", "note")  # index.json's
 
-    outcome: str
-    source: str
-    strength: str
-    scope: Scope
-    basis: str
-    category: str | None = None
-    note: str = ""
 
-    def __post_init__(self):
-        where = f"range claim ({self.scope.describe() if isinstance(self.scope, Scope) else self.scope!r})"
-        if not isinstance(self.scope, Scope):
-            raise ValueError(f"{where}: scope must be a harness.targets.ranges.Scope")
-        for name in ("outcome", "strength"):
-            if not isinstance(getattr(self, name), str) or not getattr(self, name):
-                raise ValueError(f"{where}: {name} must be a non-empty string")
-        if not isinstance(self.source, str) or not self.source.startswith("https://"):
-            raise ValueError(f"{where}: source must be a https:// link, got {self.source!r}")
-        if not isinstance(self.basis, str) or not self.basis:
-            raise ValueError(f"{where}: say in basis who states it and why it holds over the range")
-
-    def covers(self, target: TargetLike, gpu_arch: str | None = None) -> bool:
-        """Whether this claim speaks about ``target`` (a matrix Target; ``gpu_arch`` the GPU of an ``any`` column)."""
-        return self.scope.covers(target, gpu_arch)
-
-    def label(self) -> str:
-        """How a report names it: "range claim for TensorRT 8.0 and later, every platform (a maintainer, no version
-        named)"."""
-        return f"range claim for {self.scope.describe()} ({self.basis})"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The index.json form (an item of a variant entry's ``range_claims``)."""
-        return {"outcome": self.outcome, "source": self.source, "strength": self.strength,
-                "scope": self.scope.to_dict(), "basis": self.basis, "category": self.category, "note": self.note}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "range claim") -> "RangeClaim":
-        """The RangeClaim an index.json item describes; a ValueError naming ``where`` and the field when it cannot."""
-        if not isinstance(data, Mapping):
-            raise ValueError(f"{where}: a range claim is an object, found {type(data).__name__}")
-        missing = [f for f in ("outcome", "source", "strength", "scope", "basis") if f not in data]
-        unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
-        if missing or unknown:
-            raise ValueError(f"{where}: " + "; ".join(
-                part for part in (f"missing field(s) {missing}" if missing else "",
-                                  f"unknown field(s) {unknown}" if unknown else "") if part))
-        try:
-            return cls(**{**data, "scope": Scope.from_dict(data["scope"], f"{where}.scope")})
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"{where}: {error}") from None
+def range_claim_from_dict(data: Mapping[str, Any], where: str = "range claim") -> Claim:
+    """The range claim (a :class:`harness.judgement.Claim` with a scope) an index.json item describes
+    (:meth:`~harness.judgement.Claim.to_dict`); a ValueError naming ``where`` and the field when it cannot be one."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where}: a range claim is an object, found {type(data).__name__}")
+    missing = [f for f in RANGE_CLAIM_FIELDS[:5] if f not in data]
+    unknown = sorted(set(data) - set(RANGE_CLAIM_FIELDS))
+    if missing or unknown:
+        raise ValueError(f"{where}: " + "; ".join(
+            part for part in (f"missing field(s) {missing}" if missing else "",
+                              f"unknown field(s) {unknown}" if unknown else "") if part))
+    try:
+        return Claim(**{**data, "scope": Scope.from_dict(data["scope"], f"{where}.scope")})
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{where}: {error}") from None
 
 
 def _release(version: str) -> tuple[int, int]:

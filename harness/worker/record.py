@@ -21,7 +21,7 @@ from harness.judgement.vocabulary import (
     CRASH, FAIL, FALLBACK, INFRA_ERROR, INT8, LOST_CELL_OUTCOMES, MISMATCH, OBSERVED_OUTCOMES, OUTCOMES, PASS,
     PRECISION_BITS, PRECISIONS, REQUESTED_PRECISIONS, TIMEOUT, UNAVAILABLE, UNKNOWN_PRECISION, UNVERIFIED,
 )
-from harness.worker.shapes import Cell, Claim, JobTarget
+from harness.worker.shapes import Cell, ClaimDict, JobTarget
 
 SCHEMA_ID = "trt-matrix/record/1"
 
@@ -74,7 +74,7 @@ class _RecordFields(TypedDict):
     knobs: Dict[str, Any]
     expected_int8: List[str]
     requested_precision: Dict[str, str]  # every expected node -> the precision the cell asked for (int8, fp8, ...)
-    expectation: Optional[Claim]  # the upstream claim for this target, when there is one
+    expectation: Optional[ClaimDict]  # the upstream claim for this target, when there is one
     agrees: Optional[bool]  # whether the outcome matches it; None without a claim or without an observation
     env_mismatch: Optional[str]
     started_at: str
@@ -250,7 +250,7 @@ def ended_without_result(cell: Cell, target: JobTarget, environment: Dict[str, A
                  failure=failure(kind, f"The cell's process {detail}."), log=log)
 
 
-def judged_again(record: Record, claims: Iterable[Claim]) -> Record:
+def judged_again(record: Record, claims: Iterable[ClaimDict]) -> Record:
     """A copy of ``record`` judged against ``claims`` (the cell's current upstream claims) instead of those it was
     built with."""
     again = copy.deepcopy(record)

@@ -9,16 +9,9 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple, TypedDict, Union
 
 
-class Claim(TypedDict):
-    """What upstream reported for one target (``cases.model.Claim`` as index.json writes it): never an observation."""
-
-    target: str
-    outcome: str  # pass, fail, fallback, mismatch or unsupported
-    source: str
-    strength: str
-    category: Optional[str]
-    note: str
-    architecture: Optional[str]  # the compute capability upstream saw it on ("8.7", "10.0+": and newer), or None
+# A claim for one target as index.json carries it: harness.judgement.Claim.to_dict() (target, outcome, source,
+# strength, category, note, architecture); never an observation.
+ClaimDict = Dict[str, Any]
 
 
 class Tolerance(TypedDict):
@@ -42,7 +35,7 @@ class Cell(TypedDict, total=False):
     data: str
     data_sha256: str
     knobs: Dict[str, Any]
-    claims: List[Claim]
+    claims: List[ClaimDict]
     expected_int8: List[str]  # ONNX nodes that must run in INT8
     expected_precision: Dict[str, str]  # every expected node -> the precision asked for (int8, fp8, fp4, fp16, bf16)
     tolerance: Tolerance

@@ -10,7 +10,7 @@ import pytest
 
 from cases import all_cases
 from cases.generate import declared_index, export_built
-from cases.model import CLAIM_OUTCOMES, Observation, RangeClaim, Scope, Variant, get_case
+from cases.model import CLAIM_OUTCOMES, Claim, Observation, Scope, Variant, get_case
 from harness.matrix import load_matrix
 from harness.store.claims import index_claims
 from harness.targets.facts import FP4_QDQ, FP8_QDQ
@@ -85,11 +85,11 @@ def test_a_range_claim_refuses_what_it_cannot_be():
     scope = Scope(since="8.0")
     with pytest.raises(ValueError, match="outcome 'works' is not one of"):  # the case library's claim vocabulary
         Variant(name="v", role="failing", description="d", range_claims=(
-            RangeClaim(outcome="works", source="https://x", strength="issue-thread", scope=scope, basis="b"),))
+            Claim(outcome="works", source="https://x", strength="issue-thread", scope=scope, basis="b"),))
     with pytest.raises(ValueError, match="https://"):
-        RangeClaim(outcome=CLAIM_OUTCOMES[0], source="#1992", strength="issue-thread", scope=scope, basis="b")
+        Claim(outcome=CLAIM_OUTCOMES[0], source="#1992", strength="issue-thread", scope=scope, basis="b")
     with pytest.raises(ValueError, match="basis"):
-        RangeClaim(outcome=CLAIM_OUTCOMES[0], source="https://x", strength="issue-thread", scope=scope, basis="")
+        Claim(outcome=CLAIM_OUTCOMES[0], source="https://x", strength="issue-thread", scope=scope, basis="")
     with pytest.raises(ValueError, match="needs \\['int4'\\]"):
         Variant(name="v", role="failing", description="d", needs=("int4",))
 

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from harness import judgement as j
+from tests.conftest import evidence_piece
 from harness.judgement import (
     BLOCKED, CANNOT_EXIST_HERE, CLAIMED, CLEAR, CRASH, FAIL, FAILS_AS_REPORTED, FALLBACK, INFRA_ERROR, LIKELY,
     MISMATCH, NOT_RUN, OBSERVED, PASS, PRECISION_FALLBACK, PRECISION_UNVERIFIED, REPORTED_FORM, TIMEOUT, UNAVAILABLE,
@@ -19,11 +20,11 @@ from harness.judgement import (
 
 
 def seen(outcome, scope=VARIANT):
-    return j.Piece(OBSERVED, scope, outcome)
+    return evidence_piece(OBSERVED, scope, outcome)
 
 
 def claim(outcome, scope=VARIANT):
-    return j.Piece(CLAIMED, scope, outcome)
+    return evidence_piece(CLAIMED, scope, outcome)
 
 
 def decided(evidence, uncovered=()):
@@ -139,7 +140,7 @@ def test_the_planning_verdicts_place_each_basis_after_what_observation_gives():
 
 
 def piece(kind, outcome, scope=VARIANT):
-    return j.Piece(kind, scope, outcome)
+    return evidence_piece(kind, scope, outcome)
 
 
 def test_the_precedence_of_the_bases_decides_as_documented():
@@ -232,7 +233,7 @@ def test_a_newer_record_of_a_cell_and_host_wins_over_an_older_one(tmp_path):
     import cases
     from harness.matrix import load_matrix
     from harness.scan.matching import Finding
-    from harness.scan.observations import read_observations
+    from harness.evidence.observations import read_observations
     from harness.scan.prediction import predict
     from tests.reports.conftest import make_record
 

@@ -9,7 +9,7 @@ import pytest
 from cases.model import CLAIM_OUTCOMES, CLAIM_STRENGTHS
 from harness import judgement as j
 from harness.worker import record as rec
-from tests.conftest import REPO
+from tests.conftest import REPO, evidence_piece
 
 from tests.docs import all_text  # noqa: E402
 
@@ -43,8 +43,8 @@ def test_severity_orders_a_deployment_s_answers():
 def test_timeouts_are_decided_once_a_failure_never_a_regression():
     timeout = j.meaning("timeout")
     assert (timeout.answer, timeout.evidence, timeout.compared, timeout.retried) == (j.FAILS, True, False, True)
-    assert j.judge([j.Piece(j.OBSERVED, j.VARIANT, "timeout")]).verdict == "blocked"
-    assert j.planning_verdict(j.judge([j.Piece(j.OBSERVED, j.VARIANT, "timeout")])) == "fails"
+    assert j.judge([evidence_piece(j.OBSERVED, j.VARIANT, "timeout")]).verdict == "blocked"
+    assert j.planning_verdict(j.judge([evidence_piece(j.OBSERVED, j.VARIANT, "timeout")])) == "fails"
     assert "timeout" in rec.OBSERVED_OUTCOMES  # the worker judges a timeout against the upstream claim
 
 
@@ -57,7 +57,7 @@ def test_an_unverified_cell_ran_but_answers_nothing_and_breaks_nothing():
     assert "unverified" not in j.BROKEN_OUTCOMES and "unverified" not in j.RETRIED_OUTCOMES
     assert j.RAN_WITHOUT_VERDICT == ("unverified",)
     assert j.ATTENTION["pass"] < j.ATTENTION["unverified"] < j.ATTENTION["fallback"]
-    assert j.planning_verdict(j.judge([j.Piece(j.OBSERVED, j.VARIANT, "unverified")])) == j.PRECISION_UNVERIFIED
+    assert j.planning_verdict(j.judge([evidence_piece(j.OBSERVED, j.VARIANT, "unverified")])) == j.PRECISION_UNVERIFIED
 
 
 def test_claims_and_strengths_are_the_library_s_words():

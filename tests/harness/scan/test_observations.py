@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from harness.scan.observations import ObservationsError, read_observations
+from harness.evidence.observations import ObservationsError, read_observations
 from harness.store.merge import merge_runs, write_merged
 from harness.store.run_dirs import RUN_FORMAT, write_manifest
 from tests.conftest import read_records

@@ -13,8 +13,8 @@ from cases.s4_bn_mish import BnMish
 from harness import judgement as j
 from harness.matrix import load_matrix
 from harness.scan.matching import Finding, Occurrence
-from harness.scan.observations import Observation, Observations
-from harness.scan.prediction import library_claims, library_entries, library_index, model_verdict, predict
+from harness.evidence.observations import Observation, Observations
+from harness.scan.prediction import library_entries, library_form, library_index, model_verdict, predict
 
 TARGETS = load_matrix()
 NO_RESULTS = Observations([], [], {})
@@ -168,11 +168,11 @@ def s4_with_an_inheriting_sweep(monkeypatch):
                     inherits=True)
     monkeypatch.setattr(BnMish, "variants", type(BnMish.variants)([*BnMish.variants, sweep]))
     library_index.cache_clear()
-    library_claims.cache_clear()
+    library_form.cache_clear()
     library_entries.cache_clear()
     yield sweep
     library_index.cache_clear()
-    library_claims.cache_clear()
+    library_form.cache_clear()
     library_entries.cache_clear()
 
 

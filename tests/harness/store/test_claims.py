@@ -7,6 +7,7 @@ import re
 import pytest
 
 from harness import judgement as j
+from tests.conftest import evidence_piece
 from harness.store.claims import ClaimsError, index_claims, target_claim
 from harness.worker import record as rec
 from harness.worker.errors import InputError
@@ -49,7 +50,7 @@ def test_a_claimed_mismatch_reads_as_a_failure_and_agrees_only_with_an_observed_
     claim = {"target": "t", "outcome": "mismatch", "source": "https://x", "strength": "issue-thread"}
     index = {"cases": [{"id": "c", "variants": [{"name": "v", "claims": [claim]}]}]}
     (read,) = index_claims(index, "idx.json")[("c", "v")]
-    assert j.claim_answer(read["outcome"]) == j.FAILS and j.verdict_of(j.Piece(j.CLAIMED, j.VARIANT, "mismatch")) == j.BLOCKED
+    assert j.claim_answer(read["outcome"]) == j.FAILS and j.verdict_of(evidence_piece(j.CLAIMED, j.VARIANT, "mismatch")) == j.BLOCKED
     assert rec.agreement(read, "mismatch", None) is True
     assert rec.agreement(read, "pass", None) is False
 
@@ -59,13 +60,13 @@ def test_the_scan_and_the_report_read_the_same_claims():
     function), so both hold every claim the library declares, with the same fields."""
     import cases
     from cases.generate import declared_index
-    from harness.scan.prediction import library_claims
+    from harness.scan.prediction import library_form
     from reports.case_index import rows_from_index
 
     rows = rows_from_index(declared_index(), "the case library")
     for row in rows:
         case = cases.get_case(row.case)
         declared = case.variant(row.variant).claims
-        assert library_claims(case)[row.variant] == row.claims
+        assert library_form(case, row.variant).claims == row.claims
         assert [(c["target"], c["outcome"], c["strength"], c["source"]) for c in row.claims] == [
             (c.target, c.outcome, c.strength, c.source) for c in declared]

@@ -36,6 +36,15 @@ class Observations:
     def of(self, case: str, variant: str, target: str) -> list[Observation]:
         return self.cells.get((case, variant, target), [])
 
+    @classmethod
+    def of_records(cls, records: Iterable[dict[str, Any]]) -> "Observations":
+        """Every one of ``records`` (already read: a page's), each cell's in their order, the host each names."""
+        cells: dict[Cell, list[Observation]] = {}
+        for record in records:
+            cells.setdefault((record["case"], record["variant"], record["target"]), []).append(
+                Observation(record, "", record_host(record)))
+        return cls([], [], cells)
+
     def __len__(self) -> int:
         return sum(len(observations) for observations in self.cells.values())
 
