@@ -8,7 +8,7 @@ text answer, the page, Markdown, SARIF) can say the same thing:
   compactly (``TensorRT 8.5-11.4 on Orin, Thor and x86, 25 targets``);
 - ``changes``: per platform where the verdict changes between its versions
   (``Orin: unverified on 8.5, blocked on 8.6 by S1, likely on 10.0, ...``);
-- ``unavailable``: the targets that cannot exist, in one line.
+- ``cannot_exist``: the targets that cannot exist, in one line.
 
 Standard library only: the scan's text path imports it before anything heavy.
 """
@@ -17,9 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.judgement import BASIS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICTS
+from harness.judgement import BASIS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICTS, UNAVAILABLE
 
-UNAVAILABLE = "unavailable"
 PLATFORM_NAMES = {"x86_64": "x86", "orin": "Orin", "thor": "Thor", "aarch64": "aarch64"}
 BACKEND_NAMES = {"tensorrt": "TensorRT", "onnxruntime": "ONNX Runtime"}
 SHOWN_PLACES = 2
@@ -234,7 +233,7 @@ def answer(data: dict) -> dict[str, Any]:
         "findings": findings_line(findings),
         "groups": _groups(available, findings, targets),
         "changes": _changes(available, by_key),
-        "unavailable": [t["target"] for t in missing],
+        "cannot_exist": [t["target"] for t in missing],
         "failing": list(data.get("failing_targets") or []),
         "fail_on": data.get("fail_on"),
         "exit_code": data.get("exit_code"),
@@ -256,8 +255,8 @@ def answer_lines(data: dict, width: int = 0) -> list[str]:
     if any(g["fixes"] for g in a["groups"]):
         lines.append(f"to rewrite the model into these fixes and check it: trt-matrix scan {data['model']['path']} "
                      "--fix --targets ID ...")
-    if a["unavailable"]:
-        lines.append(f"cannot exist (not scanned, --verbose says why): {', '.join(a['unavailable'])}")
+    if a["cannot_exist"]:
+        lines.append(f"cannot exist (not scanned, --verbose says why): {', '.join(a['cannot_exist'])}")
     return [_clip(line, width) for line in lines] if width else lines
 
 

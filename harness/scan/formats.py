@@ -15,15 +15,15 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.judgement import SCAN_VERDICT_SYMBOLS
+from harness.judgement import BLOCKED, FACT, FALLBACK, SCAN_FAIL_ON_DEFAULT, SCAN_VERDICT_SYMBOLS, UNAVAILABLE, UNVERIFIED
 from harness.judgement.engine import fails_scan_gate
 from harness.scan.answer import answer, describe_targets, finding_key, version_free, with_versions
 
 FORMATS = ("text", "json", "markdown", "sarif", "github")
 TOOL = "trt-matrix"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-SARIF_LEVELS = {"blocked": "error", "fallback": "warning", "unverified": "note"}
-GITHUB_LEVELS = {"blocked": "error", "fallback": "warning", "unverified": "notice"}
+SARIF_LEVELS = {BLOCKED: "error", FALLBACK: "warning", UNVERIFIED: "note"}
+GITHUB_LEVELS = {BLOCKED: "error", FALLBACK: "warning", UNVERIFIED: "notice"}
 
 
 
@@ -41,7 +41,7 @@ def model_uri(data: dict) -> str:
 def _gated(data: dict) -> list[tuple[dict, dict, dict]]:
     """(finding, target, the finding's verdict there) for each finding whose verdict on a target the gate counts
     (``--fail-on``), targets in scan order."""
-    level = data.get("fail_on") or "blocked"
+    level = data.get("fail_on") or SCAN_FAIL_ON_DEFAULT
     rows = []
     for f in data["findings"]:
         for t in data["targets"]:
@@ -54,7 +54,7 @@ def _gated(data: dict) -> list[tuple[dict, dict, dict]]:
 def _fact_rule(verdict: dict) -> str | None:
     """The rule id of the fact that decides a verdict (``fact/implicit-int8``), if a fact does."""
     evidence = (verdict.get("evidence") or [{}])[0]
-    if evidence.get("kind") != "fact":
+    if evidence.get("kind") != FACT:
         return None
     return f"fact/{evidence.get('category') or evidence['case']}"
 
@@ -182,9 +182,9 @@ def to_markdown(data: dict) -> str:
         basis = f" ({g['basis_text']})" if g["basis_text"] else ""
         lines.append(f"| **{g['verdict']}**{_md(basis)} | {_md(g['covers'])} | {_md(g['reason'])} | "
                      f"{_md('; '.join(g['fixes'])) or '—'} |")
-    if a["unavailable"]:
-        lines += ["", f"Targets that cannot exist: {', '.join(a['unavailable'])}."]
-    available = [t for t in data["targets"] if t["verdict"] != "unavailable"]
+    if a["cannot_exist"]:
+        lines += ["", f"Targets that cannot exist: {', '.join(a['cannot_exist'])}."]
+    available = [t for t in data["targets"] if t["verdict"] != UNAVAILABLE]
     if data["findings"]:
         lines += ["", "<details><summary>Findings x targets</summary>", "",
                   "| finding | " + " | ".join(t["target"] for t in available) + " |",

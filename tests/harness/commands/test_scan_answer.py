@@ -89,4 +89,4 @@ def test_the_answer_is_built_from_the_scan_data_alone():
     assert a["headline"] == "m.onnx: 3 nodes, opset 17, explicit INT8 (Q/DQ)"
     assert [(g["verdict"], g["covers"], g["reason"]) for g in a["groups"]] == [
         ("clear", "TensorRT 8.6 on Orin, 1 target", "no known pattern")]
-    assert a["unavailable"] == ["b"] and a["changes"] == []
+    assert a["cannot_exist"] == ["b"] and a["changes"] == []
