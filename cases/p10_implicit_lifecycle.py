@@ -53,7 +53,7 @@ def _deprecated_but_working(target: str, version: str) -> Claim:
     )
 
 
-# The documented lifecycle (harness.worker.backends.tensorrt.quantization_lifecycle): a calibrator build works on every
+# The documented lifecycle (harness.tensorrt.quantization_lifecycle): a calibrator build works on every
 # release before 11.0 (deprecated, still building, from 10.1); 11.0 removed it, which the target's facts say.
 _CALIBRATOR_RELEASES = Scope(before="11.0")
 _LIFECYCLE = "NVIDIA's binding source: implicit quantization works before 11.0, deprecated (still building) from 10.1"

@@ -25,7 +25,7 @@ even on a DLA target. A DLA variant is ``unavailable`` with NVIDIA's reason wher
 has DLA again, every cell of this implicit case is ``unavailable`` too.
 
 No claim for one target: the documentation says where DLA exists, and the harness already makes a DLA cell
-``unavailable`` there with the same pages (harness/worker/backends/tensorrt/release_facts.py, read as target facts by
+``unavailable`` there with the same pages (harness/tensorrt/release_facts.py, read as target facts by
 harness/targets/facts.py); no report covers this graph on a release that has DLA. One range claim: the DLA guide says,
 for every release, that without GPU fallback a layer DLA cannot run is an error, and its supported-layer page lists
 nearest and linear Resize only, so ``dla-no-fallback`` fails on Orin's releases with DLA (8.5 to 10.7). What the cubic

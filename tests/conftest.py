@@ -1,5 +1,6 @@
 """Shared fixtures: generated cases directories (the control cases, built once per test session)."""
 import json
+import locale
 import os
 import shutil
 import tempfile
@@ -56,3 +57,12 @@ def cases_copy(control_cases_dir, tmp_path) -> Path:
 
 def read_records(path: Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture()
+def ascii_locale():
+    """Test fake for a machine whose locale encoding is not UTF-8: LC_CTYPE is C (ASCII) while the test runs."""
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    yield
+    locale.setlocale(locale.LC_CTYPE, before)

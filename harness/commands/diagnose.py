@@ -67,7 +67,7 @@ def cmd_doctor(args) -> int:
 
 
 def cmd_classify(args) -> int:
-    from harness.worker.backends.tensorrt.classify import classify_log, not_a_log
+    from harness.tensorrt.classify import classify_log, not_a_log
 
     text = input_file(args.logfile, "a TensorRT log file").read_text(encoding="utf-8", errors="replace")
     problem = not_a_log(text)
@@ -81,7 +81,7 @@ def _onnx_names(path: Path):
     """The node names of the ONNX model at ``path``; a CommandError naming it when it is not a readable model."""
     import onnx
 
-    from harness.worker.backends.tensorrt.layers import OnnxNames
+    from harness.tensorrt.layers import OnnxNames
 
     input_file(path, "the ONNX model the engine was built from")
     try:
@@ -93,7 +93,7 @@ def _onnx_names(path: Path):
 def cmd_layers(args) -> int:
     import dataclasses
 
-    from harness.worker.backends.tensorrt.layers import read_layers_file
+    from harness.tensorrt.layers import read_layers_file
 
     input_file(args.file, "engine inspector JSON or a verbose TensorRT log")
     onnx_names = _onnx_names(args.onnx) if args.onnx is not None else None
@@ -117,7 +117,7 @@ def cmd_layers(args) -> int:
 def _as_build_log(path: Path) -> str:
     """What a file without layers says as a build log, for the error of `layers`: its failure or the known failure it
     names, and the commands that read it ("" when it names neither)."""
-    from harness.worker.backends.tensorrt.classify import classify_log, not_a_log
+    from harness.tensorrt.classify import classify_log, not_a_log
 
     text = path.read_text(encoding="utf-8", errors="replace")
     if not_a_log(text):

@@ -21,8 +21,8 @@ from harness.diagnosis.library import (
 )
 from harness.matrix import Target
 from harness.scan.observations import read_observations
-from harness.worker.backends.tensorrt.calibration_cache import headers_in_text
-from harness.worker.backends.tensorrt.layers import LayersRead, OnnxNames
+from harness.tensorrt.calibration_cache import headers_in_text
+from harness.tensorrt.layers import LayersRead, OnnxNames
 
 # The outcome of a diagnosis, worst first: the command maps each to its exit status.
 OUTCOMES = {

@@ -15,7 +15,7 @@ from typing import Any
 from harness.scan.engine_prediction.comparison import compare, output_types
 from harness.scan.engine_prediction.predict import has_qdq, predict_engine
 from harness.scan.engine_prediction.rules import ruleset_for
-from harness.worker.backends.tensorrt.layers import OnnxNames, read_layers_file
+from harness.tensorrt.layers import OnnxNames, read_layers_file
 
 _PRECISION_LINE = re.compile(r"\bPrecision: (?P<precisions>[A-Z0-9+]+)\s*$", re.MULTILINE)
 # What the inspector JSON's fields tell of its writer (harness.diagnosis.facts._inspector_version) -> a version.

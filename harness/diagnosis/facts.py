@@ -14,9 +14,9 @@ from typing import Any
 
 from harness.judgement import PRECISION_ORDER  # narrowest first: which of several asked to name
 from harness.diagnosis.identify import Identified, command_lines, command_tool
-from harness.worker.backends.tensorrt import classify
-from harness.worker.backends.tensorrt.calibration_cache import CalibrationCache, headers_in_text
-from harness.worker.backends.tensorrt.layers import EngineLayer, LayersRead, is_foreign_node
+from harness.tensorrt import classify
+from harness.tensorrt.calibration_cache import CalibrationCache, headers_in_text
+from harness.tensorrt.layers import EngineLayer, LayersRead, is_foreign_node
 from harness.worker.record import fell_back
 
 _PRECISION_FLAGS = {"--int8": "int8", "--best": "int8", "--fp8": "fp8", "--fp16": "fp16", "--bf16": "bf16"}

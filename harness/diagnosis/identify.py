@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.worker.backends.tensorrt import classify, layers
-from harness.worker.backends.tensorrt.calibration_cache import CalibrationCacheError, parse_cache
-from harness.worker.backends.tensorrt.pasted import unpasted
+from harness.tensorrt import classify, layers
+from harness.tensorrt.calibration_cache import CalibrationCacheError, parse_cache
+from harness.tensorrt.pasted import unpasted
 
 KINDS = {
     "tensorrt-log": "a TensorRT build log",

@@ -17,11 +17,11 @@ from harness.scan.matching import Finding
 from harness.scan.observations import Observations
 from harness.scan.prediction import Verdict, predict
 from harness import judgement as j
-from harness.worker.backends.tensorrt.calibration_cache import NEWEST_MAJOR, CalibrationCache, check_cache
-from harness.worker.backends.tensorrt.classify import WARNING_KINDS
+from harness.tensorrt.calibration_cache import NEWEST_MAJOR, CalibrationCache, check_cache
+from harness.tensorrt.classify import WARNING_KINDS
 from harness.worker.backends.tensorrt.compat import version_tuple
-from harness.worker.backends.tensorrt.release_facts import REMOVED_COMMAND_FLAGS, flag_removed
-from harness.worker.backends.tensorrt.layers import OnnxNames, onnx_nodes_from_layer_name
+from harness.tensorrt.release_facts import REMOVED_COMMAND_FLAGS, flag_removed
+from harness.tensorrt.layers import OnnxNames, onnx_nodes_from_layer_name
 
 # How a file's text names a pattern. Only a known failure decides alone; a form (other models show it too) applies
 # to a target once the model confirms it: a finding of that pattern holds a node the log names. A known message in

@@ -4,8 +4,8 @@ how sure it is, read from what the project records (never typed again here):
 * the binding API recorded for each TensorRT release (``TRT_API_DIR``, tensorrt-VERSION.json): whether a release has
   ``BuilderFlag.INT8`` and the calibrators, ``BuilderFlag.FP8``/``FP4``, ``NetworkDefinitionCreationFlag
   .STRONGLY_TYPED``, the precision-constraint flags, ``IBuilderConfig.set_calibration_profile``;
-* implicit quantization's lifecycle (:mod:`~harness.worker.backends.tensorrt.quantization_lifecycle`), where DLA
-  exists and how a release types networks (:mod:`~harness.worker.backends.tensorrt.release_facts`);
+* implicit quantization's lifecycle (:mod:`~harness.tensorrt.quantization_lifecycle`), where DLA
+  exists and how a release types networks (:mod:`~harness.tensorrt.release_facts`);
 * the target's platform and GPU architecture (matrix.yaml, :mod:`harness.matrix`).
 
 A form of a case declares what it needs (:data:`NEEDS`: ``cases.model.Case.needs_of``). Some needs are the model's
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Iterable
 
 from harness.matrix import Target
-from harness.worker.backends.tensorrt import quantization_lifecycle as lifecycle
-from harness.worker.backends.tensorrt import release_facts
+from harness.tensorrt import quantization_lifecycle as lifecycle
+from harness.tensorrt import release_facts
 from harness.worker.backends.tensorrt.compat import version_tuple
 from harness.worker.environment import compute_capability
 

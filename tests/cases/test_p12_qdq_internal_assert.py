@@ -9,7 +9,7 @@ import pytest
 
 from cases.generate import export_model
 from cases.p12_qdq_internal_assert import WEIGHT_DQ_OUTPUT, WEIGHT_Q_OUTPUT, QdqInternalAssert
-from harness.worker.backends.tensorrt.classify import KNOWN_FAILURES
+from harness.tensorrt.classify import KNOWN_FAILURES
 
 QDQ_CONV = ["QuantizeLinear", "QuantizeLinear", "DequantizeLinear", "DequantizeLinear", "Conv", "QuantizeLinear",
             "DequantizeLinear", "Relu"]

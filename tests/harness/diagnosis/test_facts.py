@@ -2,7 +2,7 @@
 import pytest
 
 from harness.diagnosis.facts import command_facts, gpu_facts, layer_facts
-from harness.worker.backends.tensorrt.layers import EngineLayer, LayersRead
+from harness.tensorrt.layers import EngineLayer, LayersRead
 
 
 @pytest.mark.parametrize(("text", "expected"), [

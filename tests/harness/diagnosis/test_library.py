@@ -6,7 +6,7 @@ import cases  # noqa: F401  (registers the library)
 from cases.model import all_cases
 from harness.diagnosis.library import removed_flags, targets_of_build
 from harness.matrix import load_matrix
-from harness.worker.backends.tensorrt.classify import KNOWN_FAILURES, KNOWN_FORMS
+from harness.tensorrt.classify import KNOWN_FAILURES, KNOWN_FORMS
 
 MATRIX = list(load_matrix().values())
 
@@ -43,7 +43,7 @@ def test_a_flag_is_removed_from_the_version_the_table_says_on_tensorrt_targets_o
 
 def test_a_known_message_in_text_that_shows_no_stopped_build_names_its_pattern_as_a_message_only():
     from harness.diagnosis.library import signature_matches
-    from harness.worker.backends.tensorrt.classify import classify_log
+    from harness.tensorrt.classify import classify_log
 
     skip = ("[E] Error[9]: Error Code: 9: Skipping tactic 0x0000000000000000 due to exception [type.cpp:infer_type:145] "
             "Could not infer output types for operation:    43: quantize: x")  # Model-Optimizer#118's form

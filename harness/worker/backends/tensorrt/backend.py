@@ -10,24 +10,24 @@ module runs the stages and turns what TensorRT said into a record:
 * build: :mod:`~harness.worker.backends.tensorrt.build_config` (builder flags, optimization profiles) and
   :mod:`~harness.worker.backends.tensorrt.calibrator` (implicit INT8: calibrator, handed calibration cache,
   calibration profile); afterwards the record says what the build did with the cache file
-  (:mod:`~harness.worker.backends.tensorrt.calibration_cache`) and where the version stands in implicit
-  quantization's lifecycle (:mod:`~harness.worker.backends.tensorrt.quantization_lifecycle`: a DeprecationWarning is
+  (:mod:`~harness.tensorrt.calibration_cache`) and where the version stands in implicit
+  quantization's lifecycle (:mod:`~harness.tensorrt.quantization_lifecycle`: a DeprecationWarning is
   expected from 10.1);
 * inspect: per-layer precision from the engine inspector, else the verbose log
-  (:mod:`~harness.worker.backends.tensorrt.layers`); on a DLA target or cell (``dla_core``), where each node ran,
-  DLA or GPU fallback, from the builder's lists (:mod:`~harness.worker.backends.tensorrt.devices`);
+  (:mod:`~harness.tensorrt.layers`); on a DLA target or cell (``dla_core``), where each node ran,
+  DLA or GPU fallback, from the builder's lists (:mod:`~harness.tensorrt.devices`);
 * infer: Polygraphy's ``TrtRunner``.
 
 Versions: every API is found by feature detection on the imported module
 (:func:`~harness.worker.backends.tensorrt.compat.tensorrt_api`); the only version gate is the NATIVE_INSTANCENORM
 default. A cell that needs an API its version lacks ends as ``unsupported-api`` naming the API; implicit-int8 cells
 on a TensorRT without implicit quantization (11.x), cells whose fp8/fp4 knob names a builder flag the version lacks,
-and every cell of a DLA target on a release or device without DLA (:mod:`~harness.worker.backends.tensorrt.release_facts`,
+and every cell of a DLA target on a release or device without DLA (:mod:`~harness.tensorrt.release_facts`,
 ``Builder.num_DLA_cores``) are unavailable.
 
 Logs: each cell's TensorRT messages, Python warnings and Polygraphy messages are captured to files in the cell's
 directory by :mod:`~harness.worker.backends.tensorrt.capture`; a failed stage is classified from those logs by
-:mod:`~harness.worker.backends.tensorrt.classify`.
+:mod:`~harness.tensorrt.classify`.
 
 Nothing here touches CUDA in the calling process; GPU facts are read in a forked child
 (:mod:`~harness.worker.backends.tensorrt.gpu`), because a process that has initialised CUDA cannot hand it to the cell
@@ -45,9 +45,9 @@ from typing import Any
 import numpy as np
 
 from harness.worker.backends.base import Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker
-from harness.worker.backends.tensorrt import classify, devices, layers
+from harness.tensorrt import classify, devices, layers
 from harness.worker.backends.tensorrt.build_config import config_settings, precision_flags_missing
-from harness.worker.backends.tensorrt.calibration_cache import after_build
+from harness.tensorrt.calibration_cache import after_build
 from harness.worker.backends.tensorrt.calibrator import calibrator_class_name
 from harness.worker.backends.tensorrt.capture import CellCapture
 from harness.worker.backends.tensorrt.compat import (
@@ -62,8 +62,8 @@ from harness.worker.backends.tensorrt.compat import (
 from harness.worker.backends.tensorrt.gpu import probe_gpu
 from harness.worker.backends.tensorrt.lazy import lazy_import, resolve
 from harness.worker.backends.tensorrt.network import mark_extra_outputs, network_settings, set_layer_precisions
-from harness.worker.backends.tensorrt.quantization_lifecycle import REMOVED, implicit_quantization
-from harness.worker.backends.tensorrt.release_facts import dla_absent
+from harness.tensorrt.quantization_lifecycle import REMOVED, implicit_quantization
+from harness.tensorrt.release_facts import dla_absent
 
 tensorrt = lazy_import("tensorrt")
 polygraphy = lazy_import("polygraphy")
@@ -264,7 +264,7 @@ class TensorRTBackend(Backend):
             raise ValueError(
                 "TensorRT built an engine, but its per-layer information could not be read, so no node's precision "
                 f"is known (and none may be reported as a fallback). Tried: {' | '.join(problems)}. The raw inspector "
-                f"output is in {workdir / 'engine-layers.json'}; harness/worker/backends/tensorrt/layers.py must learn this format."
+                f"output is in {workdir / 'engine-layers.json'}; harness/tensorrt/layers.py must learn this format."
             )
         precision = layers.node_precisions(engine_layers)  # the readers map layers to this model's nodes only
         regions = layers.foreign_node_regions(engine_layers)

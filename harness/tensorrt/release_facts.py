@@ -3,7 +3,7 @@ where Jetson AGX Orin's DLA exists, the command-line flags 10.0 and 11.0 removed
 typing's end in 11.0.
 
 Implicit quantization's lifecycle (deprecated 10.1, removed 11.0) is
-:mod:`~harness.worker.backends.tensorrt.quantization_lifecycle`. Standard library only (runs inside worker images).
+:mod:`~harness.tensorrt.quantization_lifecycle`. Standard library only (runs inside worker images).
 """
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from harness.worker.backends.tensorrt import classify
-from harness.worker.backends.tensorrt.classify import UNRECOGNIZED_FAILURE, classify_log
+from harness.tensorrt import classify
+from harness.tensorrt.classify import UNRECOGNIZED_FAILURE, classify_log
 
 SOURCES = {
     "onnx-tensorrt#465": "https://github.com/onnx/onnx-tensorrt/issues/465",

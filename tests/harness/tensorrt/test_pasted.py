@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from harness.worker.backends.tensorrt.classify import classify_log
-from harness.worker.backends.tensorrt.layers import read_layers_file, read_log_layers
-from harness.worker.backends.tensorrt.pasted import unpasted
+from harness.tensorrt.classify import classify_log
+from harness.tensorrt.layers import read_layers_file, read_log_layers
+from harness.tensorrt.pasted import unpasted
 from tests.conftest import REPO
 
 CORPUS = REPO / "reference" / "pasted-fragments"

@@ -73,7 +73,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from harness.worker.backends.tensorrt.pasted import is_elision, unpasted
+from harness.tensorrt.pasted import is_elision, unpasted
 
 UNRECOGNIZED_FAILURE = "runtime-error"
 WARNING_KINDS = (

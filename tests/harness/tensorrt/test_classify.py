@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from harness.worker.backends.tensorrt.classify import (
+from harness.tensorrt.classify import (
     ROOT_CAUSE_CATEGORIES,
     KNOWN_FAILURES,
     KNOWN_FORMS,

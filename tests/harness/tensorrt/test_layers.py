@@ -15,8 +15,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from harness.worker.backends.tensorrt.classify import classify_log
-from harness.worker.backends.tensorrt.layers import (
+from harness.tensorrt.classify import classify_log
+from harness.tensorrt.layers import (
     EngineLayer,
     FallbackReport,
     OnnxNames,
