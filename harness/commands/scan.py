@@ -123,8 +123,11 @@ def _scan_command(args, checks) -> int:
     from harness.scan.observations import ObservationsError
     from harness.scan.scanner import ScanOptions, scan
 
-    options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,
-                          max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
+    runner = None
+    if run_targets:  # --run: the reproducers run through the harness
+        from harness.orchestration.run_targets import run_targets as runner
+    options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, runner=runner,
+                          out_dir=out_dir, max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
                           fail_on=args.fail_on)
     try:
         overrides = workaround_choices(args.workaround or [])

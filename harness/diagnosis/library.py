@@ -19,7 +19,7 @@ from harness.scan.prediction import Verdict, predict
 from harness import judgement as j
 from harness.tensorrt.calibration_cache import NEWEST_MAJOR, CalibrationCache, check_cache
 from harness.tensorrt.classify import WARNING_KINDS
-from harness.worker.backends.tensorrt.compat import version_tuple
+from harness.tensorrt.versions import version_tuple
 from harness.tensorrt.release_facts import REMOVED_COMMAND_FLAGS, flag_removed
 from harness.tensorrt.layers import OnnxNames, onnx_nodes_from_layer_name
 

@@ -182,12 +182,11 @@ def _unique(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def run_reproducers(reproducers: ReproducerSet, targets: Sequence[Target], *, jobs: int, timeout_s: float,
-                    progress: Callable[[str], None]) -> tuple[Observations, list[Any]]:
-    """Run every written reproducer on ``targets`` through the harness (local and docker targets alike) into a
-    fresh ``results.jsonl`` beside them; return what was observed and the run summaries."""
-    from harness.orchestration.run_targets import run_targets
-
+def run_reproducers(reproducers: ReproducerSet, targets: Sequence[Target], run_targets: Callable[..., list[Any]], *,
+                    jobs: int, timeout_s: float, progress: Callable[[str], None]) -> tuple[Observations, list[Any]]:
+    """Run every written reproducer on ``targets`` with ``run_targets`` (the harness's, handed in by the command: local
+    and docker targets alike) into a fresh ``results.jsonl`` beside them; return what was observed and the run
+    summaries."""
     results = reproducers.cases_dir / RESULTS
     results.unlink(missing_ok=True)
     if not reproducers.written:

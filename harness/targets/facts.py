@@ -32,11 +32,11 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from harness.matrix import Target
+from harness.targets.ranges import TargetLike
 from harness.tensorrt import quantization_lifecycle as lifecycle
 from harness.tensorrt import release_facts
-from harness.worker.backends.tensorrt.compat import version_tuple
-from harness.worker.environment import compute_capability
+from harness.tensorrt.platforms import compute_capability
+from harness.tensorrt.versions import version_tuple
 
 _REPO = Path(__file__).resolve().parents[2]
 # The recorded binding API of each TensorRT release (tensorrt-VERSION.json; reference/SOURCES.md says where from).
@@ -144,7 +144,7 @@ def _checked_needs(needs: Iterable[str]) -> set[str]:
     return wanted
 
 
-def target_facts(target: Target, gpu_arch: str | None = None) -> TargetFacts:
+def target_facts(target: TargetLike, gpu_arch: str | None = None) -> TargetFacts:
     """The facts of ``target`` (a matrix Target). ``gpu_arch`` ("sm_120") is the GPU a column of an x86 target ran
     on; without it the GPU facts of a target whose ``gpu_arch`` is ``any`` are not known."""
     if target.backend != "tensorrt" or not target.version:
@@ -167,13 +167,13 @@ def target_facts(target: Target, gpu_arch: str | None = None) -> TargetFacts:
     return TargetFacts(target.id, facts)
 
 
-def blocks(needs: Iterable[str], target: Target, gpu_arch: str | None = None) -> Fact | None:
+def blocks(needs: Iterable[str], target: TargetLike, gpu_arch: str | None = None) -> Fact | None:
     """The fact of ``target`` that stops the library's cell of a form needing ``needs``, or None:
     ``blocks({"implicit-int8"}, trt11)`` is the fact that TensorRT 11 has no calibrator."""
     return target_facts(target, gpu_arch).blocking(needs)
 
 
-def blocks_model(needs: Iterable[str], target: Target, gpu_arch: str | None = None) -> Fact | None:
+def blocks_model(needs: Iterable[str], target: TargetLike, gpu_arch: str | None = None) -> Fact | None:
     """The fact of ``target`` that stops a user's model of a form needing ``needs`` (its own needs only), or None:
     an INT8 + FP8 Q/DQ model of P16's weakly typed form is not stopped on TensorRT 11 by the missing
     BuilderFlag.FP8 (it builds strongly typed there), but is on Orin by its GPU."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.worker.backends.tensorrt.compat import version_tuple
+from harness.tensorrt.versions import version_tuple
 
 DLA_JETSON_MIGRATION_11_3 = (
     "https://docs.nvidia.com/deeplearning/tensorrt/11.3.0/api/migration/tensorrt-10x-to-11x-jetson.html")

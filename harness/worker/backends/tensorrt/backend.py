@@ -44,10 +44,13 @@ from typing import Any
 
 import numpy as np
 
-from harness.worker.backends.base import Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker
 from harness.tensorrt import classify, devices, layers
-from harness.worker.backends.tensorrt.build_config import config_settings, precision_flags_missing
 from harness.tensorrt.calibration_cache import after_build
+from harness.tensorrt.quantization_lifecycle import REMOVED, implicit_quantization
+from harness.tensorrt.release_facts import dla_absent
+from harness.tensorrt.versions import version_tuple
+from harness.worker.backends.base import Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker
+from harness.worker.backends.tensorrt.build_config import config_settings, precision_flags_missing
 from harness.worker.backends.tensorrt.calibrator import calibrator_class_name
 from harness.worker.backends.tensorrt.capture import CellCapture
 from harness.worker.backends.tensorrt.compat import (
@@ -57,13 +60,10 @@ from harness.worker.backends.tensorrt.compat import (
     polygraphy_problem_message,
     tensorrt_api,
     tensorrt_missing_message,
-    version_tuple,
 )
 from harness.worker.backends.tensorrt.gpu import probe_gpu
 from harness.worker.backends.tensorrt.lazy import lazy_import, resolve
 from harness.worker.backends.tensorrt.network import mark_extra_outputs, network_settings, set_layer_precisions
-from harness.tensorrt.quantization_lifecycle import REMOVED, implicit_quantization
-from harness.tensorrt.release_facts import dla_absent
 
 tensorrt = lazy_import("tensorrt")
 polygraphy = lazy_import("polygraphy")
