@@ -43,6 +43,7 @@ class CalibrationCache(Case):
     id = "p11-calibration-cache"
     title = "Reusing a calibration cache whose header names another TensorRT version (or algorithm)"
     pattern = "P11"
+    evidence_files = ("calibration-cache",)  # a cache's header names the version that wrote it: diagnose reads it
     links = (INCOMPATIBLE_SKIPPED, CACHE_HOLDS_VERSION, OLD_CACHE_ON_10_3)
     mode = "implicit-int8"
     opset = 17

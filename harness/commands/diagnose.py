@@ -67,13 +67,15 @@ def cmd_doctor(args) -> int:
 
 
 def cmd_classify(args) -> int:
+    from cases import library_signatures
     from harness.tensorrt.classify import classify_log, not_a_log
 
     text = input_file(args.logfile, "a TensorRT log file").read_text(encoding="utf-8", errors="replace")
-    problem = not_a_log(text)
+    signatures = library_signatures()
+    problem = not_a_log(text, signatures)
     if problem:
         raise CommandError(f"{args.logfile}: does not look like a TensorRT log: {problem}")
-    print(json.dumps(classify_log(text).to_dict(), indent=2))
+    print(json.dumps(classify_log(text, signatures).to_dict(), indent=2))
     return EXIT_OK
 
 
@@ -117,12 +119,14 @@ def cmd_layers(args) -> int:
 def _as_build_log(path: Path) -> str:
     """What a file without layers says as a build log, for the error of `layers`: its failure or the known failure it
     names, and the commands that read it ("" when it names neither)."""
+    from cases import library_signatures
     from harness.tensorrt.classify import classify_log, not_a_log
 
     text = path.read_text(encoding="utf-8", errors="replace")
-    if not_a_log(text):
+    signatures = library_signatures()
+    if not_a_log(text, signatures):
         return ""
-    result = classify_log(text)
+    result = classify_log(text, signatures)
     if result.category is None and result.known_failure is None:
         return ""
     said = [result.category or "no failure shown"]

@@ -23,7 +23,7 @@ from harness.worker import CONTAINER_PACKAGES
 from harness.worker.environment import nvidia_gpus, package_version
 
 CELL_INPUT_FIELDS = ("mode", "opset", "params", "knobs", "expected_int8", "expected_precision", "tolerance",
-                     "inputs", "outputs", "calibration_batches", "model_sha256", "data_sha256")
+                     "inputs", "outputs", "calibration_batches", "model_sha256", "data_sha256", "log_signatures")
 GENERATOR_PACKAGES = ("numpy", "onnx", "onnx-graphsurgeon")
 # The rules that write each variant's predicted engine into the generated index (read as files, never imported).
 ENGINE_PREDICTION = Path("scan") / "engine_prediction"

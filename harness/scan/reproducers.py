@@ -69,10 +69,9 @@ def write_reproducers(loaded: LoadedModel, findings: Sequence[Finding], cases_di
     cases_dir = Path(cases_dir)
     cases_dir.mkdir(parents=True, exist_ok=True)
     extractor = Extractor(loaded)
-    from cases.generate import INDEX_FORMAT  # with onnx's reference evaluator: imported for --run only
+    from cases.generate import new_index  # with onnx's reference evaluator: imported for --run only
 
-    index = {"format": INDEX_FORMAT, "generator": {"scan": str(loaded.path), "onnx": onnx.__version__,
-                                                   "onnx_graphsurgeon": gs.__version__}, "cases": []}
+    index = new_index({"scan": str(loaded.path), "onnx": onnx.__version__, "onnx_graphsurgeon": gs.__version__})
     reproducers, names = [], {}  # case id -> the reproducer names taken in its directory
     for finding in findings:
         entry = next((c for c in index["cases"] if c["id"] == finding.case.id), None)

@@ -175,8 +175,8 @@ def blocks(needs: Iterable[str], target: TargetLike, gpu_arch: str | None = None
 
 def blocks_model(needs: Iterable[str], target: TargetLike, gpu_arch: str | None = None) -> Fact | None:
     """The fact of ``target`` that stops a user's model of a form needing ``needs`` (its own needs only), or None:
-    an INT8 + FP8 Q/DQ model of P16's weakly typed form is not stopped on TensorRT 11 by the missing
-    BuilderFlag.FP8 (it builds strongly typed there), but is on Orin by its GPU."""
+    an INT8 + FP8 Q/DQ model built weakly typed is not stopped on TensorRT 11 by the missing BuilderFlag.FP8 (it
+    builds strongly typed there), but is on Orin by its GPU."""
     return target_facts(target, gpu_arch).blocking_model(needs)
 
 

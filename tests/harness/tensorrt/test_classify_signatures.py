@@ -9,8 +9,9 @@ import re
 
 import pytest
 
+from cases import library_signatures
 from harness.tensorrt import classify
-from harness.tensorrt.classify import UNRECOGNIZED_FAILURE, classify_log
+from harness.tensorrt.classify import UNRECOGNIZED_FAILURE
 
 SOURCES = {
     "onnx-tensorrt#465": "https://github.com/onnx/onnx-tensorrt/issues/465",
@@ -107,7 +108,7 @@ FAILURE_LINES = [
      "reference"),
     ("internal-assert", "[E] Error[9]: Error Code 9: Internal Error (Some condition TensorRT checks was not met.)",
      "unsourced"),
-    # The known upstream failures (classify.KNOWN_FAILURES), each in the wording of its report.
+    # The known upstream failures (the cases' log_signatures), each in the wording of its report.
     ("internal-assert", "[TRT] [E] [checkSanity.cpp::checkLinks::218] Error Code 2: Internal Error (Assertion "
                         "item.second != nullptr failed. region should have been removed from Graph::regions)",
      "ultralytics#23841"),
@@ -240,11 +241,16 @@ def alternatives(pattern: re.Pattern) -> list[str]:
     return pieces + [current]
 
 
+def classify_log(text):
+    return classify.classify_log(text, library_signatures())
+
+
 def signatures() -> list[tuple[str, re.Pattern]]:
-    """(signature, pattern) of every rule; internal-assert has two: an assertion, TensorRT's internal-error envelope."""
+    """(signature, pattern) of every rule of the classifier; internal-assert has two: an assertion, TensorRT's
+    internal-error envelope. The known failures the cases declare carry their own example lines
+    (tests/cases/test_log_signatures.py)."""
     found = [("consequence", classify._CONSEQUENCE), *classify._ROOT_CAUSE_PATTERNS,
-             ("internal-assert", classify._INTERNAL_ERROR),
-             *((known.category, known.message) for known in classify.KNOWN_FAILURES)]
+             ("internal-assert", classify._INTERNAL_ERROR)]
     return found + list(classify._WARNING_PATTERNS.items())
 
 

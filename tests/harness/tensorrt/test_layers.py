@@ -15,7 +15,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from harness.tensorrt.classify import classify_log
+from cases import library_signatures
+from harness.tensorrt import classify
 from harness.tensorrt.layers import (
     EngineLayer,
     FallbackReport,
@@ -32,6 +33,11 @@ from harness.tensorrt.layers import (
     read_layers_file,
     read_log_layers,
 )
+
+
+def classify_log(text):
+    return classify.classify_log(text, library_signatures())
+
 
 CONVOLUTION_LAYER_TYPES = ("CaskConvolution", "ConvActPool")
 

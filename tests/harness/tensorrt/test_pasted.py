@@ -6,10 +6,16 @@ import json
 
 import pytest
 
-from harness.tensorrt.classify import classify_log
+from cases import library_signatures
+from harness.tensorrt import classify
 from harness.tensorrt.layers import read_layers_file, read_log_layers
 from harness.tensorrt.pasted import unpasted
 from tests.conftest import REPO
+
+
+def classify_log(text):
+    return classify.classify_log(text, library_signatures())
+
 
 CORPUS = REPO / "reference" / "pasted-fragments"
 LABELS = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))

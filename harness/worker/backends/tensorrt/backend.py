@@ -48,6 +48,7 @@ from harness.tensorrt import classify, devices, layers
 from harness.tensorrt.calibration_cache import after_build
 from harness.tensorrt.quantization_lifecycle import REMOVED, implicit_quantization
 from harness.tensorrt.release_facts import dla_absent
+from harness.tensorrt.signatures import LogSignatures
 from harness.tensorrt.versions import version_tuple
 from harness.worker.backends.base import Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker
 from harness.worker.backends.tensorrt.build_config import config_settings, precision_flags_missing
@@ -173,6 +174,7 @@ class TensorRTBackend(Backend):
         calls: dict[str, Any] = {}
         details: dict[str, Any] = {"tensorrt_calls": calls}
         capture = CellCapture(trt, workdir)
+        signatures = LogSignatures.from_json(cell.get("log_signatures"))  # the library's, from index.json
         error: Exception | None = None
         with capture:
             try:
@@ -189,8 +191,8 @@ class TensorRTBackend(Backend):
                 error = err
         details.update(capture.summary())
         if error is not None:
-            raise self._failure(error, stages.current, capture, details) from error
-        classification = classify.classify_log(capture.tensorrt_text())
+            raise self._failure(error, stages.current, capture, details, signatures) from error
+        classification = classify.classify_log(capture.tensorrt_text(), signatures)
         _note_deprecation_warnings(calls, classification.warnings)
         if classification.category is not None:  # an error line in a build that still produced an engine
             details["log_classification"] = classification.to_dict()
@@ -289,15 +291,18 @@ class TensorRTBackend(Backend):
 
     # ---- failures ----
 
-    def _failure(self, error: Exception, stage: str, capture: CellCapture, details: dict[str, Any]) -> BackendFailure:
-        """A failed stage as a result: classified from TensorRT's log, with its warnings and a log digest."""
+    def _failure(self, error: Exception, stage: str, capture: CellCapture, details: dict[str, Any],
+                 signatures: LogSignatures) -> BackendFailure:
+        """A failed stage as a result: classified from TensorRT's log (the known failures of ``signatures``), with its
+        warnings and a log digest."""
         if isinstance(error, BackendFailure):
             error.log = error.log or capture.digest(error.message)
             error.warnings = error.warnings or classify.classify_log(capture.tensorrt_text()).warnings
             error.details = {**details, **error.details}
             return error
         message = str(error)
-        classification = classify.classify_log("\n".join((capture.tensorrt_text(), capture.polygraphy_text(), message)))
+        classification = classify.classify_log("\n".join((capture.tensorrt_text(), capture.polygraphy_text(), message)),
+                                               signatures)
         _note_deprecation_warnings(details["tensorrt_calls"], classification.warnings)
         if NOT_AVAILABLE_IN_POLYGRAPHY in message:
             category, summary, node = "unsupported-api", message, None
