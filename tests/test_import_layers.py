@@ -300,3 +300,17 @@ def test_the_readme_layout_draws_every_layer_and_names_only_paths_that_exist():
              if token.split("/")[0] in (*ROOTS, "containers", "benchmarks", "tests", "scripts", ".github")]
     assert named and all(list(REPO.glob(token.rstrip("/"))) for token in named), [
         token for token in named if not list(REPO.glob(token.rstrip("/")))]
+
+
+# Command modules that import another command's module (not options, which every command shares), and why.
+COMMAND_SIBLINGS = {("harness.commands.nightly", "harness.commands.run")}  # the nightly runs targets as `run` does
+
+
+def test_a_command_takes_shared_helpers_from_below_not_from_another_command():
+    """What two commands share (scan.json and scan.html: reports/scan_results.py) lives below them; a command module
+    imports only options among the commands' modules (main wires them all)."""
+    offending = [where(module, target) for module, targets in GRAPH.items() for target in targets
+                 if module.startswith("harness.commands.") and target.startswith("harness.commands.")
+                 and module != "harness.commands.main" and target != "harness.commands.options"
+                 and (module, target) not in COMMAND_SIBLINGS]
+    assert not offending, "\n".join(offending)

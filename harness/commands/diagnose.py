@@ -164,7 +164,7 @@ def cmd_diagnose(args) -> int:
     status = EXIT_BY_OUTCOME[diagnosis.outcome]
     data = diagnosis_data(diagnosis, status)
     if diagnosis.scan is not None:
-        from harness.commands.scan import HTML_NAME, JSON_NAME, scan_data, write_results
+        from reports.scan_results import HTML_NAME, JSON_NAME, scan_data, write_results
 
         data["scan_results"] = [str(out_dir / name) for name in (JSON_NAME, HTML_NAME)]
         write_results({**scan_data(diagnosis.scan), "diagnosis": data}, out_dir)

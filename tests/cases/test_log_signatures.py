@@ -52,8 +52,8 @@ def test_the_worker_reads_the_table_of_a_generated_directory_and_refuses_a_damag
     damaged = tmp_path / "cases"
     damaged.mkdir()
     for path in control_cases_dir.iterdir():
-        (damaged / path.name).symlink_to(path)
-    (damaged / "index.json").unlink()
+        if path.name != "index.json":
+            (damaged / path.name).symlink_to(path)
     (damaged / "index.json").write_text(json.dumps(index))
     with pytest.raises(CasesDirError, match=r"index\.json: field 'log_signatures'\.failures\[0\]\.message: not a regular"):
         load_cells(damaged)
@@ -89,3 +89,17 @@ def test_a_declared_signature_takes_the_pattern_of_its_case(monkeypatch):
     assert library_signatures([case]).failures == case.log_signatures
     with pytest.raises(ValueError, match=r"log signature ids repeat: \['x-failure'\]"):
         LogSignatures((_failure(),), (KnownForm("x-failure", "missing-scale", re.compile("x"), "s", "n", "x"),))
+
+
+def test_an_index_without_the_table_gives_cells_none(control_cases_dir, tmp_path):
+    """A cases directory written before the table travelled in index.json: the worker classifies without known
+    failures rather than refusing it."""
+    index = json.loads((control_cases_dir / "index.json").read_text())
+    del index["log_signatures"]
+    older = tmp_path / "cases"
+    older.mkdir()
+    for path in control_cases_dir.iterdir():
+        if path.name != "index.json":
+            (older / path.name).symlink_to(path)
+    (older / "index.json").write_text(json.dumps(index))
+    assert all(LogSignatures.from_json(cell["log_signatures"]) == NO_SIGNATURES for cell in load_cells(older))
