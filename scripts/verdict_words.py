@@ -63,7 +63,8 @@ PRECISION_SPELLINGS = {
     "harness/worker/backends/tensorrt/network.py": "TensorRT's network API (data types, layer precisions)",
     "harness/worker/backends/tensorrt/build_config.py": "TensorRT's builder flags per precision",
     "harness/worker/backends/ort_kernels.py": "ONNX Runtime's kernel names and types",
-    "harness/diagnosis/facts.py": "trtexec's flags and log words",
+    "harness/diagnosis/kinds/command_line.py": "trtexec's precision flags",
+    "harness/diagnosis/kinds/engine_build_metadata.py": "trtexec's precision words (its Precision line, TREx's options)",
 }
 
 
