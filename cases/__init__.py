@@ -6,7 +6,7 @@ library's own machinery, ``model`` and ``generate``, are not case modules). See 
 import importlib
 import pkgutil
 
-from cases.model import Case, Match, all_cases, get_case, iter_variants  # noqa: F401
+from cases.model import Case, Match, all_cases, get_case, iter_variants, library_signatures  # noqa: F401
 
 NOT_CASE_MODULES = frozenset({"model", "generate", "matching", "rewriting"})
 

@@ -19,7 +19,7 @@ import onnx
 import onnx.version_converter
 import onnx_graphsurgeon as gs
 
-from cases.model import Built, Case, Variant, all_cases, needs_of
+from cases.model import Built, Case, Variant, all_cases, library_signatures, needs_of
 
 INDEX_FORMAT = "trt-matrix/cases/1"
 IR_VERSION_FOR_OPSET = {13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9, 20: 9, 21: 10}  # oldest IR that carries the opset
@@ -159,6 +159,13 @@ def _value_info(values) -> dict[str, dict]:
     }
 
 
+def new_index(generator: dict) -> dict:
+    """An index.json without cases, made by ``generator``: it carries the library's log signatures, which the worker
+    classifies TensorRT's logs with (every pattern's, whichever cases the directory holds)."""
+    return {"format": INDEX_FORMAT, "generator": generator, "log_signatures": library_signatures().to_json(),
+            "cases": []}
+
+
 def case_entry(case: type[Case]) -> dict:
     """The index.json entry of a case, without its variants."""
     return {"id": case.id, "title": case.title, "pattern": case.pattern, "links": list(case.links),
@@ -187,7 +194,7 @@ def declared_entry(case: type[Case], variant: Variant) -> dict:
 def declared_index(cases: Iterable[type[Case]] | None = None) -> dict:
     """The index.json of ``cases`` (default: the library) as far as their declarations give it, built in memory
     without writing a file: what a reader of a written index reads of the cases, variants and claims."""
-    return {"format": INDEX_FORMAT, "cases": [
+    return {"format": INDEX_FORMAT, "log_signatures": library_signatures().to_json(), "cases": [
         case_entry(case) | {"variants": [declared_entry(case, variant) for variant in case.variants]}
         for case in (cases if cases is not None else all_cases())]}
 
@@ -262,11 +269,7 @@ def generate(
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    index = {
-        "format": INDEX_FORMAT,
-        "generator": {"onnx": onnx.__version__, "onnx_graphsurgeon": gs.__version__, "numpy": np.__version__},
-        "cases": [],
-    }
+    index = new_index({"onnx": onnx.__version__, "onnx_graphsurgeon": gs.__version__, "numpy": np.__version__})
     for case in cases if cases is not None else all_cases():
         entry = case_entry(case)
         (out_dir / case.id).mkdir(exist_ok=True)

@@ -19,6 +19,7 @@ from harness.judgement.vocabulary import CLAIM_OUTCOMES, REQUESTED_PRECISIONS, V
 from harness.targets.facts import (CALIBRATION_PROFILE, DLA, FP4_BUILDER_FLAG, FP8_BUILDER_FLAG, IMPLICIT_INT8, NEEDS,
                                    PRECISION_CONSTRAINTS, STRONG_TYPING)
 from harness.targets.ranges import Scope  # noqa: F401 (what a case declares a range claim's scope with)
+from harness.tensorrt.signatures import KnownFailure, KnownForm, LogSignatures
 
 # implicit-int8: a float graph and a calibrator; explicit-qdq: Q/DQ nodes in the graph; float: a float graph without
 # Q/DQ and without a calibrator, whose precision is asked for only through builder flags (knobs fp16/fp8/fp4) or the
@@ -293,6 +294,13 @@ class Case:
     # A case made by `harness reduce` from a failure seen here, before anyone reported it upstream: what was seen, on
     # which target. Such a case has no links until its upstream issue exists.
     observed: ClassVar[Observation | None] = None
+    # What the pattern looks like in a TensorRT log: the messages upstream reports name (KnownFailure) and the weaker
+    # forms (KnownForm: a failing node's name, warning lines), each with its report and an example line. The
+    # classifier reads them from the library's table (library_signatures), never from a list of its own.
+    log_signatures: ClassVar[tuple[KnownFailure | KnownForm, ...]] = ()
+    # The diagnose file kinds (harness/diagnosis/kinds) whose content is evidence of the pattern on its own: P11's
+    # "calibration-cache" (a cache's header against each target's TensorRT).
+    evidence_files: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -313,6 +321,7 @@ class Case:
             if not (isinstance(backend, str) and backend and isinstance(why, str) and why):
                 raise TypeError(f"Case {cls.id}: not_applicable maps a backend name to why the finding cannot concern "
                                 f"it, found {backend!r}: {why!r}")
+        cls.log_signatures = tuple(_own_signature(cls, signature) for signature in cls.log_signatures)
         if cls.id in _REGISTRY:
             raise TypeError(f"Case id {cls.id!r} is declared twice: {_REGISTRY[cls.id].__module__} and {cls.__module__}")
         _REGISTRY[cls.id] = cls
@@ -385,6 +394,27 @@ def needs_of(variant: Variant, mode: str) -> tuple[str, ...]:
 def all_cases() -> list[type[Case]]:
     """Every registered case, in id order (importing :mod:`cases` registers the library)."""
     return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def library_signatures(cases: Iterable[type[Case]] | None = None) -> LogSignatures:
+    """The log classifier's table: every case's log signatures (default: the library's), known failures in case
+    order."""
+    declared = [s for case in (cases if cases is not None else all_cases()) for s in case.log_signatures]
+    return LogSignatures(tuple(s for s in declared if isinstance(s, KnownFailure)),
+                         tuple(s for s in declared if isinstance(s, KnownForm)))
+
+
+def _own_signature(case: type[Case], signature: Any) -> KnownFailure | KnownForm:
+    """``signature`` with the case's pattern; a TypeError naming the case when it is not a signature of it."""
+    if not isinstance(signature, (KnownFailure, KnownForm)):
+        raise TypeError(f"Case {case.id}: log_signatures holds {signature!r}, not a KnownFailure or KnownForm")
+    if signature.pattern not in ("", case.pattern):
+        raise TypeError(f"Case {case.id}: log signature {signature.id} names pattern {signature.pattern}, not the "
+                        f"case's {case.pattern}")
+    if signature.source not in case.links:
+        raise TypeError(f"Case {case.id}: log signature {signature.id} cites {signature.source}, which is not among "
+                        "the case's links")
+    return dataclasses.replace(signature, pattern=case.pattern)
 
 
 def get_case(case_id: str) -> type[Case]:

@@ -21,6 +21,7 @@ graph with Q/DQ nodes, which every version builds (strongly typed on 11).
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import onnx_graphsurgeon as gs
@@ -28,6 +29,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases.matching import has_qdq
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
+from harness.tensorrt.signatures import KnownFailure
 
 DEPRECATION_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4095"
 DYNAMIC_RANGE_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4292"
@@ -55,7 +57,7 @@ def _deprecated_but_working(target: str, version: str) -> Claim:
     )
 
 
-# The documented lifecycle (harness.worker.backends.tensorrt.quantization_lifecycle): a calibrator build works on every
+# The documented lifecycle (harness.tensorrt.quantization_lifecycle): a calibrator build works on every
 # release before 11.0 (deprecated, still building, from 10.1); 11.0 removed it, which the target's facts say.
 _CALIBRATOR_RELEASES = Scope(before="11.0")
 _LIFECYCLE = "NVIDIA's binding source: implicit quantization works before 11.0, deprecated (still building) from 10.1"
@@ -66,6 +68,18 @@ class ImplicitLifecycle(Case):
     id = "p10-implicit-lifecycle"
     title = "A calibrator build through implicit quantization's lifecycle: supported, deprecated (10.1), removed (11.0)"
     pattern = "P10"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownFailure(
+            id="calibrator-class-removed", category="unsupported-api",
+            message=re.compile(r"module 'tensorrt' has no attribute 'IInt8\w*Calibrator\w*'"),
+            source="https://github.com/ultralytics/ultralytics/issues/24729",
+            example="AttributeError: module 'tensorrt' has no attribute 'IInt8Calibrator'"),
+        KnownFailure(  # the calibrator's algorithm enum, removed with it in TensorRT 11
+            id="calibration-algo-type-removed", category="unsupported-api",
+            message=re.compile(r"module 'tensorrt' has no attribute 'CalibrationAlgoType'"),
+            source=CALIBRATION_ALGO_TYPE_REMOVED,
+            example="AttributeError: module 'tensorrt' has no attribute 'CalibrationAlgoType'"),
+    )
     links = (DEPRECATION_ISSUE, DYNAMIC_RANGE_ISSUE, BINDING_SOURCE, MIGRATION_GUIDE, CALIBRATOR_REMOVED_ISSUE,
              CALIBRATION_ALGO_TYPE_REMOVED)
     mode = "implicit-int8"

@@ -38,11 +38,12 @@ OLD_CACHE = ("8.6.0", "EntropyCalibration2")  # the header of the 10.3.0 report
 
 class CalibrationCache(Case):
     # No `find`: the pattern is in the cache file and the TensorRT version that wrote it, not in the graph's structure
-    # (any model built with a calibrator has a cache). harness/worker/backends/tensorrt/calibration_cache.py reads a
+    # (any model built with a calibrator has a cache). harness/tensorrt/calibration_cache.py reads a
     # cache file and names its version.
     id = "p11-calibration-cache"
     title = "Reusing a calibration cache whose header names another TensorRT version (or algorithm)"
     pattern = "P11"
+    evidence_files = ("calibration-cache",)  # a cache's header names the version that wrote it: diagnose reads it
     links = (INCOMPATIBLE_SKIPPED, CACHE_HOLDS_VERSION, OLD_CACHE_ON_10_3)
     mode = "implicit-int8"
     opset = 17

@@ -20,6 +20,7 @@ depend on the layer type (TensorRT takes FP8/FP4 only from Q/DQ), so the case ke
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from cases import _graphs as g
 from cases import matching as m
 from cases._backend_notes import ORT_DROPS_RELU_BEFORE_FP8_Q
 from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
+from harness.tensorrt.signatures import KnownFailure
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4590"
 # TensorRT 11 without the precision builder flags, as Python meets it: "BuilderFlag has no attribute FP16".
@@ -65,6 +67,14 @@ class PrecisionFlagWithoutQdq(Case):
     id = "p15-precision-flag-without-qdq"
     title = "FP8/FP4 builder flag (or TensorRT 11's FP16 request) on a graph without Q/DQ builds FP32 silently"
     pattern = "P15"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownFailure(  # TensorRT 11's Python module without the precision builder flags (strong typing only)
+            id="precision-builder-flag-removed", category="unsupported-api",
+            message=re.compile(r"type object '[\w.]*BuilderFlag' has no attribute "
+                               r"'(?:FP16|BF16|INT8|FP8|INT4|FP4|STRICT_TYPES)'"),
+            source=FLAG_REMOVED_FIX,
+            example="AttributeError: type object 'tensorrt.BuilderFlag' has no attribute 'FP16'"),
+    )
     links = (ISSUE, TRT11_ISSUE, TRT11_FIX, FLAG_REMOVED_FIX)
     mode = "float"
     opset = 19

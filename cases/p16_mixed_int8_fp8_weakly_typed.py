@@ -18,6 +18,7 @@ Q/DQ -> Conv 3x3 32 -> 32 (FP8 weight, per channel) -> output, opset 19, torch.o
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import onnx_graphsurgeon as gs
@@ -26,6 +27,7 @@ from cases import _graphs as g
 from cases import matching as m
 from cases._backend_notes import ORT_DROPS_RELU_BEFORE_FP8_Q
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
+from harness.tensorrt.signatures import KnownFailure
 
 PULL = "https://github.com/justincdavis/trtutils/pull/163"
 NO_FP8_HARDWARE = "https://github.com/NVIDIA/Model-Optimizer/issues/70"
@@ -68,6 +70,14 @@ class MixedInt8Fp8WeaklyTyped(Case):
     id = "p16-mixed-int8-fp8-weakly-typed"
     title = "INT8 and FP8 Q/DQ in one weakly typed network: rejected on Blackwell; FP8 rejected on pre-Ada GPUs"
     pattern = "P16"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownFailure(
+            id="fp8-needs-fp8-hardware", category="unsupported-op",
+            message=re.compile(r"Networks with FP8 (?:Q/DQ layers|precision) require hardware with FP8 support"),
+            source="https://github.com/NVIDIA/Model-Optimizer/issues/70",
+            example=("IBuilder::buildSerializedNetwork: Error Code 9: API Usage Error (Networks with FP8 Q/DQ layers require "
+                     "hardware with FP8 support.)")),
+    )
     links = (PULL, NO_FP8_HARDWARE)
     mode = "explicit-qdq"
     opset = 19

@@ -26,6 +26,7 @@ be claimed for it (#439 gives no version).
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import onnx_graphsurgeon as gs
@@ -34,6 +35,7 @@ from cases import _graphs as g
 from cases import matching as m
 from cases._backend_notes import ORT_DROPS_RELU_BEFORE_FP8_Q
 from cases.model import Built, Case, Knobs, Match, Tolerance, Variant
+from harness.tensorrt.signatures import KnownFailure
 
 ISSUE = "https://github.com/NVIDIA/Model-Optimizer/issues/118"
 FAILED_BUILD = "https://github.com/NVIDIA/Model-Optimizer/issues/439"
@@ -48,6 +50,16 @@ class Fp8QdqAfterMaxPool(Case):
     id = "p17-fp8-qdq-after-maxpool"
     title = "FP8 Q/DQ placed after a MaxPool (ModelOpt FP8 ResNet stem): Myelin cannot type the quantize"
     pattern = "P17"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownFailure(
+            id="quantize-type-not-inferred", category="no-implementation",
+            message=re.compile(r"Could not infer output types for operation:\s*\d+:\s*quantize:"),
+            source="https://github.com/NVIDIA/Model-Optimizer/issues/118",
+            example=("[type.cpp:infer_type:145] Could not infer output types for operation:    40: quantize: "
+                     "/maxpool/MaxPool_output_0_QuantizeLinear_Output'-(fp8[7,64,192,256][]so[], mem_prop=0) No "
+                     "matching rules found for input operand types"),
+            skip_reason=True),
+    )
     links = (ISSUE, FAILED_BUILD, INT8_FOR_CONV)
     mode = "explicit-qdq"
     opset = 19

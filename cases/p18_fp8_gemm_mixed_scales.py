@@ -24,6 +24,7 @@ ONNX Runtime kernel, not for the pattern; P6 holds the INT8 Linear forms.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
+from harness.tensorrt.signatures import KnownFailure
 
 FALLBACK = "https://github.com/NVIDIA/TensorRT-Model-Connect/pull/1386"
 FP4_REJECTED = "https://github.com/NVIDIA/TensorRT-Model-Connect/pull/1326"
@@ -61,6 +63,13 @@ class Fp8GemmMixedScales(Case):
     id = "p18-fp8-gemm-mixed-scales"
     title = "FP8 GEMM with per-token activation and per-channel weight scales runs as FP16 GEMM without a word"
     pattern = "P18"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownFailure(
+            id="fp4-blockwise-quantize-rejected", category="unsupported-op",
+            message=re.compile(r"Blockwise quantization requires output type to be int8 or fp8e4m3"),
+            source="https://github.com/NVIDIA/TensorRT-Model-Connect/pull/1326",
+            example="Blockwise quantization requires output type to be int8 or fp8e4m3"),
+    )
     links = (FALLBACK, FP4_REJECTED)
     mode = "explicit-qdq"
     opset = 19

@@ -19,6 +19,7 @@ stride 1 (the log shows the weight, not the attributes).
 """
 from __future__ import annotations
 
+import re
 import functools
 from typing import Any, Iterator
 
@@ -28,6 +29,7 @@ from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
 from cases.model import AlreadyInForm, Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
+from harness.tensorrt.signatures import KnownFailure
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3385"
 
@@ -89,6 +91,15 @@ class DwConvSwishLastNode(Case):
     id = "p1-dwconv-swish-last-node"
     title = "Q/DQ depthwise Conv + BatchNorm + Swish as the last node of the graph"
     pattern = "P1"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownFailure(
+            id="qdq-conv-swish-no-implementation", category="no-implementation",
+            message=re.compile(r"could not find any implementation for node [^+()]+ \+ [^+()]+ \+ "
+                               r"PWN\([^()]*sigmoid, [^()]*mul\)", re.IGNORECASE),
+            source="https://github.com/NVIDIA/TensorRT/issues/3385",
+            example=("[optimizer.cpp::computeCosts::3728] Error Code 10: Internal Error (Could not find any implementation for "
+                     "node w + node_of_dqconv.dwconv + PWN(node_of_swish.sigmoid, node_of_swish.mul).)")),
+    )
     links = (ISSUE,)
     mode = "explicit-qdq"
     opset = 13

@@ -25,7 +25,7 @@ even on a DLA target. A DLA variant is ``unavailable`` with NVIDIA's reason wher
 has DLA again, every cell of this implicit case is ``unavailable`` too.
 
 No claim for one target: the documentation says where DLA exists, and the harness already makes a DLA cell
-``unavailable`` there with the same pages (harness/worker/backends/tensorrt/release_facts.py, read as target facts by
+``unavailable`` there with the same pages (harness/tensorrt/release_facts.py, read as target facts by
 harness/targets/facts.py); no report covers this graph on a release that has DLA. One range claim: the DLA guide says,
 for every release, that without GPU fallback a layer DLA cannot run is an error, and its supported-layer page lists
 nearest and linear Resize only, so ``dla-no-fallback`` fails on Orin's releases with DLA (8.5 to 10.7). What the cubic
@@ -33,6 +33,7 @@ Resize runs in once it falls back to the GPU is not documented: ``as-reported`` 
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,8 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
+from harness.tensorrt.classify import DLA_FALLBACK_LINE
+from harness.tensorrt.signatures import KnownFailure, KnownForm
 
 MIGRATION = "https://docs.nvidia.com/deeplearning/tensorrt/11.3.0/api/migration/tensorrt-10x-to-11x-jetson.html"
 RETURNED = "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/release-notes-11/11.4.1.html"
@@ -61,6 +64,21 @@ class OrinDlaFallback(Case):
     id = "p20-orin-dla-fallback"
     title = "Orin DLA INT8 network with a layer DLA lacks: GPU fallback, failure without it, DLA absent in some builds"
     pattern = "P20"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownFailure(  # P8's message, in a DLA build: the DLA subgraph (a ForeignNode) has no implementation
+            id="dla-foreign-node-no-implementation", category="no-implementation",
+            message=re.compile(r"could not find any implementation for node \{ForeignNode\[", re.IGNORECASE),
+            source=DLA_NODE_FAILURE,
+            instead_of="foreign-node-no-implementation", when_text=r"--useDLACore|\bDLA\b|\[DlaLayer\]",
+            example="Error Code 10: Internal Error (Could not find any implementation for node "
+                    "{ForeignNode[/cnn/cnn.0/Conv]} on DLA core 0.)"),
+        KnownForm(
+            id="dla-layer-to-gpu", kind="dla-fallback", form=DLA_FALLBACK_LINE, source=YOLO11_FALLBACK,
+            note=("layers DLA cannot run left the DLA for the GPU (GPU fallback on): the engine builds, split between "
+                  "DLA and GPU; which layers and why is in the lines themselves"),
+            example="[TRT] [W] Layer '/model.23/Concat_4' (CONCATENATION): Unsupported on DLA. Switching this "
+                    "layer's device type to GPU."),
+    )
     links = (MIGRATION, RETURNED, NO_FALLBACK_ERROR, DLA_LAYERS, YOLO11_FALLBACK, DLA_NODE_FAILURE)
     mode = "implicit-int8"
     opset = 13

@@ -22,12 +22,14 @@ Q/DQ on every MatMul input (ModelOpt's placement for attention), weights INT8 pe
 """
 from __future__ import annotations
 
+import re
 import numpy as np
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
+from harness.tensorrt.signatures import KnownForm
 
 PTQ_NOT_SUPPORTED = "https://github.com/NVIDIA/TensorRT/issues/2485"
 BERT_NO_CALIBRATION = "https://github.com/NVIDIA/TensorRT/issues/4058"
@@ -71,6 +73,15 @@ class TransformerBlock(Case):
     id = "p7-transformer-block"
     title = "Transformer block (LayerNormalization, MatMul, Softmax, MatMul): implicit PTQ vs explicit Q/DQ"
     pattern = "P7"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownForm(
+            id="layernorm-missing-scale", kind="missing-scale",
+            form=re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor \S*LayerNorm", re.IGNORECASE),
+            source="https://github.com/NVIDIA/TensorRT/issues/4058",
+            note="LayerNorm tensors without INT8 scales: a transformer block under implicit INT8 stays in float (P7)",
+            example=("[TRT] [W] Missing scale and zero-point for tensor encoder.layer.2.attention.output.LayerNorm.bias_output, "
+                     "expect fall back to non-int8 implementation for any layer consuming or producing given tensor")),
+    )
     links = (PTQ_NOT_SUPPORTED, BERT_NO_CALIBRATION, LISTED, LAYERNORM_NO_IMPLICIT_INT8, OPERATORS_85,
              RTDETR_OPSET_16)
     mode = "implicit-int8"

@@ -23,6 +23,7 @@ region is the same kind. Token count and width are not in the threads: 16 tokens
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases.matching import nodes_of
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
+from harness.tensorrt.signatures import KnownFailure
 
 MYELIN_INT8_FAIL = "https://github.com/NVIDIA/TensorRT/issues/3972"
 MYELIN_OOM = "https://github.com/NVIDIA/TensorRT/issues/2606"
@@ -105,6 +107,15 @@ class AttentionMyelin(Case):
     id = "p8-attention-myelin"
     title = "Pre-norm attention block (LayerNorm, MatMul, Softmax, MatMul) under --int8: a Myelin ForeignNode"
     pattern = "P8"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownFailure(
+            id="foreign-node-no-implementation", category="no-implementation",
+            message=re.compile(r"could not find any implementation for node \{ForeignNode\[", re.IGNORECASE),
+            source="https://github.com/NVIDIA/TensorRT/issues/3972",
+            example=("Could not find any implementation for node {ForeignNode[/transformer/attention_4/Slice_4_output_0[Constant]"
+                     ".../transformer/Reshape_6]}."),
+            yields_to_skip_reason=True),
+    )
     links = (MYELIN_INT8_FAIL, MYELIN_OOM, LAYERNORM_FOREIGN_NODE, MYELIN_QDQ_ONLY)
     mode = "implicit-int8"
     opset = 17

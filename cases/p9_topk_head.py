@@ -29,6 +29,7 @@ backend's output would differ from the reference by reordered rows, which says n
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
+from harness.tensorrt.signatures import KnownFailure, KnownForm
 
 ULTRALYTICS_ISSUE = "https://github.com/ultralytics/ultralytics/issues/23841"
 TENSORRT_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4797"
@@ -148,6 +150,21 @@ class TopkHead(Case):
     id = "p9-topk-head"
     title = "YOLO26-style end-to-end head (TopK, GatherElements, TopK) under implicit INT8 calibration"
     pattern = "P9"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownFailure(
+            id="checklinks-region-not-removed", category="internal-assert",
+            message=re.compile(r"region should have been removed from Graph::regions"),
+            source="https://github.com/ultralytics/ultralytics/issues/23841",
+            example=("[checkSanity.cpp::checkLinks::218] Error Code 2: Internal Error (Assertion item.second != nullptr failed. "
+                     "region should have been removed from Graph::regions)")),
+        KnownForm(
+            id="topk-output-missing-scale", kind="missing-scale",
+            form=re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor \S*TopK", re.IGNORECASE),
+            source="https://github.com/ultralytics/ultralytics/pull/24368",
+            note="TopK outputs without INT8 scales: the YOLO head of P9, whose TopK runs in float on 10.x",
+            example=("[TRT] [W] Missing scale and zero-point for tensor /model.23/TopK_output_1, expect fall back to non-int8 "
+                     "implementation for any layer consuming or producing given tensor")),
+    )
     links = (ULTRALYTICS_ISSUE, TENSORRT_ISSUE, DEEPSTREAM_ISSUE, FIX_PR, MINMAX_PR)
     mode = "implicit-int8"
     opset = 17

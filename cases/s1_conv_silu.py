@@ -10,12 +10,14 @@ BatchNorm into the conv (``model.fuse()``) and names the input ``images``
 """
 from __future__ import annotations
 
+import re
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
 from cases.model import Built, Case, Claim, FixResult, Knobs, Match, NoRewrite, Tolerance, Variant
+from harness.tensorrt.signatures import KnownFailure
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3640"
 MINMAX_REPORT = "https://github.com/maggiez0138/yolov5_quant_sample/issues/11"
@@ -83,6 +85,15 @@ class ConvSilu(Case):
     id = "s1-conv-silu"
     title = "YOLO stem Conv + SiLU (Sigmoid, Mul) under implicit INT8"
     pattern = "S1"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownFailure(
+            id="conv-silu-no-implementation", category="no-implementation",
+            message=re.compile(r"could not find any implementation for node .*\+ PWN\(PWN\([^()]*Sigmoid\), "
+                               r"(?:[^()]*Mul|PWN\([^()]*Mul\))\)", re.IGNORECASE),
+            source="https://github.com/NVIDIA/TensorRT/issues/3640",
+            example=("[optimizer.cpp::computeCosts::3869] Error Code 10: Internal Error (Could not find any implementation for "
+                     "node /model.0/conv/Conv + PWN(PWN(/model.0/act/Sigmoid), /model.0/act/Mul).)")),
+    )
     links = (ISSUE, MINMAX_REPORT)
     mode = "implicit-int8"
     opset = 17

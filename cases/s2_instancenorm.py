@@ -9,12 +9,14 @@ Reshape with an INT64 shape initializer flattens the spatial axes.
 """
 from __future__ import annotations
 
+import re
 import numpy as np
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
+from harness.tensorrt.signatures import KnownForm
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3659"
 
@@ -52,6 +54,17 @@ class InstanceNorm(Case):
     id = "s2-instancenorm"
     title = "Multi-input Conv + InstanceNormalization + ReLU with an INT64 Reshape, implicit INT8"
     pattern = "S2"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownForm(
+            id="unnamed-constant-shuffle-missing-scale", kind="missing-scale",
+            form=re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor "
+                            r"\(Unnamed Layer\* \d+\) \[(?:Constant|Shuffle)\]_output"),
+            source="https://github.com/NVIDIA/TensorRT/issues/3659",
+            note=("TensorRT's own Constant and Shuffle layers without INT8 scales, as S2 reports: those tensors stay in "
+                  "float; any model whose parser added such layers shows it"),
+            example=("[TensorRT] WARNING: Missing dynamic range for tensor (Unnamed Layer* 12) [Shuffle]_output, expect fall back "
+                     "to non-int8 implementation for any layer consuming or producing given tensor")),
+    )
     links = (ISSUE,)
     mode = "implicit-int8"
     opset = 17

@@ -16,6 +16,7 @@ grouped convs.
 """
 from __future__ import annotations
 
+import re
 import itertools
 
 import onnx_graphsurgeon as gs
@@ -24,6 +25,7 @@ from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
 from cases.model import AlreadyInForm, Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
+from harness.tensorrt.signatures import KnownForm
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4060"
 # The same layer with a residual Add fused after the Conv (a MobileNeXt sandglass block): four parts, not three.
@@ -114,6 +116,24 @@ class DepthwiseQdq(Case):
     id = "s3-depthwise-qdq"
     title = "Depthwise and grouped Conv with explicit Q/DQ weights"
     pattern = "S3"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownForm(
+            id="qdq-weights-layer-no-implementation", kind="no-implementation",
+            form=re.compile(r"^[^\s+()]+ \+ [^\s+()]*quantiz[^\s+()]* \+ [^\s+()]+$", re.IGNORECASE),
+            source="https://github.com/NVIDIA/TensorRT/issues/4060",
+            note=("a layer made of weights, their QuantizeLinear and one consumer, nothing fused after it, has no "
+                  "implementation: S3's form when the consumer is a depthwise Conv; other Q/DQ convolutions fail in "
+                  "this form too (https://github.com/NVIDIA/TensorRT/issues/1768), so the model decides (--model)"),
+            example="[E] Error[10]: Could not find any implementation for node weights + node_of_weights_quantized + node_of_output."),
+        KnownForm(  # the same layer with the residual Add of a MobileNeXt sandglass block fused after the Conv
+            id="qdq-weights-layer-residual-no-implementation", kind="no-implementation",
+            form=re.compile(r"^[^\s+()]+ \+ [^\s+()]*quantiz[^\s+()]* \+ [^\s+()]+ \+ [^\s+()]+$", re.IGNORECASE),
+            source=RESIDUAL_ISSUE,
+            note=("a layer of weights, their QuantizeLinear, a Conv and the Add fused after it has no implementation: "
+                  "S3's form extended by the residual Add; whether the Conv is depthwise the model decides (--model)"),
+            example="[E] 10: Could not find any implementation for node SandGlass4.8.weight + "
+                    "/SandGlass4/SandGlass4.8/_weight_quantizer/QuantizeLinear + /SandGlass4/SandGlass4.8/Conv + /Add."),
+    )
     links = (ISSUE, NVINFER_H, RESIDUAL_ISSUE)
     mode = "explicit-qdq"
     opset = 13

@@ -16,11 +16,13 @@ stage_4.0, the block of a stage that down-samples in ResNet-style stages.
 """
 from __future__ import annotations
 
+import re
 import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Match, Tolerance, Variant
+from harness.tensorrt.signatures import KnownFailure
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3980"
 RESNET_EXAMPLE = (
@@ -76,6 +78,13 @@ class QdqResnetBlock(Case):
     id = "s5-qdq-resnet-block"
     title = "pytorch-quantization Q/DQ ResNet BasicBlock (residual Add fused into the conv)"
     pattern = "S5"
+    log_signatures = (  # what the pattern looks like in a TensorRT log
+        KnownFailure(
+            id="cuda-runtime-operation-not-supported", category="cuda-runtime",
+            message=re.compile(r"Cuda Runtime \(operation not supported\)"),
+            source="https://github.com/NVIDIA/TensorRT/issues/3980",
+            example="[defaultAllocator.cpp::deallocateAsync::64] Error Code 1: Cuda Runtime (operation not supported)"),
+    )
     links = (ISSUE, RESNET_EXAMPLE)
     mode = "explicit-qdq"
     opset = 13

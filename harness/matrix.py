@@ -13,18 +13,13 @@ from typing import Any
 import yaml
 
 from harness.shipped import shipped_path
+from harness.tensorrt.platforms import GPU_ARCH_FORM, JETSON_PLATFORMS, PLATFORM_ARCH, PLATFORMS
 from harness.worker.errors import InputError
-from harness.worker.environment import GPU_ARCH_FORM
 
 # The matrix this installation has: the repository's in a checkout, the copy built into the package once installed.
 DEFAULT_MATRIX = shipped_path("matrix.yaml")
 MATRIX_NAME = "matrix.yaml"
 RUNNERS = ("local", "docker")
-PLATFORMS = ("any", "x86_64", "orin", "thor")
-# The GPU architecture a Jetson platform always has (platforms.md: Orin sm_87; platforms-2026.md: Thor sm_110); an x86
-# target expects a named architecture or "any" (whatever GPU the host has: hosts of several GPUs, one column each).
-PLATFORM_ARCH = {"orin": "sm_87", "thor": "sm_110"}
-JETSON_PLATFORMS = tuple(PLATFORM_ARCH)
 GPU_ACCESS = ("none", "all-gpus", "nvidia-runtime")
 BUILD_NETWORKS = ("none", "default", "host")
 DOCKER_HOST_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://")

@@ -48,7 +48,7 @@ WORDS = VERDICT_WORDS | PRECISION_WORDS
 CONSTANTS = constant_names()
 # (file, word) -> why the word there is another vocabulary's, not a verdict, outcome or precision.
 HOMONYMS = {
-    ("harness/worker/backends/tensorrt/classify.py", j.CRASH): "a failure category of TensorRT's log",
+    ("harness/tensorrt/classify.py", j.CRASH): "a failure category of TensorRT's log",
     ("harness/scan/fix_places.py", j.WORKAROUND): "scan.json's field naming the workaround variant of a fix",
     ("harness/scan/fixing.py", j.WORKAROUND): "scan.json's field naming the workaround variant of a fix",
     ("harness/orchestration/fingerprint.py", j.OBSERVED): "the local environment as observed, in a fingerprint",
@@ -59,11 +59,12 @@ HOMONYMS = {
 # Files that parse or drive an external tool's precisions (its spellings, its flags): a single precision word is
 # allowed there, an order or a group of them never.
 PRECISION_SPELLINGS = {
-    "harness/worker/backends/tensorrt/layers.py": "TensorRT's layer information and tactic names",
+    "harness/tensorrt/layers.py": "TensorRT's layer information and tactic names",
     "harness/worker/backends/tensorrt/network.py": "TensorRT's network API (data types, layer precisions)",
     "harness/worker/backends/tensorrt/build_config.py": "TensorRT's builder flags per precision",
     "harness/worker/backends/ort_kernels.py": "ONNX Runtime's kernel names and types",
-    "harness/diagnosis/facts.py": "trtexec's flags and log words",
+    "harness/diagnosis/kinds/command_line.py": "trtexec's precision flags",
+    "harness/diagnosis/kinds/engine_build_metadata.py": "trtexec's precision words (its Precision line, TREx's options)",
 }
 
 

@@ -1,5 +1,6 @@
 """Shared fixtures: generated cases directories (the control cases, built once per test session)."""
 import json
+import locale
 import os
 import shutil
 import tempfile
@@ -63,3 +64,12 @@ def evidence_piece(kind: str, scope: str, outcome: str):
     from harness.evidence import Evidence
 
     return Evidence(kind, scope, "a-case", "a-form", "a-target", outcome, None, "")
+
+
+@pytest.fixture()
+def ascii_locale():
+    """Test fake for a machine whose locale encoding is not UTF-8: LC_CTYPE is C (ASCII) while the test runs."""
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    yield
+    locale.setlocale(locale.LC_CTYPE, before)

@@ -6,7 +6,12 @@ the store; harness.scan (the scan of a user's model) never imports reports: the 
 harness.reduction (`reduce`) is a room of its own that only the command enters, and prints through the progress it is
 handed; cases is the case library, graphs built from onnx and onnx-graphsurgeon that import none of the harness's
 rooms nor reports; harness.diagnosis (`diagnose`) reads files, the library and records for the commands.
-harness.worker runs inside containers: the standard library, numpy, onnx and the backend libraries only.
+harness.worker runs inside containers: the standard library, numpy, onnx and the backend libraries only, with
+harness.tensorrt (TensorRT's facts and readers) and harness.judgement (the words of a verdict), standard library only.
+
+A layer's rule covers what it reaches, not only what it imports: an import of a module that imports a forbidden one
+is a breach, reported with the chain of imports that makes it.
+
 harness.evidence (every piece of evidence, gathered once for the scan, diagnose, --fix and the planning view) sits
 above harness.store, harness.targets and harness.judgement and below the scan, diagnosis and reports; it reads forms
 as index.json declares them, never the case library's code.
@@ -23,7 +28,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 ROOTS = ("harness", "reports", "cases")
 LAYERS = ("harness.commands", "harness.orchestration", "harness.store", "harness.worker", "harness.scan", "reports",
-          "cases", "harness.diagnosis", "harness.reduction", "harness.evidence")
+          "cases", "harness.diagnosis", "harness.reduction", "harness.evidence", "harness.tensorrt")
 WORKER_THIRD_PARTY = {"numpy", "onnx", "onnxruntime", "tensorrt", "polygraphy"}
 JUDGEMENT = "harness.judgement"  # goes into worker containers too: the standard library and itself only
 FORBIDDEN = {  # layer -> layers it must never import
@@ -41,7 +46,12 @@ FORBIDDEN = {  # layer -> layers it must never import
     # the case library: graphs, variants, matchers and rewrites, usable without any of the harness
     "cases": {"harness.commands", "harness.orchestration", "harness.store", "harness.worker", "harness.scan",
               "harness.diagnosis", "harness.reduction", "harness.matrix", "reports", "harness.evidence"},
+    # TensorRT's facts and readers: the floor everyone reads, shipped into worker containers
+    "harness.tensorrt": {"harness.commands", "harness.orchestration", "harness.store", "harness.worker",
+                         "harness.scan", "harness.diagnosis", "harness.reduction", "harness.matrix",
+                         "harness.targets", "reports", "cases", "harness.evidence"},
 }
+CONTAINER_LAYERS = ("harness.worker", JUDGEMENT, "harness.tensorrt")  # harness.worker.CONTAINER_PACKAGES
 # Edges that exist today and are being removed by another change; each names that change. Keep this short.
 KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()
 
@@ -106,6 +116,26 @@ def edges() -> dict[str, dict[str, int]]:
 
 
 GRAPH = edges()
+
+
+def reach(graph: dict[str, dict[str, int]], start: str) -> dict[str, str]:
+    """Every module ``start`` reaches through imports -> the module that imports it on the shortest chain."""
+    reached: dict[str, str] = {}
+    queue = [start]
+    for module in queue:
+        for target in graph.get(module, ()):
+            if target != start and target not in reached:
+                reached[target] = module
+                queue.append(target)
+    return reached
+
+
+def chain(reached: dict[str, str], start: str, end: str) -> list[str]:
+    """The modules from ``start`` to ``end`` along ``reached``."""
+    found = [end]
+    while found[-1] != start:
+        found.append(reached[found[-1]])
+    return found[::-1]
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -195,32 +225,70 @@ def test_no_import_cycle_between_layers():
         for component in found)
 
 
-@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
-def test_a_layer_never_imports_what_it_must_not(layer):
-    offending = [line for (source, target), lines in layer_edges().items()
-                 if source == layer and target in FORBIDDEN[layer] for line in lines]
-    assert not offending, f"{layer} must not import {sorted(FORBIDDEN[layer])}:\n" + "\n".join(offending)
-
-
-def test_the_worker_imports_only_itself_the_standard_library_numpy_onnx_and_backends():
-    offending = []
-    for module, path in MODULES.items():
-        if layer_of(module) != "harness.worker":
+def breaches(graph: dict[str, dict[str, int]], layer: str, forbidden: set[str]) -> list[list[str]]:
+    """For each module of ``layer`` and each forbidden module it reaches through a module outside the layer, the
+    shortest chain of imports (a chain through another module of the layer is that module's own), known exceptions
+    left out."""
+    graph = {module: {t: line for t, line in targets.items() if (module, t) not in KNOWN_EXCEPTIONS}
+             for module, targets in graph.items()}
+    found = []
+    for module in sorted(graph):
+        if layer_of(module) != layer:
             continue
-        for name, line in imported_names(module, path):
-            top = name.split(".")[0]
-            inside = layer_of(project_module(name) or "") == "harness.worker" or name.startswith(JUDGEMENT)
-            if not (inside or top in sys.stdlib_module_names or top in WORKER_THIRD_PARTY or top == "__future__"):
-                offending.append(f"{path.relative_to(REPO)}:{line} imports {name}")
-    assert not offending, "harness/worker runs inside containers:\n" + "\n".join(offending)
+        reached = reach(graph, module)
+        for target in sorted(reached):
+            path = chain(reached, module, target)
+            if (layer_of(target) in forbidden and layer_of(path[1]) != layer
+                    and not any(layer_of(m) in forbidden for m in path[1:-1])):
+                found.append(path)
+    return found
 
 
-def test_judgement_imports_only_the_standard_library_and_itself():
-    offending = [f"{path.relative_to(REPO)}:{line} imports {name}" for module, path in MODULES.items()
-                 if module.startswith(JUDGEMENT) for name, line in imported_names(module, path)
-                 if not (name.startswith(JUDGEMENT) or name.split(".")[0] in sys.stdlib_module_names
-                         or name == "__future__")]
-    assert not offending, "harness/judgement goes into worker containers:\n" + "\n".join(offending)
+def describe(path: list[str]) -> str:
+    return " -> ".join(path) + "\n    " + "\n    ".join(where(m, t) for m, t in zip(path, path[1:]))
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_a_layer_never_reaches_what_it_must_not(layer):
+    found = breaches(GRAPH, layer, FORBIDDEN[layer])
+    assert not found, f"{layer} must not reach {sorted(FORBIDDEN[layer])}:\n  " + "\n  ".join(map(describe, found))
+
+
+def test_reach_follows_imports_through_modules_of_other_layers():
+    graph = {"cases.model": {"harness.targets.facts": 17}, "harness.targets.facts": {"harness.worker.compat": 38},
+             "harness.worker.compat": {}, "cases.other": {"cases.model": 3}}
+    assert breaches(graph, "cases", {"harness.worker"}) == [
+        ["cases.model", "harness.targets.facts", "harness.worker.compat"]]
+    assert breaches(graph, "cases", {"harness.store"}) == []
+
+
+def in_container(module: str) -> bool:
+    return any(module == layer or module.startswith(layer + ".") for layer in CONTAINER_LAYERS)
+
+
+def test_the_container_layers_are_the_packages_a_worker_container_holds():
+    from harness.worker import CONTAINER_PACKAGES
+
+    assert tuple(f"harness.{name}" for name in CONTAINER_PACKAGES) == CONTAINER_LAYERS
+
+
+def test_what_runs_in_containers_reaches_only_itself_the_standard_library_numpy_onnx_and_backends():
+    """The worker, TensorRT's floor and the judgement's words, and every module they reach, import only what a worker
+    container has; the floor and the judgement only the standard library."""
+    offending = []
+    for start in sorted(m for m in MODULES if in_container(m)):
+        reached = reach(GRAPH, start)
+        for module in [start, *reached]:
+            if module != start and in_container(module):
+                continue  # checked as a start of its own
+            for name, line in imported_names(module, MODULES[module]):
+                top = name.split(".")[0]
+                allowed = WORKER_THIRD_PARTY if layer_of(start) == "harness.worker" else set()
+                inside = in_container(project_module(name) or "")
+                if not (inside or top in sys.stdlib_module_names or top in allowed or top == "__future__"):
+                    via = " -> ".join(chain(reached, start, module)) if module != start else start
+                    offending.append(f"{MODULES[module].relative_to(REPO)}:{line} imports {name} (reached: {via})")
+    assert not offending, "this code goes into worker containers:\n" + "\n".join(offending)
 
 
 def test_known_exceptions_still_exist():
@@ -240,3 +308,17 @@ def test_the_readme_layout_draws_every_layer_and_names_only_paths_that_exist():
              if token.split("/")[0] in (*ROOTS, "containers", "benchmarks", "tests", "scripts", ".github")]
     assert named and all(list(REPO.glob(token.rstrip("/"))) for token in named), [
         token for token in named if not list(REPO.glob(token.rstrip("/")))]
+
+
+# Command modules that import another command's module (not options, which every command shares), and why.
+COMMAND_SIBLINGS = {("harness.commands.nightly", "harness.commands.run")}  # the nightly runs targets as `run` does
+
+
+def test_a_command_takes_shared_helpers_from_below_not_from_another_command():
+    """What two commands share (scan.json and scan.html: reports/scan_results.py) lives below them; a command module
+    imports only options among the commands' modules (main wires them all)."""
+    offending = [where(module, target) for module, targets in GRAPH.items() for target in targets
+                 if module.startswith("harness.commands.") and target.startswith("harness.commands.")
+                 and module != "harness.commands.main" and target != "harness.commands.options"
+                 and (module, target) not in COMMAND_SIBLINGS]
+    assert not offending, "\n".join(offending)

@@ -68,13 +68,15 @@ def cmd_doctor(args) -> int:
 
 
 def cmd_classify(args) -> int:
-    from harness.worker.backends.tensorrt.classify import classify_log, not_a_log
+    from cases import library_signatures
+    from harness.tensorrt.classify import classify_log, not_a_log
 
     text = input_file(args.logfile, "a TensorRT log file").read_text(encoding="utf-8", errors="replace")
-    problem = not_a_log(text)
+    signatures = library_signatures()
+    problem = not_a_log(text, signatures)
     if problem:
         raise CommandError(f"{args.logfile}: does not look like a TensorRT log: {problem}")
-    print(json.dumps(classify_log(text).to_dict(), indent=2))
+    print(json.dumps(classify_log(text, signatures).to_dict(), indent=2))
     return EXIT_OK
 
 
@@ -82,7 +84,7 @@ def _onnx_names(path: Path):
     """The node names of the ONNX model at ``path``; a CommandError naming it when it is not a readable model."""
     import onnx
 
-    from harness.worker.backends.tensorrt.layers import OnnxNames
+    from harness.tensorrt.layers import OnnxNames
 
     input_file(path, "the ONNX model the engine was built from")
     try:
@@ -94,7 +96,7 @@ def _onnx_names(path: Path):
 def cmd_layers(args) -> int:
     import dataclasses
 
-    from harness.worker.backends.tensorrt.layers import read_layers_file
+    from harness.tensorrt.layers import read_layers_file
 
     input_file(args.file, "engine inspector JSON or a verbose TensorRT log")
     onnx_names = _onnx_names(args.onnx) if args.onnx is not None else None
@@ -119,12 +121,14 @@ def _as_build_log(path: Path) -> str:
     """What a file without layers says as TensorRT output, for the error of `layers`: its failure or the known failure
     it names (or that it shows none), and the commands that read it; "" when it is not TensorRT output (the readers'
     one test, ``classify.not_a_log``)."""
-    from harness.worker.backends.tensorrt.classify import classify_log, not_a_log
+    from cases import library_signatures
+    from harness.tensorrt.classify import classify_log, not_a_log
 
     text = path.read_text(encoding="utf-8", errors="replace")
-    if not_a_log(text):
+    signatures = library_signatures()
+    if not_a_log(text, signatures):
         return ""
-    result = classify_log(text)
+    result = classify_log(text, signatures)
     if result.category is None and result.known_failure is None:
         warned = ", ".join(f"{kind} x{count}" for kind, count in result.warnings.items() if count)
         return (f"It is TensorRT output without layer lines (no failure shown{'; ' + warned if warned else ''}): "
@@ -161,7 +165,7 @@ def cmd_diagnose(args) -> int:
     status = EXIT_BY_OUTCOME[diagnosis.outcome]
     data = diagnosis_data(diagnosis, status)
     if diagnosis.scan is not None:
-        from harness.commands.scan import HTML_NAME, JSON_NAME, scan_data, write_results
+        from reports.scan_results import HTML_NAME, JSON_NAME, scan_data, write_results
 
         data["scan_results"] = [str(out_dir / name) for name in (JSON_NAME, HTML_NAME)]
         write_results({**scan_data(diagnosis.scan), "diagnosis": data}, out_dir)

@@ -3,12 +3,10 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 from harness.commands.options import (
     EXIT_BROKEN,
@@ -28,9 +26,9 @@ from harness.scan.formats import FORMATS
 from harness.judgement import (
     BASIS, SCAN_FAIL_ON_DEFAULT, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICT_MEANINGS,
 )
+from reports.scan_results import scan_data, write_results
 
 EXIT_FAILS = EXIT_REGRESSION  # the gate fails: some chosen target is predicted or observed to fail (see --fail-on)
-JSON_NAME, HTML_NAME = "scan.json", "scan.html"
 SHOWN_NODES = 3
 VERDICTS_HELP = "\n".join(textwrap.fill(meaning, 116, initial_indent=f"  {verdict:<12} ", subsequent_indent=" " * 15)
                           for verdict, meaning in SCAN_VERDICT_MEANINGS.items())
@@ -171,8 +169,11 @@ def _scan_command(args, checks) -> int:
     from harness.evidence.observations import ObservationsError
     from harness.scan.scanner import ScanOptions, scan
 
-    options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, out_dir=out_dir,
-                          max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
+    runner = None
+    if run_targets:  # --run: the reproducers run through the harness
+        from harness.orchestration.run_targets import run_targets as runner
+    options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, runner=runner,
+                          out_dir=out_dir, max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
                           fail_on=args.fail_on)
     if fixing:  # --fix's and --to-explicit's modules (ONNX Runtime's runs, the rewrites) only where they are used
         from harness.scan.explicit import ExplicitInputError, QuantizerError, to_explicit
@@ -248,35 +249,6 @@ class _NeverRaised(Exception):
 def exit_status(result) -> int:
     """The scan's exit status (ScanResult.exit_status)."""
     return result.exit_status
-
-
-def scan_data(result) -> dict[str, Any]:
-    """What scan.json holds and the page shows: the scan (``ScanResult.to_dict()``) and its exit status."""
-    return {**result.to_dict(), "exit_code": result.exit_status}
-
-
-def write_results(data: dict[str, Any], out_dir: Path | str) -> tuple[Path, Path]:
-    """Write a scan (:func:`scan_data`) to ``out_dir/scan.json`` (everything the page shows, for CI and other
-    tools) and ``out_dir/scan.html``; return their paths."""
-    from harness.beside import Beside
-
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    json_path, html_path = out_dir / JSON_NAME, out_dir / HTML_NAME
-    page = Beside(_render_page, data, html_path)  # on a second core while this one writes the JSON
-    try:
-        # no indent: json's C encoder then writes it (with an indent, its pure-Python one: seconds on a large model's);
-        # no check for cycles (a fifth of its time): scan_data builds a tree of plain dicts and lists
-        json_path.write_text(json.dumps(data, allow_nan=False, check_circular=False) + "\n")
-    finally:
-        page.wait()
-    return json_path, html_path
-
-
-def _render_page(data: dict[str, Any], path: Path) -> None:
-    from reports.scan_page import render_scan_page  # Jinja2's import too: in the process that renders
-
-    render_scan_page(data, path)
 
 
 def _print_explicit(explicit: dict) -> None:

@@ -6,23 +6,23 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.diagnosis import facts as fact_reading
-from harness.diagnosis.identify import DAMAGED, NO_KIND, READ, Identified, identify
+from harness.diagnosis.identify import identify
+from harness.diagnosis.kinds import DAMAGED, KINDS, NO_KIND, READ, Around, Identified
+from harness.diagnosis.kinds.engine_layers import metadata_beside
+from harness.diagnosis.kinds.onnx_model import NAME as ONNX_MODEL
 from harness.diagnosis.library import (
     APPLYING_VERDICTS,
     Context,
-    cache_checks,
+    cache_entry,
     joined_findings,
     model_nodes,
     pattern_evidence,
     removed_flags,
     signature_matches,
-    targets_of_build,
 )
 from harness.matrix import Target
 from harness.evidence.observations import read_observations
-from harness.worker.backends.tensorrt.calibration_cache import headers_in_text
-from harness.worker.backends.tensorrt.layers import LayersRead, OnnxNames
+from harness.tensorrt.layers import LayersRead, OnnxNames
 
 # The outcome of a diagnosis, worst first: the command maps each to its exit status.
 OUTCOMES = {
@@ -103,7 +103,7 @@ def diagnose_files(paths: Sequence[Path], options: DiagnoseOptions) -> Diagnosis
         from harness.scan.scanner import ScanOptions, scan
 
         read = next((item.content for item in identified if item.path == model_path and item.status == READ
-                     and item.kind == "onnx-model"), None)  # a model among the files is not read twice
+                     and item.kind == ONNX_MODEL), None)  # a model among the files is not read twice
         scanned = scan(model_path, ScanOptions(targets=options.targets, results=options.results,
                                                out_dir=options.out_dir), loaded=read)
         names = OnnxNames.from_model(scanned.loaded.model)
@@ -117,56 +117,32 @@ def diagnose_files(paths: Sequence[Path], options: DiagnoseOptions) -> Diagnosis
 
 
 def _only_model(identified: list[Identified]) -> Path | None:
-    models = [item.path for item in identified if item.kind == "onnx-model" and item.status == READ]
+    models = [item.path for item in identified if item.kind == ONNX_MODEL and item.status == READ]
     return models[0] if len(models) == 1 else None
 
 
 def _diagnose(item: Identified, identified: list[Identified], context: Context, scanned: Any,
               names: OnnxNames | None) -> FileDiagnosis:
     result = FileDiagnosis(item.path, item.kind, item.kind_text, item.status, item.problem)
-    if item.status == NO_KIND or (item.status == DAMAGED and item.kind != "tensorrt-log"):
+    kind = KINDS.get(item.kind)
+    if kind is None or item.status == NO_KIND or (item.status == DAMAGED and not kind.facts_when_damaged):
         return result  # a damaged log keeps what remains readable; other damaged files hold nothing to trust
-    layer_names: list[str] = []
-    tensors: list[str] = []
-    if item.kind == "tensorrt-log":
-        result.facts = fact_reading.log_facts(item)
-        result.facts["targets_of_this_build"] = targets_of_build(result.facts["tensorrt_version"],
-                                                                 result.facts["platform"], context.matrix)
-        node = result.facts["failure"]["node"]
-        layer_names = [node] if node else []
-        if result.facts["layers"]:
-            layer_names += [layer["name"] for layer in result.facts["layers"]["left_requested_precision"]]
-        result.caches = [{"header": cache.header, "written_by_this_build": True,
-                          "targets": cache_checks(cache, context)} for cache in headers_in_text(item.text or "")]
-        tensors = result.facts["missing_scale_tensors"]
-        result.removed_flags = removed_flags(result.facts["commands"], context.targets)
-    elif item.kind == "engine-layers":
-        result.facts = fact_reading.engine_facts(item, _metadata_beside(item, identified))
-        layer_names = [layer["name"] for layer in result.facts["left_requested_precision"]]
-    elif item.kind == "engine-build-metadata":
-        result.facts = fact_reading.metadata_facts(item.content)
-    elif item.kind == "calibration-cache":
-        result.facts = fact_reading.cache_facts(item.content)
-        result.caches = [{"header": item.content.header, "written_by_this_build": False,
-                          "targets": cache_checks(item.content, context)}]
-    elif item.kind == "command-line":
-        result.facts = fact_reading.command_file_facts(item)
-        result.removed_flags = removed_flags(result.facts["commands"], context.targets)
-    elif item.kind == "onnx-model":
-        from harness.scan.summary import model_summary
-
-        result.facts = model_summary(item.content)
+    found = kind.facts(item, Around(identified, context.matrix))
+    result.facts = found.facts
+    result.caches = [cache_entry(cache, written, context) for cache, written in found.caches]
+    result.removed_flags = removed_flags(found.commands, context.targets)
+    layer_names, tensors = found.layer_names, found.tensors
     if scanned is not None and isinstance(item.content, LayersRead) and item.status == READ:
         from harness.diagnosis.engine_comparison import engine_comparison
 
         result.engine_comparison = engine_comparison(item, result.facts, scanned.loaded.model,
-                                                     _metadata_beside(item, identified))
+                                                     metadata_beside(item, identified))
     if names is not None and (layer_names or tensors):
         result.names_checked = True
         producers = [names.producers[tensor] for tensor in tensors if tensor in names.producers]
         result.model_nodes = list(dict.fromkeys(model_nodes(layer_names, names) + producers))
         result.joined = joined_findings(scanned.findings, scanned.verdicts, set(result.model_nodes))
-    if scanned is not None and item.kind == "onnx-model" and item.path == scanned.loaded.path:
+    if scanned is not None and item.kind == ONNX_MODEL and item.path == scanned.loaded.path:
         result.joined = joined_findings(scanned.findings, scanned.verdicts)
     result.patterns = _patterns(result.facts, result.joined if result.names_checked else None, context)
     result.applies = _applies(result, context)
@@ -210,21 +186,10 @@ def _applies(result: FileDiagnosis, context: Context) -> dict[str, list[str]]:
         for cache in result.caches:
             decision = cache["targets"][target.id]["decision"]
             if decision in ("rebuild", "not-supported") and not cache["written_by_this_build"]:
-                reasons.append(f"P11 (calibration cache {cache['header']}): {decision}")
+                reasons.append(f"{cache['pattern']} (calibration cache {cache['header']}): {decision}")
         for flag in result.removed_flags:
             if flag["target"] == target.id:
                 reasons.append(f"{flag['tool']} {flag['flag']}: removed in TensorRT {flag['removed_in']}")
         if reasons:
             applies[target.id] = list(dict.fromkeys(reasons))
     return applies
-
-
-def _metadata_beside(item: Identified, identified: list[Identified]) -> dict[str, Any] | None:
-    """The build metadata TREx writes beside an engine's layer JSON (NAME.graph.json, NAME.build.metadata.json):
-    among the files given, else on disk, when its content is build metadata."""
-    if not item.path.name.endswith(".graph.json"):
-        return None
-    sibling = item.path.with_name(item.path.name.removesuffix(".graph.json") + ".build.metadata.json")
-    given = next((other for other in identified if other.path == sibling), None)
-    other = given or (identify(sibling) if sibling.is_file() else None)
-    return other.content if other is not None and other.kind == "engine-build-metadata" else None

@@ -15,17 +15,17 @@ from typing import Any
 from harness.scan.engine_prediction.comparison import compare, output_types
 from harness.scan.engine_prediction.predict import has_qdq, predict_engine
 from harness.scan.engine_prediction.rules import ruleset_for
-from harness.worker.backends.tensorrt.layers import OnnxNames, read_layers_file
+from harness.tensorrt.layers import OnnxNames, read_layers_file
 
 _PRECISION_LINE = re.compile(r"\bPrecision: (?P<precisions>[A-Z0-9+]+)\s*$", re.MULTILINE)
-# What the inspector JSON's fields tell of its writer (harness.diagnosis.facts._inspector_version) -> a version.
+# What the inspector JSON's fields tell of its writer (kinds.engine_layers._inspector_version) -> a version.
 _WRITER_VERSIONS = (("TensorRT 11", "11.0"), ("TensorRT 10.0", "10.0"))
 FP16_FLAGS = ("--fp16", "--best")
 
 
 def engine_comparison(item: Any, facts: dict[str, Any], model: Any, metadata: dict[str, Any] | None) -> dict[str, Any]:
     """Predicted beside observed for the layers of ``item`` (an identified engine-layers file or log), built from
-    ``model`` (onnx.ModelProto); ``facts`` are the file's (harness.diagnosis.facts), ``metadata`` the build metadata
+    ``model`` (onnx.ModelProto); ``facts`` are the file's (its kind's, harness.diagnosis.kinds), ``metadata`` the build metadata
     beside it, if any."""
     version, version_from = _version(facts)
     choice = ruleset_for(version)

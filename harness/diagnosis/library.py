@@ -1,6 +1,6 @@
 """What the case library knows about a file's facts: the pattern a signature names and that pattern's evidence per
 target (observed records, upstream claims, the workarounds known to pass), a calibration cache against each target
-(P11), a command's flags that a target's TensorRT removed, and, with the user's model, the scan's findings that hold
+(and the pattern whose case reads caches), a command's flags that a target's TensorRT removed, and, with the user's model, the scan's findings that hold
 the nodes a log or engine names.
 
 Evidence is the scan's (``harness.scan.prediction.predict``, which gathers it with
@@ -17,11 +17,11 @@ from harness.scan.matching import Finding
 from harness.evidence.observations import Observations
 from harness.scan.prediction import Verdict, predict
 from harness import judgement as j
-from harness.worker.backends.tensorrt.calibration_cache import NEWEST_MAJOR, CalibrationCache, check_cache
-from harness.worker.backends.tensorrt.classify import WARNING_KINDS
-from harness.worker.backends.tensorrt.compat import version_tuple
-from harness.worker.backends.tensorrt.release_facts import REMOVED_COMMAND_FLAGS, flag_removed
-from harness.worker.backends.tensorrt.layers import OnnxNames, onnx_nodes_from_layer_name
+from harness.tensorrt.calibration_cache import NEWEST_MAJOR, CalibrationCache, check_cache
+from harness.tensorrt.classify import WARNING_KINDS
+from harness.tensorrt.versions import version_tuple
+from harness.tensorrt.release_facts import REMOVED_COMMAND_FLAGS, flag_removed
+from harness.tensorrt.layers import OnnxNames, onnx_nodes_from_layer_name
 
 # How a file's text names a pattern. Only a known failure decides alone; a form (other models show it too) applies
 # to a target once the model confirms it: a finding of that pattern holds a node the log names. A known message in
@@ -34,6 +34,7 @@ STRENGTHS = {
     "warning-form": "warnings of the form the pattern gives (other models give them too)",
     "node-form": "a failing node of the form the pattern gives (other models fail in this form too)",
 }
+CALIBRATION_CACHE = "calibration-cache"  # the diagnose file kind (harness/diagnosis/kinds/calibration_cache.py)
 APPLYING_VERDICTS = j.SCAN_FAILING  # a known failure applies to a target the scan judges so
 CACHE_DECISIONS = {
     "reuse": "the header names this version: TensorRT reads the cache",
@@ -109,10 +110,23 @@ def cases_of(pattern: str) -> list[type[Case]]:
     return [case for case in all_cases() if case.pattern == pattern]
 
 
+def cases_read_from(kind: str) -> list[type[Case]]:
+    """The cases whose pattern a file of ``kind`` (a diagnose file kind) is evidence of (``Case.evidence_files``)."""
+    return [case for case in all_cases() if kind in case.evidence_files]
+
+
+def cache_entry(cache: CalibrationCache, written_by_this_build: bool, context: Context) -> dict[str, Any]:
+    """A calibration cache against each chosen target, with the pattern calibration caches are evidence of."""
+    patterns = dict.fromkeys(case.pattern for case in cases_read_from(CALIBRATION_CACHE))
+    return {"header": cache.header, "written_by_this_build": written_by_this_build,
+            "pattern": ", ".join(patterns) or None, "targets": cache_checks(cache, context)}
+
+
 def cache_checks(cache: CalibrationCache, context: Context) -> dict[str, dict[str, Any]]:
-    """Per target: reuse, rebuild, not-supported (11.x), not-applicable or unknown, and P11's evidence there."""
-    p11 = {t.id: predict(Finding(case, None, []), t, context.observations)
-           for case in cases_of("P11") for t in context.targets}
+    """Per target: reuse, rebuild, not-supported (11.x), not-applicable or unknown, and the evidence there of the
+    pattern calibration caches are evidence of (the cases that say so: ``Case.evidence_files``)."""
+    evidence = {t.id: predict(Finding(case, None, []), t, context.observations)
+                for case in cases_read_from(CALIBRATION_CACHE) for t in context.targets}
     checks = {}
     for target in context.targets:
         if target.backend != "tensorrt":
@@ -126,8 +140,8 @@ def cache_checks(cache: CalibrationCache, context: Context) -> dict[str, dict[st
             decision = "reuse" if check.version_matches else "rebuild"
         entry = {"decision": decision, "means": CACHE_DECISIONS[decision],
                  "description": check.describe() if check else None}
-        if decision == "rebuild" and target.id in p11:
-            entry["evidence"] = _verdict_dict(p11[target.id], True)
+        if decision == "rebuild" and target.id in evidence:
+            entry["evidence"] = _verdict_dict(evidence[target.id], True)
         checks[target.id] = entry
     return checks
 

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.matrix import Target
+from harness.worker import CONTAINER_PACKAGES
 from harness.worker.environment import nvidia_gpus, package_version
 
 CELL_INPUT_FIELDS = ("mode", "opset", "params", "knobs", "expected_int8", "expected_precision", "tolerance",
-                     "inputs", "outputs", "calibration_batches", "model_sha256", "data_sha256")
+                     "inputs", "outputs", "calibration_batches", "model_sha256", "data_sha256", "log_signatures")
 GENERATOR_PACKAGES = ("numpy", "onnx", "onnx-graphsurgeon")
 # The rules that write each variant's predicted engine into the generated index (read as files, never imported).
 ENGINE_PREDICTION = Path("scan") / "engine_prediction"
@@ -61,8 +62,8 @@ def library_sha256() -> str:
 
 
 def worker_sha256() -> str:
-    """The harness code that runs cells and writes records (harness/worker)."""
-    return _tree_sha256(package_dir("harness") / "worker")
+    """The harness code that runs cells and writes records (the packages a worker container holds)."""
+    return sha256_of({folder: _tree_sha256(package_dir("harness") / folder) for folder in CONTAINER_PACKAGES})
 
 
 def library_revision(library_sha: str) -> str:
@@ -80,7 +81,7 @@ def library_revision(library_sha: str) -> str:
     revision = git("rev-parse", "--short=12", "HEAD")
     if not revision:
         return f"lib.{library_sha[:12]}"
-    if git("status", "--porcelain", "--", ".", "../harness/worker"):
+    if git("status", "--porcelain", "--", ".", *(f"../harness/{folder}" for folder in CONTAINER_PACKAGES)):
         return f"{revision}-dirty.{library_sha[:8]}"
     return revision
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import onnx
 import onnx_graphsurgeon as gs
 
-from cases.generate import INDEX_FORMAT, make_data, variant_entry, write_npz
+from cases.generate import make_data, new_index, variant_entry, write_npz
 from cases.matching import QDQ_OPS
 from cases.model import Knobs, Tolerance, Variant
 from harness.scan.loading import default_opset
@@ -70,9 +70,8 @@ def write_cell(model_path: Path, cases_dir: Path, name: str, description: str = 
     expected = tuple(n.name for n in model.graph.node if n.op_type in COMPUTE_OPS)  # as `scan --run` expects
     entry = variant_entry(case, variant, model, expected, model_bytes, data_path.read_bytes())
     entry["tolerance"] = dataclasses.asdict(user_model_tolerance(case.tolerance, data))
-    index = {"format": INDEX_FORMAT, "generator": {"reduce": str(model_path), "onnx": onnx.__version__,
-                                                   "onnx_graphsurgeon": gs.__version__},
-             "cases": [{"id": case.id, "title": case.title, "pattern": "reduce", "links": [], "backend_notes": {},
-                        "variants": [entry]}]}
+    index = new_index({"reduce": str(model_path), "onnx": onnx.__version__, "onnx_graphsurgeon": gs.__version__})
+    index["cases"].append({"id": case.id, "title": case.title, "pattern": "reduce", "links": [], "backend_notes": {},
+                           "variants": [entry]})
     (Path(cases_dir) / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
     return entry

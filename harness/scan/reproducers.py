@@ -69,10 +69,9 @@ def write_reproducers(loaded: LoadedModel, findings: Sequence[Finding], cases_di
     cases_dir = Path(cases_dir)
     cases_dir.mkdir(parents=True, exist_ok=True)
     extractor = Extractor(loaded)
-    from cases.generate import INDEX_FORMAT  # with onnx's reference evaluator: imported for --run only
+    from cases.generate import new_index  # with onnx's reference evaluator: imported for --run only
 
-    index = {"format": INDEX_FORMAT, "generator": {"scan": str(loaded.path), "onnx": onnx.__version__,
-                                                   "onnx_graphsurgeon": gs.__version__}, "cases": []}
+    index = new_index({"scan": str(loaded.path), "onnx": onnx.__version__, "onnx_graphsurgeon": gs.__version__})
     reproducers, names = [], {}  # case id -> the reproducer names taken in its directory
     for finding in findings:
         entry = next((c for c in index["cases"] if c["id"] == finding.case.id), None)
@@ -182,12 +181,11 @@ def _unique(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def run_reproducers(reproducers: ReproducerSet, targets: Sequence[Target], *, jobs: int, timeout_s: float,
-                    progress: Callable[[str], None]) -> tuple[Observations, list[Any]]:
-    """Run every written reproducer on ``targets`` through the harness (local and docker targets alike) into a
-    fresh ``results.jsonl`` beside them; return what was observed and the run summaries."""
-    from harness.orchestration.run_targets import run_targets
-
+def run_reproducers(reproducers: ReproducerSet, targets: Sequence[Target], run_targets: Callable[..., list[Any]], *,
+                    jobs: int, timeout_s: float, progress: Callable[[str], None]) -> tuple[Observations, list[Any]]:
+    """Run every written reproducer on ``targets`` with ``run_targets`` (the harness's, handed in by the command: local
+    and docker targets alike) into a fresh ``results.jsonl`` beside them; return what was observed and the run
+    summaries."""
     results = reproducers.cases_dir / RESULTS
     results.unlink(missing_ok=True)
     if not reproducers.written:

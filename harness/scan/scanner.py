@@ -29,6 +29,7 @@ class ScanOptions:
     targets: Sequence[Target]  # predicted
     results: Sequence[Path] = ()  # observed records to predict from
     run_targets: Sequence[Target] = ()  # with --run: where the reproducers run (empty: no run)
+    runner: Callable[..., list[Any]] | None = None  # with --run: what runs them (the command hands in the harness's)
     out_dir: Path = Path("out/scan")
     max_reproducers: int = DEFAULT_LIMIT
     jobs: int = 1
@@ -157,7 +158,7 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
                                                 limit=options.max_reproducers)
                 lap("extract")
                 progress(f"{len(reproducers.written)} reproducer(s) of your layers in {reproducers.cases_dir}")
-                layer_observations, run_summaries = run_reproducers(reproducers, options.run_targets,
+                layer_observations, run_summaries = run_reproducers(reproducers, options.run_targets, options.runner,
                                                                     jobs=options.jobs, timeout_s=options.timeout_s,
                                                                     progress=progress)
                 problems += layer_observations.problems

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from harness.judgement import CLAIM_ANSWERS, CLAIM_FIELDS, STRENGTH_LABELS, claim_for
-from harness.matrix import PLATFORM_ARCH
-from harness.worker.environment import ANY_GPU_ARCH, compute_capability
+from harness.tensorrt.platforms import ANY_GPU_ARCH, PLATFORM_ARCH, compute_capability
 from harness.worker.errors import InputError
 
 

@@ -4,8 +4,8 @@ how sure it is, read from what the project records (never typed again here):
 * the binding API recorded for each TensorRT release (``TRT_API_DIR``, tensorrt-VERSION.json): whether a release has
   ``BuilderFlag.INT8`` and the calibrators, ``BuilderFlag.FP8``/``FP4``, ``NetworkDefinitionCreationFlag
   .STRONGLY_TYPED``, the precision-constraint flags, ``IBuilderConfig.set_calibration_profile``;
-* implicit quantization's lifecycle (:mod:`~harness.worker.backends.tensorrt.quantization_lifecycle`), where DLA
-  exists and how a release types networks (:mod:`~harness.worker.backends.tensorrt.release_facts`);
+* implicit quantization's lifecycle (:mod:`~harness.tensorrt.quantization_lifecycle`), where DLA
+  exists and how a release types networks (:mod:`~harness.tensorrt.release_facts`);
 * the target's platform and GPU architecture (matrix.yaml, :mod:`harness.matrix`).
 
 A form of a case declares what it needs (:data:`NEEDS`: ``cases.model.Case.needs_of``). Some needs are the model's
@@ -31,12 +31,12 @@ import functools
 import json
 from typing import Iterable
 
-from harness.matrix import Target
 from harness.shipped import shipped_path
-from harness.worker.backends.tensorrt import quantization_lifecycle as lifecycle
-from harness.worker.backends.tensorrt import release_facts
-from harness.worker.backends.tensorrt.compat import version_tuple
-from harness.worker.environment import compute_capability
+from harness.targets.ranges import TargetLike
+from harness.tensorrt import quantization_lifecycle as lifecycle
+from harness.tensorrt import release_facts
+from harness.tensorrt.platforms import compute_capability
+from harness.tensorrt.versions import version_tuple
 
 # The recorded binding API of each TensorRT release (tensorrt-VERSION.json; reference/SOURCES.md says where from).
 TRT_API_DIR = shipped_path("reference/trt-api")
@@ -143,7 +143,7 @@ def _checked_needs(needs: Iterable[str]) -> set[str]:
     return wanted
 
 
-def target_facts(target: Target, gpu_arch: str | None = None) -> TargetFacts:
+def target_facts(target: TargetLike, gpu_arch: str | None = None) -> TargetFacts:
     """The facts of ``target`` (a matrix Target). ``gpu_arch`` ("sm_120") is the GPU a column of an x86 target ran
     on; without it the GPU facts of a target whose ``gpu_arch`` is ``any`` are not known."""
     return _facts(target.id, target.backend, target.version, target.platform, gpu_arch or target.gpu_arch)
@@ -170,16 +170,16 @@ def _facts(target_id: str, backend: str, version: str | None, platform: str, arc
     return TargetFacts(target_id, facts)
 
 
-def blocks(needs: Iterable[str], target: Target, gpu_arch: str | None = None) -> Fact | None:
+def blocks(needs: Iterable[str], target: TargetLike, gpu_arch: str | None = None) -> Fact | None:
     """The fact of ``target`` that stops the library's cell of a form needing ``needs``, or None:
     ``blocks({"implicit-int8"}, trt11)`` is the fact that TensorRT 11 has no calibrator."""
     return target_facts(target, gpu_arch).blocking(needs)
 
 
-def blocks_model(needs: Iterable[str], target: Target, gpu_arch: str | None = None) -> Fact | None:
+def blocks_model(needs: Iterable[str], target: TargetLike, gpu_arch: str | None = None) -> Fact | None:
     """The fact of ``target`` that stops a user's model of a form needing ``needs`` (its own needs only), or None:
-    an INT8 + FP8 Q/DQ model of P16's weakly typed form is not stopped on TensorRT 11 by the missing
-    BuilderFlag.FP8 (it builds strongly typed there), but is on Orin by its GPU."""
+    an INT8 + FP8 Q/DQ model built weakly typed is not stopped on TensorRT 11 by the missing BuilderFlag.FP8 (it
+    builds strongly typed there), but is on Orin by its GPU."""
     return target_facts(target, gpu_arch).blocking_model(needs)
 
 

@@ -22,9 +22,8 @@ import re
 from typing import Any, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from harness.judgement import Claim
-from harness.matrix import PLATFORMS
-from harness.worker.backends.tensorrt.compat import version_tuple
-from harness.worker.environment import compute_capability
+from harness.tensorrt.platforms import PLATFORMS, compute_capability
+from harness.tensorrt.versions import version_tuple
 
 TENSORRT = "tensorrt"
 ANY_PLATFORM = "any"  # matrix.yaml's platform of a target that runs wherever it is started
@@ -38,8 +37,9 @@ _EVERY_ARCHITECTURE = 1000  # breadth of a scope open in architecture
 
 
 class TargetLike(Protocol):
-    """What a scope reads of a target: ``harness.matrix.Target`` has it."""
+    """What a scope and a target's facts read of a target: ``harness.matrix.Target`` has it."""
 
+    id: str
     backend: str
     platform: str
     version: str | None

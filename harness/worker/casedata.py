@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.tensorrt.signatures import LogSignatures
 from harness.worker.errors import InputError
 from harness.worker.record import REQUESTED_PRECISIONS
 from harness.worker.shapes import Cell
@@ -43,13 +44,19 @@ def load_cells(cases_dir: Path) -> list[Cell]:
         raise CasesDirError(f"{index_path}: field 'format' is {found!r}, expected {INDEX_FORMAT!r}.")
     if not isinstance(index.get("cases"), list):
         raise CasesDirError(f"{index_path}: field 'cases' must be a list of cases.")
+    try:  # every pattern's log signatures, which the backend classifies TensorRT's log with
+        signatures = index.get("log_signatures") or {}
+        LogSignatures.from_json(signatures, f"{index_path}: field 'log_signatures'")
+    except ValueError as err:
+        raise CasesDirError(str(err)) from None
     cells = []
     for i, case in enumerate(index["cases"]):
         where = f"{index_path}: cases[{i}]"
         if not isinstance(case, dict) or not isinstance(case.get("id"), str) or not isinstance(case.get("variants"), list):
             raise CasesDirError(f"{where}: a case needs a string 'id' and a list 'variants'.")
         for j, variant in enumerate(case["variants"]):
-            cells.append(_cell(cases_dir, f"{where} ({case['id']}).variants[{j}]", case, variant))
+            cells.append(_cell(cases_dir, f"{where} ({case['id']}).variants[{j}]", case, variant)
+                         | {"log_signatures": signatures})
     return cells
 
 

@@ -3,32 +3,15 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
+from harness.tensorrt.platforms import ANY_GPU_ARCH
+
 TEGRA_RELEASE = Path("/etc/nv_tegra_release")
 IMAGE_ENV = "TRT_MATRIX_IMAGE"  # set by the Docker runner: "<image id> <repo digest or tag>"
-ANY_GPU_ARCH = "any"
-# A GPU architecture as targets and claims name it: sm_ and the compute capability's digits (sm_87 is 8.7, sm_110 is
-# 11.0, Thor), or "any".
-GPU_ARCH_FORM = re.compile(r"^(?:sm_\d{2,3}|any)$")
-
-
-def gpu_arch(compute_capability: str | None) -> str | None:
-    """``sm_87`` from the compute capability ``8.7`` (``sm_110`` from ``11.0``); None when it is not known."""
-    if not compute_capability or not re.match(r"^\d+\.\d+$", compute_capability):
-        return None
-    major, minor = compute_capability.split(".")
-    return f"sm_{major}{minor}"
-
-
-def compute_capability(arch: str | None) -> str | None:
-    """``8.7`` from the GPU architecture ``sm_87`` (``11.0`` from ``sm_110``); None for "any" or when not known."""
-    match = re.match(r"^sm_(\d+)(\d)$", arch or "")
-    return f"{match.group(1)}.{match.group(2)}" if match else None
 
 
 def arch_mismatch(expected: str | None, observed: str | None) -> str | None:

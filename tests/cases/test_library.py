@@ -158,8 +158,12 @@ def test_a_module_dropped_into_the_folder_is_discovered(tmp_path):
     (package / "zz_new_case.py").write_text(
         "from cases.control import QdqConvRelu\n"
         "class NewCase(QdqConvRelu):\n    id = 'zz-new'\n")
+    import os
+
+    repo = Path(__file__).resolve().parents[2]  # the harness the copied cases import, this checkout's
     out = subprocess.run([sys.executable, "-c", "import cases; print([c.id for c in cases.all_cases()])"],
-                         cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+                         cwd=tmp_path, capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(repo)])}).stdout
     assert "'zz-new'" in out
 
 

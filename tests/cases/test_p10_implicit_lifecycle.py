@@ -9,7 +9,7 @@ import yaml
 from cases.generate import export_model
 from cases.p10_implicit_lifecycle import ImplicitLifecycle
 from cases.p12_qdq_internal_assert import QdqInternalAssert
-from harness.worker.backends.tensorrt.quantization_lifecycle import implicit_quantization
+from harness.tensorrt.quantization_lifecycle import implicit_quantization
 from tests.cases.test_library import MATRIX
 
 

@@ -9,7 +9,7 @@ import pytest
 from cases.generate import export_model
 from cases.model import CACHE_ALGORITHMS, Case
 from cases.p11_calibration_cache import OLD_CACHE, CalibrationCache
-from harness.worker.backends.tensorrt.calibration_cache import KNOWN_ALGORITHMS
+from harness.tensorrt.calibration_cache import KNOWN_ALGORITHMS
 
 
 variant = CalibrationCache.variant

@@ -174,7 +174,7 @@ def test_the_shipped_2026_targets_cover_the_moves_a_deployment_engineer_plans():
 def test_dla_targets_are_available_exactly_where_nvidia_documents_dla():
     """Orin up to 10.7 and from 11.4.1 (JetPack 7.2.2+); never 10.16's SBSA build, never Thor: those are unavailable
     with NVIDIA's reason, so their cells are `unavailable`, never `fail`."""
-    from harness.worker.backends.tensorrt.release_facts import dla_absent
+    from harness.tensorrt.release_facts import dla_absent
 
     dla = [t for t in load_matrix(DEFAULT_MATRIX).values() if t.dla_core is not None]
     assert dla

@@ -4,7 +4,7 @@ import json
 
 import onnx
 
-from harness.worker.backends.tensorrt.layers import OnnxNames, layers_from_inspector_json, node_precisions
+from harness.tensorrt.layers import OnnxNames, layers_from_inspector_json, node_precisions
 from reports.engine_agreement import engine_agreement
 from reports.html import render_report
 from tests.models import resnet18_trex

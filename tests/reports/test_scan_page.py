@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 import cases  # noqa: F401  (registers the library)
 from harness.matrix import load_matrix
 from harness.scan.scanner import ScanOptions, scan
-from harness.commands.scan import scan_data, write_results
+from reports.scan_results import scan_data, write_results
 from tests.models.fixtures import library_results, model_files  # noqa: F401
 from tests.reports.conftest import parse_html
 

@@ -31,12 +31,12 @@ import harness
 from harness.orchestration.docker.images import BuildInputs, ImageBuildError, describe_image, ensure_image
 from harness.orchestration.docker.intake import OnRecord, Progress, RecordIntake, capped_lines
 from harness.matrix import Target
+from harness.worker import CONTAINER_PACKAGES
 from harness.worker.__main__ import RECORD_PREFIX
 from harness.worker.backends import BACKENDS
 from harness.worker.environment import IMAGE_ENV
 from harness.worker.shapes import Cell, Job, variant_key
 
-WORKER_PACKAGES = ("worker", "judgement")  # the packages of harness/ a worker container holds (standard library only)
 CONTAINER_WORK = "/work"  # the recipes create it, owned by the worker user
 RESULTS_IN_CONTAINER = f"{CONTAINER_WORK}/out/results.jsonl"
 NONROOT_USER = "65534:65534"  # nobody:nogroup, used when the image names no user
@@ -101,11 +101,11 @@ def whole_run_timeout(cells: int, jobs: int, cell_timeout_s: float) -> float:
 
 
 def _worker_code_files(target: Target) -> dict[str, Path]:
-    """Files of the worker (harness/__init__.py, harness/worker/** and the words it judges with, harness/judgement/**)
-    plus a custom backend's own module."""
+    """Files of the worker (harness/__init__.py, harness/worker/**, the words it judges with, harness/judgement/**, and
+    TensorRT's readers it classifies with, harness/tensorrt/**) plus a custom backend's own module."""
     package = Path(harness.__file__).resolve().parent
     files = {"harness/__init__.py": package / "__init__.py"}
-    for folder in WORKER_PACKAGES:
+    for folder in CONTAINER_PACKAGES:
         for path in sorted((package / folder).rglob("*.py")):
             files[str(path.relative_to(package.parent))] = path
     module = target.backend.split(":", 1)[0] if target.backend not in BACKENDS else None

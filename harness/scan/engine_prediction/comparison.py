@@ -1,5 +1,5 @@
 """Predicted against observed: the layers of a built engine (engine inspector JSON or a verbose layer list, read by
-harness/worker/backends/tensorrt/layers.py) set beside the predicted ones, and the agreements counted.
+harness/tensorrt/layers.py) set beside the predicted ones, and the agreements counted.
 
 An observed layer is paired with the predicted layer holding most of the ONNX nodes its name (or 10.x Metadata)
 names. Layers TensorRT adds on its own (``Reformatting CopyNode ...``, shuffles it names itself) name no node and are
@@ -15,7 +15,7 @@ import dataclasses
 from typing import Any, Mapping, Sequence
 
 from harness.scan.engine_prediction.predict import MOVEMENT, EnginePrediction, PredictedLayer
-from harness.worker.backends.tensorrt.layers import EngineLayer, dtype_precision, tensor_type
+from harness.tensorrt.layers import EngineLayer, dtype_precision, tensor_type
 from harness.judgement import PRECISION_BITS
 
 TENSORRT_OWN_PREFIX = "Reformatting CopyNode"

@@ -7,7 +7,7 @@ import pytest
 from tests.harness.commands.test_main import harness
 from tests.harness.diagnosis.conftest import NO_KIND, write
 from tests.harness.diagnosis.conftest import backbone_model, damaged, kinds, reference  # noqa: F401 (fixtures)
-from tests.harness.worker.backends.tensorrt.conftest import existing_reference_dir
+from tests.harness.tensorrt.conftest import existing_reference_dir
 from tests.models.fixtures import library_results  # noqa: F401 (fixture)
 
 

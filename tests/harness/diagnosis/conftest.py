@@ -7,8 +7,8 @@ from pathlib import Path
 import onnx
 import pytest
 
-from harness.worker.backends.tensorrt.calibration_cache import write_cache
-from tests.harness.worker.backends.tensorrt.conftest import existing_reference_dir
+from harness.tensorrt.calibration_cache import write_cache
+from tests.harness.tensorrt.conftest import existing_reference_dir
 from tests.models.backbone import build as build_backbone
 
 SCALES = {"input": 0.02, "/conv1/Conv_output_0": 0.05}

@@ -1,8 +1,10 @@
 """Facts read from a log's device lines and from a command line: what is printed is read, nothing is guessed."""
 import pytest
 
-from harness.diagnosis.facts import command_facts, gpu_facts, layer_facts
-from harness.worker.backends.tensorrt.layers import EngineLayer, LayersRead
+from harness.diagnosis.kinds.command_line import command_facts
+from harness.diagnosis.kinds.engine_layers import layer_facts
+from harness.diagnosis.kinds.tensorrt_log import gpu_facts
+from harness.tensorrt.layers import EngineLayer, LayersRead
 
 
 @pytest.mark.parametrize(("text", "expected"), [

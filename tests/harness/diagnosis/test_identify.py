@@ -2,7 +2,8 @@
 files of no kind."""
 import pytest
 
-from harness.diagnosis.identify import DAMAGED, KINDS, NO_KIND, READ, identify
+from harness.diagnosis.identify import identify
+from harness.diagnosis.kinds import DAMAGED, KINDS, NO_KIND, READ
 from tests.harness.diagnosis.conftest import NO_KIND as NO_KIND_FILES
 from tests.harness.diagnosis.conftest import write
 

@@ -3,15 +3,14 @@ report, a build's version finds its targets, and a command's flags are removed f
 import pytest
 
 import cases  # noqa: F401  (registers the library)
-from cases.model import all_cases
+from cases.model import all_cases, library_signatures
 from harness.diagnosis.library import removed_flags, targets_of_build
 from harness.matrix import load_matrix
-from harness.worker.backends.tensorrt.classify import KNOWN_FAILURES, KNOWN_FORMS
 
 MATRIX = list(load_matrix().values())
 
 
-@pytest.mark.parametrize("signature", KNOWN_FAILURES + KNOWN_FORMS, ids=lambda s: s.id)
+@pytest.mark.parametrize("signature", library_signatures().failures + library_signatures().forms, ids=lambda s: s.id)
 def test_every_signature_names_a_case_of_the_library_that_cites_its_report(signature):
     """Otherwise a diagnosis would name a pattern with no evidence to give."""
     assert any(case.pattern == signature.pattern and signature.source in case.links for case in all_cases()), signature
@@ -43,11 +42,12 @@ def test_a_flag_is_removed_from_the_version_the_table_says_on_tensorrt_targets_o
 
 def test_a_known_message_in_text_that_shows_no_stopped_build_names_its_pattern_as_a_message_only():
     from harness.diagnosis.library import signature_matches
-    from harness.worker.backends.tensorrt.classify import classify_log
+    from harness.tensorrt.classify import classify_log
 
     skip = ("[E] Error[9]: Error Code: 9: Skipping tactic 0x0000000000000000 due to exception [type.cpp:infer_type:145] "
             "Could not infer output types for operation:    43: quantize: x")  # Model-Optimizer#118's form
     end = "[E] Error[10]: Could not find any implementation for node {ForeignNode[/conv/Conv...x]}."
-    alone, ended = (signature_matches({"failure": classify_log(text).to_dict()}) for text in (skip, f"{skip}\n{end}"))
+    alone, ended = (signature_matches({"failure": classify_log(text, library_signatures()).to_dict()})
+                    for text in (skip, f"{skip}\n{end}"))
     assert [(m["pattern"], m["strength"]) for m in alone] == [("P17", "known-message")]
     assert [(m["pattern"], m["strength"]) for m in ended] == [("P17", "known-failure")]

@@ -50,7 +50,7 @@ def test_the_guard_sees_a_deliberately_added_literal_in_python(source, lines):
 
 
 def test_a_file_that_parses_a_tool_s_precisions_may_spell_one_never_an_order():
-    spelling = "harness/worker/backends/tensorrt/layers.py"
+    spelling = "harness/tensorrt/layers.py"
     assert guard.python_findings(spelling, 'NAMES = {"half": "fp16"}\n') == []
     found = guard.python_findings(spelling, 'RANK = {"fp4": 0, "int8": 1}\nORDER = ("int8", "fp16")\n')
     assert [(f.line, f.word) for f in found] == [(1, "fp4"), (2, "int8")]

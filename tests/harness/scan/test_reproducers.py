@@ -8,6 +8,7 @@ import pytest
 
 import cases  # noqa: F401  (registers the library)
 from harness.matrix import load_matrix
+from harness.orchestration.run_targets import run_targets
 from harness.scan.loading import load_model
 from harness.scan.matching import find_patterns
 from harness.scan.reproducers import run_reproducers, write_reproducers
@@ -77,8 +78,8 @@ def test_at_most_the_limit_per_form_and_the_others_say_why(model_files, tmp_path
 
 
 def test_reproducers_run_on_ort_cpu_and_name_the_users_nodes(qdq_backbone):
-    observations, summaries = run_reproducers(qdq_backbone, [load_matrix()["ort-cpu"]], jobs=2, timeout_s=120,
-                                              progress=lambda line: None)
+    observations, summaries = run_reproducers(qdq_backbone, [load_matrix()["ort-cpu"]], run_targets, jobs=2,
+                                              timeout_s=120, progress=lambda line: None)
     assert [s.total for s in summaries] == [len(qdq_backbone.written)]
     (dw,) = observations.of("s3-depthwise-qdq", "backbone-dw-conv-Conv", "ort-cpu")
     validate_record(dw.record)

@@ -10,7 +10,8 @@ import pytest
 import cases  # noqa: F401  (registers the library)
 from cases.model import Match
 from cases.s1_conv_silu import ConvSilu
-from harness.commands.scan import exit_status, scan_data
+from harness.commands.scan import exit_status
+from reports.scan_results import scan_data
 from harness.matrix import load_matrix
 from harness.scan import loading, scanner
 from harness.scan.loading import ModelInputError

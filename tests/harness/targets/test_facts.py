@@ -9,7 +9,7 @@ import pytest
 
 from harness.matrix import load_matrix
 from harness.targets import facts as f
-from harness.worker.backends.tensorrt import quantization_lifecycle, release_facts
+from harness.tensorrt import quantization_lifecycle, release_facts
 
 MATRIX = load_matrix()
 TENSORRT = [t for t in MATRIX.values() if t.backend == "tensorrt" and t.version]

@@ -4,7 +4,8 @@ import pytest
 
 from harness.worker import record as rec
 from harness.worker.backends.onnxruntime import OnnxRuntimeBackend
-from harness.worker.environment import arch_mismatch, gpu_arch
+from harness.tensorrt.platforms import gpu_arch
+from harness.worker.environment import arch_mismatch
 from harness.worker.job import run_job
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4832"

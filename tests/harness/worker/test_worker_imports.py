@@ -10,11 +10,15 @@ HOST_ONLY = ["yaml", "jsonschema", "pandas", "jinja2", "docker", "onnx_graphsurg
 WORKER_MODULES = [
     "harness.worker.__main__", "harness.worker.job", "harness.worker.cell", "harness.worker.isolation",
     "harness.worker.environment", "harness.worker.metrics", "harness.worker.casedata", "harness.worker.record",
-    "harness.worker.shapes", "harness.worker.serve", "harness.worker.backends", "harness.worker.backends.onnxruntime", "harness.worker.backends.tensorrt",
-    "harness.worker.backends.tensorrt.classify", "harness.worker.backends.tensorrt.layers", "harness.worker.backends.tensorrt.compat",
-    "harness.worker.backends.tensorrt.capture", "harness.worker.backends.tensorrt.gpu", "harness.worker.backends.tensorrt.doctor",
-    "harness.worker.backends.tensorrt.lazy", "harness.worker.backends.tensorrt.network",
-    "harness.worker.backends.tensorrt.build_config", "harness.worker.backends.tensorrt.calibrator",
+    "harness.worker.shapes", "harness.worker.serve", "harness.worker.backends", "harness.worker.backends.onnxruntime",
+    "harness.worker.backends.tensorrt", "harness.worker.backends.tensorrt.compat",
+    "harness.worker.backends.tensorrt.capture", "harness.worker.backends.tensorrt.gpu",
+    "harness.worker.backends.tensorrt.doctor", "harness.worker.backends.tensorrt.lazy",
+    "harness.worker.backends.tensorrt.network", "harness.worker.backends.tensorrt.build_config",
+    "harness.worker.backends.tensorrt.calibrator",
+    "harness.tensorrt.classify", "harness.tensorrt.layers", "harness.tensorrt.devices",
+    "harness.tensorrt.calibration_cache", "harness.tensorrt.pasted", "harness.tensorrt.release_facts",
+    "harness.tensorrt.quantization_lifecycle",
 ]
 
 BLOCKER = f"""

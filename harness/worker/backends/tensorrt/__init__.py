@@ -4,8 +4,8 @@
 * ``network``: how the ONNX model becomes a TensorRT network (parser flags, strong typing, extra outputs, layer
   precisions); ``build_config``: the builder config (precision flags, profiling); ``calibrator``: the INT8 calibrator
   of implicit-int8 cells;
-* ``capture``: the cell's TensorRT, Python-warning and Polygraphy logs; ``classify``: the log classifier;
-  ``layers``: the layer-precision parser and node mapping;
+* ``capture``: the cell's TensorRT, Python-warning and Polygraphy logs, read by the log classifier and the layer
+  reader of :mod:`harness.tensorrt` (TensorRT's facts and readers, standard library only, shipped with the worker);
 * ``compat``: the TensorRT names the package uses and the releases it needs; ``gpu``: GPU facts;
   ``doctor``: the TensorRT section of ``python -m harness doctor``; ``lazy``: imports at first use.
 

@@ -10,24 +10,24 @@ module runs the stages and turns what TensorRT said into a record:
 * build: :mod:`~harness.worker.backends.tensorrt.build_config` (builder flags, optimization profiles) and
   :mod:`~harness.worker.backends.tensorrt.calibrator` (implicit INT8: calibrator, handed calibration cache,
   calibration profile); afterwards the record says what the build did with the cache file
-  (:mod:`~harness.worker.backends.tensorrt.calibration_cache`) and where the version stands in implicit
-  quantization's lifecycle (:mod:`~harness.worker.backends.tensorrt.quantization_lifecycle`: a DeprecationWarning is
+  (:mod:`~harness.tensorrt.calibration_cache`) and where the version stands in implicit
+  quantization's lifecycle (:mod:`~harness.tensorrt.quantization_lifecycle`: a DeprecationWarning is
   expected from 10.1);
 * inspect: per-layer precision from the engine inspector, else the verbose log
-  (:mod:`~harness.worker.backends.tensorrt.layers`); on a DLA target or cell (``dla_core``), where each node ran,
-  DLA or GPU fallback, from the builder's lists (:mod:`~harness.worker.backends.tensorrt.devices`);
+  (:mod:`~harness.tensorrt.layers`); on a DLA target or cell (``dla_core``), where each node ran,
+  DLA or GPU fallback, from the builder's lists (:mod:`~harness.tensorrt.devices`);
 * infer: Polygraphy's ``TrtRunner``.
 
 Versions: every API is found by feature detection on the imported module
 (:func:`~harness.worker.backends.tensorrt.compat.tensorrt_api`); the only version gate is the NATIVE_INSTANCENORM
 default. A cell that needs an API its version lacks ends as ``unsupported-api`` naming the API; implicit-int8 cells
 on a TensorRT without implicit quantization (11.x), cells whose fp8/fp4 knob names a builder flag the version lacks,
-and every cell of a DLA target on a release or device without DLA (:mod:`~harness.worker.backends.tensorrt.release_facts`,
+and every cell of a DLA target on a release or device without DLA (:mod:`~harness.tensorrt.release_facts`,
 ``Builder.num_DLA_cores``) are unavailable.
 
 Logs: each cell's TensorRT messages, Python warnings and Polygraphy messages are captured to files in the cell's
 directory by :mod:`~harness.worker.backends.tensorrt.capture`; a failed stage is classified from those logs by
-:mod:`~harness.worker.backends.tensorrt.classify`.
+:mod:`~harness.tensorrt.classify`.
 
 Nothing here touches CUDA in the calling process; GPU facts are read in a forked child
 (:mod:`~harness.worker.backends.tensorrt.gpu`), because a process that has initialised CUDA cannot hand it to the cell
@@ -44,10 +44,14 @@ from typing import Any
 
 import numpy as np
 
+from harness.tensorrt import classify, devices, layers
+from harness.tensorrt.calibration_cache import after_build
+from harness.tensorrt.quantization_lifecycle import REMOVED, implicit_quantization
+from harness.tensorrt.release_facts import dla_absent
+from harness.tensorrt.signatures import LogSignatures
+from harness.tensorrt.versions import version_tuple
 from harness.worker.backends.base import Backend, BackendFailure, EnvironmentProblem, Execution, StageTracker
-from harness.worker.backends.tensorrt import classify, devices, layers
 from harness.worker.backends.tensorrt.build_config import config_settings, precision_flags_missing
-from harness.worker.backends.tensorrt.calibration_cache import after_build
 from harness.worker.backends.tensorrt.calibrator import calibrator_class_name
 from harness.worker.backends.tensorrt.capture import CellCapture
 from harness.worker.backends.tensorrt.compat import (
@@ -57,13 +61,10 @@ from harness.worker.backends.tensorrt.compat import (
     polygraphy_problem_message,
     tensorrt_api,
     tensorrt_missing_message,
-    version_tuple,
 )
 from harness.worker.backends.tensorrt.gpu import probe_gpu
 from harness.worker.backends.tensorrt.lazy import lazy_import, resolve
 from harness.worker.backends.tensorrt.network import mark_extra_outputs, network_settings, set_layer_precisions
-from harness.worker.backends.tensorrt.quantization_lifecycle import REMOVED, implicit_quantization
-from harness.worker.backends.tensorrt.release_facts import dla_absent
 
 tensorrt = lazy_import("tensorrt")
 polygraphy = lazy_import("polygraphy")
@@ -173,6 +174,7 @@ class TensorRTBackend(Backend):
         calls: dict[str, Any] = {}
         details: dict[str, Any] = {"tensorrt_calls": calls}
         capture = CellCapture(trt, workdir)
+        signatures = LogSignatures.from_json(cell.get("log_signatures"))  # the library's, from index.json
         error: Exception | None = None
         with capture:
             try:
@@ -189,8 +191,8 @@ class TensorRTBackend(Backend):
                 error = err
         details.update(capture.summary())
         if error is not None:
-            raise self._failure(error, stages.current, capture, details) from error
-        classification = classify.classify_log(capture.tensorrt_text())
+            raise self._failure(error, stages.current, capture, details, signatures) from error
+        classification = classify.classify_log(capture.tensorrt_text(), signatures)
         _note_deprecation_warnings(calls, classification.warnings)
         if classification.category is not None:  # an error line in a build that still produced an engine
             details["log_classification"] = classification.to_dict()
@@ -264,7 +266,7 @@ class TensorRTBackend(Backend):
             raise ValueError(
                 "TensorRT built an engine, but its per-layer information could not be read, so no node's precision "
                 f"is known (and none may be reported as a fallback). Tried: {' | '.join(problems)}. The raw inspector "
-                f"output is in {workdir / 'engine-layers.json'}; harness/worker/backends/tensorrt/layers.py must learn this format."
+                f"output is in {workdir / 'engine-layers.json'}; harness/tensorrt/layers.py must learn this format."
             )
         precision = layers.node_precisions(engine_layers)  # the readers map layers to this model's nodes only
         regions = layers.foreign_node_regions(engine_layers)
@@ -289,15 +291,18 @@ class TensorRTBackend(Backend):
 
     # ---- failures ----
 
-    def _failure(self, error: Exception, stage: str, capture: CellCapture, details: dict[str, Any]) -> BackendFailure:
-        """A failed stage as a result: classified from TensorRT's log, with its warnings and a log digest."""
+    def _failure(self, error: Exception, stage: str, capture: CellCapture, details: dict[str, Any],
+                 signatures: LogSignatures) -> BackendFailure:
+        """A failed stage as a result: classified from TensorRT's log (the known failures of ``signatures``), with its
+        warnings and a log digest."""
         if isinstance(error, BackendFailure):
             error.log = error.log or capture.digest(error.message)
             error.warnings = error.warnings or classify.classify_log(capture.tensorrt_text()).warnings
             error.details = {**details, **error.details}
             return error
         message = str(error)
-        classification = classify.classify_log("\n".join((capture.tensorrt_text(), capture.polygraphy_text(), message)))
+        classification = classify.classify_log("\n".join((capture.tensorrt_text(), capture.polygraphy_text(), message)),
+                                               signatures)
         _note_deprecation_warnings(details["tensorrt_calls"], classification.warnings)
         if NOT_AVAILABLE_IN_POLYGRAPHY in message:
             category, summary, node = "unsupported-api", message, None

@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from harness.worker.backends.tensorrt.calibrator import calibration_plan, make_calibrator
-from harness.worker.backends.tensorrt.compat import require_api, tensorrt_api, version_tuple
+from harness.tensorrt.versions import version_tuple
+from harness.worker.backends.tensorrt.compat import require_api, tensorrt_api
 from harness.worker.backends.tensorrt.lazy import lazy_import
 
 polygraphy_trt = lazy_import("polygraphy.backend.trt")

@@ -4,7 +4,7 @@ cell chooses (``knobs.calibrator``), fed with the cell's calibration batches, it
 Two knobs change what it is handed:
 
 * ``calibration_cache`` (a version and an algorithm): before the build the harness writes a cache in TensorRT's
-  format with that header (:mod:`~harness.worker.backends.tensorrt.calibration_cache`), its scales from the ranges the
+  format with that header (:mod:`~harness.tensorrt.calibration_cache`), its scales from the ranges the
   case generator stored with the cell's data, and records how the header compares with the running TensorRT and
   calibrator; after the build, whether TensorRT used the file or calibrated and wrote its own. ``cache_only`` hands
   over no batches, as ``trtexec --calib=<cache>`` does.
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.worker.backends.tensorrt.calibration_cache import check_cache, scale_of_range, write_cache
+from harness.tensorrt.calibration_cache import check_cache, scale_of_range, write_cache
 from harness.worker.backends.tensorrt.compat import require_api
 from harness.worker.backends.tensorrt.lazy import lazy_import
 

@@ -106,17 +106,6 @@ def major_version(trt) -> int:
     return int(str(trt.__version__).split(".")[0])
 
 
-def version_tuple(version: str) -> tuple[int, ...]:
-    """(0, 49, 26) from "0.49.26"; a part that does not start with digits ends the tuple ("9.2.0.post12" -> 9, 2, 0)."""
-    numbers = []
-    for part in version.split("."):
-        digits = len(part) - len(part.lstrip("0123456789"))
-        if not digits:
-            break
-        numbers.append(int(part[:digits]))
-    return tuple(numbers)
-
-
 def polygraphy_problem_message(problem: str, minimum: str = POLYGRAPHY_MINIMUM) -> str:
     return (
         f"{problem}\nThe 'tensorrt' backend drives TensorRT through Polygraphy (NVIDIA's toolkit, "

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+from harness.tensorrt.platforms import gpu_arch
 from harness.worker.backends.tensorrt.compat import tensorrt_api
 from harness.worker.backends.tensorrt.lazy import lazy_import, resolve
-from harness.worker.environment import gpu_arch
 from harness.worker.isolation import run_isolated
 
 tensorrt = lazy_import("tensorrt")

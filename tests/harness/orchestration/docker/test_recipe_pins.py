@@ -23,7 +23,8 @@ from harness.orchestration.docker.images import (
     rendered_instructions,
 )
 from harness.orchestration.docker.wheelhouse import REQUIREMENTS_FILE, TENSORRT_COMPANIONS, tensorrt_requirements
-from harness.worker.backends.tensorrt.compat import POLYGRAPHY_MINIMUM_FOR_TENSORRT_11, version_tuple
+from harness.tensorrt.versions import version_tuple
+from harness.worker.backends.tensorrt.compat import POLYGRAPHY_MINIMUM_FOR_TENSORRT_11
 from tests.conftest import REFERENCE
 
 PLATFORMS_MD = REFERENCE / "platforms.md"

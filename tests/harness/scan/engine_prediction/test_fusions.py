@@ -184,7 +184,7 @@ def test_the_predicted_layer_holds_the_nodes_tensorrt_s_own_log_names_for_a_conv
     import re
 
     from harness.scan.engine_prediction.comparison import compare
-    from harness.worker.backends.tensorrt.layers import EngineLayer, onnx_nodes_from_layer_name
+    from harness.tensorrt.layers import EngineLayer, onnx_nodes_from_layer_name
     from tests.conftest import REFERENCE
 
     text = (REFERENCE / log).read_text()

@@ -7,7 +7,7 @@ import pytest
 from harness.scan.engine_prediction.comparison import compare, output_types
 from harness.scan.engine_prediction.predict import predict_engine
 from harness.scan.engine_prediction.rules import ruleset_for
-from harness.worker.backends.tensorrt.layers import OnnxNames, layers_from_inspector_json
+from harness.tensorrt.layers import OnnxNames, layers_from_inspector_json
 from tests.models import resnet18_trex
 
 

@@ -41,7 +41,7 @@ import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[5]
-PACKAGE = "harness.worker.backends.tensorrt"
+PACKAGES = ("harness.tensorrt", "harness.worker.backends.tensorrt")  # the mutated modules' packages
 DETECTED = {"killed", "timeout", "caught by type check", "segfault"}  # the tests failed or never finished
 UNDETECTED = {"survived", "no tests", "suspicious"}
 _RESULT_LINE = re.compile(r"^\s+(?P<name>\S+): (?P<status>.+)$")
@@ -125,8 +125,8 @@ def score(statuses: dict[str, str], equivalent: dict[str, Equivalent], diffs: di
 
 
 def module_of(mutant: str) -> str:
-    """'classify' from 'harness.worker.backends.tensorrt.classify.x_parse_log_line__mutmut_2'."""
-    return mutant.removeprefix(PACKAGE + ".").split(".", 1)[0]
+    """'classify' from 'harness.tensorrt.classify.x_parse_log_line__mutmut_2'."""
+    return mutant.rsplit(".", 1)[0].rpartition(".")[2]
 
 
 def sync_checkout(checkout: Path) -> None:
@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     else:  # results of earlier code must not carry over
         shutil.rmtree(checkout / "mutants", ignore_errors=True)
         shutil.rmtree(arguments.out / "generated-cases", ignore_errors=True)
-    patterns = [f"{PACKAGE}.{module}.*" for module in arguments.modules]
+    patterns = [f"{package}.{module}.*" for package in PACKAGES for module in arguments.modules]
     rerun = sorted(name for name in undetected_before - equivalent_mutants(config).keys()
                    if not arguments.modules or module_of(name) in arguments.modules)
     if rerun:  # first: the tests added since are meant for these

@@ -170,7 +170,7 @@ def test_the_outputs_are_what_polygraphys_runner_returned_for_the_cells_inputs(c
 def test_an_implicit_cell_on_a_version_without_its_calibrator_says_what_is_missing_and_why(cells):
     """DERIVED surface: 10.3.0 without IInt8MinMaxCalibrator (every recorded 10.x surface has it): implicit
     quantization is deprecated there, not removed, so the reason is the general one, not 11.0's migration advice."""
-    from harness.worker.backends.tensorrt.quantization_lifecycle import implicit_quantization
+    from harness.tensorrt.quantization_lifecycle import implicit_quantization
 
     cell = {**cells["implicit-int8"], "knobs": {**cells["implicit-int8"]["knobs"], "calibrator": "minmax"}}
     with installed_as_tensorrt(ContractStandIn.without("10.3.0", "IInt8MinMaxCalibrator")):

@@ -1,4 +1,4 @@
-"""Feature detection and version parsing, and the install advice a user without TensorRT or with the wrong
+"""Feature detection, and the install advice a user without TensorRT or with the wrong
 Polygraphy reads (in full: it is the first thing such a user sees)."""
 import sys
 
@@ -11,20 +11,8 @@ from harness.worker.backends.tensorrt.compat import (
     require_api,
     tensorrt_api,
     tensorrt_missing_message,
-    version_tuple,
 )
 from tests.trt_contract.standin import ContractStandIn
-
-
-@pytest.mark.parametrize("version, parsed", [("0.49.26", (0, 49, 26)), ("9.2.0.post12", (9, 2, 0)),
-                                             ("0.50.3rc1", (0, 50, 3)), ("10.16.1.11", (10, 16, 1, 11)),
-                                             ("dev", ())])
-def test_version_tuple(version, parsed):
-    assert version_tuple(version) == parsed
-
-
-def test_version_tuples_order_releases_as_numbers():
-    assert version_tuple("0.50.2") < version_tuple("0.50.3") <= version_tuple("0.50.3.post1") < version_tuple("0.100")
 
 
 def test_feature_detection_finds_nested_names_and_none_for_missing_ones():

@@ -304,7 +304,7 @@ def test_unreadable_layer_information_is_a_harness_error_never_a_fallback(cells,
         "(and none may be reported as a fallback). Tried: engine inspector JSON: Expecting value: line 1 column 1 "
         "(char 0) | verbose TensorRT log: ")  # then the log reader's own reason
     assert str(error.value).endswith(
-        f"The raw inspector output is in {raw}; harness/worker/backends/tensorrt/layers.py must learn this format.")
+        f"The raw inspector output is in {raw}; harness/tensorrt/layers.py must learn this format.")
 
 
 def test_build_modes_follow_the_versions_api(standin):

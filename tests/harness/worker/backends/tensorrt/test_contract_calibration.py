@@ -11,7 +11,7 @@ import pytest
 
 from cases import get_case
 from harness.worker.backends.base import BackendFailure
-from harness.worker.backends.tensorrt.calibration_cache import read_cache
+from harness.tensorrt.calibration_cache import read_cache
 from harness.worker.casedata import load_cells
 from tests.trt_contract.backend_run import (
     answers_that_let_the_path_continue,

@@ -7,7 +7,7 @@ the record must say so rather than guess.
 """
 
 from harness.worker.backends.base import BackendFailure
-from harness.worker.backends.tensorrt.release_facts import dla_absent
+from harness.tensorrt.release_facts import dla_absent
 from tests.trt_contract.backend_run import (
     DLA_TARGET,
     BackendUpToInference,

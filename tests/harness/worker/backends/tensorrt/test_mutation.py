@@ -8,15 +8,15 @@ from tests.harness.worker.backends.tensorrt.mutation import (
     score,
 )
 
-CLASSIFY = "harness.worker.backends.tensorrt.classify"
+CLASSIFY = "harness.tensorrt.classify"
 RESULTS = f"""    {CLASSIFY}.x_parse_log_line__mutmut_1: killed
     {CLASSIFY}.x_parse_log_line__mutmut_2: survived
     {CLASSIFY}.x_classify_log__mutmut_3: no tests
     {CLASSIFY}.x_classify_log__mutmut_4: timeout
-    harness.worker.backends.tensorrt.layers.x__widest__mutmut_1: skipped
+    harness.tensorrt.layers.x__widest__mutmut_1: skipped
 """
-DIFF = """--- harness/worker/backends/tensorrt/classify.py
-+++ harness/worker/backends/tensorrt/classify.py
+DIFF = """--- harness/tensorrt/classify.py
++++ harness/tensorrt/classify.py
 @@ -1,6 +1,6 @@
  def parse_log_line(line: str) -> LogLine:
 -    rest = line.rstrip("\\r\\n")

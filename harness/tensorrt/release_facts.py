@@ -3,13 +3,13 @@ where Jetson AGX Orin's DLA exists, the command-line flags 10.0 and 11.0 removed
 typing's end in 11.0.
 
 Implicit quantization's lifecycle (deprecated 10.1, removed 11.0) is
-:mod:`~harness.worker.backends.tensorrt.quantization_lifecycle`. Standard library only (runs inside worker images).
+:mod:`~harness.tensorrt.quantization_lifecycle`. Standard library only (runs inside worker images).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.worker.backends.tensorrt.compat import version_tuple
+from harness.tensorrt.versions import version_tuple
 
 DLA_JETSON_MIGRATION_11_3 = (
     "https://docs.nvidia.com/deeplearning/tensorrt/11.3.0/api/migration/tensorrt-10x-to-11x-jetson.html")

@@ -8,7 +8,7 @@ A build whose default device type is DLA logs (INFO) which layers run where, one
     [GpuLayer] POOLING: /pool/GlobalAveragePool
 
 A DLA layer is a region (``{ForeignNode[first...last]}``) standing for the ONNX nodes between its ends, expanded along
-the model's graph as for Myelin regions (:func:`~harness.worker.backends.tensorrt.layers.onnx_nodes_from_layer_name`);
+the model's graph as for Myelin regions (:func:`~harness.tensorrt.layers.onnx_nodes_from_layer_name`);
 a GPU layer line may start with its layer type (``POOLING: ``), which is not part of its name. When a log holds the
 lists of several builds, the last build's are read. A node no list names has no device on record: never guessed.
 
@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from harness.worker.backends.tensorrt import layers
+from harness.tensorrt import layers
 
 DLA, GPU = "dla", "gpu"
 _SECTION = re.compile(r"-{3,}\s*Layers Running on (?P<device>DLA|GPU)\s*-{3,}", re.IGNORECASE)

@@ -2,8 +2,8 @@
 builder lost in 11.0. Each answer cites NVIDIA's page."""
 import pytest
 
-from harness.worker.backends.tensorrt.compat import version_tuple
-from harness.worker.backends.tensorrt.release_facts import (
+from harness.tensorrt.versions import version_tuple
+from harness.tensorrt.release_facts import (
     REMOVED_COMMAND_FLAGS,
     dla_absent,
     network_typing,

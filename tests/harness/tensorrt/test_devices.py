@@ -8,8 +8,8 @@ import onnx_graphsurgeon as gs
 import numpy as np
 import pytest
 
-from harness.worker.backends.tensorrt import layers
-from harness.worker.backends.tensorrt.devices import DLA, GPU, layer_devices, placement_from_log
+from harness.tensorrt import layers
+from harness.tensorrt.devices import DLA, GPU, layer_devices, placement_from_log
 
 
 @pytest.fixture(scope="module")

@@ -38,7 +38,7 @@ Priority rule for the primary failure (``LogClassification.category``):
 4. The primary category is the EARLIEST root cause in the log. So in a log where a tactic was skipped because
    Myelin ran out of memory and then no implementation was left for the node, the build failed with
    ``no-implementation`` (the memory shortage is the likely reason no tactic was left; the skips are counted).
-5. A message of a known upstream failure (``KNOWN_FAILURES``) is a root cause of its category even without the words
+5. A message of a known upstream failure (a ``KnownFailure``) is a root cause of its category even without the words
    above. TensorRT's own ``Error Code N: Internal Error (...)`` messages that name no cause above are the root cause
    ``internal-assert`` (TensorRT reporting an internal failure), whatever prefix or source location stands before
    them (``[file.cpp::function::line]``, ``file.cpp:12:``, ``Error message:``, none): never the catch-all below.
@@ -52,23 +52,23 @@ Priority rule for the primary failure (``LogClassification.category``):
    (``Error Code 9: ... infer_type ...``) is classified by its message, with ``failure_shown`` False: the message is
    the failure's, but the fragment alone does not prove the build failed.
 
-Known upstream failures (``LogClassification.known_failure``): when the primary failure's message is one that an
-upstream report names (``KNOWN_FAILURES``: the checkLinks assertion of TensorRT 10.3's calibration, the Q/DQ fusion
-assertions, a Myelin ForeignNode without implementation, S1's fused Conv + SiLU and P1's fused Q/DQ Conv + Swish
-without implementation, S5's Cuda Runtime "operation not supported", Myelin's untyped Q/DQ of the 2025-2026 reports,
-FP8 on a GPU without FP8, the FP4 blockwise rejection, TensorRT 11's missing calibrator classes), the classification
-names it, with the failure pattern and the report. It keys on the message body, so every surface form and release
-(with or without the ``file.cpp::function::line`` location) gives the same known failure. One exception to "the
-primary failure's message": when a build ends with no implementation for a node (or a ForeignNode) after tactics were
-skipped because Myelin could not type a Q or DQ (``_SKIP_REASONS``), the known failure is that reason, the first one
-skipped; and when the text shows no failure at all but a tactic was skipped for such a reason (a pasted
-``[E] Error[9]: ... Skipping tactic ... infer_type ...`` line), the classification names that known failure with
-category None and ``failure_shown`` False: the signature is there, the failure is not (the build may still end with
-an engine, slower: https://github.com/NVIDIA/Model-Optimizer/issues/118).
+Known upstream failures (``LogClassification.known_failure``) and known forms are what each failure pattern declares
+it looks like in a log, in its case (``cases/<pattern>.py``, ``Case.log_signatures``); the caller hands the table in
+(:class:`~harness.tensorrt.signatures.LogSignatures`: the library's, or the one a generated cases directory carries).
+When the primary failure's message is one that an upstream report names, the classification names it, with the
+failure pattern and the report. It keys on the message body, so every surface form and release (with or without the
+``file.cpp::function::line`` location) gives the same known failure. One exception to "the primary failure's
+message": when a build ends with no implementation for a node (or a known failure that yields to a skip reason, a
+Myelin ForeignNode's) after tactics were skipped for a known failure's message (``KnownFailure.skip_reason``: Myelin
+could not type a Q or DQ), the known failure is that reason, the first one skipped; and when the text shows no failure
+at all but a tactic was skipped for such a reason (a pasted ``[E] Error[9]: ... Skipping tactic ... infer_type ...``
+line), the classification names that known failure with category None and ``failure_shown`` False: the signature is
+there, the failure is not (the build may still end with an engine, slower:
+https://github.com/NVIDIA/Model-Optimizer/issues/118).
 
-Known forms (``KNOWN_FORMS``, :func:`known_forms`) are weaker: the failing node's name or warning lines have the form a
-pattern gives (a Q/DQ weights layer without implementation, TopK or LayerNorm tensors without scales), but other models
-can show the same form; each names its pattern, report and what it cannot tell apart.
+Known forms (:func:`known_forms`) are weaker: the failing node's name or warning lines have the form a pattern gives (a
+Q/DQ weights layer without implementation, TopK or LayerNorm tensors without scales), but other models can show the
+same form; each names its pattern, report and what it cannot tell apart.
 """
 from __future__ import annotations
 
@@ -76,7 +76,8 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from harness.worker.backends.tensorrt.pasted import is_elision, unpasted
+from harness.tensorrt.pasted import is_elision, unpasted
+from harness.tensorrt.signatures import NO_SIGNATURES, KnownFailure, KnownForm, LogSignatures
 
 UNRECOGNIZED_FAILURE = "runtime-error"
 WARNING_KINDS = (
@@ -293,124 +294,6 @@ _BINARY_SHARE = 0.05  # more undecodable or control characters than this: not te
 
 
 @dataclass(frozen=True)
-class KnownFailure:
-    """A failure message an upstream report names: what it is, the failure pattern it belongs to, the report."""
-
-    id: str
-    pattern: str  # the failure-patterns.md id
-    category: str  # the category the message is classified as
-    message: re.Pattern
-    source: str
-
-
-# Keyed on message bodies (parse_log_line strips prefixes and source locations). Checked in this order.
-KNOWN_FAILURES = (
-    KnownFailure("checklinks-region-not-removed", "P9", "internal-assert",
-              re.compile(r"region should have been removed from Graph::regions"),
-              "https://github.com/ultralytics/ultralytics/issues/23841"),
-    KnownFailure("foreign-node-no-implementation", "P8", "no-implementation",
-              re.compile(r"could not find any implementation for node \{ForeignNode\[", re.IGNORECASE),
-              "https://github.com/NVIDIA/TensorRT/issues/3972"),
-    KnownFailure("qdq-weights-not-fused", "P12", "internal-assert",
-              re.compile(r"Could not fuse 2nd input \(kernel weights\)"),
-              "https://github.com/NVIDIA/TensorRT/issues/1864"),
-    KnownFailure("qdq-add-inputs-expr", "P12", "internal-assert", re.compile(r"Assertion lhs\.expr failed"),
-              "https://github.com/NVIDIA/TensorRT/issues/1574"),
-    KnownFailure("qdq-pointwise-out-scales", "P12", "internal-assert", re.compile(r"Assertion outScales\.size\(\) == 1"),
-              "https://github.com/NVIDIA/TensorRT/issues/2664"),
-    KnownFailure("qdq-combine-in-out-scale", "P12", "internal-assert",
-              re.compile(r"Assertion p\.quantizations\.isOutputSet\(0\)"),
-              "https://github.com/NVIDIA/TensorRT/issues/3220"),
-    KnownFailure("qdq-int8-candidates-removed", "P12", "internal-assert",
-              re.compile(r"Assertion !n->candidateRequirements\.empty\(\) failed"),
-              "https://github.com/NVIDIA/TensorRT/issues/3040"),
-    KnownFailure("qdq-quantized-constant-placement", "P12", "internal-assert",
-              re.compile(r"Quantized constant is only allowed before DQ"),
-              "https://github.com/NVIDIA/TensorRT/issues/3919"),
-    # 2025-2026 (failure-patterns.md P14-P20): Myelin's type inference of a DequantizeLinear reading moved INT8 data
-    # with an FP16 scale (SM 8.7 only), of an FP8 QuantizeLinear after a MaxPool; FP8 on a GPU without FP8; FP4
-    # blockwise add_quantize; TensorRT 11's Python module without the calibrator classes.
-    KnownFailure("dequantize-type-not-inferred", "P14", "no-implementation",
-              re.compile(r"Could not infer output types for operation:\s*\d+:\s*dequantize:"),
-              "https://github.com/NVIDIA/TensorRT/issues/4832"),
-    KnownFailure("quantize-type-not-inferred", "P17", "no-implementation",
-              re.compile(r"Could not infer output types for operation:\s*\d+:\s*quantize:"),
-              "https://github.com/NVIDIA/Model-Optimizer/issues/118"),
-    KnownFailure("fp8-needs-fp8-hardware", "P16", "unsupported-op",
-              re.compile(r"Networks with FP8 (?:Q/DQ layers|precision) require hardware with FP8 support"),
-              "https://github.com/NVIDIA/Model-Optimizer/issues/70"),
-    KnownFailure("fp4-blockwise-quantize-rejected", "P18", "unsupported-op",
-              re.compile(r"Blockwise quantization requires output type to be int8 or fp8e4m3"),
-              "https://github.com/NVIDIA/TensorRT-Model-Connect/pull/1326"),
-    KnownFailure("calibrator-class-removed", "P10", "unsupported-api",
-              re.compile(r"module 'tensorrt' has no attribute 'IInt8\w*Calibrator\w*'"),
-              "https://github.com/ultralytics/ultralytics/issues/24729"),
-    # Implicit INT8: TensorRT fuses Conv + SiLU as "Conv + PWN(PWN(Sigmoid), Mul)" (10.x also "PWN(PWN(Sigmoid),
-    # PWN(Mul))": https://github.com/ultralytics/ultralytics/issues/21281) and finds no INT8 tactic for it.
-    KnownFailure("conv-silu-no-implementation", "S1", "no-implementation",
-              re.compile(r"could not find any implementation for node .*\+ PWN\(PWN\([^()]*Sigmoid\), "
-                         r"(?:[^()]*Mul|PWN\([^()]*Mul\))\)", re.IGNORECASE),
-              "https://github.com/NVIDIA/TensorRT/issues/3640"),
-    # Q/DQ: the weights, the Conv and the Swish fused into one layer ("W + Conv + PWN(Sigmoid, Mul)"), as the last node.
-    KnownFailure("qdq-conv-swish-no-implementation", "P1", "no-implementation",
-              re.compile(r"could not find any implementation for node [^+()]+ \+ [^+()]+ \+ "
-                         r"PWN\([^()]*sigmoid, [^()]*mul\)", re.IGNORECASE),
-              "https://github.com/NVIDIA/TensorRT/issues/3385"),
-    # A Q/DQ ResNet block whose stream-ordered deallocation failed (10.0.1 with driver 470; the driver is suspected).
-    KnownFailure("cuda-runtime-operation-not-supported", "S5", "cuda-runtime",
-              re.compile(r"Cuda Runtime \(operation not supported\)"),
-              "https://github.com/NVIDIA/TensorRT/issues/3980"),
-)
-
-
-@dataclass(frozen=True)
-class KnownForm:
-    """A form that a failure pattern gives a log, weaker than a known failure's message: the failing node's name
-    (``kind`` a failure category, ``form`` matched against ``LogClassification.node``) or warning lines (``kind`` a
-    warning kind, ``form`` matched against each line's body). Other models can take the same form: ``note`` says
-    what it does not tell apart."""
-
-    id: str
-    pattern: str  # the failure-patterns.md id
-    kind: str
-    form: re.Pattern
-    source: str
-    note: str
-
-
-KNOWN_FORMS = (
-    KnownForm("qdq-weights-layer-no-implementation", "S3", "no-implementation",
-              re.compile(r"^[^\s+()]+ \+ [^\s+()]*quantiz[^\s+()]* \+ [^\s+()]+$", re.IGNORECASE),
-              "https://github.com/NVIDIA/TensorRT/issues/4060",
-              "a layer made of weights, their QuantizeLinear and one consumer, nothing fused after it, has no "
-              "implementation: S3's form when the consumer is a depthwise Conv; other Q/DQ convolutions fail in this "
-              "form too (https://github.com/NVIDIA/TensorRT/issues/1768), so the model decides (--model)"),
-    KnownForm("topk-output-missing-scale", "P9", "missing-scale",
-              re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor \S*TopK", re.IGNORECASE),
-              "https://github.com/ultralytics/ultralytics/pull/24368",
-              "TopK outputs without INT8 scales: the YOLO head of P9, whose TopK runs in float on 10.x"),
-    KnownForm("layernorm-missing-scale", "P7", "missing-scale",
-              re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor \S*LayerNorm",
-                         re.IGNORECASE),
-              "https://github.com/NVIDIA/TensorRT/issues/4058",
-              "LayerNorm tensors without INT8 scales: a transformer block under implicit INT8 stays in float (P7)"),
-    KnownForm("unnamed-constant-shuffle-missing-scale", "S2", "missing-scale",
-              re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor "
-                         r"\(Unnamed Layer\* \d+\) \[(?:Constant|Shuffle)\]_output"),
-              "https://github.com/NVIDIA/TensorRT/issues/3659",
-              "TensorRT's own Constant and Shuffle layers without INT8 scales, as S2 reports: those tensors stay in "
-              "float; any model whose parser added such layers shows it"),
-)
-
-
-# Known failures that TensorRT also prints as the reason of a skipped tactic ("Skipping tactic 0x... due to exception
-# [type.cpp:infer_type:145] Could not infer output types ..."). Such a line is never the failure (rule 1), but when the
-# build then ends without an implementation for a node (a Myelin ForeignNode), that reason is what the log reports:
-# https://github.com/NVIDIA/TensorRT/issues/4832 ("Every tactic is skipped with: ... infer_type ...", build failed).
-_SKIP_REASONS = ("dequantize-type-not-inferred", "quantize-type-not-inferred")
-
-
-@dataclass(frozen=True)
 class LogLine:
     """One log line without its transport decoration; ``severity`` is None when the line names none."""
 
@@ -470,24 +353,26 @@ def parse_log_line(line: str) -> LogLine:
     return LogLine(severity=severity, body=rest.strip())
 
 
-def classify_log(text: str) -> LogClassification:
-    """The primary failure category of a TensorRT build log and its warning counts (rules: module docstring)."""
+def classify_log(text: str, signatures: LogSignatures = NO_SIGNATURES) -> LogClassification:
+    """The primary failure category of a TensorRT build log and its warning counts (rules: module docstring); the
+    known failures are those of ``signatures`` (the library's: ``cases.model.library_signatures()``)."""
     raw_lines = unpasted(text).splitlines()
     lines = [parse_log_line(line) for line in raw_lines]
     evidence_of: dict[LogLine, _Evidence | None] = {}  # a line not joined to another is read once for both passes
-    result = _classify(lines, evidence_of)
+    direct = tuple(known for known in signatures.failures if not known.instead_of)
+    result = _classify(lines, evidence_of, direct)
     if result.known_failure is None or result.category is None:
         joined_lines = _joined_lines(raw_lines, lines)
-        joined = _classify(joined_lines, evidence_of, count_warnings=False) if len(joined_lines) < len(lines) \
-            else result
+        joined = _classify(joined_lines, evidence_of, direct, count_warnings=False) \
+            if len(joined_lines) < len(lines) else result
         if (joined.known_failure is not None and result.known_failure is None) or (
                 result.category is None and joined.category is not None):
             result = dataclasses.replace(joined, warnings=result.warnings)  # warnings count physical lines
-    return _read_in_context(result, raw_lines, lines)
+    return _read_in_context(result, raw_lines, lines, signatures)
 
 
 def _classify(lines: list[LogLine], evidence_of: dict[LogLine, _Evidence | None],
-              count_warnings: bool = True) -> LogClassification:
+              known_failures: tuple[KnownFailure, ...], count_warnings: bool = True) -> LogClassification:
     warnings = dict.fromkeys(WARNING_KINDS, 0)
     evidence: list[_Evidence] = []
     skipped_for: KnownFailure | None = None  # the first known failure a skipped tactic names
@@ -496,13 +381,13 @@ def _classify(lines: list[LogLine], evidence_of: dict[LogLine, _Evidence | None]
             if pattern.search(line.body):
                 warnings[kind] += 1
         if _TACTIC_SKIP.search(line.body) and skipped_for is None:
-            skipped_for = next((known for known in KNOWN_FAILURES if known.id in _SKIP_REASONS
+            skipped_for = next((known for known in known_failures if known.skip_reason
                                 and known.message.search(line.body)), None)
         if line.severity not in _FAILURE_SEVERITIES or _TACTIC_SKIP.search(line.body) or (
                 "DLA" in line.body and _DLA_LAYER_UNSUPPORTED.search(line.body)):
             continue
         if line not in evidence_of:
-            evidence_of[line] = _failure_evidence(line)
+            evidence_of[line] = _failure_evidence(line, known_failures)
         found = evidence_of[line]
         if found is not None:
             evidence.append(found)
@@ -512,10 +397,10 @@ def _classify(lines: list[LogLine], evidence_of: dict[LogLine, _Evidence | None]
                                  known_failure=skipped_for)
     category = primary.category  # a consequence or an unrecognized line carries UNRECOGNIZED_FAILURE
     node = _node_without_implementation(primary.body) if category == "no-implementation" else None
-    known_failure = next((known for known in KNOWN_FAILURES
+    known_failure = next((known for known in known_failures
                           if category == known.category and known.message.search(primary.body)), None)
     if skipped_for is not None and category == "no-implementation" and (
-            known_failure is None or known_failure.id == "foreign-node-no-implementation"):
+            known_failure is None or known_failure.yields_to_skip_reason):
         known_failure = skipped_for  # no implementation was left because every tactic was skipped for this reason
     return LogClassification(category=category, node=node, message=primary.body, warnings=warnings,
                              known_failure=known_failure, failure_shown=any(item.shown for item in evidence))
@@ -539,12 +424,14 @@ def _joined_lines(raw_lines: list[str], lines: list[LogLine]) -> list[LogLine]:
     return [LogLine(severity, " ".join(bodies)) for severity, bodies in messages]
 
 
-def known_forms(text: str, classification: LogClassification | None = None) -> list[tuple[KnownForm, int]]:
-    """The known forms ``text`` shows, each with how many lines show it (the failing node counts as one line)."""
-    classification = classification or classify_log(text)
-    counts = dict.fromkeys(KNOWN_FORMS, 0)
+def known_forms(text: str, signatures: LogSignatures,
+                classification: LogClassification | None = None) -> list[tuple[KnownForm, int]]:
+    """The known forms of ``signatures`` that ``text`` shows, each with how many lines show it (the failing node counts
+    as one line)."""
+    classification = classification or classify_log(text, signatures)
+    counts = dict.fromkeys(signatures.forms, 0)
     bodies = None
-    for known in KNOWN_FORMS:
+    for known in signatures.forms:
         if known.kind in WARNING_KINDS:
             if bodies is None:
                 bodies = [parse_log_line(line).body for line in unpasted(text).splitlines()]
@@ -554,7 +441,7 @@ def known_forms(text: str, classification: LogClassification | None = None) -> l
     return [(known, count) for known, count in counts.items() if count]
 
 
-def not_a_log(text: str) -> str | None:
+def not_a_log(text: str, signatures: LogSignatures = NO_SIGNATURES) -> str | None:
     """Why ``text`` (decoded with errors="replace") does not look like TensorRT output, or None when it does.
 
     A log looks like one when some line carries a logger's severity tag or timestamp, a TensorRT mark (``[TRT]``,
@@ -571,7 +458,7 @@ def not_a_log(text: str) -> str | None:
     text = unpasted(text)
     if _TENSORRT_MARK.search(text) or any(_tensorrt_decoration(line) for line in text.splitlines()):
         return None
-    result = classify_log(text)
+    result = classify_log(text, signatures)
     if result.category is not None or result.known_failure is not None or any(result.warnings.values()):
         return None
     return ("no line carries a logger's severity tag ([E], [W], ERROR:, ...), a timestamp, a [TRT] tag or a "
@@ -618,8 +505,8 @@ def _version_from_banner_code(code: str) -> str:
     return f"{major}.{minor}.{patch}"
 
 
-def _failure_evidence(line: LogLine) -> _Evidence | None:
-    for known in KNOWN_FAILURES:  # a known message first: a tool's "export failure: <known message>" line is its root
+def _failure_evidence(line: LogLine, known_failures: tuple[KnownFailure, ...]) -> _Evidence | None:
+    for known in known_failures:  # a known message first: a tool's "export failure: <known message>" line is its root
         if known.message.search(line.body):
             return _Evidence("root", known.category, line.body, _shows_a_stopped_build(line))
     if _REMOVED_API.search(line.body):  # "... export failure: 'IBuilderConfig' object has no attribute ..." too
@@ -685,38 +572,8 @@ def _without_trailing_punctuation(node: str) -> str:
 # the stage a failure happened in, the node a parser failure names, commands pasted beside the output.
 # ---------------------------------------------------------------------------------------------------------------------
 
-# TensorRT 11 removed implicit quantization and weak typing from the Python module: the calibrator API
-# (CalibrationAlgoType with the IInt8*Calibrator classes, P10) and the precision builder flags (P15's TensorRT 11 form).
-KNOWN_FAILURES += (
-    KnownFailure("calibration-algo-type-removed", "P10", "unsupported-api",
-                 re.compile(r"module 'tensorrt' has no attribute 'CalibrationAlgoType'"),
-                 "https://github.com/Jonah-May-OSS/wyoming-whisper-trt/pull/1020"),
-    KnownFailure("precision-builder-flag-removed", "P15", "unsupported-api",
-                 re.compile(r"type object '[\w.]*BuilderFlag' has no attribute "
-                            r"'(?:FP16|BF16|INT8|FP8|INT4|FP4|STRICT_TYPES)'"),
-                 "https://github.com/ultralytics/ultralytics/pull/24735"),
-)
-# A DLA build whose DLA subgraph (a ForeignNode) has no implementation: P20, not P8's Myelin region. Its message is
-# P8's, so it is not a row of KNOWN_FAILURES: _read_in_context names it instead of foreign-node-no-implementation
-# when the text names a DLA build (_DLA_BUILD).
-DLA_FOREIGN_NODE_FAILURE = KnownFailure(
-    "dla-foreign-node-no-implementation", "P20", "no-implementation",
-    re.compile(r"could not find any implementation for node \{ForeignNode\[", re.IGNORECASE),
-    "https://github.com/NVIDIA/TensorRT/issues/3847")
-
-KNOWN_FORMS += (
-    # S3's layer of weights, their QuantizeLinear and the Conv, with one more part fused after it (the residual Add
-    # of a MobileNeXt sandglass block): https://github.com/NVIDIA/TensorRT/issues/3579.
-    KnownForm("qdq-weights-layer-residual-no-implementation", "S3", "no-implementation",
-              re.compile(r"^[^\s+()]+ \+ [^\s+()]*quantiz[^\s+()]* \+ [^\s+()]+ \+ [^\s+()]+$", re.IGNORECASE),
-              "https://github.com/NVIDIA/TensorRT/issues/3579",
-              "a layer of weights, their QuantizeLinear, a Conv and the Add fused after it has no implementation: "
-              "S3's form extended by the residual Add; whether the Conv is depthwise the model decides (--model)"),
-    KnownForm("dla-layer-to-gpu", "P20", "dla-fallback", _WARNING_PATTERNS["dla-fallback"],
-              "https://github.com/ultralytics/ultralytics/issues/18012",
-              "layers DLA cannot run left the DLA for the GPU (GPU fallback on): the engine builds, split between "
-              "DLA and GPU; which layers and why is in the lines themselves"),
-)
+# A layer that leaves the DLA for the GPU, one line per layer: P20's known form declares it (cases/p20_*.py).
+DLA_FALLBACK_LINE = _WARNING_PATTERNS["dla-fallback"]
 
 # A Python AttributeError on a TensorRT object or module: an API this TensorRT release does not have.
 # "IExecutionContext::enqueueV3: Error Code 3: API Usage Error (...", "Error Code 1: Myelin (...": any kind of error.
@@ -728,7 +585,6 @@ REMOVED_API_CATEGORY = "unsupported-api"
 # ActivationType = LEAKY_RELU) not supported for DLA.", DeepStream-Yolo#27): a reason, not the failure; a build
 # without GPU fallback fails with a line of its own.
 _DLA_LAYER_UNSUPPORTED = re.compile(r"\bnot supported (?:for|on) DLA\.?$")
-_DLA_BUILD = re.compile(r"--useDLACore|\bDLA\b|\[DlaLayer\]")
 
 # The stage a failure happened in: the last of these marks at or before the failing line decides.
 _RUN_MARK = re.compile(r"Starting inference|\benqueueV[23]\b|\bexecuteV2\b|\bexecute_async(?:_v[23])?\b"
@@ -752,10 +608,12 @@ _NODE_NAME_FIELD = re.compile(r'^\s*name: "(?P<name>[^"]+)"\s*$')
 _TIMING_RUNNER = re.compile(r"Timing Runner: (?P<node>.+?) \(\w+(?:\[0x[0-9a-fA-F]+\])?\)\s*$")
 
 
-def _read_in_context(result: LogClassification, raw_lines: list[str], lines: list[LogLine]) -> LogClassification:
+def _read_in_context(result: LogClassification, raw_lines: list[str], lines: list[LogLine],
+                     signatures: LogSignatures) -> LogClassification:
     """``result`` with what the lines around the failure add: the stage, the node a parser failure names, a failing
-    node's name cut short by the paste completed from the verbose log's Timing Runner line of the same layer, a DLA
-    build's ForeignNode told from P8's."""
+    node's name cut short by the paste completed from the verbose log's Timing Runner line of the same layer, and a
+    known failure told from another that prints the same message by the text around it (``KnownFailure.instead_of``,
+    e.g. a DLA build's ForeignNode, P20, not P8's)."""
     if result.category is None:
         return result
     changes: dict[str, object] = {"stage": _stage(result, lines)}
@@ -768,9 +626,11 @@ def _read_in_context(result: LogClassification, raw_lines: list[str], lines: lis
         if longer:
             changes["node"] = longer[0]
     known = result.known_failure
-    if known is not None and known.id == "foreign-node-no-implementation" and any(
-            _DLA_BUILD.search(line) for line in raw_lines):
-        changes["known_failure"] = DLA_FOREIGN_NODE_FAILURE
+    if known is not None:
+        instead = next((other for other in signatures.failures if other.instead_of == known.id
+                        and any(re.search(other.when_text, line) for line in raw_lines)), None)
+        if instead is not None:
+            changes["known_failure"] = instead
     return dataclasses.replace(result, **changes)
 
 

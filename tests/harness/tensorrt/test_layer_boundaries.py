@@ -2,7 +2,7 @@
 own: the others absent, in inspector JSON and in log text; and what being a boundary changes for a node's precision."""
 import pytest
 
-from harness.worker.backends.tensorrt.layers import layers_from_inspector_json, layers_from_log, node_precisions
+from harness.tensorrt.layers import layers_from_inspector_json, layers_from_log, node_precisions
 
 PLAIN = {"Name": "/conv/Conv", "LayerType": "CaskConvolution", "Origin": "CONVOLUTION",
          "Inputs": [{"Format/Datatype": "Int8"}], "Outputs": [{"Format/Datatype": "Float"}]}

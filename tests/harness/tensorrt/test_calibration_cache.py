@@ -5,7 +5,7 @@ import struct
 
 import pytest
 
-from harness.worker.backends.tensorrt.calibration_cache import (
+from harness.tensorrt.calibration_cache import (
     KNOWN_ALGORITHMS,
     CalibrationCacheError,
     after_build,

@@ -15,8 +15,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from harness.worker.backends.tensorrt.classify import classify_log
-from harness.worker.backends.tensorrt.layers import (
+from cases import library_signatures
+from harness.tensorrt import classify
+from harness.tensorrt.layers import (
     EngineLayer,
     FallbackReport,
     OnnxNames,
@@ -32,6 +33,11 @@ from harness.worker.backends.tensorrt.layers import (
     read_layers_file,
     read_log_layers,
 )
+
+
+def classify_log(text):
+    return classify.classify_log(text, library_signatures())
+
 
 CONVOLUTION_LAYER_TYPES = ("CaskConvolution", "ConvActPool")
 

@@ -76,7 +76,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from harness.judgement.vocabulary import PRECISION_ORDER
-from harness.worker.backends.tensorrt.pasted import is_elision, unpasted
+from harness.tensorrt.pasted import is_elision, unpasted
 
 # Widening order: a node that several compute layers cover gets the widest precision among them.
 

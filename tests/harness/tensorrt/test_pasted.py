@@ -6,11 +6,21 @@ import json
 import pytest
 
 from harness.diagnosis.identify import identify
-from harness.worker.backends.tensorrt.classify import classify_log, not_a_log
-from harness.worker.backends.tensorrt.layers import read_layers_file, read_log_layers
-from harness.worker.backends.tensorrt.pasted import unpasted
+from cases import library_signatures
+from harness.tensorrt import classify
+from harness.tensorrt.layers import read_layers_file, read_log_layers
+from harness.tensorrt.pasted import unpasted
 from tests.conftest import REPO
-from tests.harness.worker.backends.tensorrt.repastes import CUT_PASTES, REPASTES, lines_of
+from tests.harness.tensorrt.repastes import CUT_PASTES, REPASTES, lines_of
+
+
+def classify_log(text):
+    return classify.classify_log(text, library_signatures())
+
+
+def not_a_log(text):
+    return classify.not_a_log(text, library_signatures())
+
 
 CORPUS = REPO / "reference" / "pasted-fragments"
 LABELS = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))

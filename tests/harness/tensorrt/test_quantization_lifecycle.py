@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from harness.worker.backends.tensorrt.quantization_lifecycle import (
+from harness.tensorrt.quantization_lifecycle import (
     DEPRECATED,
     REMOVED,
     SUPPORTED,

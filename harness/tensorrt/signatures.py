@@ -1,0 +1,113 @@
+"""What a failure pattern looks like in a TensorRT log, as the classifier reads it: known failures (a message an
+upstream report names) and known forms (a failing node's name or warning lines a pattern gives, weaker).
+
+Each pattern declares its own in its case (``cases/<pattern>.py``, ``Case.log_signatures``); the library's table
+(:func:`cases.model.library_signatures`) is handed to the classifier by the caller, and written into a generated
+cases directory's ``index.json`` (``log_signatures``) for the worker, which reads it back with
+:meth:`LogSignatures.from_json`. Standard library only (runs inside worker images).
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class KnownFailure:
+    """A failure message an upstream report names: what it is, the failure pattern it belongs to, the report.
+
+    ``example``: the message as the report prints it (the classifier must name this failure from it; for a failure
+    told by its context, ``when_text``, the example holds that context too). A message
+    TensorRT also prints as the reason of a skipped tactic (``skip_reason``) names the failure of a build that then
+    ends without an implementation for a node; a failure that such a build ends with (``yields_to_skip_reason``,
+    a Myelin ForeignNode without implementation) gives way to that reason."""
+
+    id: str
+    category: str  # the category the message is classified as
+    message: re.Pattern
+    source: str
+    example: str
+    pattern: str = ""  # the failure-patterns.md id: the case that declares the signature fills it in
+    skip_reason: bool = False
+    yields_to_skip_reason: bool = False
+    # A failure that prints another known failure's message and is told from it by the text around it: it names the
+    # message instead of ``instead_of`` (that failure's id) when the whole text matches ``when_text`` (a regular
+    # expression's source), e.g. a DLA build's ForeignNode without implementation, not P8's Myelin region.
+    instead_of: str = ""
+    when_text: str = ""
+
+
+@dataclass(frozen=True)
+class KnownForm:
+    """A form that a failure pattern gives a log, weaker than a known failure's message: the failing node's name
+    (``kind`` a failure category, ``form`` matched against ``LogClassification.node``) or warning lines (``kind`` a
+    warning kind, ``form`` matched against each line's body). Other models can take the same form: ``note`` says
+    what it does not tell apart. ``example``: a log line of that form, from the report."""
+
+    id: str
+    kind: str
+    form: re.Pattern
+    source: str
+    note: str
+    example: str
+    pattern: str = ""  # the failure-patterns.md id: the case that declares the signature fills it in
+
+
+_REGEX_FIELDS = {KnownFailure: "message", KnownForm: "form"}
+
+
+@dataclass(frozen=True)
+class LogSignatures:
+    """The classifier's table: known failures checked in this order, then known forms."""
+
+    failures: tuple[KnownFailure, ...] = ()
+    forms: tuple[KnownForm, ...] = ()
+
+    def __post_init__(self) -> None:
+        ids = [s.id for s in (*self.failures, *self.forms)]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ValueError(f"log signature ids repeat: {repeated}")
+
+    def to_json(self) -> dict[str, list[dict[str, Any]]]:
+        return {"failures": [_entry(s) for s in self.failures], "forms": [_entry(s) for s in self.forms]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None, where: str = "log_signatures") -> "LogSignatures":
+        """The table ``to_json`` wrote; a ValueError naming ``where`` and the field when an entry is not one."""
+        if not data:
+            return NO_SIGNATURES
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{where}: must be an object with 'failures' and 'forms', found {type(data).__name__}")
+        return cls(tuple(_signature(KnownFailure, e, f"{where}.failures[{i}]")
+                         for i, e in enumerate(data.get("failures") or ())),
+                   tuple(_signature(KnownForm, e, f"{where}.forms[{i}]") for i, e in enumerate(data.get("forms") or ())))
+
+
+NO_SIGNATURES = LogSignatures()
+
+
+def _entry(signature: KnownFailure | KnownForm) -> dict[str, Any]:
+    regex = getattr(signature, _REGEX_FIELDS[type(signature)])
+    return {**{f.name: getattr(signature, f.name) for f in dataclasses.fields(signature)},
+            _REGEX_FIELDS[type(signature)]: regex.pattern, "flags": regex.flags & ~re.UNICODE}
+
+
+def _signature(kind: type, entry: Any, where: str) -> KnownFailure | KnownForm:
+    fields = {f.name: f for f in dataclasses.fields(kind)}
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"{where}: must be an object, found {type(entry).__name__}")
+    unknown = sorted(set(entry) - set(fields) - {"flags"})
+    missing = sorted(name for name, f in fields.items()
+                     if name not in entry and f.default is dataclasses.MISSING)
+    if unknown or missing:
+        raise ValueError(f"{where}: " + "; ".join(filter(None, (
+            unknown and f"unknown field(s) {unknown}", missing and f"missing field(s) {missing}"))))
+    regex_field = _REGEX_FIELDS[kind]
+    try:
+        regex = re.compile(entry[regex_field], int(entry.get("flags", 0)))
+    except (re.error, TypeError, ValueError) as err:
+        raise ValueError(f"{where}.{regex_field}: not a regular expression ({err})") from None
+    return kind(**{name: entry[name] for name in fields if name in entry and name != regex_field}, **{regex_field: regex})
