@@ -183,6 +183,9 @@ def test_add_a_case_names_only_the_case_api_that_exists():
     for token in backticked(section("Add a case")):
         if token.startswith(("trt-matrix ", "tests/", "cases/<")) or token == "import cases":
             continue
+        if token.startswith("python scripts/"):  # a script of the repository, with its arguments
+            assert (REPO / token.split()[1]).is_file(), f"`{token}`: no such script"
+            continue
         if "." in token:  # a dotted name: cases.model.Case
             module, _, attribute = token.rpartition(".")
             assert hasattr(importlib.import_module(module), attribute), token
