@@ -1,6 +1,6 @@
 """The case catalogue of docs/cases.md, written from the case library (``cases.all_cases()``): a table with one row
-per case, and one section per case (its pattern, mode, remedy, variants with their roles, upstream links and the log
-signatures the classifier reads from it).
+per case, and one section per case (its pattern, mode, remedy, variants with their roles and upstream claims, upstream
+links and the log signatures the classifier reads from it).
 
     python scripts/case_catalogue.py            # check: a diff when docs/cases.md differs from the library, exit 1
     python scripts/case_catalogue.py --write    # write the catalogue into docs/cases.md
@@ -114,7 +114,20 @@ def _variant_row(variant: Variant) -> str:
         form = "a form of its own"
     else:
         form = f"varies `{variant.varies}`" + (" and inherits its evidence" if variant.inherits else "")
-    return f"| `{variant.name}` | {variant.role} | {form} | {cell(variant.description)} |\n"
+    return f"| `{variant.name}` | {variant.role} | {form} | {cell(variant.description)} | {_claims(variant)} |\n"
+
+
+def _claims(variant: Variant) -> str:
+    """What upstream reported for ``variant``: per target (with the GPU where the outcome depends on it), one entry
+    per outcome and source, then over a range (its scope and basis), each with its source."""
+    targets: dict[tuple[str, str], list[str]] = {}  # (outcome, source) -> the targets it is claimed for
+    for claim in variant.claims:
+        gpu = f" (SM {claim.architecture})" if claim.architecture else ""
+        targets.setdefault((claim.outcome, claim.source), []).append(f"`{claim.target}`{gpu}")
+    said = [f"`{outcome}` on {', '.join(names)}, {link(source)}" for (outcome, source), names in targets.items()]
+    for claim in variant.range_claims:
+        said.append(f"`{claim.outcome}` for {claim.scope.describe()} ({claim.basis}), {link(claim.source)}")
+    return cell("; ".join(said)) if said else "none"
 
 
 def _signature_line(signature) -> str:
@@ -142,7 +155,7 @@ def section(case: type[Case]) -> str:
         lines.append(f"- on {backend}: {note}\n")
     if case.evidence_files:
         lines.append(f"- files that are evidence on their own: {', '.join(f'`{k}`' for k in case.evidence_files)}\n")
-    lines.append("\n| variant | role | form | what it is |\n|---|---|---|---|\n")
+    lines.append("\n| variant | role | form | what it is | upstream says |\n|---|---|---|---|---|\n")
     lines += [_variant_row(v) for v in variants]
     if case.log_signatures:
         lines.append("\nLog signatures (read by `diagnose` and the log classifier):\n\n")

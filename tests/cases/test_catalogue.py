@@ -1,5 +1,5 @@
 """docs/cases.md's case catalogue is the one scripts/case_catalogue.py writes from the case library: one row and one
-section per registered case, nothing else, with each case's pattern, variants and upstream links."""
+section per registered case, nothing else, with each case's pattern, variants, upstream claims and links."""
 from __future__ import annotations
 
 import difflib
@@ -71,12 +71,19 @@ def test_row_states_the_cases_pattern_variant_count_and_upstream_links(case):
 
 
 @pytest.mark.parametrize("case", all_cases(), ids=lambda case: case.id)
-def test_section_lists_every_variant_with_its_role_and_every_log_signature(case):
+def test_section_lists_every_variant_with_its_role_and_claims_and_every_log_signature(case):
     section = TEXT.split(f"\n### `{case.id}`\n", 1)[1].split("\n### ", 1)[0]
     listed = dict(re.findall(r"^\| `([\w.-]+)` \| (\w+) \|", section, re.M))
     assert listed == {v.name: v.role for v in case.variants}
     roles = [listed[name] for name in re.findall(r"^\| `([\w.-]+)` \|", section, re.M)]
     assert roles == sorted(roles, key=catalogue.ROLES.index), "failing forms first, then workarounds, then sweeps"
+    for variant in case.variants:
+        row = re.search(rf"^\| `{re.escape(variant.name)}` \|.*$", section, re.M)[0]
+        for claim in (*variant.claims, *variant.range_claims):
+            where = f"`{claim.target}`" if claim.target else claim.scope.describe()
+            assert f"`{claim.outcome}` " in row and where in row and claim.source in row, (variant.name, claim)
+        if not (variant.claims or variant.range_claims):
+            assert row.endswith("| none |"), f"{variant.name}: no upstream claim, said as none"
     for signature in case.log_signatures:
         assert f"- `{signature.id}`: " in section and signature.source in section
     assert (case.remedy or "none stated") in section
@@ -94,7 +101,8 @@ def test_link_labels_come_from_the_url_or_a_declared_label():
 
 def test_every_link_of_the_library_that_is_not_a_github_thread_has_a_declared_label():
     urls = {url for case in all_cases() for url in
-            (*case.links, *(signature.source for signature in case.log_signatures))}
+            (*case.links, *(signature.source for signature in case.log_signatures),
+             *(claim.source for variant in case.variants for claim in (*variant.claims, *variant.range_claims)))}
     undeclared = sorted(url for url in urls if not catalogue.GITHUB_THREAD.match(url) and url not in catalogue.LABELS)
     assert undeclared == [], f"give these a short label in LABELS of scripts/case_catalogue.py: {undeclared}"
 
