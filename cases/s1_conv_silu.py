@@ -16,6 +16,7 @@ from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
 from cases.model import Built, Case, Claim, FixResult, Knobs, Match, NoRewrite, Tolerance, Variant
+from harness.judgement.claims import Conditions
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3640"
 MINMAX_REPORT = "https://github.com/maggiez0138/yolov5_quant_sample/issues/11"
@@ -38,6 +39,11 @@ CLAIMS_AS_REPORTED = (
         source=ISSUE,
         strength="issue-thread",
         note="TensorRT 8.6.2 in the JetPack 6.0 container on Jetson AGX Orin; also reported on JetPack 5.1.2.",
+        conditions=Conditions(
+            support="reproduced",
+            form="the reporter's calibrator and channel counts are not stated, and a sibling report (" + MINMAX_REPORT
+                 + ") built with a MinMax calibrator where entropy calibration failed",
+        ),
     ),
     Claim(
         target="trt92-x86",

@@ -24,6 +24,7 @@ from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
 from cases.model import Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
+from harness.judgement.claims import Conditions
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4060"
 NVINFER_H = "https://github.com/NVIDIA/TensorRT/blob/release/8.6/include/NvInfer.h"
@@ -53,6 +54,8 @@ CLAIMS_AS_REPORTED = (
             "Reported as TensorRT '8.6.11' on a Quadro T2000 (sm_75), driver 470, CUDA 11.4 (the user's deployment "
             "target was Orin); channel count and input size not stated."
         ),
+        conditions=Conditions(support="one-report", gpu="7.5", gpu_name="Quadro T2000", driver="470",
+                              form="the reporter's channel count and input size are not stated"),
     ),
     Claim(
         target="trt102-x86",
@@ -60,6 +63,7 @@ CLAIMS_AS_REPORTED = (
         source=ISSUE,
         strength="write-up-only",
         note="A write-up says 10.2 builds it but runs the depthwise conv in FP32 (the Q/DQ are not fused).",
+        conditions=Conditions(support="one-report"),
     ),
 )
 FLOAT_WEIGHTS_CLAIM = Claim(
@@ -68,6 +72,7 @@ FLOAT_WEIGHTS_CLAIM = Claim(
     source=ISSUE,
     strength="issue-thread",
     note="Per the thread, removing the weight Q/DQ lets the build succeed, with the conv in FP32 (T2000, '8.6.11').",
+    conditions=Conditions(support="one-report", gpu="7.5", gpu_name="Quadro T2000", driver="470"),
 )
 
 

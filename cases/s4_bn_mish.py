@@ -19,6 +19,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Match, Scope, Tolerance, Variant
+from harness.judgement.claims import Conditions
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3869"
 DUPLICATE = "https://github.com/NVIDIA/TensorRT/issues/3870"
@@ -46,6 +47,9 @@ def _issue_claims(form: str) -> tuple[Claim, ...]:
             strength="issue-thread",
             note=f"TensorRT 10.0.1.6, Python API, BuilderFlag.INT8 + int8_calibrator. Which Mish form the reporter's "
             f"ONNX carried is not known (this variant: {form}).",
+            conditions=Conditions(support="reproduced",
+                                  form="which Mish form (native or decomposed) the reporter's ONNX carried "
+                                       "is not known"),
         ),
         Claim(
             target="trt102-x86",

@@ -52,8 +52,10 @@ class ScanResult:
 
     @property
     def failing_targets(self) -> list[str]:
-        """Targets whose verdict makes the scan fail under the options' --fail-on level."""
-        return [v.target.id for v in self.model_verdicts if j.fails_scan_gate(v.verdict, self.options.fail_on)]
+        """Targets whose verdict makes the scan fail under the options' --fail-on level: its gate verdict, a
+        verdict resting on a claim not known to hold there read as unverified (harness.judgement.gate_verdict)."""
+        return [v.target.id for v in self.model_verdicts
+                if j.fails_scan_gate(v.gate_verdict, self.options.fail_on)]
 
     @property
     def evidence_damaged(self) -> bool:
