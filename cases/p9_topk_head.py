@@ -95,6 +95,7 @@ ALL_CALIBRATORS_CLAIM = Claim(
     strength="issue-thread",
     note="TensorRT 10.3.0 on Jetson Orin: the checkLinks assertion with every calibrator type, EntropyCalibrator2 "
     "among them, for a different (opset 19) model; FP16 builds.",
+    conditions=Conditions(support="reproduced"),
 )
 
 

@@ -54,7 +54,7 @@ CLAIMS_AS_REPORTED = (
             "Reported as TensorRT '8.6.11' on a Quadro T2000 (sm_75), driver 470, CUDA 11.4 (the user's deployment "
             "target was Orin); channel count and input size not stated."
         ),
-        conditions=Conditions(support="one-report", gpu="7.5", gpu_name="Quadro T2000", driver="470",
+        conditions=Conditions(support="one-report", gpu="7.5", gpu_name="Quadro T2000", driver="470.256.02",
                               form="the reporter's channel count and input size are not stated"),
     ),
     Claim(
@@ -72,7 +72,7 @@ FLOAT_WEIGHTS_CLAIM = Claim(
     source=ISSUE,
     strength="issue-thread",
     note="Per the thread, removing the weight Q/DQ lets the build succeed, with the conv in FP32 (T2000, '8.6.11').",
-    conditions=Conditions(support="one-report", gpu="7.5", gpu_name="Quadro T2000", driver="470"),
+    conditions=Conditions(support="one-report", gpu="7.5", gpu_name="Quadro T2000", driver="470.256.02"),
 )
 
 

@@ -69,6 +69,7 @@ NATIVE_MISH_UNSUPPORTED = tuple(
         source=OPERATORS_86,
         strength="documentation",
         note="onnx-tensorrt 8.6 supports opsets up to 17 and its operator table has no Mish (listed from 10.0).",
+        conditions=Conditions(support="documented"),
     )
     for target in ("trt86-x86", "trt86-orin")
 )
