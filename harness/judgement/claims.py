@@ -145,7 +145,9 @@ class Claim:
     :class:`harness.targets.ranges.Scope`: versions from and before, platforms, architectures) and its ``basis``: who
     says it and why it holds over the range, in words a report prints ("a maintainer, no version named"); a claim for
     one target, a narrower or newer range claim and an observation of ours override it
-    (:func:`harness.targets.ranges.deciding`)."""
+    (:func:`harness.targets.ranges.deciding`). Either kind says in ``conditions`` (:class:`Conditions`) where its
+    source holds beyond that: who stands behind it, the GPU and driver the report ran on, an environment cause, what
+    of the form is not known; a claim that can fail a target declares them (docs/claims.md)."""
 
     target: Optional[str] = None
     outcome: str = ""

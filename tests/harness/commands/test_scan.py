@@ -89,6 +89,8 @@ def test_a_claimed_failure_fails_the_scan_and_names_the_users_nodes(tmp_path, mo
     orin = next(line for line in result.stdout.splitlines() if line.strip().startswith("trt86-orin"))
     assert "blocked" in orin and "(claimed)" in orin and "claimed upstream (issue thread), not observed here" in orin
     assert "not a CI gate here" in orin
+    assert "not failing (--fail-on blocked) on 1 target(s) whose verdict rests on upstream claims" in result.stderr
+    assert result.stderr.rstrip().endswith("--fail-on unverified stops at them): trt86-orin")
     targets = {t["target"]: t for t in scan_json(tmp_path)["targets"]}
     assert (targets["trt86-orin"]["verdict"], targets["trt86-orin"]["gate_verdict"]) == ("blocked", "unverified")
     assert "workaround for s1-conv-silu: conv-output-marked (likely, claimed upstream)" in result.stdout
