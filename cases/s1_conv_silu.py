@@ -41,9 +41,8 @@ CLAIMS_AS_REPORTED = (
         note="TensorRT 8.6.2 in the JetPack 6.0 container on Jetson AGX Orin; also reported on JetPack 5.1.2.",
         conditions=Conditions(
             support="reproduced",
-            form="the reporter's model (a 137 MB Ultralytics YOLOv8 export) and its calibrator are not this form's, "
-                 "channel counts not stated; a sibling report (" + MINMAX_REPORT + ") built with a MinMax "
-                 "calibrator where entropy calibration failed",
+            form="a YOLOv8 export and calibrator not known to be yours (a sibling report built with MinMax where "
+                 "entropy calibration failed)",
         ),
     ),
     Claim(

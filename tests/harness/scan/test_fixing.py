@@ -468,8 +468,10 @@ def test_targets_that_need_different_fixes_get_one_model_each(models, tmp_path):
     assert "Identity" not in {n.op_type for n in second.graph.node} and any(
         n.name.startswith("/attn/scores/MatMul/input_quantizer") for n in second.graph.node)
     assert "fixed-1.onnx (written) for trt85-orin" in stdout and "fixed-2.onnx (written) for trt86-orin" in stdout
-    # trt86-orin keeps P1's reported form (claimed to fail there, no workaround known to pass): still exit 1
-    assert code == 1 and [v["verdict"] for v in groups[("trt86-orin",)]["verdicts"]] == ["blocked"]
+    # trt86-orin keeps P1's reported form (claimed to fail there, no workaround known to pass): still blocked, but
+    # on one later commenter's report of their own model, which does not fail the scan
+    assert [v["verdict"] for v in groups[("trt86-orin",)]["verdicts"]] == ["blocked"]
+    assert [v["gate_verdict"] for v in groups[("trt86-orin",)]["verdicts"]] == ["unverified"] and code == 0
 
 
 def test_targets_split_off_a_group_take_their_reasons_and_choices_with_them():
