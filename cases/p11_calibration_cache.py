@@ -26,6 +26,7 @@ import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases.model import Built, Case, Claim, Knobs, Scope, Tolerance, Variant
+from harness.judgement.claims import Conditions
 
 INCOMPATIBLE_SKIPPED = "https://github.com/NVIDIA/TensorRT/issues/1378"
 CACHE_HOLDS_VERSION = "https://github.com/NVIDIA/retinanet-examples/issues/261"
@@ -79,6 +80,7 @@ class CalibrationCache(Case):
                 "tool, not by TensorRT 8.6): 'Tensor \"input\" is bound to nullptr' (Error Code 3), i.e. TensorRT did "
                 "not use the cache and tried to calibrate without data. The platform is inferred from the repository "
                 "(Orin's DLA software).",
+                conditions=Conditions(support="maintainer"),
             ),),
         ),
         Variant(

@@ -31,6 +31,7 @@ from cases import matching as m
 from cases._backend_notes import ORT_DROPS_RELU_BEFORE_FP8_Q
 from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure
+from harness.judgement.claims import Conditions
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4590"
 # TensorRT 11 without the precision builder flags, as Python meets it: "BuilderFlag has no attribute FP16".
@@ -54,11 +55,11 @@ _RFDETR_CAST = ("RF-DETR's fix on TensorRT 11.3.0.99 (RTX 3060): the ONNX graph 
 # and TensorRT 11 has no FP16 builder flag on any GPU. The engine built, in FP32 where FP16 was asked: a precision
 # fallback, as this harness's records call it, not a build the version cannot make.
 THOR_FP8 = Claim(target="trt1013-thor", outcome="fallback", source=ISSUE, strength="issue-thread", architecture="11.0",
-                 note=_THOR.format(flag="BuilderFlag.FP8"))
+                 note=_THOR.format(flag="BuilderFlag.FP8"), conditions=Conditions(support="one-report"))
 THOR_FP4 = Claim(target="trt1013-thor", outcome="fallback", source=ISSUE, strength="issue-thread", architecture="11.0",
-                 note=_THOR.format(flag="BuilderFlag.FP4"))
+                 note=_THOR.format(flag="BuilderFlag.FP4"), conditions=Conditions(support="one-report"))
 TRT11_FP16_FLAG = Claim(target="trt11-x86", outcome="fallback", source=TRT11_ISSUE, strength="issue-thread",
-                        note=_RFDETR_FLAG)
+                        note=_RFDETR_FLAG, conditions=Conditions(support="reproduced"))
 TRT11_FP16_GRAPH = Claim(target="trt11-x86", outcome="pass", source=TRT11_FIX, strength="issue-thread",
                          note=_RFDETR_CAST)
 

@@ -28,6 +28,7 @@ from cases import matching as m
 from cases._backend_notes import ORT_DROPS_RELU_BEFORE_FP8_Q
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure
+from harness.judgement.claims import Conditions
 
 PULL = "https://github.com/justincdavis/trtutils/pull/163"
 NO_FP8_HARDWARE = "https://github.com/NVIDIA/Model-Optimizer/issues/70"
@@ -41,14 +42,15 @@ _BLACKWELL = ("trtutils maintainer (PR #163): on Blackwell (SM 10.0+) a weakly t
 # trtutils' PR names no TensorRT version (10.x, merged 2026-05): its claims sit on 10.16, the 10.x of NGC's 26.04,
 # and hold only on Blackwell hosts of that x86 target.
 BLACKWELL_WEAK = Claim(target="trt1016-x86", outcome="fail", source=PULL, strength="issue-thread", architecture="10.0+",
-                       note=_BLACKWELL)
+                       note=_BLACKWELL, conditions=Conditions(support="maintainer"))
 BLACKWELL_STRONG = Claim(target="trt1016-x86", outcome="pass", source=PULL, strength="issue-thread",
                          architecture="10.0+", note="trtutils PR #163: strongly typed builds are what Blackwell needs "
                          "for INT8+FP8 Q/DQ networks; its Q/DQ fixture builds on that path.")
 FP8_ON_AMPERE = Claim(target="trt103-x86", outcome="fail", source=NO_FP8_HARDWARE, strength="issue-thread",
                       architecture="8.6", category="unsupported-op",
                       note="TensorRT 10.3.0.26 on an RTX A6000 (SM 8.6): 'Networks with FP8 Q/DQ layers require "
-                      "hardware with FP8 support.' (Error Code 9, API Usage Error); INT8 built.")
+                      "hardware with FP8 support.' (Error Code 9, API Usage Error); INT8 built.",
+                      conditions=Conditions(support="maintainer"))
 
 # Orin is Ampere (SM 8.7), which a ModelOpt maintainer's answer in #70 places outside FP8
 # ("FP8 is available only from Ada, Hopper"), with the TensorRT of that report (10.3).
@@ -58,6 +60,7 @@ FP8_ON_ORIN = Claim(
     note="Model-Optimizer #70 (TensorRT 10.3.0.26, RTX A6000, SM 8.6): 'Networks with FP8 Q/DQ layers require hardware "
     "with FP8 support.'; a ModelOpt maintainer: FP8 only from Ada and Hopper. Orin is Ampere (SM 8.7): the same check "
     "applies, though no thread reports this graph on Orin.",
+    conditions=Conditions(support="maintainer"),
 )
 
 

@@ -34,6 +34,7 @@ from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure
+from harness.judgement.claims import Conditions
 
 FALLBACK = "https://github.com/NVIDIA/TensorRT-Model-Connect/pull/1386"
 FP4_REJECTED = "https://github.com/NVIDIA/TensorRT-Model-Connect/pull/1326"
@@ -52,7 +53,8 @@ FP8_GPUS = "8.9+"
 FALLS_BACK = Claim(
     target="trt11-x86", outcome="fallback", source=FALLBACK, strength="issue-thread", architecture=FP8_GPUS,
     note=f"Per-channel weight + per-token activation FP8 GEMM: built and numerically right, but ran as dequantize-to-FP16 "
-         f"+ FP16 GEMM; {_DENSE_FC}. TensorRT 11.x (version not named for this), GPU not named.")
+         f"+ FP16 GEMM; {_DENSE_FC}. TensorRT 11.x (version not named for this), GPU not named.",
+    conditions=Conditions(support="maintainer"))
 FUSED = Claim(
     target="trt11-x86", outcome="pass", source=FALLBACK, strength="issue-thread", architecture=FP8_GPUS,
     note=f"The pull request's account: {_DENSE_FC}, so one scale per tensor on both sides gets the fused FP8 GEMM. Not "

@@ -27,6 +27,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
+from harness.judgement.claims import Conditions
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4780"
 
@@ -42,7 +43,8 @@ _BLACKWELL = ("TensorRT 10.16.1.11, RTX PRO 6000 Blackwell, trtexec --best on to
 # The report's release and image line: trt1016-x86 is 10.16.1 from NGC 26.04 (the reporter's pytorch:26.04 has
 # 10.16.1.11); its GPU, an RTX PRO 6000 Blackwell, is SM 12.0.
 COLLAPSES = Claim(target="trt1016-x86", outcome="mismatch", source=ISSUE, strength="issue-thread", architecture="12.0",
-                  note=_BLACKWELL.format(weights="IMAGENET1K_V2", result="built; ImageNet accuracy near zero"))
+                  note=_BLACKWELL.format(weights="IMAGENET1K_V2", result="built; ImageNet accuracy near zero"),
+                  conditions=Conditions(support="one-report"))
 KEEPS = Claim(target="trt1016-x86", outcome="pass", source=ISSUE, strength="issue-thread", architecture="12.0",
               note=_BLACKWELL.format(weights="IMAGENET1K_V1", result="accuracy kept (the V1 logs: 67 % FP16, 66 %)"))
 

@@ -30,6 +30,7 @@ from cases import matching as m
 from cases import rewriting as rw
 from cases.model import AlreadyInForm, Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure
+from harness.judgement.claims import Conditions
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3385"
 
@@ -52,6 +53,7 @@ CLAIMS_AS_REPORTED = (
         note="TensorRT 8.5.2 on Jetson AGX Orin (JetPack 5.1.2, container l4t-pytorch r35.4.1), trtexec --int8 with a "
         "1..32 x 144 x 128 x 128 profile. A maintainer confirmed the bug: it triggers only when no node follows the "
         "trailing Q/DQ.",
+        conditions=Conditions(support="reproduced"),
     ),
     Claim(
         target="trt86-orin",
@@ -61,6 +63,7 @@ CLAIMS_AS_REPORTED = (
         strength="issue-thread",
         note="A later commenter reports 'a very similar error' on TensorRT 8.6.2 with their own model, which the thread "
         "does not show: weaker than the 8.5.2 report.",
+        conditions=Conditions(support="one-report"),
     ),
 )
 

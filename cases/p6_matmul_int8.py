@@ -19,6 +19,7 @@ from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
 from cases.model import Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
+from harness.judgement.claims import Conditions
 from cases.rewriting import QDQ_ADDED
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4322"
@@ -35,6 +36,7 @@ AS_REPORTED_CLAIM = Claim(
     source=ISSUE,
     strength="issue-thread",
     note=f"{ORIN_862}: the activation x activation MatMul, without Q/DQ on its inputs, was not quantized to INT8.",
+    conditions=Conditions(support="one-report"),
 )
 QDQ_BOTH_CLAIM = Claim(
     target="trt86-orin",

@@ -30,6 +30,7 @@ from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 from harness.tensorrt.signatures import KnownForm
+from harness.judgement.claims import Conditions
 
 PTQ_NOT_SUPPORTED = "https://github.com/NVIDIA/TensorRT/issues/2485"
 BERT_NO_CALIBRATION = "https://github.com/NVIDIA/TensorRT/issues/4058"
@@ -56,6 +57,7 @@ IMPLICIT_CLAIMS = (
         note="TensorRT 8.6.1.6: a maintainer states the LayerNorm fusion path (opset 17 LayerNormalization) does not "
         "support INT8 implicit quantization; the thread is about a LayerNorm not being fused, and does not list which "
         "MatMuls ran in which precision.",
+        conditions=Conditions(support="maintainer"),
     ),
     Claim(
         target="trt85-orin",
@@ -65,6 +67,7 @@ IMPLICIT_CLAIMS = (
         strength="documentation",
         note="onnx-tensorrt 8.5 lists LayerNormalization as not supported; RT-DETR#200 reports 'Plugin not found' for "
         "it at opset 17 with TensorRT 8.5.2.2 in an L4T r35.2.1 (JetPack 5) container, device not named.",
+        conditions=Conditions(support="documented"),
     ),
 )
 

@@ -33,6 +33,7 @@ from cases import _graphs as g
 from cases.matching import nodes_of
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure
+from harness.judgement.claims import Conditions
 
 MYELIN_INT8_FAIL = "https://github.com/NVIDIA/TensorRT/issues/3972"
 MYELIN_OOM = "https://github.com/NVIDIA/TensorRT/issues/2606"
@@ -59,6 +60,7 @@ FALLBACK_CLAIM = Claim(
         "implicit quantization, so the block runs in FP16/FP32 under a calibrator. Said of the software version, not "
         "measured on a particular GPU; whether the build fails instead (as in #3972 on 10.1) is not stated for 8.6."
     ),
+    conditions=Conditions(support="maintainer"),
 )
 
 

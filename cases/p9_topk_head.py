@@ -39,6 +39,7 @@ from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure, KnownForm
+from harness.judgement.claims import Conditions
 
 ULTRALYTICS_ISSUE = "https://github.com/ultralytics/ultralytics/issues/23841"
 TENSORRT_ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4797"
@@ -74,6 +75,7 @@ ASSERT_CLAIM = Claim(
         f"TensorRT 10.7 per {FIX_PR} (no 10.7 target in this matrix). The reporter's model is YOLO26n, not this "
         "minimal head: what in the graph trips the assertion is not known."
     ),
+    conditions=Conditions(support="reproduced"),
 )
 X86_TOPK_FALLBACK_CLAIM = Claim(
     target="trt100-x86",
@@ -95,6 +97,7 @@ ALL_CALIBRATORS_CLAIM = Claim(
     strength="issue-thread",
     note="TensorRT 10.3.0 on Jetson Orin: the checkLinks assertion with every calibrator type, EntropyCalibrator2 "
     "among them, for a different (opset 19) model; FP16 builds.",
+    conditions=Conditions(support="reproduced"),
 )
 
 

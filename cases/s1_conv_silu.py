@@ -18,6 +18,7 @@ from cases import matching as m
 from cases import rewriting as rw
 from cases.model import Built, Case, Claim, FixResult, Knobs, Match, NoRewrite, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure
+from harness.judgement.claims import Conditions
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3640"
 MINMAX_REPORT = "https://github.com/maggiez0138/yolov5_quant_sample/issues/11"
@@ -40,6 +41,11 @@ CLAIMS_AS_REPORTED = (
         source=ISSUE,
         strength="issue-thread",
         note="TensorRT 8.6.2 in the JetPack 6.0 container on Jetson AGX Orin; also reported on JetPack 5.1.2.",
+        conditions=Conditions(
+            support="reproduced",
+            form="a YOLOv8 export and calibrator not known to be yours (a sibling report built with MinMax where "
+                 "entropy calibration failed)",
+        ),
     ),
     Claim(
         target="trt92-x86",

@@ -17,6 +17,7 @@ from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
 from harness.tensorrt.signatures import KnownForm
+from harness.judgement.claims import Conditions
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3659"
 
@@ -32,6 +33,7 @@ FALLBACK_CLAIM = Claim(
     outcome="fallback",
     source=ISSUE,
     strength="write-up-only",
+    conditions=Conditions(support="one-report"),
     note=(
         "The thread shows INT64 -> INT32 cast warnings and 'Missing scale and zero-point ... fall back to non-int8' "
         "for Constant and Shuffle layers; the TensorRT version (8.6.1) and the advice to try 9.2/9.3 come from a "

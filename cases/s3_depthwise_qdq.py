@@ -26,6 +26,7 @@ from cases import matching as m
 from cases import rewriting as rw
 from cases.model import AlreadyInForm, Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
 from harness.tensorrt.signatures import KnownForm
+from harness.judgement.claims import Conditions
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/4060"
 # The same layer with a residual Add fused after the Conv (a MobileNeXt sandglass block): four parts, not three.
@@ -57,6 +58,8 @@ CLAIMS_AS_REPORTED = (
             "Reported as TensorRT '8.6.11' on a Quadro T2000 (sm_75), driver 470, CUDA 11.4 (the user's deployment "
             "target was Orin); channel count and input size not stated."
         ),
+        conditions=Conditions(support="one-report", gpu="7.5", gpu_name="Quadro T2000", driver="470.256.02",
+                              form="the reporter's channel count and input size are not stated"),
     ),
     Claim(
         target="trt102-x86",
@@ -64,6 +67,7 @@ CLAIMS_AS_REPORTED = (
         source=ISSUE,
         strength="write-up-only",
         note="A write-up says 10.2 builds it but runs the depthwise conv in FP32 (the Q/DQ are not fused).",
+        conditions=Conditions(support="one-report"),
     ),
 )
 FLOAT_WEIGHTS_CLAIM = Claim(
@@ -72,6 +76,7 @@ FLOAT_WEIGHTS_CLAIM = Claim(
     source=ISSUE,
     strength="issue-thread",
     note="Per the thread, removing the weight Q/DQ lets the build succeed, with the conv in FP32 (T2000, '8.6.11').",
+    conditions=Conditions(support="one-report", gpu="7.5", gpu_name="Quadro T2000", driver="470.256.02"),
 )
 
 

@@ -19,6 +19,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Match, Scope, Tolerance, Variant
+from harness.judgement.claims import Conditions
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3869"
 DUPLICATE = "https://github.com/NVIDIA/TensorRT/issues/3870"
@@ -46,6 +47,9 @@ def _issue_claims(form: str) -> tuple[Claim, ...]:
             strength="issue-thread",
             note=f"TensorRT 10.0.1.6, Python API, BuilderFlag.INT8 + int8_calibrator. Which Mish form the reporter's "
             f"ONNX carried is not known (this variant: {form}).",
+            conditions=Conditions(support="reproduced",
+                                  form="which Mish form (native or decomposed) the reporter's ONNX carried "
+                                       "is not known"),
         ),
         Claim(
             target="trt102-x86",
@@ -65,6 +69,7 @@ NATIVE_MISH_UNSUPPORTED = tuple(
         source=OPERATORS_86,
         strength="documentation",
         note="onnx-tensorrt 8.6 supports opsets up to 17 and its operator table has no Mish (listed from 10.0).",
+        conditions=Conditions(support="documented"),
     )
     for target in ("trt86-x86", "trt86-orin")
 )

@@ -23,6 +23,7 @@ from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Match, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure
+from harness.judgement.claims import Conditions
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/3980"
 RESNET_EXAMPLE = (
@@ -47,6 +48,11 @@ CUDA_RUNTIME_CLAIM = Claim(
         "supported)' from defaultAllocator.cpp::deallocateAsync. Unconfirmed hypothesis: that old driver does not "
         "support stream-ordered allocation (cudaFreeAsync), so a current driver may not reproduce it. Whether the "
         "reporter's model had residual quantizers is not known."
+    ),
+    conditions=Conditions(
+        support="one-report", gpu="8.6", gpu_name="RTX A6000", driver="470.129.06",
+        environment="the allocator: 'Cuda Runtime (operation not supported)' from cudaFreeAsync in "
+                    "defaultAllocator.cpp::deallocateAsync, CUDA 11.8 on a 470 driver",
     ),
 )
 

@@ -194,9 +194,12 @@ def unverified_nodes(record: dict[str, Any]) -> list[str]:
 
 
 def claim_text(claim: dict[str, Any]) -> str:
-    """'fail (no-implementation), issue thread': what upstream claimed, and how strongly."""
+    """'fail (no-implementation), issue thread, one report, not reproduced': what upstream claimed, how strongly and
+    who stands behind it (its conditions' support, where it declares them)."""
     category = f" ({claim['category']})" if claim.get("category") else ""
-    return f"{claim['outcome']}{category}, {j.strength_label(claim['strength'])}"
+    support = (claim.get("conditions") or {}).get("support")
+    behind = f", {j.SUPPORTS[support]}" if support in j.SUPPORTS else ""
+    return f"{claim['outcome']}{category}, {j.strength_label(claim['strength'])}{behind}"
 
 
 def _claim_shape(piece: Evidence) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from harness.matrix import Target
 
 # The fields scan.json writes for a piece of evidence (with its verdict and its sentence), in this order.
 WRITTEN_FIELDS = ("kind", "scope", "case", "variant", "target", "outcome", "category", "source", "nodes",
-                  "gpu_nodes", "host", "strength", "note", "said")
+                  "gpu_nodes", "host", "strength", "note", "said", "conditions", "gates")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +38,9 @@ class Evidence:
     note: str = ""
     said: str = ""  # a fact, a range claim, a prediction or a not-applicable finding: what it rests on, in words
     conditions: tuple[str, ...] = ()  # where it holds: a claim's GPU architecture, a range claim's scope, a ruleset
+    # and a claim's own conditions (harness.judgement.Conditions) as they stand on the target, in words
+    gates: bool = True  # whether a verdict on it may stop a CI gate (False: a claim whose conditions are not all
+    # known to hold on the target, harness.judgement.claim_gates)
     item: Any = dataclasses.field(default=None, compare=False, repr=False)  # what it was read from: the record,
     # the claim, the Fact, the range claim, the prediction, the case's reason
 
@@ -62,14 +65,15 @@ class Evidence:
         subject = f"{self.case}/{self.variant}"
         if self.kind in (j.NOT_APPLICABLE, j.FACT, j.PREDICTED):
             return f"{j.BASIS[self.kind].said}: {self.said}"
+        held = self._held()
         if self.kind == j.RANGE_CLAIMED:
             whose = f" for the reported form {subject}" if self.scope == j.REPORTED_FORM else ""
             return (f"claimed for {self.said} ({j.strength_label(self.strength)}), not observed here: "
-                    f"{what}{whose}" + (f" [{self.source}]" if self.source else ""))
+                    f"{what}{whose}" + (f" [{self.source}]" if self.source else "") + held)
         if self.kind != j.OBSERVED:
             strength = j.strength_label(self.strength)
             whose = f" for the reported form {subject}" if self.scope == j.REPORTED_FORM else ""
-            return f"{j.BASIS[self.kind].tag} ({strength}), not observed here: {what}{whose}"
+            return f"{j.BASIS[self.kind].tag} ({strength}), not observed here: {what}{whose}{held}"
         where = (f"your layer ({self.variant})" if self.scope == j.YOUR_LAYER
                  else f"{j.SCOPE_LABELS[self.scope]} {subject}")
         text = f"{j.BASIS[self.kind].tag} {what} on {where}"
@@ -79,10 +83,18 @@ class Evidence:
             text += f"; on the GPU, not the DLA: {', '.join(self.gpu_nodes)} (a device fallback)"
         return text + f" [{self.source}" + (f", host {self.host}]" if self.host else "]")
 
+    def _held(self) -> str:
+        """How a claim that does not gate says why: its conditions not known to hold here, in words."""
+        if self.gates:
+            return ""
+        words = [c for c in self.conditions if c not in self.said and not c.startswith("GPU compute capability")]
+        return "; not a CI gate here: " + "; ".join(words)
+
     def to_dict(self) -> dict[str, Any]:
         """As scan.json writes it."""
         written = {name: getattr(self, name) for name in WRITTEN_FIELDS}
-        return {**written, "nodes": list(self.nodes), "gpu_nodes": list(self.gpu_nodes), "verdict": self.verdict,
+        return {**written, "nodes": list(self.nodes), "gpu_nodes": list(self.gpu_nodes),
+                "conditions": list(self.conditions), "verdict": self.verdict,
                 "text": self.describe()}
 
 

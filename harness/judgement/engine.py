@@ -86,6 +86,17 @@ class Judgement:
     silent: Tuple[Any, ...] = ()  # evidence that answers nothing (infra-error, unverified records)
 
     @property
+    def gates(self) -> bool:
+        """Whether this verdict may stop a CI gate: False where the evidence that decided it does not gate (a claim
+        whose conditions are not all known to hold on the target: :func:`harness.judgement.claim_gates`)."""
+        return getattr(self.deciding, "gates", True)
+
+    @property
+    def gate_verdict(self) -> str:
+        """The verdict a CI gate reads (:func:`gate_verdict`)."""
+        return gate_verdict(self.verdict, self.gates)
+
+    @property
     def unverified_ran(self) -> bool:
         """Nothing decided, and a record ran without showing an expected node's precision."""
         return self.basis is None and any(e.kind == OBSERVED and e.outcome in RAN_WITHOUT_VERDICT
@@ -184,6 +195,13 @@ def change(before: str, after: str, before_gpu: Optional[str] = None, after_gpu:
     if before_gpu and after_gpu and before_gpu != after_gpu:
         return NOT_COMPARED
     return REGRESSION if band(after) < band(before) else PROGRESSION if band(after) > band(before) else SAME_BAND
+
+
+def gate_verdict(verdict: str, gates: bool = True) -> str:
+    """The verdict ``scan --fail-on`` reads: ``verdict`` itself where its evidence gates; a failing verdict resting on
+    evidence that does not (a single report inherited by a look-alike, a claim whose GPU, driver or form is not known
+    to be the target's) reads as ``unverified``: shown, labelled, and stopping only ``--fail-on unverified``."""
+    return verdict if gates or verdict not in SCAN_FAILING else UNVERIFIED
 
 
 def fails_scan_gate(verdict: str, level: str) -> bool:

@@ -113,9 +113,16 @@ class Verdict:
     reason: str
     evidence: list[Evidence]
     workarounds: list[WorkaroundCheck]
+    gates: bool = True  # False: the evidence that decided it does not gate (harness.judgement.gate_verdict)
+
+    @property
+    def gate_verdict(self) -> str:
+        """The verdict ``--fail-on`` reads (:func:`harness.judgement.gate_verdict`)."""
+        return j.gate_verdict(self.verdict, self.gates)
 
     def to_dict(self) -> dict[str, Any]:
         return {"target": self.target, "verdict": self.verdict, "basis": self.basis, "reason": self.reason,
+                "gates": self.gates,
                 "evidence": [e.to_dict() for e in self.evidence],
                 "workarounds": [w.to_dict() for w in self.workarounds]}
 
@@ -138,7 +145,7 @@ def predict(finding: Finding, target: Target, observations: Observations,
         suffix = uncovered_suffix if judged.scope == j.YOUR_LAYER else ""
         reason = prefix + deciding.describe() + _disagreement(deciding, evidence) + suffix
         return Verdict(target.id, judged.verdict, judged.basis, reason, evidence,
-                       _workarounds(finding, target, observations, judged, explicit))
+                       _workarounds(finding, target, observations, judged, explicit), judged.gates)
     reason = "no observation, upstream claim, fact or prediction for this pattern on this target"
     if judged.silent:
         reason += (" (only records that say nothing of the pattern: infra-error, the harness or environment failed "
@@ -225,11 +232,16 @@ class ModelVerdict:
     basis: str | None
     reason: str
     findings: list[tuple[str, str]]  # (finding label, its verdict), worst first
+    gate_verdict: str = ""  # what --fail-on reads: the worst of the findings' gate verdicts ("": the verdict)
+
+    def __post_init__(self):
+        self.gate_verdict = self.gate_verdict or self.verdict
 
     def to_dict(self) -> dict[str, Any]:
         t = self.target
         return {"target": t.id, "title": t.title, "backend": t.backend, "platform": t.platform, "version": t.version,
-                "available": t.available, "verdict": self.verdict, "basis": self.basis, "reason": self.reason,
+                "available": t.available, "verdict": self.verdict, "gate_verdict": self.gate_verdict,
+                "basis": self.basis, "reason": self.reason,
                 "findings": [{"finding": label, "verdict": verdict} for label, verdict in self.findings]}
 
 
@@ -248,5 +260,6 @@ def model_verdict(target: Target, verdicts: Sequence[tuple[str, Verdict]]) -> Mo
     ranked = sorted(concerning, key=lambda item: j.worst_first(item[1].verdict)) + [
         item for item in verdicts if item not in concerning]
     label, worst = ranked[0]
+    gate = min((v.gate_verdict for _, v in concerning), key=j.worst_first)
     return ModelVerdict(target, worst.verdict, worst.basis, f"{label}: {worst.reason}",
-                        [(name, v.verdict) for name, v in ranked])
+                        [(name, v.verdict) for name, v in ranked], gate)

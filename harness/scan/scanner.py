@@ -53,8 +53,18 @@ class ScanResult:
 
     @property
     def failing_targets(self) -> list[str]:
-        """Targets whose verdict makes the scan fail under the options' --fail-on level."""
-        return [v.target.id for v in self.model_verdicts if j.fails_scan_gate(v.verdict, self.options.fail_on)]
+        """Targets whose verdict makes the scan fail under the options' --fail-on level: its gate verdict, a
+        verdict resting on a claim not known to hold there read as unverified (harness.judgement.gate_verdict)."""
+        return [v.target.id for v in self.model_verdicts
+                if j.fails_scan_gate(v.gate_verdict, self.options.fail_on)]
+
+    @property
+    def ungated_targets(self) -> list[str]:
+        """Targets whose verdict would fail --fail-on but rests on claims not known to hold there (a single report,
+        another GPU, driver or form): shown, labelled, not failing the scan."""
+        level = self.options.fail_on
+        return [v.target.id for v in self.model_verdicts
+                if j.fails_scan_gate(v.verdict, level) and not j.fails_scan_gate(v.gate_verdict, level)]
 
     @property
     def evidence_damaged(self) -> bool:
@@ -93,6 +103,7 @@ class ScanResult:
             "targets": [v.to_dict() for v in self.model_verdicts],
             "fail_on": self.options.fail_on,
             "failing_targets": self.failing_targets,
+            "ungated_targets": self.ungated_targets,
             "evidence_damaged": self.evidence_damaged,
             "findings": findings,
             "engine": self.engines.to_dict() if self.engines is not None else None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from harness.judgement import CLAIM_ANSWERS, CLAIM_FIELDS, STRENGTH_LABELS, claim_for
+from harness.judgement import CLAIM_ANSWERS, CLAIM_FIELDS, STRENGTH_LABELS, Conditions, claim_for
 from harness.tensorrt.platforms import ANY_GPU_ARCH, PLATFORM_ARCH, compute_capability
 from harness.worker.errors import InputError
 
@@ -39,6 +39,11 @@ def variant_claims(entry: Mapping[str, Any], where: str) -> tuple[dict[str, Any]
             if claim[field] not in known:
                 raise ClaimsError(f"{where}.claims[{k}]: field {field!r} is {claim[field]!r}, not one of "
                                   f"{tuple(known)}")
+        if claim.get("conditions") is not None:
+            try:
+                Conditions.from_dict(claim["conditions"], f"{where}.claims[{k}].conditions")
+            except ValueError as error:
+                raise ClaimsError(str(error)) from None
         read.append({"category": None, "note": "", **claim})
     return tuple(read)
 

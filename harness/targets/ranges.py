@@ -21,7 +21,7 @@ import dataclasses
 import re
 from typing import Any, Iterable, Mapping, Protocol, Sequence, TypeVar
 
-from harness.judgement import Claim
+from harness.judgement import Claim, Conditions
 from harness.tensorrt.platforms import PLATFORMS, compute_capability
 from harness.tensorrt.versions import version_tuple
 
@@ -149,7 +149,8 @@ class Scope:
             raise ValueError(f"{where}: {error}") from None
 
 
-RANGE_CLAIM_FIELDS = ("outcome", "source", "strength", "scope", "basis", "category", "note")  # index.json's
+RANGE_CLAIM_FIELDS = ("outcome", "source", "strength", "scope", "basis", "category", "note",
+                      "conditions")  # index.json's
 
 
 def range_claim_from_dict(data: Mapping[str, Any], where: str = "range claim") -> Claim:
@@ -164,7 +165,10 @@ def range_claim_from_dict(data: Mapping[str, Any], where: str = "range claim") -
             part for part in (f"missing field(s) {missing}" if missing else "",
                               f"unknown field(s) {unknown}" if unknown else "") if part))
     try:
-        return Claim(**{**data, "scope": Scope.from_dict(data["scope"], f"{where}.scope")})
+        conditions = data.get("conditions")
+        return Claim(**{**data, "scope": Scope.from_dict(data["scope"], f"{where}.scope"),
+                        "conditions": None if conditions is None else Conditions.from_dict(conditions,
+                                                                                            f"{where}.conditions")})
     except (TypeError, ValueError) as error:
         raise ValueError(f"{where}: {error}") from None
 

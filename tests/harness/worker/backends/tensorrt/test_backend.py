@@ -67,7 +67,7 @@ def test_a_failed_build_carries_the_tensorrt_message_its_classification_and_poly
     assert polygraphy_error and error.message not in polygraphy_error
     assert error.details["log_classification"] == {"category": "calibration", "node": None, "message": error.message,
                                                    "warnings": error.warnings, "known_failure": None,
-                                                   "failure_shown": True}
+                                                   "failure_shown": True, "stage": "build"}
     assert error.warnings["missing-scale"] == 1
     assert f"[failure] {polygraphy_error}" in error.log
     assert "tensorrt_calls" in error.details and "log_files" in error.details
