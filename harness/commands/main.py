@@ -68,9 +68,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _command_named(argv: list[str] | None) -> str | None:
-    """The command a command line names, when it names one of :data:`COMMAND_MODULES`' (else None: the whole parser
-    then reads it, and says what is wrong)."""
+    """The command a command line names, when it names one of :data:`COMMAND_MODULES`' and asks for no help (else
+    None: the whole parser then reads it, lists every command or says what is wrong)."""
     before = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    before.add_argument("-h", "--help", action="store_true")
     before.add_argument("--matrix")
     before.add_argument("command", nargs="?")
     try:
@@ -78,7 +79,7 @@ def _command_named(argv: list[str] | None) -> str | None:
     except argparse.ArgumentError:
         return None
     names = {name for _, _, names in COMMAND_MODULES for name in names}
-    return known.command if known.command in names else None
+    return known.command if known.command in names and not known.help else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,3 +56,12 @@ def test_the_table_of_command_modules_names_every_command_of_the_whole_parser():
         for name in names:
             alone = build_parser(name)
             assert list(next(a.choices for a in alone._subparsers._group_actions)) == list(names), module
+
+
+def test_help_and_unknown_commands_get_the_whole_parser():
+    from harness.commands.main import _command_named
+
+    assert _command_named(["--matrix", "matrix.yaml", "scan", "model.onnx", "--targets", "ort-cpu"]) == "scan"
+    assert _command_named(["--matrix=matrix.yaml", "nightly-plan"]) == "nightly-plan"
+    for argv in (["-h", "scan"], ["scan", "--help"], ["no-such-command"], ["--matrix"], []):
+        assert _command_named(argv) is None, argv
