@@ -42,8 +42,7 @@ import onnx_graphsurgeon as gs
 from cases import _graphs as g
 from cases import matching as m
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
-from harness.tensorrt.classify import DLA_FALLBACK_LINE
-from harness.tensorrt.signatures import KnownFailure, KnownForm
+from harness.tensorrt.signatures import DLA_FALLBACK_LINE, KnownFailure, KnownForm
 
 MIGRATION = "https://docs.nvidia.com/deeplearning/tensorrt/11.3.0/api/migration/tensorrt-10x-to-11x-jetson.html"
 RETURNED = "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/release-notes-11/11.4.1.html"

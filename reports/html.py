@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import datetime
-import functools
 import itertools
 import json
 import math
@@ -26,14 +25,13 @@ from reports.engine_agreement import engine_agreement
 from reports.columns import observed_architectures, plan_lines
 from reports.panels import PanelData, packed
 from reports.planning import build_plan, nodes_text, pattern_sort_key, precision_pairs, unverified_nodes
+from reports.templating import OUTCOME_SYMBOLS, TEMPLATE_DIR, page_environment
 from reports.tables import (
     BACKEND_LABELS, CLAIMED, FILTER_KINDS, OBSERVED, TARGET_UNAVAILABLE, Cell, Column, cell_grid, filter_counts,
     host_text, matrix_columns, matrix_rows, target_summary,
 )
 
-TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "report.html.j2"
-OUTCOME_SYMBOLS = {outcome: m.symbol for outcome, m in MEANINGS.items()}
 OUTCOME_MEANINGS = {outcome: m.text for outcome, m in MEANINGS.items()}
 # How a variant's role reads: labels in neutral ink, so "the failing form" never looks like a "fail" outcome.
 ROLE_LABELS = dict(zip(judgement.VARIANT_ROLES, ("failing form, as reported", judgement.WORKAROUND_ROLE, "sweep point",
@@ -69,34 +67,15 @@ def page_script(name: str) -> Markup:
     return Markup((TEMPLATE_DIR / name).read_text(encoding="utf-8"))  # noqa: S704
 
 
-def web_link(url: str | None) -> str | None:
-    """``url`` when it is an http(s) link a user can follow, else None (rendered as plain text instead)."""
-    return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
-
-
-@functools.lru_cache(maxsize=1)
-def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    """Jinja's cache of compiled templates in this user's own temporary directory (compiling the scan page's
-    templates costs more than rendering a small scan), checked against each template's source; None where that
-    directory cannot be made safely (the templates are then compiled each time)."""
-    try:
-        return jinja2.FileSystemBytecodeCache()
-    except (OSError, RuntimeError):
-        return None
-
-
 def template_environment() -> jinja2.Environment:
-    """The Jinja environment of every report: autoescaped, strict about undefined names, with the shared filters."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATE_DIR), autoescape=True, undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True, bytecode_cache=_bytecode_cache(),
-    )
-    env.filters.update(cosine=cosine_text, sqnr=sqnr_text, web_link=web_link,
-                       truncate_version=major_minor, short_number=short_number,
+    """The Jinja environment of the matrix report and the trend page: every page's (:func:`reports.templating.
+    page_environment`) with the report's filters and names."""
+    env = page_environment()
+    env.filters.update(cosine=cosine_text, sqnr=sqnr_text, truncate_version=major_minor, short_number=short_number,
                        strength=strength_label)
-    env.globals.update(J=judgement, FILTER_KINDS=FILTER_KINDS, precision_pairs=precision_pairs,
+    env.globals.update(FILTER_KINDS=FILTER_KINDS, precision_pairs=precision_pairs,
                        unverified_nodes=unverified_nodes, nodes_text=nodes_text,
-                       OUTCOMES=OUTCOMES, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS, MEANINGS=MEANINGS, ATTENTION=ATTENTION,
+                       OUTCOMES=OUTCOMES, MEANINGS=MEANINGS, ATTENTION=ATTENTION,
                        OUTCOME_MEANINGS=OUTCOME_MEANINGS, OBSERVED=OBSERVED, CLAIMED=CLAIMED,
                        TARGET_UNAVAILABLE=TARGET_UNAVAILABLE, VERDICT_KINDS=PLANNING_VERDICTS,
                        VERDICT_LABELS=PLANNING_LABELS, VERDICT_MEANINGS=PLANNING_MEANINGS,

@@ -12,18 +12,19 @@ from typing import Any
 from harness import judgement as j
 from harness.scan.answer import answer, describe_targets, finding_key, platform_of, short_version, version_free, \
     with_versions
-from reports.html import template_environment
+from reports.tables import TARGET_UNAVAILABLE
+from reports.templating import page_environment
 
 TEMPLATE = "scan.html.j2"
 
 
 def render_scan_page(scan: dict[str, Any], out_path: Path | str) -> Path:
     """Write the page of ``scan`` (the dict of :meth:`harness.scan.scanner.ScanResult.to_dict`) to ``out_path``."""
-    env = template_environment()
+    env = page_environment()
     env.filters["json_text"] = lambda value: json.dumps(value, sort_keys=True, ensure_ascii=False)  # a variant's knobs
     env.globals.update(VERDICT_SYMBOLS=j.SCAN_VERDICT_SYMBOLS, VERDICT_MEANINGS=j.SCAN_VERDICT_MEANINGS,
                        VERDICT_COLOURS=j.SCAN_VERDICT_COLOURS, WORKAROUND_VERDICTS=j.SCAN_WORKAROUND_VERDICTS,
-                       OCCURRENCE_ROWS=OCCURRENCE_ROWS)
+                       OCCURRENCE_ROWS=OCCURRENCE_ROWS, TARGET_UNAVAILABLE=TARGET_UNAVAILABLE)
     html = env.get_template(TEMPLATE).render(scan=scan, model=scan["model"], answer=answer(scan),
                                              grid=grid_view(scan), evidence=evidence_view(scan),
                                              engine_view=engine_view(scan.get("engine"), _comparisons(scan)))

@@ -2,24 +2,31 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from pathlib import Path
 
-from harness.commands.containers import add_container_commands
-from harness.commands.diagnose import add_diagnose_commands
-from harness.commands.history import add_history_commands
-from harness.commands.library import add_library_commands
-from harness.commands.nightly import add_nightly_commands
 from harness.commands.options import (
     EXIT_BROKEN, EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandError, check_target_arguments,
 )
-from harness.commands.run import add_run_commands
-from harness.commands.reduce import add_reduce_commands
-from harness.commands.scan import add_scan_commands
 from harness.matrix import DEFAULT_MATRIX, default_target, find_matrix, load_matrix, say_on_first_read
 from harness.store.results_file import RecordError
 from harness.worker.errors import InputError
+
+# Each module of harness/commands/ that adds commands, the function that adds them, and their names, in the order
+# `--help` lists them. A command line imports only its own command's module (the others can pull in Docker's,
+# history's or the log classifier's modules, which a `scan` in a pre-commit hook would pay for at every start).
+COMMAND_MODULES = (
+    ("library", "add_library_commands", ("generate", "facts", "list")),
+    ("run", "add_run_commands", ("run", "report")),
+    ("diagnose", "add_diagnose_commands", ("doctor", "classify", "layers", "diagnose")),
+    ("containers", "add_container_commands", ("containers",)),
+    ("nightly", "add_nightly_commands", ("nightly", "nightly-plan")),
+    ("history", "add_history_commands", ("merge", "history", "diff")),
+    ("scan", "add_scan_commands", ("scan",)),
+    ("reduce", "add_reduce_commands", ("reduce",)),
+)
 
 DESCRIPTION = """\
 Which TensorRT version and platform builds your INT8 model? trt-matrix generates minimal reproducer ONNX graphs of
@@ -46,25 +53,37 @@ A failed build: what its log, engine JSON, calibration cache or command says, an
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: with every command, or, given ``command``, with that one's module's commands only
+    (the same parser for that command line)."""
     parser = argparse.ArgumentParser(prog="python -m harness", description=DESCRIPTION, epilog=EXIT_CODES_HELP,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--matrix", type=Path, metavar="PATH", help="targets file (default: ./matrix.yaml when the "
                         f"current directory has one, else the one installed with trt-matrix: {DEFAULT_MATRIX})")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    add_library_commands(commands)
-    add_run_commands(commands)
-    add_diagnose_commands(commands)
-    add_container_commands(commands)
-    add_nightly_commands(commands)
-    add_history_commands(commands)
-    add_scan_commands(commands)
-    add_reduce_commands(commands)
+    for module, add_commands, names in COMMAND_MODULES:
+        if command is None or command in names:
+            getattr(importlib.import_module(f"harness.commands.{module}"), add_commands)(commands)
     return parser
 
 
+def _command_named(argv: list[str] | None) -> str | None:
+    """The command a command line names, when it names one of :data:`COMMAND_MODULES`' and asks for no help (else
+    None: the whole parser then reads it, lists every command or says what is wrong)."""
+    before = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    before.add_argument("-h", "--help", action="store_true")
+    before.add_argument("--matrix")
+    before.add_argument("command", nargs="?")
+    try:
+        known, _ = before.parse_known_args(argv)
+    except argparse.ArgumentError:
+        return None
+    names = {name for _, _, names in COMMAND_MODULES for name in names}
+    return known.command if known.command in names and not known.help else None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(_command_named(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     try:
         matrix = find_matrix(args.matrix)

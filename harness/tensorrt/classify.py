@@ -77,7 +77,7 @@ import re
 from dataclasses import dataclass
 
 from harness.tensorrt.pasted import is_elision, unpasted
-from harness.tensorrt.signatures import NO_SIGNATURES, KnownFailure, KnownForm, LogSignatures
+from harness.tensorrt.signatures import DLA_FALLBACK_LINE, NO_SIGNATURES, KnownFailure, KnownForm, LogSignatures
 
 UNRECOGNIZED_FAILURE = "runtime-error"
 WARNING_KINDS = (
@@ -170,10 +170,7 @@ _WARNING_PATTERNS = {
     # line, also the "Skipping tactic" ones, which are never the failure (a build can end with an engine, slower:
     # https://github.com/NVIDIA/Model-Optimizer/issues/118).
     "qdq-type-not-inferred": re.compile(r"Could not infer output types for operation:\s*\d+:\s*(?:de)?quantize:"),
-    # A layer that leaves the DLA for the GPU, one line per layer (P20; dla_fallbacks reads the layer and the reason).
-    "dla-fallback": re.compile(  # every form names DLA: the engine scans for that literal first
-        r"DLA(?:\. Switching this layer's device type to GPU|(?<=will not run on DLA)| layer: .*Switching to GPU "
-        r"fallback|, falling back to GPU|\b.*?\. Switching (?:to GPU for layer\b|\S.* device type to GPU))"),
+    "dla-fallback": DLA_FALLBACK_LINE,
 }
 
 _CONSEQUENCE = re.compile(
@@ -573,7 +570,6 @@ def _without_trailing_punctuation(node: str) -> str:
 # ---------------------------------------------------------------------------------------------------------------------
 
 # A layer that leaves the DLA for the GPU, one line per layer: P20's known form declares it (cases/p20_*.py).
-DLA_FALLBACK_LINE = _WARNING_PATTERNS["dla-fallback"]
 
 # A Python AttributeError on a TensorRT object or module: an API this TensorRT release does not have.
 # "IExecutionContext::enqueueV3: Error Code 3: API Usage Error (...", "Error Code 1: Myelin (...": any kind of error.

@@ -14,6 +14,13 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 
+# A layer that leaves the DLA for the GPU, one line per layer (P20 declares it as its known form; the classifier counts
+# it among the warnings, and dla_fallbacks reads the layer and the reason).
+DLA_FALLBACK_LINE = re.compile(  # every form names DLA: the engine scans for that literal first
+    r"DLA(?:\. Switching this layer's device type to GPU|(?<=will not run on DLA)| layer: .*Switching to GPU "
+    r"fallback|, falling back to GPU|\b.*?\. Switching (?:to GPU for layer\b|\S.* device type to GPU))")
+
+
 @dataclass(frozen=True)
 class KnownFailure:
     """A failure message an upstream report names: what it is, the failure pattern it belongs to, the report.
