@@ -132,12 +132,12 @@ def _as_build_log(path: Path) -> str:
     if result.category is None and result.known_failure is None:
         warned = ", ".join(f"{kind} x{count}" for kind, count in result.warnings.items() if count)
         return (f"It is TensorRT output without layer lines (no failure shown{'; ' + warned if warned else ''}): "
-                f"`python -m harness classify {path}` or `python -m harness diagnose {path}` read it.")
+                f"`trt-matrix classify {path}` or `trt-matrix diagnose {path}` read it.")
     said = [result.category or "no failure shown"]
     if result.known_failure is not None:
         said.append(f"known failure {result.known_failure.id} (pattern {result.known_failure.pattern})")
-    return (f"It reads as a TensorRT build log instead ({', '.join(said)}): `python -m harness classify {path}` or "
-            f"`python -m harness diagnose {path}` read it.")
+    return (f"It reads as a TensorRT build log instead ({', '.join(said)}): `trt-matrix classify {path}` or "
+            f"`trt-matrix diagnose {path}` read it.")
 
 
 def cmd_diagnose(args) -> int:

@@ -78,7 +78,7 @@ FP8_HARDWARE = "https://github.com/NVIDIA/Model-Optimizer/issues/70"
 PLATFORMS_MD = "reference/platforms.md (Python API changes: STRONGLY_TYPED from 9.2)"
 FP8_MIN_CAPABILITY = (8, 9)  # Ada; Hopper and Blackwell after it
 FP4_MIN_CAPABILITY = (10, 0)  # Blackwell (data centre 10.x, Thor 11.0, workstation 12.x)
-TO_EXPLICIT = "`harness scan --to-explicit` writes the Q/DQ model"
+TO_EXPLICIT = "`trt-matrix scan --to-explicit` writes the Q/DQ model"
 
 
 @dataclasses.dataclass(frozen=True)
