@@ -73,10 +73,11 @@ def cmd_classify(args) -> int:
 
     text = input_file(args.logfile, "a TensorRT log file").read_text(encoding="utf-8", errors="replace")
     signatures = library_signatures()
-    problem = not_a_log(text, signatures)
+    classification = classify_log(text, signatures)
+    problem = not_a_log(text, signatures, classification)
     if problem:
         raise CommandError(f"{args.logfile}: does not look like a TensorRT log: {problem}")
-    print(json.dumps(classify_log(text, signatures).to_dict(), indent=2))
+    print(json.dumps(classification.to_dict(), indent=2))
     return EXIT_OK
 
 

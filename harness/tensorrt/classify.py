@@ -438,12 +438,14 @@ def known_forms(text: str, signatures: LogSignatures,
     return [(known, count) for known, count in counts.items() if count]
 
 
-def not_a_log(text: str, signatures: LogSignatures = NO_SIGNATURES) -> str | None:
+def not_a_log(text: str, signatures: LogSignatures = NO_SIGNATURES,
+              classification: LogClassification | None = None) -> str | None:
     """Why ``text`` (decoded with errors="replace") does not look like TensorRT output, or None when it does.
 
     A log looks like one when some line carries a logger's severity tag or timestamp, a TensorRT mark (``[TRT]``,
     ``TensorRT``, trtexec's ``&&&&``, a ``Layer(TYPE):`` line), or a failure, a known failure's signature or a
-    warning this classifier knows; all read after what pasting added is removed (``unpasted``).
+    warning this classifier knows; all read after what pasting added is removed (``unpasted``). ``classification``:
+    the text's own, where the caller has it already (it is read once, not twice).
     """
     if not text.strip():
         return "it is empty" if not text else "it holds only white space"
@@ -455,7 +457,7 @@ def not_a_log(text: str, signatures: LogSignatures = NO_SIGNATURES) -> str | Non
     text = unpasted(text)
     if _TENSORRT_MARK.search(text) or any(_tensorrt_decoration(line) for line in text.splitlines()):
         return None
-    result = classify_log(text, signatures)
+    result = classification or classify_log(text, signatures)
     if result.category is not None or result.known_failure is not None or any(result.warnings.values()):
         return None
     return ("no line carries a logger's severity tag ([E], [W], ERROR:, ...), a timestamp, a [TRT] tag or a "
