@@ -7,8 +7,9 @@ EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_BROKEN, EXIT_PARTIAL, EXIT_INTERRUPTE
 EXIT_MEANINGS = {
     EXIT_OK: "done: nothing damaged, nothing lost, no regression",
     EXIT_REGRESSION: "a cell regressed since the previous run (history, diff); a chosen target is expected to fail "
-                     "(scan); a cell ended at least as badly as --fail-on asks, e.g. a precision fallback (run); a "
-                     "known failure applies to a chosen target (diagnose)",
+                     "(scan: a verdict resting on a claim not known to hold there gates only with --fail-on "
+                     "unverified); a cell ended at least as badly as --fail-on asks, e.g. a precision fallback (run); "
+                     "a known failure applies to a chosen target (diagnose)",
     EXIT_USAGE: "usage or bad input: an argument out of range, a path that is missing or of the wrong kind, a "
                 "file that is not what the command reads (not a TensorRT log, not engine JSON, not a cases "
                 "directory, a matrix.yaml that breaks its rules); nothing was run; or a --workaround (scan --fix) "

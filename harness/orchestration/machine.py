@@ -14,7 +14,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from harness.worker.environment import compute_capability, gpu_arch, nvidia_gpus
+from harness.tensorrt.platforms import compute_capability, gpu_arch
+from harness.worker.environment import nvidia_gpus
 
 DEVICE_TREE_MODEL = Path("/proc/device-tree/model")
 # A Jetson's module name -> its GPU architecture (Orin: Ampere sm_87; Thor: Blackwell sm_110).
