@@ -50,11 +50,9 @@ class Basis:
 BASES = (
     Basis(PARSER, answers={FAIL: FAILS, UNVERIFIED: None}, verdicts=(BLOCKED,),
           label="refused by the target's ONNX parser, as documented, not run here",
-          said="from the ONNX parser's documented facts", tag="parser fact", hatched=True, across_scopes=True,
-          planning_symbol="×", planning_label="refused by the parser",
-          planning_meaning="not run here: the ONNX parser of the target's TensorRT version refuses the model (the "
-                           "node, the rule, the document and the remedy are given)",
-          planning_colours=("#8a1c1c", "#fff1e6")),
+          said="from the ONNX parser's documented facts", tag="parser fact", hatched=True, across_scopes=True),
+    # (no planning cell: the planning view judges the library's forms, and the parser's facts are read from a user's
+    # model only)
     Basis(NOT_APPLICABLE, answers={NOT_APPLICABLE: DOES_NOT_CONCERN}, verdicts=(CLEAR,),
           label="not applicable to this backend", said="not applicable here", tag="not applicable", hatched=True,
           across_scopes=True, headline=False, planning_symbol="n/a", planning_label="not applicable",

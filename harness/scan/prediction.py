@@ -239,7 +239,10 @@ class ModelVerdict:
                 "model_evidence": [e.to_dict() for e in self.evidence]}
 
 
-MODEL_FORM = "model"  # the case name of evidence about the whole model rather than one pattern's form
+MODEL_FORM = "model"
+# The model's verdicts that say it builds (in the precision asked or not): where the parser's documents leave a
+# question about the model open, none of them is said unless it was observed.
+ASSUMES_PARSED = (*j.SCAN_GOOD, j.CLEAR, j.FALLBACK)  # the case name of evidence about the whole model rather than one pattern's form
 
 
 def model_evidence(target: Target, graph: Any, opset: int | None, quantized: frozenset[str] = frozenset(),
@@ -276,7 +279,8 @@ def model_verdict(target: Target, verdicts: Sequence[tuple[str, Verdict]],
     there whatever its patterns say (they are listed). Else the per-finding verdicts ``(finding label, verdict)``
     combine: the worst of those that concern it (a finding judged on a basis that is never a headline, not
     applicable to the target's backend, is listed); a verdict that would say the model builds (``likely``,
-    ``clear``) is ``unverified`` where the parser's documents leave a question about the model open."""
+    ``clear``, ``fallback``: :data:`ASSUMES_PARSED`), not observed, is ``unverified`` where the parser's documents
+    leave a question about the model open."""
     evidence = list(evidence)
     if not target.available:
         return ModelVerdict(target, j.UNAVAILABLE, None, f"the target cannot exist: {target.reason}", [])
@@ -287,7 +291,7 @@ def model_verdict(target: Target, verdicts: Sequence[tuple[str, Verdict]],
                             [(name, v.verdict) for name, v in listed], evidence)
     combined = _combined(target, verdicts)
     open_questions = [e for e in evidence if e.kind == j.PARSER and not e.decisive]
-    if open_questions and combined.verdict in (j.LIKELY, j.CLEAR):
+    if open_questions and combined.verdict in ASSUMES_PARSED and combined.basis != j.OBSERVED:
         said = "; ".join(parser_words(e) for e in open_questions)
         combined = ModelVerdict(target, j.UNVERIFIED, None, f"the ONNX parser's documents do not settle {said} "
                                 f"(the patterns alone: {combined.verdict}, {combined.reason})", combined.findings)

@@ -45,7 +45,7 @@ def _piece(form: Form, target: Any, scope: str, findings: list[ParserFinding], o
     source = "; ".join(dict.fromkeys(found.source for found in findings))
     remedy = "; ".join(dict.fromkeys(found.remedy for found in findings if found.remedy))
     verb = "refuses" if outcome == j.FAIL else "is not settled by its documents on"
-    said = f"TensorRT {target.version}'s ONNX parser {verb} {refusal_words(first.rule, findings)} [{source}]"
+    said = f"the ONNX parser (TensorRT {target.version}) {verb} {refusal_words(first.rule, findings)} [{source}]"
     return Evidence(j.PARSER, scope, form.case, form.variant, target.id, outcome, first.rule, source,
                     nodes=tuple(node for found in findings for node in found.nodes),
                     strength="documented" if outcome == j.FAIL else "silent",
