@@ -26,6 +26,7 @@ FORMATS = ("text", "json", "markdown", "sarif", "github")
 TOOL = "trt-matrix"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SARIF_LEVELS = {BLOCKED: "error", FALLBACK: "warning", UNVERIFIED: "note"}
+RULE_PREFIX = {PARSER: "parser", FACT: FACT}  # a SARIF rule id per model-wide stop: parser/qdq-zero-point, fact/fp8-qdq
 GITHUB_LEVELS = {BLOCKED: "error", FALLBACK: "warning", UNVERIFIED: "notice"}
 
 
@@ -73,7 +74,7 @@ def _model_stops(data: dict) -> list[tuple[str, dict, dict]]:
             continue
         for e in t.get("model_evidence") or []:
             if e["kind"] == t["basis"] and e.get("verdict"):
-                rows.append((f"{'parser' if e['kind'] == PARSER else 'fact'}/{e.get('category') or e['case']}", t, e))
+                rows.append((f"{RULE_PREFIX.get(e['kind'], e['kind'])}/{e.get('category') or e['case']}", t, e))
     return rows
 
 
