@@ -23,6 +23,7 @@ PLATFORM_NAMES = {"x86_64": "x86", "orin": "Orin", "thor": "Thor", "aarch64": "a
 BACKEND_NAMES = {"tensorrt": "TensorRT", "onnxruntime": "ONNX Runtime"}
 SHOWN_PLACES = 2
 VERSION = re.compile(r"TensorRT (\d+(?:\.\d+)*)")
+URL = re.compile(r"https?://[^\s,;)\"]+")
 
 
 def platform_of(target: dict) -> str:
@@ -147,10 +148,11 @@ def _model_remedies(targets: list[dict]) -> list[str]:
 
 
 def _model_sources(targets: list[dict]) -> str | None:
-    """The documents of what stops the whole model on these targets, each once."""
-    found = [e.get("source") for t in targets for e in t.get("model_evidence") or []
-             if e["kind"] == t.get("basis") and e.get("verdict") and e.get("source")]
-    return "; ".join(dict.fromkeys(found)) or None
+    """The documents of what stops the whole model on these targets, each address once (scan.json's evidence
+    carries what each one says)."""
+    found = [address.rstrip(".") for t in targets for e in t.get("model_evidence") or []
+             if e["kind"] == t.get("basis") and e.get("verdict") for address in URL.findall(e.get("source") or "")]
+    return " ".join(dict.fromkeys(found)) or None
 
 
 def _groups(targets: list[dict], findings: list[dict], scanned: list[dict]) -> list[dict]:
