@@ -63,7 +63,7 @@ class Evidence:
         """The evidence in one sentence, saying plainly whether it was observed here or claimed upstream."""
         what = self.outcome + (f" ({self.category})" if self.category else "")
         subject = f"{self.case}/{self.variant}"
-        if self.kind in (j.NOT_APPLICABLE, j.FACT, j.PREDICTED):
+        if self.kind in (j.PARSER, j.NOT_APPLICABLE, j.FACT, j.PREDICTED):
             return f"{j.BASIS[self.kind].said}: {self.said}"
         held = self._held()
         if self.kind == j.RANGE_CLAIMED:
@@ -127,13 +127,16 @@ class Sources:
     """What evidence is read from besides the forms themselves: the observed records (anything with
     ``of(case, variant, target)``, :class:`~harness.evidence.observations.Observations`), per occurrence of a finding
     the observations of its own extracted layer (``--run``; None: not run), the prediction (the user's model's at a
-    finding's places, or the one index.json carries for the library form) and whether the user's model has Q/DQ (then
-    no calibrator fact stops it)."""
+    finding's places, or the one index.json carries for the library form), whether the user's model has Q/DQ (then
+    no calibrator fact stops it) and, for the model's own verdict on a target, the model's graph index and opset
+    (what the parser's documented facts are checked against; None: not the model's verdict)."""
 
     observations: Any = dataclasses.field(default_factory=lambda: Observations([], [], {}))
     layers: Optional[Sequence[Sequence[Observation]]] = None
     prediction: Optional[Prediction] = None
     explicit: bool = False
+    graph: Any = None  # the user's model as the scan indexes it (GraphIndex): what the ONNX parser's facts read
+    opset: Optional[int] = None  # its default-domain opset
 
 
 def matrix_target(target: Any) -> bool:

@@ -8,7 +8,8 @@ from typing import Any, Callable, Iterable
 
 from harness import judgement as j
 from harness.evidence.model import Evidence, Form, Sources
-from harness.evidence.producers import claimed, not_applicable, observed, predicted, range_claimed, target_fact
+from harness.evidence.producers import (claimed, not_applicable, observed, parser, predicted, range_claimed,
+                                       target_fact)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,6 +22,7 @@ class Producer:
 
 
 PRODUCERS = (
+    Producer(j.PARSER, parser.produce),
     Producer(j.NOT_APPLICABLE, not_applicable.produce),
     Producer(j.FACT, target_fact.produce),
     Producer(j.OBSERVED, observed.produce),

@@ -8,8 +8,8 @@ from typing import Mapping, Optional, Tuple
 from harness.judgement.meaning import CLAIM_ANSWERS, MEANINGS
 from harness.judgement.vocabulary import (
     BLOCKED, CANNOT_EXIST, CLAIMED, CLEAR, DOES_NOT_CONCERN, FACT, FAIL, FAILS, FALLBACK, FALLS_BACK, LIKELY,
-    NOT_APPLICABLE, OBSERVED, OBSERVED_PLANNING_VERDICTS, PASS, PREDICTED, RANGE_CLAIMED, UNAVAILABLE,
-    UNDECIDED_PLANNING_VERDICTS, VERIFIED, WORKS,
+    NOT_APPLICABLE, OBSERVED, OBSERVED_PLANNING_VERDICTS, PARSER, PASS, PREDICTED, RANGE_CLAIMED, UNAVAILABLE,
+    UNDECIDED_PLANNING_VERDICTS, UNVERIFIED, VERIFIED, WORKS,
 )
 
 
@@ -38,6 +38,9 @@ class Basis:
 
 
 # Precedence, first that answers wins (one documented order, tests/harness/judgement/test_engine.py pins it):
+# 0. what the ONNX parser of the target's TensorRT version refuses in the model, as its documents say (before any
+#    pattern: a model the parser refuses is never built there); where they are silent it answers nothing, and the
+#    scan says unverified rather than a verdict that assumes the parser takes the model;
 # 1. not applicable: the case says the target's backend has no analogue (nothing about it can decide otherwise);
 # 2. a fact of the target that stops the form (TensorRT 11 has no calibrator: no observation can exist there);
 # 3-5. scope by scope, closest to the user's layer first: observed here, claimed for exactly that target, claimed over
@@ -45,6 +48,11 @@ class Basis:
 # 6. predicted from TensorRT's documented rules for the nodes at the finding's place (never a failure of the build);
 # then nothing: unverified.
 BASES = (
+    Basis(PARSER, answers={FAIL: FAILS, UNVERIFIED: None}, verdicts=(BLOCKED,),
+          label="refused by the target's ONNX parser, as documented, not run here",
+          said="from the ONNX parser's documented facts", tag="parser fact", hatched=True, across_scopes=True),
+    # (no planning cell: the planning view judges the library's forms, and the parser's facts are read from a user's
+    # model only)
     Basis(NOT_APPLICABLE, answers={NOT_APPLICABLE: DOES_NOT_CONCERN}, verdicts=(CLEAR,),
           label="not applicable to this backend", said="not applicable here", tag="not applicable", hatched=True,
           across_scopes=True, headline=False, planning_symbol="n/a", planning_label="not applicable",

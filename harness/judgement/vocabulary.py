@@ -52,6 +52,7 @@ SCOPES = (YOUR_LAYER, VARIANT, REPORTED_FORM)
 # and how a page shows it).
 OBSERVED, CLAIMED = "observed", "claimed"
 NOT_APPLICABLE, FACT, RANGE_CLAIMED, PREDICTED = "not-applicable", "fact", "range-claimed", "rule-predicted"
+PARSER = "parser-fact"  # what the ONNX parser of the target's TensorRT version refuses in the model, as documented
 
 # The scan's verdicts (one user's model on one target), worst first.
 BLOCKED, LIKELY, VERIFIED, CLEAR = "blocked", "likely", "verified", "clear"

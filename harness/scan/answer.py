@@ -17,12 +17,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.judgement import BASIS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICTS, UNAVAILABLE
+from harness.judgement import BASIS, PARSER, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICTS, UNAVAILABLE
 
 PLATFORM_NAMES = {"x86_64": "x86", "orin": "Orin", "thor": "Thor", "aarch64": "aarch64"}
 BACKEND_NAMES = {"tensorrt": "TensorRT", "onnxruntime": "ONNX Runtime"}
 SHOWN_PLACES = 2
 VERSION = re.compile(r"TensorRT (\d+(?:\.\d+)*)")
+URL = re.compile(r"https?://[^\s,;)\"]+")
 
 
 def platform_of(target: dict) -> str:
@@ -135,6 +136,25 @@ def _fixes(targets: list[dict], findings: list[dict]) -> list[str]:
     return list(dict.fromkeys(lines))
 
 
+def _model_remedies(targets: list[dict]) -> list[str]:
+    """What to do about what stops the whole model on these targets (the parser's refusals, a fact about its
+    types), each rule once: ``qdq-zero-point: re-quantize symmetric ...``."""
+    lines = []
+    for t in targets:
+        for e in t.get("model_evidence") or []:
+            if e["kind"] == t.get("basis") and e.get("verdict") and e.get("note"):
+                lines.append(f"{e.get('category')}: {e['note']}")
+    return list(dict.fromkeys(lines))
+
+
+def _model_sources(targets: list[dict]) -> str | None:
+    """The documents of what stops the whole model on these targets, each address once (scan.json's evidence
+    carries what each one says)."""
+    found = [address.rstrip(".") for t in targets for e in t.get("model_evidence") or []
+             if e["kind"] == t.get("basis") and e.get("verdict") for address in URL.findall(e.get("source") or "")]
+    return " ".join(dict.fromkeys(found)) or None
+
+
 def _groups(targets: list[dict], findings: list[dict], scanned: list[dict]) -> list[dict]:
     grouped: dict[tuple, list[dict]] = {}
     for t in targets:
@@ -146,10 +166,12 @@ def _groups(targets: list[dict], findings: list[dict], scanned: list[dict]) -> l
         source = next((e.get("source") for f in findings for m in members[:1]
                        for e in (f["verdicts"].get(m["target"]) or {}).get("evidence", [])[:1]
                        if text.startswith(finding_key(f) + ":")), None)
+        stopped = basis == PARSER  # the whole model: its remedies, not the patterns' workarounds
         groups.append({
             "verdict": verdict, "basis": basis, "basis_text": BASIS[basis].said if basis in BASIS else None,
-            "reason": text, "source": source, "targets": [m["target"] for m in members],
-            "covers": describe_targets(members, scanned), "fixes": _fixes(members, findings),
+            "reason": text, "source": _model_sources(members) if stopped else source,
+            "targets": [m["target"] for m in members], "covers": describe_targets(members, scanned),
+            "fixes": _model_remedies(members) if stopped else _fixes(members, findings),
         })
     groups.sort(key=lambda g: (SCAN_VERDICTS.index(g["verdict"]) if g["verdict"] in SCAN_VERDICTS else 99,
                                -len(g["targets"])))
@@ -249,10 +271,12 @@ def answer_lines(data: dict, width: int = 0) -> list[str]:
         basis = f", {g['basis_text']}" if g["basis_text"] else ""
         lines.append(f"{g['verdict'].upper()} on {g['covers']}{basis}")
         lines.append(f"  why: {g['reason']}")
+        if g["basis"] == PARSER and g["source"]:
+            lines.append(f"  documents: {g['source']}")
         for fix in g["fixes"]:
             lines.append(f"  fix: {fix.split(':', 1)[0]} (as above)" if fix in said else f"  fix: {fix}")
             said.add(fix)
-    if any(g["fixes"] for g in a["groups"]):
+    if any(g["fixes"] for g in a["groups"] if g["basis"] != PARSER):
         lines.append(f"to rewrite the model into these fixes and check it: trt-matrix scan {data['model']['path']} "
                      "--fix --targets ID ...")
     if a["cannot_exist"]:

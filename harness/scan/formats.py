@@ -2,20 +2,23 @@
 
 - ``json``: scan.json itself (its schema: ``harness/scan/scan.schema.json``);
 - ``markdown``: a job summary (``$GITHUB_STEP_SUMMARY``): the answer first, then a findings x targets table;
-- ``sarif``: SARIF 2.1.0, a rule per pattern (case) and per fact of a target, a result per finding and target
-  whose verdict the gate counts (``--fail-on``), the model file as the location and its nodes as logical locations;
-- ``github``: GitHub Actions workflow commands (``::error file=...::``), one per finding and verdict, its targets
-  listed compactly.
+- ``sarif``: SARIF 2.1.0, a rule per pattern (case), per fact of a target and per rule of the ONNX parser
+  (``parser/qdq-zero-point``), a result per finding and target whose verdict the gate counts (``--fail-on``) and per
+  parser rule and target that stops the whole model there, the model file as the location and its nodes as logical
+  locations;
+- ``github``: GitHub Actions workflow commands (``::error file=...::``), one per finding and verdict and one per
+  parser rule that stops the model, its targets listed compactly.
 
 Standard library only: built from the scan data, never from the scanner's objects.
 """
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.judgement import BLOCKED, FACT, FALLBACK, SCAN_FAIL_ON_DEFAULT, SCAN_VERDICT_SYMBOLS, UNAVAILABLE, UNVERIFIED
+from harness.judgement import BLOCKED, FACT, FALLBACK, PARSER, SCAN_FAIL_ON_DEFAULT, SCAN_VERDICT_SYMBOLS, UNAVAILABLE, UNVERIFIED
 from harness.judgement.engine import fails_scan_gate
 from harness.scan.answer import answer, describe_targets, finding_key, version_free, with_versions
 
@@ -23,6 +26,7 @@ FORMATS = ("text", "json", "markdown", "sarif", "github")
 TOOL = "trt-matrix"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SARIF_LEVELS = {BLOCKED: "error", FALLBACK: "warning", UNVERIFIED: "note"}
+RULE_PREFIX = {PARSER: "parser", FACT: FACT}  # a SARIF rule id per model-wide stop: parser/qdq-zero-point, fact/fp8-qdq
 GITHUB_LEVELS = {BLOCKED: "error", FALLBACK: "warning", UNVERIFIED: "notice"}
 
 
@@ -57,6 +61,35 @@ def _fact_rule(verdict: dict) -> str | None:
     if evidence.get("kind") != FACT:
         return None
     return f"fact/{evidence.get('category') or evidence['case']}"
+
+
+def _model_stops(data: dict) -> list[tuple[str, dict, dict]]:
+    """(rule id, target, the piece of its model evidence) for each target whose verdict the gate counts and that a
+    parser rule or a fact about the whole model decides (``parser/qdq-zero-point``, ``fact/fp8-qdq``), targets in
+    scan order."""
+    level = data.get("fail_on") or SCAN_FAIL_ON_DEFAULT
+    rows = []
+    for t in data["targets"]:
+        if t.get("basis") not in (PARSER, FACT) or not fails_scan_gate(t["verdict"], level):
+            continue
+        for e in t.get("model_evidence") or []:
+            if e["kind"] == t["basis"] and e.get("verdict"):
+                rows.append((f"{RULE_PREFIX.get(e['kind'], e['kind'])}/{e.get('category') or e['case']}", t, e))
+    return rows
+
+
+def _without_source(evidence: dict) -> str:
+    """A piece's words without its document (the same on every version whose documents say it)."""
+    return (evidence.get("said") or "").replace(f" [{evidence.get('source')}]", "")
+
+
+def _model_rule(rule: str, evidence: dict) -> dict:
+    what = "the ONNX parser refuses" if evidence["kind"] == PARSER else "a fact of the target"
+    url = re.search(r"https?://\S+", evidence.get("source") or "")
+    return {"id": rule, "name": rule, "shortDescription": {"text": f"{what}: {evidence.get('category')}"},
+            "fullDescription": {"text": evidence["said"]},
+            "help": {"text": f"what to do: {evidence['note']}" if evidence.get("note") else evidence["said"]},
+            **({"helpUri": url.group(0).rstrip(".,;)")} if url else {})}
 
 
 def to_json(data: dict) -> str:
@@ -103,6 +136,20 @@ def to_sarif(data: dict) -> str:
             "properties": {"target": t["target"], "verdict": verdict["verdict"], "basis": verdict.get("basis"),
                            "finding": finding_key(f)},
         })
+    for rule, t, evidence in _model_stops(data):
+        rules.setdefault(rule, _model_rule(rule, evidence))
+        results.append({
+            "ruleId": rule,
+            "level": SARIF_LEVELS.get(t["verdict"], "note"),
+            "message": {"text": f"the model on {t['target']} ({t['title']}): {t['verdict']}: {evidence['text']}"},
+            "locations": [{
+                "physicalLocation": {"artifactLocation": {"uri": uri}},
+                "logicalLocations": [{"name": n, "fullyQualifiedName": f"{uri}#{n}", "kind": "element"}
+                                     for n in evidence.get("nodes") or []],
+            }],
+            "partialFingerprints": {"finding/target": f"{rule}@{t['target']}"},
+            "properties": {"target": t["target"], "verdict": t["verdict"], "basis": t["basis"], "finding": rule},
+        })
     ordered = list(rules.values())
     index = {r["id"]: i for i, r in enumerate(ordered)}
     for r in results:
@@ -148,6 +195,16 @@ def to_github(data: dict) -> str:
         if t not in members:
             members.append(t)
     lines = []
+    stops: dict[tuple[str, str, str], tuple[dict, list[dict]]] = {}
+    for rule, t, evidence in _model_stops(data):  # the whole model stopped: one annotation per rule
+        key = (rule, t["verdict"], version_free(_without_source(evidence), t.get("version")))
+        stops.setdefault(key, (evidence, []))[1].append(t)
+    for (rule, word, text), (evidence, targets) in stops.items():
+        title = f"{rule} {word} on {len(targets)} target(s)"
+        message = (f"the model: {word} on {describe_targets(targets, data['targets'])}: "
+                   f"{with_versions(text, {t.get('version') for t in targets})}")
+        lines.append(f"::{GITHUB_LEVELS.get(word, 'notice')} file={_escape_property(uri)},"
+                     f"title={_escape_property(title)}::{_escape_data(message)}")
     for (name, word, reason), (f, targets, fact) in grouped.items():
         title = f"{'a fact of the target' if fact else f['pattern']} {word} on {len(targets)} target(s)"
         where = "the model" if fact else f"{name} at {', '.join(o['anchor'] for o in f['occurrences'][:3])}"

@@ -26,10 +26,12 @@ from typing import Any, Sequence
 from cases.model import Case, Variant
 from harness import judgement as j
 from harness.evidence import Evidence, Form, Observation, Observations, Sources, evidence_for
+from harness.evidence.producers.parser import refusal_words
 from harness.matrix import Target
 from harness.scan.matching import Finding
 from harness.scan.predicted import PredictionReading, PredictedBasis, read_prediction
 from harness.store.claims import variant_claims
+from harness.targets.facts import FP4_QDQ, FP8_QDQ
 
 
 @functools.lru_cache(maxsize=None)
@@ -225,7 +227,9 @@ def _applies(workaround: Variant, finding: Finding) -> bool:
 
 @dataclasses.dataclass
 class ModelVerdict:
-    """The model's verdict on one target: the worst of its findings' (``clear`` when nothing was found)."""
+    """The model's verdict on one target: what stops the whole model there (the ONNX parser refuses it, a fact of the
+    target stops its quantized types), else the worst of its findings' (``clear`` when nothing was found), capped
+    at ``unverified`` where the parser's documents leave a question about the model open."""
 
     target: Target
     verdict: str
@@ -233,6 +237,7 @@ class ModelVerdict:
     reason: str
     findings: list[tuple[str, str]]  # (finding label, its verdict), worst first
     gate_verdict: str = ""  # what --fail-on reads: the worst of the findings' gate verdicts ("": the verdict)
+    evidence: list[Evidence] = dataclasses.field(default_factory=list)  # about the whole model (model_evidence)
 
     def __post_init__(self):
         self.gate_verdict = self.gate_verdict or self.verdict
@@ -242,14 +247,72 @@ class ModelVerdict:
         return {"target": t.id, "title": t.title, "backend": t.backend, "platform": t.platform, "version": t.version,
                 "available": t.available, "verdict": self.verdict, "gate_verdict": self.gate_verdict,
                 "basis": self.basis, "reason": self.reason,
-                "findings": [{"finding": label, "verdict": verdict} for label, verdict in self.findings]}
+                "findings": [{"finding": label, "verdict": verdict} for label, verdict in self.findings],
+                "model_evidence": [e.to_dict() for e in self.evidence]}
 
 
-def model_verdict(target: Target, verdicts: Sequence[tuple[str, Verdict]]) -> ModelVerdict:
-    """Combine the per-finding verdicts ``(finding label, verdict)`` of one target: the worst of those that concern
-    it (a finding judged on a basis that is never a headline, not applicable to the target's backend, is listed)."""
+MODEL_FORM = "model"
+# The model's verdicts that say it builds (in the precision asked or not): where the parser's documents leave a
+# question about the model open, none of them is said unless it was observed.
+ASSUMES_PARSED = (*j.SCAN_GOOD, j.CLEAR, j.FALLBACK)  # the case name of evidence about the whole model rather than one pattern's form
+
+
+def model_evidence(target: Target, graph: Any, opset: int | None, quantized: frozenset[str] = frozenset(),
+                   explicit: bool = False) -> list[Evidence]:
+    """What is known of the whole model on ``target`` before any pattern (:func:`harness.evidence.evidence_for` of
+    the model as a form of its own): the ONNX parser's documented facts of the target's TensorRT version applied to
+    ``graph`` (a GraphIndex), and the target's facts that stop what the model itself needs (``quantized``: the
+    types its Q/DQ quantize to; FP8 and FP4 need a GPU that has them)."""
+    if not target.available:
+        return []
+    needs = [need for element, need in (("FP8", FP8_QDQ), ("FP4", FP4_QDQ)) if element in quantized]
+    form = Form(MODEL_FORM, "", entry={"needs": needs} if needs else {})
+    return evidence_for(form, target, Sources(explicit=explicit, graph=graph, opset=opset))
+
+
+def _model_reason(judged: j.Judgement, evidence: list[Evidence]) -> str:
+    """Why the whole model is stopped on a target: every refusal of the deciding basis, each rule once (the
+    documents and remedies are the evidence's: scan.json and the answer's fix lines carry them)."""
+    pieces = [e for e in evidence if e.kind == judged.basis and e.decisive]
+    if judged.basis == j.PARSER:
+        return "the ONNX parser refuses the model: " + "; ".join(parser_words(e) for e in pieces)
+    return pieces[0].describe()
+
+
+def parser_words(piece: Evidence) -> str:
+    """A parser fact in words, without its version and document (the same on every version it holds for)."""
+    return refusal_words(piece.category, piece.item)
+
+
+def model_verdict(target: Target, verdicts: Sequence[tuple[str, Verdict]],
+                  evidence: Sequence[Evidence] = ()) -> ModelVerdict:
+    """The model's verdict on one target. ``evidence`` (:func:`model_evidence`) comes first: a model the ONNX
+    parser of the target's version refuses, or whose quantized types a fact of the target stops, is ``blocked``
+    there whatever its patterns say (they are listed). Else the per-finding verdicts ``(finding label, verdict)``
+    combine: the worst of those that concern it (a finding judged on a basis that is never a headline, not
+    applicable to the target's backend, is listed); a verdict that would say the model builds (``likely``,
+    ``clear``, ``fallback``: :data:`ASSUMES_PARSED`), not observed, is ``unverified`` where the parser's documents
+    leave a question about the model open."""
+    evidence = list(evidence)
     if not target.available:
         return ModelVerdict(target, j.UNAVAILABLE, None, f"the target cannot exist: {target.reason}", [])
+    judged = j.judge(evidence)
+    listed = sorted(verdicts, key=lambda item: j.worst_first(item[1].verdict))
+    if judged.basis is not None and judged.verdict in (j.BLOCKED, j.UNAVAILABLE):
+        return ModelVerdict(target, judged.verdict, judged.basis, _model_reason(judged, evidence),
+                            [(name, v.verdict) for name, v in listed], evidence=evidence)
+    combined = _combined(target, verdicts)
+    open_questions = [e for e in evidence if e.kind == j.PARSER and not e.decisive]
+    if open_questions and combined.verdict in ASSUMES_PARSED and combined.basis != j.OBSERVED:
+        said = "; ".join(parser_words(e) for e in open_questions)
+        combined = ModelVerdict(target, j.UNVERIFIED, None, f"the ONNX parser's documents do not settle {said} "
+                                f"(the patterns alone: {combined.verdict}, {combined.reason})", combined.findings)
+    combined.evidence = evidence
+    return combined
+
+
+def _combined(target: Target, verdicts: Sequence[tuple[str, Verdict]]) -> ModelVerdict:
+    """The worst verdict of the findings that concern ``target``."""
     if not verdicts:
         return ModelVerdict(target, j.CLEAR, None, "no known INT8 failure pattern of the library in this model", [])
     concerning = [(label, v) for label, v in verdicts if v.basis is None or v.basis in j.HEADLINE]

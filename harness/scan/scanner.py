@@ -16,9 +16,10 @@ from harness.scan.engine_prediction.targets import TargetEngines, predict_target
 from harness.scan.loading import LoadedModel, ModelInputError, gc_paused, load_model
 from harness.scan.matching import Finding, find_patterns
 from harness.evidence.observations import Observation, Observations, read_observations
-from harness.scan.prediction import ModelVerdict, PredictedNodes, Verdict, model_verdict, predict
+from harness.scan.prediction import ModelVerdict, PredictedNodes, Verdict, model_evidence, model_verdict, predict
 from harness.scan.reproducers import DEFAULT_LIMIT, ReproducerSet, run_reproducers, write_reproducers
 from harness.scan.summary import model_summary
+from harness.tensorrt.parser_check import quantized_types
 
 SCAN_FORMAT = "trt-matrix/scan/1"
 REPRODUCERS_DIR = "reproducers"
@@ -175,7 +176,8 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
                 problems += layer_observations.problems
                 lap("run")
             verdicts, model_verdicts = _verdicts(matches.findings, options, observations, engines,
-                                                 quantized_requests(loaded.index), reproducers, layer_observations)
+                                                 quantized_requests(loaded.index), reproducers, layer_observations,
+                                                 loaded)
             lap("predict")
             # onnx's checker runs beside all of the above (on a large model, longer than any of it): its verdict is
             # awaited last, and an invalid model stops here, before any result
@@ -194,9 +196,11 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
 
 def _verdicts(findings: list[Finding], options: ScanOptions, observations: Observations,
               engines: TargetEngines | None, asked: frozenset[str], reproducers: ReproducerSet | None,
-              layer_observations: Observations) -> tuple[list[dict[str, Verdict]], list[ModelVerdict]]:
+              layer_observations: Observations,
+              loaded: LoadedModel | None = None) -> tuple[list[dict[str, Verdict]], list[ModelVerdict]]:
     """Each finding's verdict per target (``asked``: the nodes the model asks a quantized precision of), and each
-    target's verdict on the model."""
+    target's verdict on the model: what stops the whole model there (the ONNX parser's documented refusals of
+    ``loaded``'s graph, the target's facts against its quantized types) before its findings'."""
     run_ids = {t.id for t in options.run_targets} if reproducers else set()
     predicted_on: dict[str, PredictedNodes | None] = {}  # target id -> the engine prediction of the model's nodes
     shared: dict[tuple, PredictedNodes] = {}  # (prediction, ruleset) -> one PredictedNodes for the targets sharing it
@@ -220,8 +224,11 @@ def _verdicts(findings: list[Finding], options: ScanOptions, observations: Obser
             per_target[target.id] = predict(finding, target, observations, layers, predicted_on[target.id],
                                             explicit=bool(asked))
         verdicts.append(per_target)
+    quantized = quantized_types(loaded.index) if loaded is not None else frozenset()
     model_verdicts = [
-        model_verdict(target, [(finding.label, v[target.id]) for finding, v in zip(findings, verdicts)])
+        model_verdict(target, [(finding.label, v[target.id]) for finding, v in zip(findings, verdicts)],
+                      model_evidence(target, loaded.index, loaded.opset or None, quantized, bool(asked))
+                      if loaded is not None else ())
         for target in options.targets
     ]
     return verdicts, model_verdicts

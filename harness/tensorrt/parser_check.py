@@ -95,6 +95,12 @@ def check_parser(index: Any, version: str, opset: int | None = None, dla: bool =
                        tuple(f for f in found if f.state == SILENT), tuple(dla_found))
 
 
+def quantized_types(index: Any) -> frozenset[str]:
+    """The types the model's Q/DQ nodes quantize to, by the documents' names (INT8, UINT8, FP8, INT4, FP4, INT32)."""
+    quantizers = _Quantizers(index)
+    return frozenset(t for t in map(quantizers.element, quantizers.positions) if t is not None)
+
+
 def _operators(index: Any, version: str) -> list[ParserFinding]:
     by_op: dict[str, list[str]] = {}
     protos = index.graph.node

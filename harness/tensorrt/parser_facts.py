@@ -37,7 +37,7 @@ class OperatorDocument:
 
     @property
     def source(self) -> str:
-        return ONNX_TENSORRT.format(branch=self.branch if self.branch == "main" else f"release/{self.branch}")
+        return ONNX_TENSORRT.format(branch="main" if self.branch.endswith("main") else f"release/{self.branch}")
 
     @property
     def table(self) -> dict[str, tuple[str, ...] | None]:

@@ -14,7 +14,7 @@ def _target(verdict, available=True):
 
 def _run(targets, float_precision="fp32", unfused=()):
     return {"targets": targets, "engine": {"float_precision": float_precision, "unfused_sigmoid": list(unfused),
-                                           "layers": 1}}
+                                           "layers": 1, "strong_float_precision": float_precision}}
 
 
 def scorecard(*args):

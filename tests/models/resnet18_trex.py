@@ -48,8 +48,8 @@ class _Builder:
         shape = (channels,) if channels else ()
         scale = [self.constant(np.full(shape, 0.02, np.float32)), self.constant(np.zeros(shape, np.int8))]
         for _ in range(constants - 2):  # the DQ's own copies, as the exporter wrote them
-            scale.append(self.constant(np.full(shape, 0.02, np.float32)) if len(scale) == 2 else
-                         self.constant(np.zeros(shape, np.int8)))
+            scale.append(self.constant(np.full(shape, 0.02, np.float32)) if len(scale) == 2 and constants >= 4 else
+                         self.constant(np.zeros(shape, np.int8)))  # a weight DQ's own zero point: INT8, as exported
         attrs = {"axis": 0} if channels else {}
         q = self.node("QuantizeLinear", [x, scale[0], scale[1]], attrs, dtype=np.int8)
         dq_scale = scale[2:4] if constants >= 4 else scale[:2]

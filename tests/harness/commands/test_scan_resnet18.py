@@ -14,8 +14,10 @@ def fc_findings(scan: dict) -> list[dict]:
 
 
 def test_the_classifier_gemm_takes_evidence_from_the_weight_gemm_form_only(resnet18_qdq, p6_results, tmp_path):
-    result = harness("scan", str(resnet18_qdq), "--results", str(p6_results), "--out", str(tmp_path))
-    assert result.returncode in (0, 1), result.stderr
+    result = harness("scan", str(resnet18_qdq), "--results", str(p6_results), "--out", str(tmp_path), check=False)
+    # ONNX Runtime's default quantize_static is asymmetric with INT32 biases: the parser refuses the model on every
+    # TensorRT target (the gate fails), while each finding keeps its own evidence
+    assert result.returncode == 1, result.stderr
     scan = json.loads((tmp_path / "scan.json").read_text())
     (finding,) = fc_findings(scan)
     assert (finding["case"], finding["variant"]) == ("p6-linear-int8", "gemm-per-channel")
@@ -28,4 +30,6 @@ def test_the_classifier_gemm_takes_evidence_from_the_weight_gemm_form_only(resne
     # The act x act claim of #4322 (fallback on trt86-orin) says nothing about a weight Gemm.
     orin = finding["verdicts"]["trt86-orin"]
     assert orin["basis"] == "rule-predicted" and {e["kind"] for e in orin["evidence"]} == {"rule-predicted"}
+    model_on_orin = next(t for t in scan["targets"] if t["target"] == "trt86-orin")
+    assert (model_on_orin["verdict"], model_on_orin["basis"]) == ("blocked", "parser-fact")
     assert "act-x-act" not in json.dumps(finding) and "4322" not in json.dumps(finding)

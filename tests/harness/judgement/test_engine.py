@@ -134,9 +134,17 @@ def test_the_planning_verdicts_place_each_basis_after_what_observation_gives():
                                    NOT_APPLICABLE, FACT, CLAIMED, RANGE_CLAIMED, PREDICTED,
                                    PRECISION_UNVERIFIED, NOT_RUN, CANNOT_EXIST_HERE)
     assert all(set(b.verdicts) <= set(j.SCAN_VERDICTS) for b in j.BASES)
-    # the one documented precedence: not applicable, a fact, observed, claimed for the target, claimed over a range,
-    # predicted
-    assert [b.name for b in j.BASES] == [NOT_APPLICABLE, FACT, OBSERVED, CLAIMED, RANGE_CLAIMED, PREDICTED]
+    # the one documented precedence: the parser's facts, not applicable, a fact, observed, claimed for the target,
+    # claimed over a range, predicted
+    assert [b.name for b in j.BASES] == [j.PARSER, NOT_APPLICABLE, FACT, OBSERVED, CLAIMED, RANGE_CLAIMED, PREDICTED]
+
+
+def test_a_parser_refusal_decides_before_every_other_basis_and_a_silent_document_decides_nothing():
+    refused, silent = piece(j.PARSER, FAIL), piece(j.PARSER, j.UNVERIFIED)
+    everything_else = [piece(NOT_APPLICABLE, NOT_APPLICABLE), seen(PASS), claim(PASS), piece(PREDICTED, PASS)]
+    assert decided([*everything_else, refused]) == (j.BLOCKED, j.PARSER)
+    assert decided([silent, piece(PREDICTED, PASS)]) == (j.LIKELY, PREDICTED)  # the model's verdict caps it
+    assert j.judge([silent]).basis is None
 
 
 def piece(kind, outcome, scope=VARIANT):
