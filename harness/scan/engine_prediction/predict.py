@@ -338,9 +338,12 @@ class _Predictor:
         self.notes: list[str] = []
         model_float = facts.model_float
         self.typed = ruleset.strongly_typed_only
-        if self.typed:
+        if self.typed:  # a tensor of no known type runs in the type most of the network's float tensors have
             kinds = sorted(facts.typed_floats)
-            self.float, self.choice = (model_float if model_float in kinds or not kinds else kinds[0]), ()
+            counted = collections.Counter(facts.float_types.values()).most_common()
+            self.float = counted[0][0] if counted and (len(counted) == 1 or counted[0][1] > counted[1][1]) else (
+                model_float if model_float in kinds or not kinds else kinds[0])
+            self.choice = ()
             self.float_text = (f"strongly typed (TensorRT {ruleset.version}): each float layer runs in its tensors' "
                                f"own type ({', '.join(k.upper() for k in kinds)}: casts and initializers included)")
         elif fp16:
