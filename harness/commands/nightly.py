@@ -10,6 +10,7 @@ from harness.commands.options import (
     EXIT_BROKEN,
     EXIT_OK,
     EXIT_USAGE,
+    CommandError,
     add_cell_options,
     add_host_kind_argument,
     add_target_argument,
@@ -88,24 +89,21 @@ def cmd_nightly(args) -> int:
     try:
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as err:
-        print(f"error: --shard: {err}", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError(f"--shard: {err}") from None
     durations = None
     if args.durations is not None:
         input_file(args.durations, "a durations file written by `python -m harness nightly-plan --durations-out`")
         try:
             durations = read_durations(args.durations)
         except ValueError as err:
-            print(f"error: --durations: {err}", file=sys.stderr)
-            return EXIT_USAGE
+            raise CommandError(f"--durations: {err}") from None
     host = args.host or default_host()
     machine = machine_facts(machine_name(args.machine, host), args.host_kind)
     if args.gpu_arch and machine["gpu_arch"] != args.gpu_arch:
         gpus = ", ".join(g["name"] for g in machine["gpus"]) or "no GPU found (nvidia-smi, /proc/device-tree/model)"
-        print(f"error: --gpu-arch {args.gpu_arch}: machine {machine['name']} has {gpus}, architecture "
-              f"{machine['gpu_arch'] or 'none'}; correct the runner's architecture label (docs/fleet.md) so that "
-              f"the {args.gpu_arch} job goes to a {args.gpu_arch} machine", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError(f"--gpu-arch {args.gpu_arch}: machine {machine['name']} has {gpus}, architecture "
+                           f"{machine['gpu_arch'] or 'none'}; correct the runner's architecture label (docs/fleet.md) "
+                           f"so that the {args.gpu_arch} job goes to a {args.gpu_arch} machine")
     plan = RunPlan(runs_root=args.runs, host=host, host_kind=args.host_kind,
                    date=args.date or today(), targets=tuple(targets[t] for t in chosen), cases_dir=args.cases,
                    pattern=args.k, force=args.force, entry_extras=predicted_entry, machine=machine, shard=shard,
@@ -113,11 +111,9 @@ def cmd_nightly(args) -> int:
     try:
         result = run_nightly(plan, jobs=args.jobs, timeout_s=args.timeout, progress=lambda line: print(line, flush=True))
     except DamagedRunError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_BROKEN
+        raise CommandError(str(err), EXIT_BROKEN) from None
     except NightlyError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError(str(err)) from None
     for summary in result.summaries:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items()))
         print(f"{summary.target}: {summary.total} cell(s) run{f' ({counts})' if counts else ''}, "
@@ -160,16 +156,14 @@ def cmd_nightly_plan(args) -> int:
 
     hosts = load_hosts(args.matrix)
     if not hosts:
-        print(f"error: {args.matrix} has no hosts section: nothing to plan", file=sys.stderr)
-        return EXIT_USAGE
+        raise CommandError(f"{args.matrix} has no hosts section: nothing to plan")
     runners = None
     if args.runners is not None:
         input_file(args.runners, "GitHub's answer to GET /repos/OWNER/REPO/actions/runners")
         try:
             runners = read_runners(args.runners)
         except ValueError as err:
-            print(f"error: --runners: {err}", file=sys.stderr)
-            return EXIT_USAGE
+            raise CommandError(f"--runners: {err}") from None
     plan = plan_jobs(hosts, runners)
     for job in plan["include"]:
         print(f"job {job['slot']}: runs-on {', '.join(job['labels'])}; targets {job['targets']}")
