@@ -128,14 +128,14 @@ class Sources:
     ``of(case, variant, target)``, :class:`~harness.evidence.observations.Observations`), per occurrence of a finding
     the observations of its own extracted layer (``--run``; None: not run), the prediction (the user's model's at a
     finding's places, or the one index.json carries for the library form), whether the user's model has Q/DQ (then
-    no calibrator fact stops it) and, for the model's own verdict on a target, the model's graph index and opset
-    (what the parser's documented facts are checked against; None: not the model's verdict)."""
+    no calibrator fact stops it) and, for the model's own verdict on a target, the model as the parser's facts read
+    it and its opset (what the parser's documented facts are checked against; None: not the model's verdict)."""
 
     observations: Any = dataclasses.field(default_factory=lambda: Observations([], [], {}))
     layers: Optional[Sequence[Sequence[Observation]]] = None
     prediction: Optional[Prediction] = None
     explicit: bool = False
-    graph: Any = None  # the user's model as the scan indexes it (GraphIndex): what the ONNX parser's facts read
+    graph: Any = None  # the user's model as the parser's facts read it (ParserReading, or its GraphIndex)
     opset: Optional[int] = None  # its default-domain opset
 
 

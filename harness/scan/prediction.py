@@ -261,7 +261,8 @@ def model_evidence(target: Target, graph: Any, opset: int | None, quantized: fro
                    explicit: bool = False) -> list[Evidence]:
     """What is known of the whole model on ``target`` before any pattern (:func:`harness.evidence.evidence_for` of
     the model as a form of its own): the ONNX parser's documented facts of the target's TensorRT version applied to
-    ``graph`` (a GraphIndex), and the target's facts that stop what the model itself needs (``quantized``: the
+    ``graph`` (the model as the parser's facts read it, ``parser_check.read_for_parser``, or its GraphIndex), and
+    the target's facts that stop what the model itself needs (``quantized``: the
     types its Q/DQ quantize to; FP8 and FP4 need a GPU that has them)."""
     if not target.available:
         return []

@@ -19,7 +19,7 @@ from harness.evidence.observations import Observation, Observations, read_observ
 from harness.scan.prediction import ModelVerdict, PredictedNodes, Verdict, model_evidence, model_verdict, predict
 from harness.scan.reproducers import DEFAULT_LIMIT, ReproducerSet, run_reproducers, write_reproducers
 from harness.scan.summary import model_summary
-from harness.tensorrt.parser_check import quantized_types
+from harness.tensorrt.parser_check import read_for_parser
 
 SCAN_FORMAT = "trt-matrix/scan/1"
 REPRODUCERS_DIR = "reproducers"
@@ -224,10 +224,10 @@ def _verdicts(findings: list[Finding], options: ScanOptions, observations: Obser
             per_target[target.id] = predict(finding, target, observations, layers, predicted_on[target.id],
                                             explicit=bool(asked))
         verdicts.append(per_target)
-    quantized = quantized_types(loaded.index) if loaded is not None else frozenset()
+    reading = read_for_parser(loaded.index) if loaded is not None else None
     model_verdicts = [
         model_verdict(target, [(finding.label, v[target.id]) for finding, v in zip(findings, verdicts)],
-                      model_evidence(target, loaded.index, loaded.opset or None, quantized, bool(asked))
+                      model_evidence(target, reading, loaded.opset or None, reading.quantized, bool(asked))
                       if loaded is not None else ())
         for target in options.targets
     ]

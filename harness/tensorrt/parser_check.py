@@ -1,5 +1,6 @@
 """What TensorRT's ONNX parser of one version refuses in a user's model, from the documented facts of
-:mod:`.parser_facts`, before any pattern is matched: :func:`check_parser`.
+:mod:`.parser_facts`, before any pattern is matched: :func:`check_parser`, on the model as
+:func:`read_for_parser` reads it once for every version.
 
 It reads the scan's index of the graph (``harness.scan.proto_graph.GraphIndex``: ``nodes`` with ``op_type``,
 ``input`` and ``output``; ``names``; ``producer``; ``initializers``; ``graph`` for node attributes and domains)
@@ -75,10 +76,37 @@ class ParserCheck:
                 "dla": [f.to_dict() for f in self.dla]}
 
 
-def check_parser(index: Any, version: str, opset: int | None = None, dla: bool = False) -> ParserCheck:
-    """The refusals and silences of TensorRT ``version``'s ONNX parser on the model indexed by ``index`` (a
-    ``GraphIndex``); ``opset``: the model's default-domain opset (``ProtoGraph.opset``), None when not known;
-    ``dla``: a DLA build, whose precision limits are added as :attr:`ParserCheck.dla`."""
+@dataclasses.dataclass(frozen=True)
+class ParserReading:
+    """What the parser's facts ask of one model, read from its graph once (:func:`read_for_parser`) and applied to
+    each TensorRT version by :func:`check_parser`: the default-domain operators with their nodes, the Q/DQ nodes
+    grouped by what a rule asks of them, and the quantized types."""
+
+    operators: tuple[tuple[str, tuple[str, ...]], ...]  # (op_type, node names), sorted by op_type
+    quantizers: tuple[tuple[str, str, str, str, tuple[str, ...]], ...]  # (rule, op, detail, type, node names)
+    dla_types: tuple[tuple[str, tuple[str, ...]], ...]  # (quantized type DLA has no precision for, node names)
+    quantized: frozenset[str]  # the types the Q/DQ quantize to, by the documents' names
+
+
+def read_for_parser(index: Any) -> ParserReading:
+    """The model indexed by ``index`` (a ``GraphIndex``) as the parser's facts read it, whatever the version."""
+    by_op: dict[str, list[str]] = {}
+    protos = index.graph.node
+    for position, node in enumerate(index.nodes):
+        if protos[position].domain in DEFAULT_DOMAINS:
+            by_op.setdefault(node.op_type, []).append(index.names[position])
+    quantizers = _Quantizers(index)
+    elements = {position: quantizers.element(position) for position in quantizers.positions}
+    return ParserReading(tuple((op, tuple(nodes)) for op, nodes in sorted(by_op.items())),
+                         quantizers.groups(elements), quantizers.dla_types(elements),
+                         frozenset(t for t in elements.values() if t is not None))
+
+
+def check_parser(model: Any, version: str, opset: int | None = None, dla: bool = False) -> ParserCheck:
+    """The refusals and silences of TensorRT ``version``'s ONNX parser on ``model``: a :class:`ParserReading`, or
+    a ``GraphIndex`` to read; ``opset``: the model's default-domain opset (``ProtoGraph.opset``), None when not
+    known; ``dla``: a DLA build, whose precision limits are added as :attr:`ParserCheck.dla`."""
+    reading = model if isinstance(model, ParserReading) else read_for_parser(model)
     _, how = facts.documents_for(version)
     found: list[ParserFinding] = []
     if opset is not None:
@@ -87,36 +115,77 @@ def check_parser(index: Any, version: str, opset: int | None = None, dla: bool =
             found.append(ParserFinding("opset-range", fact.state, "", (),
                                        f"opset {opset}; documented range {facts.opset_range(version)}",
                                        fact.source, facts.REMEDY_OPSET))
-    found += _operators(index, version)
-    quantizers = _Quantizers(index)
-    found += quantizers.check(version)
-    dla_found = quantizers.dla() if dla else []
+    found += _operators(reading, version)
+    found += [finding for group in reading.quantizers if (finding := _judge(version, *group)) is not None]
+    dla_found = [ParserFinding("dla-precision", REFUSED, "Q/DQ", nodes, f"{len(nodes)} Q/DQ node(s) of type "
+                               f"{element}: DLA layers run FP16 or INT8", facts.DLA_SOURCE,
+                               "INT8 Q/DQ for the layers meant for the DLA")
+                 for element, nodes in reading.dla_types] if dla else []
     return ParserCheck(version, how, tuple(f for f in found if f.state == REFUSED),
                        tuple(f for f in found if f.state == SILENT), tuple(dla_found))
 
 
 def quantized_types(index: Any) -> frozenset[str]:
     """The types the model's Q/DQ nodes quantize to, by the documents' names (INT8, UINT8, FP8, INT4, FP4, INT32)."""
-    quantizers = _Quantizers(index)
-    return frozenset(t for t in map(quantizers.element, quantizers.positions) if t is not None)
+    return read_for_parser(index).quantized
 
 
-def _operators(index: Any, version: str) -> list[ParserFinding]:
-    by_op: dict[str, list[str]] = {}
-    protos = index.graph.node
-    for position, node in enumerate(index.nodes):
-        if protos[position].domain in DEFAULT_DOMAINS:
-            by_op.setdefault(node.op_type, []).append(index.names[position])
+def _operators(reading: ParserReading, version: str) -> list[ParserFinding]:
     found = []
-    for op, nodes in sorted(by_op.items()):
+    for op, nodes in reading.operators:
         fact = facts.operator_fact(version, op)
         if fact.state == facts.ACCEPTED:
             continue
         rule = "operator-unsupported" if fact.state == REFUSED else "operator-undocumented"
         detail = (f"{op} is not supported by the parser of TensorRT {version}" if fact.state == REFUSED else
                   f"{op}: no document read for TensorRT {version} lists it")
-        found.append(ParserFinding(rule, fact.state, op, tuple(nodes), detail, fact.source, facts.REMEDY_OPERATOR))
+        found.append(ParserFinding(rule, fact.state, op, nodes, detail, fact.source, facts.REMEDY_OPERATOR))
     return found
+
+
+def _judge(version: str, rule: str, op: str, detail: str, element: str,
+           nodes: tuple[str, ...]) -> ParserFinding | None:
+    """One group of Q/DQ nodes (:attr:`ParserReading.quantizers`) against ``version``'s facts: the refusal or
+    silence, None where the facts accept it."""
+    count = f"{len(nodes)} {op} node(s)"
+    if rule == "qdq-zero-point":
+        fact = facts.zero_point_fact(version)
+        return ParserFinding(rule, fact.state, op, nodes, f"{count} with a non-zero zero point (asymmetric "
+                             "quantization)", fact.source, facts.REMEDY_SYMMETRIC)
+    if rule == "qdq-no-zero-point":
+        return ParserFinding(rule, SILENT, op, nodes, f"{count} without a zero point or output_dtype: ONNX "
+                             "makes their type UINT8", "no document read says how the parser reads them",
+                             "give each Q/DQ an INT8 zero point of 0")
+    if rule == "quantized-type":
+        fact = facts.quantized_type_fact(version, "DequantizeLinear", element)
+        if fact.state == facts.ACCEPTED:
+            return None
+        if element == "INT32":
+            return ParserFinding("dq-int32-input", fact.state, op, nodes, f"{count} dequantizing INT32 data "
+                                 "(a quantized bias)", f"{fact.source}; {facts.ACTIVATION_INPUT_ONLY}",
+                                 facts.REMEDY_BIAS)
+        remedy = facts.REMEDY_SYMMETRIC if element == "UINT8" else (
+            f"quantize to a type TensorRT {version} documents (INT8), or a TensorRT version whose parser takes "
+            f"{element}")
+        return ParserFinding("qdq-quantized-type", fact.state, op, nodes, f"{count} of type {element}",
+                             fact.source, remedy)
+    if rule == "dq-stored-weights":
+        fact = facts.stored_weights_fact(version, element)
+        if fact.state == facts.ACCEPTED:
+            return None
+        return ParserFinding(rule, fact.state, op, nodes, f"{count} reading {element} weights stored quantized",
+                             fact.source, facts.REMEDY_STORED_WEIGHTS)
+    if rule == "scale-type":
+        fact = facts.float_type_fact(version, element)
+        if fact.state == facts.ACCEPTED:
+            return None
+        return ParserFinding("qdq-scale-type", fact.state, op, nodes, f"{count} with {element} scales",
+                             fact.source, "FP32 (or FP16) scales")
+    if rule == "qdq-blocked":
+        return ParserFinding(rule, SILENT, op, nodes, f"{count}: {detail} quantization",
+                             f"no document read names blocked quantization of {element or 'this type'}; "
+                             f"{facts.INT4_WEIGHT_ONLY}", "per-tensor or per-channel (axis) scales")
+    return None
 
 
 class _Quantizers:
@@ -127,11 +196,13 @@ class _Quantizers:
         self.positions = sorted(p for op in QDQ for p in index.by_op.get(op, ()))
         self._zero: dict[str, bool | None] = {}
 
-    def check(self, version: str) -> list[ParserFinding]:
+    def groups(self, elements: dict[int, str | None]) -> tuple[tuple[str, str, str, str, tuple[str, ...]], ...]:
+        """The Q/DQ nodes grouped by what a rule asks of them: (rule, op, detail, type, node names); ``elements``:
+        each Q/DQ position's :meth:`element`."""
         groups: dict[tuple[str, str, str, str], list[str]] = {}  # (rule, op, detail, type) -> nodes
         for position in self.positions:
             node, name = self.index.nodes[position], self.index.names[position]
-            element = self.element(position)
+            element = elements[position]
             zero_point = node.input[2] if len(node.input) > 2 else ""
             if zero_point and self.nonzero(zero_point):
                 groups.setdefault(("qdq-zero-point", node.op_type, "non-zero zero point", ""), []).append(name)
@@ -147,64 +218,16 @@ class _Quantizers:
                 groups.setdefault(("scale-type", node.op_type, scale, scale), []).append(name)
             if self.block_size(position) and element not in ("INT4", "FP4"):
                 groups.setdefault(("qdq-blocked", node.op_type, f"blocked {element}", element or ""), []).append(name)
-        found = []
-        for (rule, op, detail, element), nodes in groups.items():
-            finding = self._judge(version, rule, op, detail, element, tuple(nodes))
-            if finding is not None:
-                found.append(finding)
-        return found
+        return tuple((*key, tuple(nodes)) for key, nodes in groups.items())
 
-    def _judge(self, version: str, rule: str, op: str, detail: str, element: str,
-               nodes: tuple[str, ...]) -> ParserFinding | None:
-        count = f"{len(nodes)} {op} node(s)"
-        if rule == "qdq-zero-point":
-            fact = facts.zero_point_fact(version)
-            return ParserFinding(rule, fact.state, op, nodes, f"{count} with a non-zero zero point (asymmetric "
-                                 "quantization)", fact.source, facts.REMEDY_SYMMETRIC)
-        if rule == "qdq-no-zero-point":
-            return ParserFinding(rule, SILENT, op, nodes, f"{count} without a zero point or output_dtype: ONNX "
-                                 "makes their type UINT8", "no document read says how the parser reads them",
-                                 "give each Q/DQ an INT8 zero point of 0")
-        if rule == "quantized-type":
-            fact = facts.quantized_type_fact(version, "DequantizeLinear", element)
-            if fact.state == facts.ACCEPTED:
-                return None
-            if element == "INT32":
-                return ParserFinding("dq-int32-input", fact.state, op, nodes, f"{count} dequantizing INT32 data "
-                                     "(a quantized bias)", f"{fact.source}; {facts.ACTIVATION_INPUT_ONLY}",
-                                     facts.REMEDY_BIAS)
-            remedy = facts.REMEDY_SYMMETRIC if element == "UINT8" else (
-                f"quantize to a type TensorRT {version} documents (INT8), or a TensorRT version whose parser takes "
-                f"{element}")
-            return ParserFinding("qdq-quantized-type", fact.state, op, nodes, f"{count} of type {element}",
-                                 fact.source, remedy)
-        if rule == "dq-stored-weights":
-            fact = facts.stored_weights_fact(version, element)
-            if fact.state == facts.ACCEPTED:
-                return None
-            return ParserFinding(rule, fact.state, op, nodes, f"{count} reading {element} weights stored quantized",
-                                 fact.source, facts.REMEDY_STORED_WEIGHTS)
-        if rule == "scale-type":
-            fact = facts.float_type_fact(version, element)
-            if fact.state == facts.ACCEPTED:
-                return None
-            return ParserFinding("qdq-scale-type", fact.state, op, nodes, f"{count} with {element} scales",
-                                 fact.source, "FP32 (or FP16) scales")
-        if rule == "qdq-blocked":
-            return ParserFinding(rule, SILENT, op, nodes, f"{count}: {detail} quantization",
-                                 f"no document read names blocked quantization of {element or 'this type'}; "
-                                 f"{facts.INT4_WEIGHT_ONLY}", "per-tensor or per-channel (axis) scales")
-        return None
-
-    def dla(self) -> list[ParserFinding]:
+    def dla_types(self, elements: dict[int, str | None]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The quantized types DLA has no layer precision for, each with its Q/DQ nodes."""
         by_type: dict[str, list[str]] = {}
         for position in self.positions:
-            element = self.element(position)
+            element = elements[position]
             if element is not None and element not in facts.DLA_PRECISIONS and element not in ("UINT8", "INT32"):
                 by_type.setdefault(element, []).append(self.index.names[position])
-        return [ParserFinding("dla-precision", REFUSED, "Q/DQ", tuple(nodes), f"{len(nodes)} Q/DQ node(s) of type "
-                              f"{element}: DLA layers run FP16 or INT8", facts.DLA_SOURCE,
-                              "INT8 Q/DQ for the layers meant for the DLA") for element, nodes in by_type.items()]
+        return tuple((element, tuple(nodes)) for element, nodes in by_type.items())
 
     # -- reading one Q/DQ ------------------------------------------------------------------------------------------
     def element(self, position: int) -> str | None:
