@@ -13,6 +13,7 @@ Standard library only: the checker (:mod:`.parser_check`) reads the user's graph
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 
 from harness.tensorrt.onnx_operators import TABLES
@@ -109,14 +110,17 @@ class Fact:
         return self.state == REFUSED
 
 
+@functools.lru_cache(maxsize=None)
 def parsed(version: str) -> tuple[int, int]:
     """(major, minor) of "10.16.1", "11", "8.6"."""
     numbers = [int(n) for n in re.findall(r"\d+", version)[:2]]
     return (numbers + [0, 0])[0], (numbers + [0, 0])[1]
 
 
+@functools.lru_cache(maxsize=None)
 def documents_for(version: str) -> tuple[tuple[OperatorDocument, ...], str]:
-    """The documents that settle facts of ``version`` (all must agree), and how they were chosen."""
+    """The documents that settle facts of ``version`` (all must agree), and how they were chosen (kept per version:
+    every fact of a scan asks it)."""
     wanted = parsed(version)
     exact = [d for d in DOCUMENTS if parsed(d.version) == wanted]
     if exact:
