@@ -6,9 +6,8 @@ is the only node whose precision says anything (``expected_int8``).
 """
 from __future__ import annotations
 
-import onnx_graphsurgeon as gs
-
 from cases import _graphs as g
+from cases._graphs import gs
 from cases.model import Built, Case, Tolerance, Variant
 
 # The TensorRT developer guide documents both INT8 paths: calibration (implicit) and Q/DQ (explicit).

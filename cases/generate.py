@@ -17,8 +17,8 @@ from typing import Callable, Iterable
 import numpy as np
 import onnx
 import onnx.version_converter
-import onnx_graphsurgeon as gs
 
+from cases._graphs import gs
 from cases.model import Built, Case, Variant, all_cases, library_signatures, needs_of
 
 INDEX_FORMAT = "trt-matrix/cases/1"

@@ -24,9 +24,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import onnx_graphsurgeon as gs
-
 from cases import _graphs as g
+from cases._graphs import gs
 from cases.matching import has_qdq
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure

@@ -21,10 +21,8 @@ version's header).
 """
 from __future__ import annotations
 
-
-import onnx_graphsurgeon as gs
-
 from cases import _graphs as g
+from cases._graphs import gs
 from cases.model import Built, Case, Claim, Knobs, Scope, Tolerance, Variant
 from harness.judgement.claims import Conditions
 

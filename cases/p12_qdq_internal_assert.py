@@ -30,9 +30,9 @@ import re
 from typing import Any
 
 import numpy as np
-import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
+from cases._graphs import gs
 from cases.matching import is_constant, is_graph_output, nodes_of, producer
 from cases import rewriting as rw
 from cases.model import Built, Case, FixResult, Match, NoRewrite, Tolerance, Variant

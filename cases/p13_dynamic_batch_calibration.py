@@ -26,9 +26,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
+from cases._graphs import gs
 from cases.matching import has_qdq
 from cases.model import Built, Case, Claim, FixResult, Knobs, Match, NoRewrite, Scope, Tolerance, Variant
 

@@ -21,10 +21,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import onnx_graphsurgeon as gs
-
 from cases import _graphs as g
 from cases import matching as m
+from cases._graphs import gs
 from cases._backend_notes import ORT_DROPS_RELU_BEFORE_FP8_Q
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure

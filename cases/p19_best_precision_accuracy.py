@@ -22,10 +22,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
+from cases._graphs import gs
 from cases.model import Built, Case, Claim, Knobs, Match, Tolerance, Variant
 from harness.judgement.claims import Conditions
 

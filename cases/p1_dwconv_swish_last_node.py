@@ -23,11 +23,10 @@ import re
 import functools
 from typing import Any, Iterator
 
-import onnx_graphsurgeon as gs
-
 from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
+from cases._graphs import gs
 from cases.model import AlreadyInForm, Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure
 from harness.judgement.claims import Conditions

@@ -37,10 +37,10 @@ import re
 from typing import Any
 
 import numpy as np
-import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
+from cases._graphs import gs
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 from harness.tensorrt.signatures import DLA_FALLBACK_LINE, KnownFailure, KnownForm
 

@@ -31,10 +31,10 @@ trailing quantizer (the next layer's ``node_1/_input_quantizer``) are our names.
 from __future__ import annotations
 
 import numpy as np
-import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
+from cases._graphs import gs
 from cases.model import Built, Case, Claim, Match, Scope, Tolerance, Variant
 
 WRONG_RESULTS = "https://github.com/NVIDIA/TensorRT/issues/1694"

@@ -16,11 +16,10 @@ ReLU, the identity being the block input. Names follow pytorch-quantization's qu
 """
 from __future__ import annotations
 
-import onnx_graphsurgeon as gs
-
 from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
+from cases._graphs import gs
 from cases.model import (AlreadyInForm, Built, Case, Claim, FixResult, Match, NoRewrite, Scope, Tolerance,
                          Variant)
 from cases.rewriting import QDQ_ADDED

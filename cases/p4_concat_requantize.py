@@ -17,10 +17,10 @@ as pytorch-quantization places it.
 from __future__ import annotations
 
 import numpy as np
-import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
+from cases._graphs import gs
 from cases.model import Built, Case, Match, Tolerance, Variant
 
 DECONV_NOT_FUSED = "https://github.com/NVIDIA/TensorRT/issues/2597"

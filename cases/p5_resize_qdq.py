@@ -17,11 +17,11 @@ quantizers; the Q/DQ before the Resize is named for the Resize it feeds.
 from __future__ import annotations
 
 import numpy as np
-import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
+from cases._graphs import gs
 from cases.model import AlreadyInForm, Built, Case, FixResult, Knobs, Match, NoRewrite, Tolerance, Variant
 
 ISSUE = "https://github.com/NVIDIA/TensorRT/issues/2976"

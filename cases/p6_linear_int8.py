@@ -18,10 +18,9 @@ as MatMul + Add and on a 2-D input as Gemm(transB=1). Names are ours (``/mlp/fc1
 """
 from __future__ import annotations
 
-import onnx_graphsurgeon as gs
-
 from cases import _graphs as g
 from cases import matching as m
+from cases._graphs import gs
 from cases.model import Built, Case, Match, Tolerance, Variant
 
 LINEAR_SLOWER = "https://github.com/NVIDIA/TensorRT/issues/4242"

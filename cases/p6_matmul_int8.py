@@ -13,11 +13,10 @@ as that case).
 """
 from __future__ import annotations
 
-import onnx_graphsurgeon as gs
-
 from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
+from cases._graphs import gs
 from cases.model import Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
 from harness.judgement.claims import Conditions
 from cases.rewriting import QDQ_ADDED

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import re
 import numpy as np
-import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
+from cases._graphs import gs
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 from harness.tensorrt.signatures import KnownForm
 from harness.judgement.claims import Conditions

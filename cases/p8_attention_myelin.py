@@ -27,9 +27,9 @@ import re
 from typing import Any
 
 import numpy as np
-import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
+from cases._graphs import gs
 from cases.matching import nodes_of
 from cases.model import Built, Case, Claim, Knobs, Match, Scope, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure

@@ -11,11 +11,11 @@ BatchNorm into the conv (``model.fuse()``) and names the input ``images``
 from __future__ import annotations
 
 import re
-import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
+from cases._graphs import gs
 from cases.model import Built, Case, Claim, FixResult, Knobs, Match, NoRewrite, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure
 from harness.judgement.claims import Conditions

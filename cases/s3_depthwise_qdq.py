@@ -19,11 +19,10 @@ from __future__ import annotations
 import re
 import itertools
 
-import onnx_graphsurgeon as gs
-
 from cases import _graphs as g
 from cases import matching as m
 from cases import rewriting as rw
+from cases._graphs import gs
 from cases.model import AlreadyInForm, Built, Case, Claim, FixResult, Match, NoRewrite, Tolerance, Variant
 from harness.tensorrt.signatures import KnownForm
 from harness.judgement.claims import Conditions

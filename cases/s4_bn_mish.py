@@ -14,10 +14,10 @@ case's opset 17).
 from __future__ import annotations
 
 import numpy as np
-import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
+from cases._graphs import gs
 from cases.model import Built, Case, Claim, Match, Scope, Tolerance, Variant
 from harness.judgement.claims import Conditions
 

@@ -17,10 +17,10 @@ stage_4.0, the block of a stage that down-samples in ResNet-style stages.
 from __future__ import annotations
 
 import re
-import onnx_graphsurgeon as gs
 
 from cases import _graphs as g
 from cases import matching as m
+from cases._graphs import gs
 from cases.model import Built, Case, Claim, Match, Tolerance, Variant
 from harness.tensorrt.signatures import KnownFailure
 from harness.judgement.claims import Conditions

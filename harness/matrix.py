@@ -5,11 +5,11 @@ Every error names the file, the key and what is allowed, so a typo in a target n
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import re
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -141,10 +141,11 @@ def _cache_dir() -> Path:
 def _yaml_mapping(path: Path, text: str) -> Any:
     """``text`` (the file ``path``) parsed as safe YAML, by libyaml's C parser where PyYAML has it (ten times its
     Python parser's speed: every command reads the matrix first). The parse is kept as JSON in this user's cache,
-    named by the text's digest and holding the text, when JSON holds it exactly: the next command whose file has the
-    same text reads it back without importing PyYAML (a fifth of a small model's scan spent before its first step)."""
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    cached = _cache_dir() / f"matrix-{digest}.json"
+    named by the text's CRC-32 and length and holding the text, when JSON holds it exactly: the next command whose
+    file has the same text (compared whole: two texts of one name are told apart) reads it back without importing
+    PyYAML (a fifth of a small model's scan spent before its first step)."""
+    encoded = text.encode("utf-8", "surrogatepass")
+    cached = _cache_dir() / f"matrix-{zlib.crc32(encoded):08x}-{len(encoded)}.json"
     try:
         kept = json.loads(cached.read_text(encoding="utf-8"))
         if kept["text"] == text:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime
 import itertools
-import json
 import math
 import sys
 from pathlib import Path
@@ -27,7 +26,7 @@ from reports.panels import PanelData, packed
 from reports.planning import build_plan, nodes_text, pattern_sort_key, precision_pairs, unverified_nodes
 from reports.templating import OUTCOME_SYMBOLS, TEMPLATE_DIR, page_environment
 from reports.tables import (
-    BACKEND_LABELS, CLAIMED, FILTER_KINDS, OBSERVED, TARGET_UNAVAILABLE, Cell, Column, cell_grid, filter_counts,
+    BACKEND_LABELS, CLAIMED, FILTER_KINDS, OBSERVED, Cell, Column, cell_grid, filter_counts,
     host_text, matrix_columns, matrix_rows, target_summary,
 )
 
@@ -77,7 +76,7 @@ def template_environment() -> jinja2.Environment:
                        unverified_nodes=unverified_nodes, nodes_text=nodes_text,
                        OUTCOMES=OUTCOMES, MEANINGS=MEANINGS, ATTENTION=ATTENTION,
                        OUTCOME_MEANINGS=OUTCOME_MEANINGS, OBSERVED=OBSERVED, CLAIMED=CLAIMED,
-                       TARGET_UNAVAILABLE=TARGET_UNAVAILABLE, VERDICT_KINDS=PLANNING_VERDICTS,
+                       VERDICT_KINDS=PLANNING_VERDICTS,
                        VERDICT_LABELS=PLANNING_LABELS, VERDICT_MEANINGS=PLANNING_MEANINGS,
                        VERDICT_SYMBOLS=PLANNING_SYMBOLS, BACKEND_LABELS=BACKEND_LABELS, ROLE_LABELS=ROLE_LABELS,
                        SHORT_ROLES=SHORT_ROLES)

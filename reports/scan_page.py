@@ -12,22 +12,29 @@ from typing import Any
 from harness import judgement as j
 from harness.scan.answer import answer, describe_targets, finding_key, platform_of, short_version, version_free, \
     with_versions
-from reports.tables import TARGET_UNAVAILABLE
 from reports.templating import page_environment
 
 TEMPLATE = "scan.html.j2"
 
 
-def render_scan_page(scan: dict[str, Any], out_path: Path | str) -> Path:
-    """Write the page of ``scan`` (the dict of :meth:`harness.scan.scanner.ScanResult.to_dict`) to ``out_path``."""
+def scan_page_template() -> Any:
+    """The page's Jinja template in its environment, loaded (from Jinja's cache of compiled templates, or compiled):
+    ready for :func:`render_scan_page`."""
     env = page_environment()
     env.filters["json_text"] = lambda value: json.dumps(value, sort_keys=True, ensure_ascii=False)  # a variant's knobs
     env.globals.update(VERDICT_SYMBOLS=j.SCAN_VERDICT_SYMBOLS, VERDICT_MEANINGS=j.SCAN_VERDICT_MEANINGS,
                        VERDICT_COLOURS=j.SCAN_VERDICT_COLOURS, WORKAROUND_VERDICTS=j.SCAN_WORKAROUND_VERDICTS,
-                       OCCURRENCE_ROWS=OCCURRENCE_ROWS, TARGET_UNAVAILABLE=TARGET_UNAVAILABLE)
-    html = env.get_template(TEMPLATE).render(scan=scan, model=scan["model"], answer=answer(scan),
-                                             grid=grid_view(scan), evidence=evidence_view(scan),
-                                             engine_view=engine_view(scan.get("engine"), _comparisons(scan)))
+                       OCCURRENCE_ROWS=OCCURRENCE_ROWS)
+    return env.get_template(TEMPLATE)
+
+
+def render_scan_page(scan: dict[str, Any], out_path: Path | str, template: Any = None) -> Path:
+    """Write the page of ``scan`` (the dict of :meth:`harness.scan.scanner.ScanResult.to_dict`) to ``out_path``;
+    ``template``: :func:`scan_page_template`'s, loaded beforehand (None: loaded now)."""
+    template = template or scan_page_template()
+    html = template.render(scan=scan, model=scan["model"], answer=answer(scan), grid=grid_view(scan),
+                           evidence=evidence_view(scan),
+                           engine_view=engine_view(scan.get("engine"), _comparisons(scan)))
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(html, encoding="utf-8")

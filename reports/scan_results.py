@@ -1,5 +1,10 @@
 """A scan's results files, written by `scan` and by `diagnose --model`: scan.json (everything the page shows, for CI
-and other tools) and scan.html, rendered on a second core while the JSON is written."""
+and other tools) and scan.html, rendered on a second core while the JSON is written.
+
+The page's process can be started before the scan (:func:`start_page`): it imports Jinja and loads the page's
+template while the scan imports the case library and reads the model, and gets the scan as the JSON text written to
+scan.json. A large scan's page is rendered by a copy of the process forked once the scan is done instead (it shares
+the scan's memory: reading a large JSON text again would cost more than it saves)."""
 from __future__ import annotations
 
 import json
@@ -7,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 JSON_NAME, HTML_NAME = "scan.json", "scan.html"
+SENT_PAGE_BYTES = 2 << 20  # the largest scan.json sent to a page process started before the scan
 
 
 def scan_data(result) -> dict[str, Any]:
@@ -14,22 +20,50 @@ def scan_data(result) -> dict[str, Any]:
     return {**result.to_dict(), "exit_code": result.exit_status}
 
 
-def write_results(data: dict[str, Any], out_dir: Path | str) -> tuple[Path, Path]:
+def start_page():
+    """The page's process, started now (:class:`harness.beside.Ahead`): give it to :func:`write_results`, or
+    ``cancel()`` it when the scan stops before its results."""
+    from harness.beside import Ahead
+
+    return Ahead(_page_template, _render_sent_page)
+
+
+def write_results(data: dict[str, Any], out_dir: Path | str, page=None) -> tuple[Path, Path]:
     """Write a scan (:func:`scan_data`) to ``out_dir/scan.json`` (everything the page shows, for CI and other
-    tools) and ``out_dir/scan.html``; return their paths."""
+    tools) and ``out_dir/scan.html``; return their paths. ``page``: the page's process from :func:`start_page`
+    (None: a copy of this one renders it)."""
     from harness.beside import Beside
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path, html_path = out_dir / JSON_NAME, out_dir / HTML_NAME
-    page = Beside(_render_page, data, html_path)  # on a second core while this one writes the JSON
+    # no indent: json's C encoder then writes it (with an indent, its pure-Python one: seconds on a large model's);
+    # no check for cycles (a fifth of its time): scan_data builds a tree of plain dicts and lists
+    text = json.dumps(data, allow_nan=False, check_circular=False) + "\n"
+    if page is not None and len(text) <= SENT_PAGE_BYTES:
+        page.send(f"{html_path}\n{text}".encode())
+    else:
+        if page is not None:
+            page.cancel()
+        page = Beside(_render_page, data, html_path)  # on a second core while this one writes the JSON
     try:
-        # no indent: json's C encoder then writes it (with an indent, its pure-Python one: seconds on a large model's);
-        # no check for cycles (a fifth of its time): scan_data builds a tree of plain dicts and lists
-        json_path.write_text(json.dumps(data, allow_nan=False, check_circular=False) + "\n")
+        json_path.write_text(text)
     finally:
         page.wait()
     return json_path, html_path
+
+
+def _page_template():
+    from reports.scan_page import scan_page_template  # Jinja2's import too: in the process that renders
+
+    return scan_page_template()
+
+
+def _render_sent_page(template, payload: bytes) -> None:
+    from reports.scan_page import render_scan_page
+
+    path, _, text = payload.decode().partition("\n")
+    render_scan_page(json.loads(text), Path(path), template)
 
 
 def _render_page(data: dict[str, Any], path: Path) -> None:

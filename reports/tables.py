@@ -12,12 +12,12 @@ from harness.store.merge import Conflict, find_conflicts
 from harness.store.results_file import UNKNOWN_HOST, cell_key, record_gpu_arch, record_host
 from harness.worker.record import OUTCOMES, agreement
 from reports.case_index import VariantRow
+from reports.templating import TARGET_UNAVAILABLE  # a cell kind beside OBSERVED, CLAIMED, NOT_RUN
 
 if TYPE_CHECKING:  # pandas is imported where a table is made: a scan page needs none, and it costs 0.5 s
     import pandas as pd
 
 # What a cell can be: a record of ours, only an upstream claim, nothing, or a column that cannot exist.
-TARGET_UNAVAILABLE = "target-unavailable"  # besides OBSERVED, CLAIMED, NOT_RUN (harness.judgement)
 VERDICTS = ("agrees", "disagrees", "no verdict")
 BACKEND_ORDER = ("tensorrt", "onnxruntime")  # TensorRT first; ONNX Runtime apart, after it
 PLATFORM_ORDER = ("x86_64", "orin", "thor", "any")

@@ -13,6 +13,7 @@ from harness import judgement
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 OUTCOME_SYMBOLS = {outcome: m.symbol for outcome, m in judgement.MEANINGS.items()}
+TARGET_UNAVAILABLE = "target-unavailable"  # a target that cannot exist: a report's cell kind and both pages' CSS class
 
 
 def web_link(url: str | None) -> str | None:
@@ -32,12 +33,12 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
 
 
 def page_environment() -> jinja2.Environment:
-    """The environment with what every page's templates use: the verdict vocabulary (``J``), the outcomes' symbols
-    and the ``web_link`` filter."""
+    """The environment with what every page's templates use: the verdict vocabulary (``J``), the outcomes' symbols,
+    :data:`TARGET_UNAVAILABLE` and the ``web_link`` filter."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR), autoescape=True, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, bytecode_cache=_bytecode_cache(),
     )
     env.filters["web_link"] = web_link
-    env.globals.update(J=judgement, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS)
+    env.globals.update(J=judgement, OUTCOME_SYMBOLS=OUTCOME_SYMBOLS, TARGET_UNAVAILABLE=TARGET_UNAVAILABLE)
     return env

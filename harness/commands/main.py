@@ -11,8 +11,7 @@ from harness.commands.options import (
     EXIT_BROKEN, EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandError, check_target_arguments,
 )
 from harness.matrix import DEFAULT_MATRIX, default_target, find_matrix, load_matrix, say_on_first_read
-from harness.store.results_file import RecordError
-from harness.worker.errors import InputError
+from harness.worker.errors import InputError, RecordError
 
 # Each module of harness/commands/ that adds commands, the function that adds them, and their names, in the order
 # `--help` lists them. A command line imports only its own command's module (the others can pull in Docker's,

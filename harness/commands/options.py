@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import difflib
 import os
 import textwrap
 from pathlib import Path
@@ -100,6 +99,8 @@ def input_shape(text: str) -> tuple[str, list[int]]:
 
 def closest(pattern: str, names: Iterable[str], count: int = 5) -> list[str]:
     """The ``count`` names most like ``pattern``, for a "matches nothing" message."""
+    import difflib  # only for that message
+
     return difflib.get_close_matches(pattern, sorted(set(names)), n=count, cutoff=0.0)
 
 

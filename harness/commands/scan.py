@@ -26,7 +26,7 @@ from harness.scan.formats import FORMATS
 from harness.judgement import (
     BASIS, SCAN_FAIL_ON_DEFAULT, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICT_MEANINGS,
 )
-from reports.scan_results import scan_data, write_results
+from reports.scan_results import scan_data, start_page, write_results
 
 EXIT_FAILS = EXIT_REGRESSION  # the gate fails: some chosen target is predicted or observed to fail (see --fail-on)
 SHOWN_NODES = 3
@@ -130,6 +130,8 @@ def _reports(specs: list[str]) -> list[tuple[str, Path]]:
 def _scan_model(args) -> int:
     from harness.scan.file_checks import start_checks
 
+    # The page's process gets ready (Jinja, the template) while this one imports the library and scans.
+    page = start_page()
     # onnx's checks of a large model take longer than any other step: they start first, in their own process, and
     # run while this one imports the library and reads the model (an --to-explicit scan checks the model it writes)
     checks = None if args.to_explicit else start_checks(os.fspath(args.model))
@@ -138,8 +140,9 @@ def _scan_model(args) -> int:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _scan_command(args, checks)
+        return _scan_command(args, checks, page)
     finally:
+        page.cancel()  # a scan that stopped before its results (bad input): the page's process is not left waiting
         if checks is not None:
             checks.stop()  # a scan that stopped early (bad input) does not leave them running
         gc.freeze()
@@ -147,7 +150,7 @@ def _scan_model(args) -> int:
             gc.enable()
 
 
-def _scan_command(args, checks) -> int:
+def _scan_command(args, checks, page) -> int:
     from harness.scan.loading import ModelInputError, load_model
 
     matrix = load_matrix(args.matrix)
@@ -207,7 +210,7 @@ def _scan_command(args, checks) -> int:
         data["exit_code"] = outcome.exit_status(result)
     if explicit is not None:
         data["explicit"] = explicit.report([out_dir / name for name in outcome.written])
-    json_path, html_path = write_results(data, out_dir)
+    json_path, html_path = write_results(data, out_dir, page)
     args.collected.append(data)  # the other formats: written by cmd_scan once every model is scanned
     if args.format == "text":
         if args.verbose:

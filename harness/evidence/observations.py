@@ -6,9 +6,6 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.store.merge import read_result_set
-from harness.store.results_file import record_host
-from harness.store.run_dirs import RunDirError
 from harness.worker.errors import InputError
 
 Cell = tuple[str, str, str]  # (case, variant, target)
@@ -39,6 +36,8 @@ class Observations:
     @classmethod
     def of_records(cls, records: Iterable[dict[str, Any]]) -> "Observations":
         """Every one of ``records`` (already read: a page's), each cell's in their order, the host each names."""
+        from harness.store.results_file import record_host
+
         cells: dict[Cell, list[Observation]] = {}
         for record in records:
             cells.setdefault((record["case"], record["variant"], record["target"]), []).append(
@@ -68,6 +67,12 @@ def read_observations(paths: Iterable[Path | str]) -> Observations:
 
 
 def _observations_in(path: Path, problems: list[str]) -> list[Observation]:
+    # the results store's readers: imported by a scan that reads results (a scan of the library's evidence alone,
+    # in a pre-commit hook, does not pay for them)
+    from harness.store.merge import read_result_set
+    from harness.store.results_file import record_host
+    from harness.store.run_dirs import RunDirError
+
     if not path.exists():
         raise ObservationsError(f"{path}: no such results file or directory")
     try:

@@ -6,7 +6,7 @@ import dataclasses
 import datetime
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from harness import judgement as j
 from harness.exit_codes import EXIT_BROKEN, EXIT_OK, EXIT_REGRESSION
@@ -17,9 +17,11 @@ from harness.scan.loading import LoadedModel, ModelInputError, gc_paused, load_m
 from harness.scan.matching import Finding, find_patterns
 from harness.evidence.observations import Observation, Observations, read_observations
 from harness.scan.prediction import ModelVerdict, PredictedNodes, Verdict, model_evidence, model_verdict, predict
-from harness.scan.reproducers import DEFAULT_LIMIT, ReproducerSet, run_reproducers, write_reproducers
 from harness.scan.summary import model_summary
 from harness.tensorrt.parser_check import read_for_parser
+
+if TYPE_CHECKING:  # the reproducers' module (onnx-graphsurgeon's graphs) is imported by a scan with --run only
+    from harness.scan.reproducers import ReproducerSet
 
 SCAN_FORMAT = "trt-matrix/scan/1"
 REPRODUCERS_DIR = "reproducers"
@@ -32,7 +34,7 @@ class ScanOptions:
     run_targets: Sequence[Target] = ()  # with --run: where the reproducers run (empty: no run)
     runner: Callable[..., list[Any]] | None = None  # with --run: what runs them (the command hands in the harness's)
     out_dir: Path = Path("out/scan")
-    max_reproducers: int = DEFAULT_LIMIT
+    max_reproducers: int | None = None  # with --run: per pattern form, at most (None: reproducers.DEFAULT_LIMIT)
     jobs: int = 1
     timeout_s: float = 300.0
     fail_on: str = j.SCAN_FAIL_ON_DEFAULT
@@ -166,8 +168,10 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
             problems = [*matches.problems, *observations.problems, *([engine_problem] if engine_problem else [])]
             reproducers, run_summaries, layer_observations = None, [], Observations([], [], {})
             if options.run_targets and matches.findings:
+                from harness.scan.reproducers import DEFAULT_LIMIT, run_reproducers, write_reproducers
+
                 reproducers = write_reproducers(loaded, matches.findings, Path(options.out_dir) / REPRODUCERS_DIR,
-                                                limit=options.max_reproducers)
+                                                limit=options.max_reproducers or DEFAULT_LIMIT)
                 lap("extract")
                 progress(f"{len(reproducers.written)} reproducer(s) of your layers in {reproducers.cases_dir}")
                 layer_observations, run_summaries = run_reproducers(reproducers, options.run_targets, options.runner,

@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
+from harness.worker.errors import RecordError  # noqa: F401  (raised here; importers name it from here)
 from harness.worker.record import Record
 from harness.worker.shapes import VariantKey, variant_key
 
@@ -26,10 +27,6 @@ UNKNOWN_HOST = "unknown-host"  # the host of a record that names none (written b
 TORN_TAIL = "torn last line (the file ends mid-record: the writer died while writing it)"
 
 CellKey = tuple[str, str, str, "str | None", "str | None"]  # case, variant, target, host, GPU architecture
-
-
-class RecordError(ValueError):
-    """A record that does not satisfy record.schema.json; the message names the field."""
 
 
 @lru_cache(maxsize=1)

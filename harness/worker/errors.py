@@ -10,3 +10,8 @@ from __future__ import annotations
 
 class InputError(ValueError):
     """The user's input (a file, a field of it, an argument) is not what the harness reads; the message names it."""
+
+
+class RecordError(ValueError):
+    """A record that does not satisfy record.schema.json (a damaged line of a results file the tool wrote); the
+    message names the field. The command line ends it with exit status 3."""

@@ -28,9 +28,9 @@ from typing import Any, NamedTuple
 
 from harness.scan.engine_prediction.rules import Ruleset
 from harness.scan.proto_graph import GraphIndex
-from harness.worker.record import PRECISIONS
+from harness.judgement import PRECISIONS
 
-INT8, FP16, FP32, BF16, FP8, FP4, UNKNOWN = PRECISIONS  # harness/worker/record.py's Precision, in its order
+INT8, FP16, FP32, BF16, FP8, FP4, UNKNOWN = PRECISIONS  # the precisions a record names (harness.worker.record), in order
 INT4 = "int4"  # a weight type only (weight-only quantization): no layer computes in it
 UINT8 = "uint8"  # a Q/DQ type TensorRT's parser refuses (harness/tensorrt/parser_facts.py): never computed in
 

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import importlib
-from harness.worker.backends.base import Backend
-from harness.worker.shapes import JobTarget
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the backends' base is imported with a backend: reading matrix.yaml needs only BACKENDS' names
+    from harness.worker.backends.base import Backend
+    from harness.worker.shapes import JobTarget
 
 BACKENDS = {
     "onnxruntime": "harness.worker.backends.onnxruntime:OnnxRuntimeBackend",
@@ -13,6 +16,8 @@ BACKENDS = {
 
 def load_backend(target: JobTarget) -> Backend:
     """The backend object for ``target``: a name from BACKENDS, or ``module:Class`` for a backend of your own."""
+    from harness.worker.backends.base import Backend
+
     spec = BACKENDS.get(target["backend"], target["backend"])
     if ":" not in spec:
         raise ValueError(
