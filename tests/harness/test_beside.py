@@ -55,3 +55,59 @@ def test_while_another_thread_runs_it_runs_here(tmp_path):
     finally:
         release.set()
         other.join()
+
+
+def _ready():
+    return os.getpid()  # the process that got ready
+
+
+def _finish_into(path):
+    def finish(ready_pid, payload):
+        path.write_text(f"{ready_pid} {os.getpid()} {payload.decode()}")
+    return finish
+
+
+def test_ahead_gets_ready_in_its_own_process_then_finishes_on_the_bytes_sent(tmp_path):
+    from harness.beside import Ahead
+
+    out = tmp_path / "page"
+    job = Ahead(_ready, _finish_into(out))
+    job.send(b"x" * 200_000)  # more than a pipe holds: it is read while it is written
+    job.wait()
+    ready, finished, payload = out.read_text().split(" ")
+    assert ready == finished != str(os.getpid()) and payload == "x" * 200_000
+
+
+def test_ahead_cancelled_ends_without_finishing_and_raises_nothing(tmp_path):
+    from harness.beside import Ahead
+
+    out = tmp_path / "page"
+    job = Ahead(_ready, _finish_into(out))
+    job.cancel()
+    job.cancel()  # once is enough: the second does nothing
+    assert job.pid is None and not out.exists()
+
+
+def test_ahead_a_failure_in_its_process_is_raised_with_its_traceback(tmp_path):
+    from harness.beside import Ahead
+
+    def finish(_, payload):
+        raise ValueError(f"no page for {payload.decode()}")
+
+    job = Ahead(_ready, finish)
+    job.send(b"scan.json")
+    with pytest.raises(BesideError) as caught:
+        job.wait()
+    assert "ValueError: no page for scan.json" in str(caught.value) and "Traceback" in str(caught.value)
+
+
+def test_ahead_with_one_core_gets_ready_and_finishes_here_when_sent(tmp_path, monkeypatch):
+    from harness.beside import Ahead
+
+    monkeypatch.setattr(beside, "cores", lambda: 1)
+    out = tmp_path / "page"
+    job = Ahead(_ready, _finish_into(out))
+    assert job.pid is None and not out.exists()
+    job.send(b"data")
+    assert out.read_text() == f"{os.getpid()} {os.getpid()} data"
+    job.wait()

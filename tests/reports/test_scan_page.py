@@ -139,3 +139,25 @@ def test_a_finding_with_many_places_lists_the_first_ones_and_says_scan_json_has_
     written = json.loads((tmp_path / "scan.json").read_text())
     assert next(f for f in written["findings"] if f["variant"] == finding["variant"])["occurrences"] == \
         finding["occurrences"]  # the file keeps them all
+
+
+@pytest.mark.parametrize("sent_bytes", [None, 0], ids=["sent-to-the-process-started-before", "too-large-to-send"])
+def test_the_page_rendered_by_a_process_started_before_the_scan_is_the_page_of_the_scan(
+        tmp_path, model_files, library_results, monkeypatch, sent_bytes):
+    """`scan` starts the page's process before it scans (reports.scan_results.start_page) and sends it scan.json's
+    text; a larger scan.json is rendered by a copy of the process forked after the scan. Both write the page that
+    the scan's own data render."""
+    from reports import scan_results
+    from reports.scan_page import render_scan_page
+
+    if sent_bytes is not None:
+        monkeypatch.setattr(scan_results, "SENT_PAGE_BYTES", sent_bytes)
+    page_process = scan_results.start_page()
+    result = scan(model_files["backbone-silu"], ScanOptions(targets=list(load_matrix().values()),
+                                                           results=[library_results], out_dir=tmp_path))
+    data = scan_data(result)
+    json_path, html_path = write_results(data, tmp_path / "scan", page_process)
+    assert page_process.pid is None  # waited for (or cancelled) before write_results returned
+    expected = render_scan_page(data, tmp_path / "expected.html").read_text()
+    assert html_path.read_text() == expected and json.loads(json_path.read_text()) == json.loads(json.dumps(data))
+    assert "backbone" in expected and 'data-case="s1-conv-silu"' in expected
