@@ -6,7 +6,6 @@ evaluator (``onnx.reference``), independent of every backend under test.
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import zipfile
@@ -194,9 +193,13 @@ def declared_entry(case: type[Case], variant: Variant) -> dict:
 def declared_index(cases: Iterable[type[Case]] | None = None) -> dict:
     """The index.json of ``cases`` (default: the library) as far as their declarations give it, built in memory
     without writing a file: what a reader of a written index reads of the cases, variants and claims."""
-    return {"format": INDEX_FORMAT, "log_signatures": library_signatures().to_json(), "cases": [
-        case_entry(case) | {"variants": [declared_entry(case, variant) for variant in case.variants]}
-        for case in (cases if cases is not None else all_cases())]}
+    return {"format": INDEX_FORMAT, "log_signatures": library_signatures().to_json(),
+            "cases": [declared_case(case) for case in (cases if cases is not None else all_cases())]}
+
+
+def declared_case(case: type[Case]) -> dict:
+    """One case's entry of :func:`declared_index`, its variants' declared entries in it."""
+    return case_entry(case) | {"variants": [declared_entry(case, variant) for variant in case.variants]}
 
 
 def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, expected_int8, model_bytes: bytes,
@@ -206,6 +209,8 @@ def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, ex
     ``expected_precision`` maps every expected node to the precision it is asked for (INT8 nodes included); without
     it, the ``expected_int8`` nodes are asked for INT8 and nothing else is.
     """
+    import hashlib  # when writing the library (a scan reads only the declared entries)
+
     initializers = {i.name for i in model.graph.initializer}
     return {
         **declared_entry(case, variant),

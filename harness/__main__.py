@@ -1,6 +1,4 @@
 """``python -m harness``: the trt-matrix command line."""
-import sys
+from harness.commands.main import run
 
-from harness.commands.main import main
-
-sys.exit(main())
+run()

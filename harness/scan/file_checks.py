@@ -316,7 +316,9 @@ def run_forked(work: Callable[[], None], report: int, close: Iterable[int] = ())
     return pid
 
 
-SMALL_MODEL_BYTES = 8 << 20  # a file this small is checked in a few milliseconds: a process of its own costs more
+# A file this small is checked in this process: its checks take about what forking a process for them costs (a
+# 150 kB model's were as quick either way; a 1.5 MB one's shape inference alone took 20 ms: benchmarks/scan_model.py).
+SMALL_MODEL_BYTES = 1 << 20
 
 
 def start_checks(model: str) -> ChildChecks | None:

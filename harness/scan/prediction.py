@@ -35,25 +35,19 @@ from harness.targets.facts import FP4_QDQ, FP8_QDQ
 
 
 @functools.lru_cache(maxsize=None)
-def library_index(case: type[Case]) -> dict[str, Any]:
-    """The index.json form of ``case`` alone, built in memory by the function that writes index.json (once a case:
-    its forms are read from it as the planning view reads a written index)."""
-    from cases.generate import declared_index
-
-    return declared_index([case])
-
-
-@functools.lru_cache(maxsize=None)
 def library_entries(case: type[Case]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """The case's index.json entry and its variants' entries by name."""
-    entry = library_index(case)["cases"][0]
+    """The case's index.json entry and its variants' entries by name, built in memory by the function that writes
+    index.json (once a case: its forms are read from it as the planning view reads a written index)."""
+    from cases.generate import declared_case
+
+    entry = declared_case(case)
     return entry, {variant["name"]: variant for variant in entry["variants"]}
 
 
 @functools.lru_cache(maxsize=None)
 def library_form(case: type[Case], variant: str) -> Form:
     """The evidence layer's form of ``variant`` of ``case`` ("": the case's form not named), read from the case's
-    index.json form (:func:`library_index`) as the planning view reads a written index: its claims through
+    index.json form (:func:`library_entries`) as the planning view reads a written index: its claims through
     :func:`harness.store.claims.variant_claims`."""
     entry, variants = library_entries(case)
     where = f"the case library ({case.__module__}): {case.id}"

@@ -232,3 +232,34 @@ def test_bad_input_is_still_usage_naming_the_input(tmp_path):
     (tmp_path / "index.json").write_text("{}")
     result = harness("run", "--cases", str(tmp_path), "--results", str(tmp_path / "r.jsonl"), check=False)
     assert result.returncode == 2 and str(tmp_path / "index.json") in result.stderr
+
+
+def _run_entry_point(tmp_path, before: str, *args):
+    """``harness.commands.main.run`` (the `trt-matrix` script's and `python -m harness`'s entry) in a new process,
+    after ``before`` (Python) ran there."""
+    code = (f"import atexit, pathlib, sys, threading, time\n{before}\n"
+            f"sys.argv = ['trt-matrix', *{list(args)!r}]\n"
+            f"from harness.commands.main import run\nrun()\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          timeout=120)
+
+
+def test_the_command_ends_with_its_output_whole_its_exit_status_and_its_exit_handlers_run(tmp_path):
+    """run() ends the process without freeing every object one by one: what it printed (more than a pipe holds),
+    its exit status and what the exit handlers do are as a usual exit leaves them."""
+    handler = f"atexit.register(lambda: pathlib.Path({str(tmp_path / 'handler')!r}).write_text('ran'))"
+    listed = _run_entry_point(tmp_path, handler, "facts", "--json")
+    assert listed.returncode == 0 and len(listed.stdout) > 65536
+    assert json.loads(listed.stdout) == json.loads(harness("facts", "--json").stdout)
+    assert (tmp_path / "handler").read_text() == "ran"
+    missing = _run_entry_point(tmp_path, "", "scan", "missing.onnx")
+    assert missing.returncode == 2 and "missing.onnx: no such file" in missing.stderr
+
+
+def test_the_command_waits_for_a_thread_still_running_as_a_usual_exit_does(tmp_path):
+    late = tmp_path / "late"
+    thread = (f"threading.Thread(target=lambda: (time.sleep(0.5), pathlib.Path({str(late)!r}).write_text('done')))"
+              ".start()")
+    ended = _run_entry_point(tmp_path, thread, "list")
+    assert ended.returncode == 0 and late.read_text() == "done"

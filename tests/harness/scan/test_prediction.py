@@ -14,7 +14,7 @@ from harness import judgement as j
 from harness.matrix import load_matrix
 from harness.scan.matching import Finding, Occurrence
 from harness.evidence.observations import Observation, Observations
-from harness.scan.prediction import library_entries, library_form, library_index, model_verdict, predict
+from harness.scan.prediction import library_entries, library_form, model_verdict, predict
 
 TARGETS = load_matrix()
 NO_RESULTS = Observations([], [], {})
@@ -171,11 +171,9 @@ def s4_with_an_inheriting_sweep(monkeypatch):
     sweep = Variant("decomposed-mish-wide", "sweep", "decomposed-mish, other sizes", varies="decomposed-mish",
                     inherits=True)
     monkeypatch.setattr(BnMish, "variants", type(BnMish.variants)([*BnMish.variants, sweep]))
-    library_index.cache_clear()
     library_form.cache_clear()
     library_entries.cache_clear()
     yield sweep
-    library_index.cache_clear()
     library_form.cache_clear()
     library_entries.cache_clear()
 
