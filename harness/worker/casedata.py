@@ -33,12 +33,12 @@ def load_cells(cases_dir: Path) -> list[Cell]:
     index_path = cases_dir / "index.json"
     if not index_path.is_file():
         raise CasesDirError(
-            f"{index_path}: no index.json. A cases directory is written by `python -m harness generate --out DIR`."
+            f"{index_path}: no index.json. A cases directory is written by `trt-matrix generate --out DIR`."
         )
     try:
         index = json.loads(index_path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise CasesDirError(f"{index_path}: not valid JSON ({err}). Regenerate it with `python -m harness generate`.")
+        raise CasesDirError(f"{index_path}: not valid JSON ({err}). Regenerate it with `trt-matrix generate`.")
     if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
         found = index.get("format") if isinstance(index, dict) else type(index).__name__
         raise CasesDirError(f"{index_path}: field 'format' is {found!r}, expected {INDEX_FORMAT!r}.")
