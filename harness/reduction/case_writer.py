@@ -211,7 +211,7 @@ def _test_source(graph: gs.Graph, case_id: str, module_name: str, class_name: st
     doc = textwrap.fill(
         f"Structure of {case_id}, written by `trt-matrix reduce`: the case builds the reduced graph (ops, node names, "
         f"inputs), and what it records is an observation of {target}, not an upstream claim. Put it in tests/cases/ "
-        f"with {module_name}.py in cases/; `generate` then `run --target {target}` reproduces the failure.", 116)
+        f"with {module_name}.py in cases/; `trt-matrix generate` then `trt-matrix run --target {target}` reproduce the failure.", 116)
     return "\n".join([
         f'"""{doc}\n"""', "from cases.generate import export_model",
         f"from cases.{module_name} import OBSERVED, {class_name}", "",

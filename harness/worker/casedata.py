@@ -110,7 +110,7 @@ def damaged_input(cell: Cell) -> str | None:
             size = path.stat().st_size
             state = "empty (0 bytes)" if size == 0 else f"{size} bytes, sha256 {digest.hexdigest()[:16]}..."
             return (f"{path}: {state}, not the {field} index.json describes (sha256 {expected[:16]}...): the file "
-                    "was truncated, edited or swapped after `generate` wrote it; generate the cases directory again")
+                    "was truncated, edited or swapped after `trt-matrix generate` wrote it; generate the cases directory again")
     return None
 
 
