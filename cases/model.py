@@ -32,7 +32,7 @@ CACHE_ALGORITHMS = ("EntropyCalibration2", "MinMaxCalibration")
 
 @dataclasses.dataclass(frozen=True)
 class Observation:
-    """What this project saw a case do on one target, never an upstream claim: the failure a ``harness reduce`` run
+    """What this project saw a case do on one target, never an upstream claim: the failure a ``trt-matrix reduce`` run
     kept (outcome, failure category, the error's kind and node) on the target it ran on. It has no source link and
     never reaches a record's ``expectation``; the case's own test asserts it, by generating and running the case."""
 
@@ -42,7 +42,7 @@ class Observation:
     error_kind: str | None = None
     node: str | None = None
     message: str = ""
-    made_by: str = "harness reduce"
+    made_by: str = "trt-matrix reduce"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -291,7 +291,7 @@ class Case:
     whole_model: ClassVar[bool] = False
     # What to do about the pattern, in a line: the workaround upstream confirmed, or the migration it asks for.
     remedy: ClassVar[str] = ""
-    # A case made by `harness reduce` from a failure seen here, before anyone reported it upstream: what was seen, on
+    # A case made by `trt-matrix reduce` from a failure seen here, before anyone reported it upstream: what was seen, on
     # which target. Such a case has no links until its upstream issue exists.
     observed: ClassVar[Observation | None] = None
     # What the pattern looks like in a TensorRT log: the messages upstream reports name (KnownFailure) and the weaker

@@ -2,7 +2,7 @@
 
 The report never imports the Python case library: everything it shows about a case (title, pattern, links, what to
 do, per-backend notes) and about a variant (role, description, build mode, upstream claims) comes from the index
-that ``python -m harness generate`` wrote, so rendering needs neither onnx-graphsurgeon nor this checkout's cases.
+that ``trt-matrix generate`` wrote, so rendering needs neither onnx-graphsurgeon nor this checkout's cases.
 """
 from __future__ import annotations
 
@@ -115,7 +115,7 @@ def read_index(path: Path | str) -> list[VariantRow]:
         index = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CaseIndexError(f"{path}: no such file; a cases directory's index is written by "
-                             "`python -m harness generate --out DIR`") from None
+                             "`trt-matrix generate --out DIR`") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise CaseIndexError(f"{path}: not valid JSON ({err})") from None
     return rows_from_index(index, str(path))

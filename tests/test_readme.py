@@ -225,6 +225,12 @@ def test_readme_is_a_door_of_at_most_200_lines_linking_every_page():
     assert "python -m harness" not in text  # the command is trt-matrix
 
 
+def test_the_docs_spell_the_command_trt_matrix_and_name_the_module_form_once_as_its_equivalent():
+    module_form = re.compile(r"python -m harness(?!\.)")  # `python -m harness.worker` is another entry point
+    spelled = {page.name: len(module_form.findall(page.read_text(encoding="utf-8"))) for page in PAGES}
+    assert {name: count for name, count in spelled.items() if count} == {"install.md": 1}
+
+
 def test_readme_reaches_a_first_answer_in_two_commands():
     (install,) = code_blocks(section("Install"), "sh")
     assert [line.split("#")[0].split()[:2] for line in install.strip().splitlines()] == [["pip", "install"]]

@@ -1,4 +1,4 @@
-"""``python -m harness containers ...``: prepare wheelhouses, build worker images, list them."""
+"""``trt-matrix containers ...``: prepare wheelhouses, build worker images, list them."""
 from __future__ import annotations
 
 import argparse
@@ -15,13 +15,13 @@ from harness.orchestration.docker.wheelhouse import DEFAULT_WHEELHOUSE
 CONTAINERS_DESCRIPTION = """\
 Docker targets of matrix.yaml (runner: docker) run in one container per target, from an image built out of
 containers/<recipe>/. Builds are air-gapped: they install Python packages only from wheelhouse/<target>/, which
-`containers wheelhouse` downloads on a host that reaches PyPI. `python -m harness run --target ID` builds a missing
+`containers wheelhouse` downloads on a host that reaches PyPI. `trt-matrix run --target ID` builds a missing
 image by itself; build it first to see the build log as it happens.
 
-  python -m harness containers wheelhouse --target ort1.20-cpu
-  python -m harness containers build ort1.20-cpu --base-image trt-matrix/debian-python:bookworm
-  python -m harness containers list
-  python -m harness run --target ort1.20-cpu --cases out/cases --results out/results.jsonl
+  trt-matrix containers wheelhouse --target ort1.20-cpu
+  trt-matrix containers build ort1.20-cpu --base-image trt-matrix/debian-python:bookworm
+  trt-matrix containers list
+  trt-matrix run --target ort1.20-cpu --cases out/cases --results out/results.jsonl
 
 The Docker engine is DOCKER_HOST (or the local socket), or the target's docker_host in matrix.yaml
 (ssh://user@jetson, tcp://host:2376).

@@ -1,4 +1,4 @@
-"""``python -m harness doctor | classify | layers | diagnose``: what this environment can run, what TensorRT output
+"""``trt-matrix doctor | classify | layers | diagnose``: what this environment can run, what TensorRT output
 says, and what the case library knows about a user's files."""
 from __future__ import annotations
 
@@ -52,10 +52,10 @@ not supported; a removed flag); {EXIT_USAGE} a file is of no kind this command r
 {EXIT_BROKEN} a file is damaged (or a --results file is).
 {EXIT_BROKEN} wins over {EXIT_USAGE}, {EXIT_USAGE} over {EXIT_REGRESSION}.
 
-  python -m harness diagnose build.log
-  python -m harness diagnose build.log layers.json calib.cache --targets trt86-orin trt103-orin \\
+  trt-matrix diagnose build.log
+  trt-matrix diagnose build.log layers.json calib.cache --targets trt86-orin trt103-orin \\
       --results out/results.jsonl
-  python -m harness diagnose build.log --model model.onnx --out out/diagnose/model --json
+  trt-matrix diagnose build.log --model model.onnx --out out/diagnose/model --json
 """
 
 

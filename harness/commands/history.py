@@ -1,4 +1,4 @@
-"""``python -m harness merge | history | diff``: records at rest across hosts and nights, and regressions."""
+"""``trt-matrix merge | history | diff``: records at rest across hosts and nights, and regressions."""
 from __future__ import annotations
 
 import argparse
@@ -57,8 +57,8 @@ repository, or a directory such as a mounted bucket): the runs it lacks are rest
 added are saved to it, so a new runner continues the same history. A contributed run (its files.json names a
 contributor) whose files do not match its seal is refused, naming each file.
 
-  python -m harness history ~/trt-matrix/history --add tonight/ --out site/trend.html --junit site/regressions.xml
-  python -m harness history ~/trt-matrix/history --durable git:https://github.com/OWNER/REPO.git#trt-matrix-history
+  trt-matrix history ~/trt-matrix/history --add tonight/ --out site/trend.html --junit site/regressions.xml
+  trt-matrix history ~/trt-matrix/history --durable git:https://github.com/OWNER/REPO.git#trt-matrix-history
 """
 
 DIFF_DESCRIPTION = f"""\
@@ -104,7 +104,7 @@ def cmd_merge(args) -> int:
     if args.plan is not None:
         import json
 
-        input_file(args.plan, "the night's job matrix written by `python -m harness nightly-plan --out`")
+        input_file(args.plan, "the night's job matrix written by `trt-matrix nightly-plan --out`")
         try:
             plan = json.loads(args.plan.read_text())
         except json.JSONDecodeError as err:

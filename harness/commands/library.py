@@ -1,4 +1,4 @@
-"""``python -m harness generate | list``: the case library and the matrix's targets."""
+"""``trt-matrix generate | list``: the case library and the matrix's targets."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -96,7 +96,7 @@ def cmd_facts(args) -> int:
         print(f"  {target.id:<{width}} {target.jetpack or '-':<7} {args.gpu_arch or target.gpu_arch:<6} "
               + " ".join(f"{cell:<13}" for cell in cells))
     if not args.targets:
-        print("\nName targets (python -m harness facts trt107-orin trt114-orin) for each fact's source and remedy.")
+        print("\nName targets (trt-matrix facts trt107-orin trt114-orin) for each fact's source and remedy.")
         return EXIT_OK
     if len(chosen) > 1:
         differ = [(title, key) for title, key in FACT_COLUMNS
@@ -132,10 +132,10 @@ def add_library_commands(commands) -> None:
         "11.4.1), INT64. Read from the recorded TensorRT API surfaces, the quantization lifecycle and the release "
         "facts; each fact with its source and how it was established.",
         epilog="Examples:\n"
-        "  python -m harness facts                                   every TensorRT target, one line each\n"
-        "  python -m harness facts trt107-orin trt1016-orin trt114-orin   JetPack 6 or 7 on Orin: where they differ, "
+        "  trt-matrix facts                                   every TensorRT target, one line each\n"
+        "  trt-matrix facts trt107-orin trt1016-orin trt114-orin   JetPack 6 or 7 on Orin: where they differ, "
         "each fact's source\n"
-        "  python -m harness facts trt1016-x86 --gpu-arch sm_89      an x86 target on an L4 / RTX 40 host")
+        "  trt-matrix facts trt1016-x86 --gpu-arch sm_89      an x86 target on an L4 / RTX 40 host")
     add_target_argument(p, "targets", nargs="*", metavar="TARGET", help="targets of the matrix (default: every "
                         "TensorRT target that exists)")
     p.add_argument("--gpu-arch", metavar="sm_NN", help="the GPU of the host, for x86 targets whose GPU is any "

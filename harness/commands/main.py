@@ -1,4 +1,4 @@
-"""The command line: ``python -m harness <command>`` (also installed as ``trt-matrix``)."""
+"""The command line: ``trt-matrix <command>`` (also run as ``python -m harness <command>``)."""
 from __future__ import annotations
 
 import argparse
@@ -35,29 +35,29 @@ known INT8 failure patterns, runs each (case, variant) cell on each target of ma
 per cell and an HTML compatibility matrix.
 
 Typical session (ONNX Runtime on this CPU, no GPU, no Docker):
-  python -m harness generate --out out/cases
-  python -m harness run --target ort-cpu --cases out/cases --results out/results.jsonl
-  python -m harness report --results out/results.jsonl --cases out/cases --out reports/out/index.html
+  trt-matrix generate --out out/cases
+  trt-matrix run --target ort-cpu --cases out/cases --results out/results.jsonl
+  trt-matrix report --results out/results.jsonl --cases out/cases --out reports/out/index.html
 
-Nightly, on each host, then on the host that publishes (see `python -m harness nightly --help`):
-  python -m harness nightly --host-kind cpu --runs ~/trt-matrix/runs
-  python -m harness merge tonight/ --out site --trend trend.html
-  python -m harness history ~/trt-matrix/history --add tonight/ --out site/trend.html --junit site/regressions.xml
-  python -m harness diff OLD NEW --junit regressions.xml
+Nightly, on each host, then on the host that publishes (see `trt-matrix nightly --help`):
+  trt-matrix nightly --host-kind cpu --runs ~/trt-matrix/runs
+  trt-matrix merge tonight/ --out site --trend trend.html
+  trt-matrix history ~/trt-matrix/history --add tonight/ --out site/trend.html --junit site/regressions.xml
+  trt-matrix diff OLD NEW --junit regressions.xml
 
-Your own model: will it build in INT8 on each target, and why (see `python -m harness scan --help`):
-  python -m harness scan my_model.onnx --results out/results.jsonl --run
+Your own model: will it build in INT8 on each target, and why (see `trt-matrix scan --help`):
+  trt-matrix scan my_model.onnx --results out/results.jsonl --run
 
 A failed build: what its log, engine JSON, calibration cache or command says, and what is known of it (see
-`python -m harness diagnose --help`):
-  python -m harness diagnose build.log layers.json --model my_model.onnx --results out/results.jsonl
+`trt-matrix diagnose --help`):
+  trt-matrix diagnose build.log layers.json --model my_model.onnx --results out/results.jsonl
 """
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser: with every command, or, given ``command``, with that one's module's commands only
     (the same parser for that command line)."""
-    parser = argparse.ArgumentParser(prog="python -m harness", description=DESCRIPTION, epilog=EXIT_CODES_HELP,
+    parser = argparse.ArgumentParser(prog="trt-matrix", description=DESCRIPTION, epilog=EXIT_CODES_HELP,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--matrix", type=Path, metavar="PATH", help="targets file (default: ./matrix.yaml when the "
                         f"current directory has one, else the one installed with trt-matrix: {DEFAULT_MATRIX})")
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, FileNotFoundError) as err:  # the user's input, named; a plain ValueError is a bug (below)
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
-    except BrokenPipeError:  # e.g. `python -m harness list | head`
+    except BrokenPipeError:  # e.g. `trt-matrix list | head`
         sys.stderr.close()
         return EXIT_OK
     except OSError as err:  # a path of the wrong kind, a permission: one line naming the file, never a traceback

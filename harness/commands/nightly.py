@@ -1,4 +1,4 @@
-"""``python -m harness nightly``: run this host's targets into a dated, resumable, incremental run directory."""
+"""``trt-matrix nightly``: run this host's targets into a dated, resumable, incremental run directory."""
 from __future__ import annotations
 
 import argparse
@@ -51,9 +51,9 @@ Exit status: {EXIT_OK} when every cell has a record about its pattern, {EXIT_BRO
 or the run directory to resume has a damaged run.json, {EXIT_USAGE} for bad arguments. The last line is `run directory: PATH`; with GITHUB_OUTPUT set (GitHub Actions),
 run_dir=PATH and run_id=ID are also written there.
 
-  python -m harness nightly --host-kind cpu --runs ~/trt-matrix/runs
-  python -m harness nightly --target ort-cpu -k control      # a quick try on this machine
-  python -m harness nightly --host-kind x86-gpu --host x86-gpu --gpu-arch sm_89 --shard 2/3 --durations d.json
+  trt-matrix nightly --host-kind cpu --runs ~/trt-matrix/runs
+  trt-matrix nightly --target ort-cpu -k control      # a quick try on this machine
+  trt-matrix nightly --host-kind x86-gpu --host x86-gpu --gpu-arch sm_89 --shard 2/3 --durations d.json
 """
 
 
@@ -78,7 +78,7 @@ def cmd_nightly(args) -> int:
     chosen = args.target or (list(hosts[args.host_kind].targets) if args.host_kind else [default_target(targets).id])
     output_directory(args.runs, "--runs")
     if args.cases is not None:
-        input_file(args.cases / "index.json", "a cases directory written by `python -m harness generate`")
+        input_file(args.cases / "index.json", "a cases directory written by `trt-matrix generate`")
         selected_cells(args.cases, args.k)
     elif args.k:
         import cases
@@ -92,7 +92,7 @@ def cmd_nightly(args) -> int:
         raise CommandError(f"--shard: {err}") from None
     durations = None
     if args.durations is not None:
-        input_file(args.durations, "a durations file written by `python -m harness nightly-plan --durations-out`")
+        input_file(args.durations, "a durations file written by `trt-matrix nightly-plan --durations-out`")
         try:
             durations = read_durations(args.durations)
         except ValueError as err:
@@ -142,8 +142,8 @@ shows as passed. --durations-from PATH (the history store, or run directories) w
 each cell's last duration, which every shard reads (`nightly --durations`) so that all shards split the cells the
 same way. Exit status: {EXIT_OK}; {EXIT_USAGE} for bad arguments or an unreadable file.
 
-  python -m harness nightly-plan --out plan.json
-  python -m harness nightly-plan --runners runners.json --durations-from ~/trt-matrix/history --durations-out d.json
+  trt-matrix nightly-plan --out plan.json
+  trt-matrix nightly-plan --runners runners.json --durations-from ~/trt-matrix/history --durations-out d.json
 """
 
 

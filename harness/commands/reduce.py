@@ -1,4 +1,4 @@
-"""``python -m harness reduce MODEL.onnx --target T``: the smallest subgraph of MODEL that fails on T the same way,
+"""``trt-matrix reduce MODEL.onnx --target T``: the smallest subgraph of MODEL that fails on T the same way,
 as a model, a report and a new case module."""
 from __future__ import annotations
 
@@ -37,9 +37,9 @@ reference outputs cannot be made, --keep node for a failure that names no node, 
 unavailable), {EXIT_BROKEN} the harness or the reduction broke (infra-error on the whole model, the target's engine
 or container, polygraphy failed, or the reduced model no longer fails the same way).
 
-  python -m harness reduce model.onnx --target ort-cpu --out out/reduce/model
-  python -m harness reduce model.onnx --target ort1.15-cpu --keep node
-  python -m harness reduce model.onnx --target trt86-orin --input-shape input:8x3x224x224
+  trt-matrix reduce model.onnx --target ort-cpu --out out/reduce/model
+  trt-matrix reduce model.onnx --target ort1.15-cpu --keep node
+  trt-matrix reduce model.onnx --target trt86-orin --input-shape input:8x3x224x224
 """
 
 

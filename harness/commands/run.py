@@ -1,4 +1,4 @@
-"""``python -m harness run | report``: run cells on targets into a results file, and write the matrix report."""
+"""``trt-matrix run | report``: run cells on targets into a results file, and write the matrix report."""
 from __future__ import annotations
 
 import sys
@@ -40,7 +40,7 @@ def cmd_run(args) -> int:
 
     targets = load_matrix(args.matrix)
     if not (args.cases / "index.json").exists():
-        print(f"error: {args.cases} has no index.json; write one with `python -m harness generate --out {args.cases}`",
+        print(f"error: {args.cases} has no index.json; write one with `trt-matrix generate --out {args.cases}`",
               file=sys.stderr)
         return EXIT_USAGE
     output_file(args.results, "--results")
@@ -96,7 +96,7 @@ def cmd_report(args) -> int:
                                EXIT_BROKEN) from None
     if not (args.cases / INDEX_FILE).is_file():
         print(f"error: {args.cases / INDEX_FILE}: no such file; pass --cases DIR, the cases directory the results were "
-              "run from (written by `python -m harness generate --out DIR`)", file=sys.stderr)
+              "run from (written by `trt-matrix generate --out DIR`)", file=sys.stderr)
         return EXIT_USAGE
     output_file(args.out, "--out")
     build_report(args.results, args.out, args.cases, matrix_path=args.matrix, trend_href=args.trend)

@@ -1,4 +1,4 @@
-"""``python -m harness scan MODEL.onnx``: will the model build in INT8 on each target, and why."""
+"""``trt-matrix scan MODEL.onnx``: will the model build in INT8 on each target, and why."""
 from __future__ import annotations
 
 import argparse
@@ -72,12 +72,12 @@ check's figures are named), is left as it is and listed with its reason, the res
 ONNX Runtime's quantization cannot process the model (the library, the step and what to try are named; when its
 symbolic shape inference fails, it is retried without it first, and the notes say so).
 
-  python -m harness scan model.onnx --results out/results.jsonl
-  python -m harness scan model.onnx --targets trt86-orin trt100-orin --results ~/trt-matrix/history --fail-on fallback
-  python -m harness scan model.onnx --run --out out/scan/model
-  python -m harness scan model.onnx --run --run-on ort-cpu trt86-orin --targets trt86-orin
-  python -m harness scan model.onnx --fix --targets trt86-orin trt100-x86 --inputs sample.npz
-  python -m harness scan fp32_model.onnx --to-explicit --calibration-data calib/ --targets trt103-orin
+  trt-matrix scan model.onnx --results out/results.jsonl
+  trt-matrix scan model.onnx --targets trt86-orin trt100-orin --results ~/trt-matrix/history --fail-on fallback
+  trt-matrix scan model.onnx --run --out out/scan/model
+  trt-matrix scan model.onnx --run --run-on ort-cpu trt86-orin --targets trt86-orin
+  trt-matrix scan model.onnx --fix --targets trt86-orin trt100-x86 --inputs sample.npz
+  trt-matrix scan fp32_model.onnx --to-explicit --calibration-data calib/ --targets trt103-orin
 """
 
 

@@ -1,4 +1,4 @@
-"""``python -m harness diagnose``: what a user's file is (from its content), the facts it holds, and what the case
+"""``trt-matrix diagnose``: what a user's file is (from its content), the facts it holds, and what the case
 library knows about them.
 
 identify (the kind of a file) -> its kind's facts (what it says) -> library (patterns, evidence per target, caches,

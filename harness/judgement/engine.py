@@ -205,6 +205,6 @@ def gate_verdict(verdict: str, gates: bool = True) -> str:
 
 
 def fails_scan_gate(verdict: str, level: str) -> bool:
-    """Whether a target's ``verdict`` makes ``harness scan --fail-on level`` exit 1: the levels are the verdicts a
+    """Whether a target's ``verdict`` makes ``trt-matrix scan --fail-on level`` exit 1: the levels are the verdicts a
     gate can stop at, worst first, and each stops every one before it too."""
     return verdict in SCAN_FAIL_ON_LEVELS[:SCAN_FAIL_ON_LEVELS.index(level) + 1]

@@ -93,7 +93,7 @@ def severity(outcome: str) -> Optional[int]:
 
 
 def fails_gate(outcome: str, level: str) -> bool:
-    """Whether a cell with ``outcome`` fails ``harness run --fail-on level`` (RUN_FAIL_ON_LEVELS; unverified,
+    """Whether a cell with ``outcome`` fails ``trt-matrix run --fail-on level`` (RUN_FAIL_ON_LEVELS; unverified,
     infra-error and unavailable never do: they are no evidence; infra-error has an exit status of its own)."""
     return severity(outcome) is not None and severity(outcome) >= severity(level)
 

@@ -71,8 +71,8 @@ UNDECIDED_PLANNING_VERDICTS = (PRECISION_UNVERIFIED, NOT_RUN, CANNOT_EXIST_HERE)
 PLANNING_GOOD = (WORKS_AS_REPORTED, WORKAROUND)  # something observed works on the target
 PLANNING_PREFERENCE = (WORKS_AS_REPORTED, WORKAROUND, PRECISION_FALLBACK)  # the target to pick per pattern, best first
 
-# The gates. `harness run --fail-on LEVEL`, mildest first: a cell fails it when its outcome is evidence at least as
-# severe as the level's. `harness scan --fail-on LEVEL`: the scan exits 1 when a target's verdict is at least as bad
+# The gates. `trt-matrix run --fail-on LEVEL`, mildest first: a cell fails it when its outcome is evidence at least as
+# severe as the level's. `trt-matrix scan --fail-on LEVEL`: the scan exits 1 when a target's verdict is at least as bad
 # as the level (in SCAN_VERDICTS' worst-first order).
 RUN_FAIL_ON_LEVELS = (FALLBACK, MISMATCH, FAIL)
 SCAN_FAIL_ON_LEVELS = (BLOCKED, FALLBACK, UNVERIFIED)

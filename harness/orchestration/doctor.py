@@ -1,4 +1,4 @@
-"""``python -m harness doctor``: what this environment can run, observed, never assumed."""
+"""``trt-matrix doctor``: what this environment can run, observed, never assumed."""
 from __future__ import annotations
 
 import os

@@ -113,7 +113,7 @@ def cases_for_run(plan: RunPlan, library_sha: str, progress: Callable[[str], Non
     if plan.cases_dir is not None:
         index = Path(plan.cases_dir) / "index.json"
         if not index.is_file():
-            raise NightlyError(f"{index}: no such file; write a cases directory with `python -m harness generate`")
+            raise NightlyError(f"{index}: no such file; write a cases directory with `trt-matrix generate`")
         return Path(plan.cases_dir), f"cases.{fingerprint.sha256_of(index.read_text())[:12]}"
     revision = fingerprint.library_revision(library_sha)
     cache = plan.runs_root / CASES_CACHE

@@ -83,7 +83,7 @@ def read_durations(path: Path) -> dict[ShardCell, float]:
         raise ValueError(f"{path}: cannot be read as a durations file ({err})") from None
     if not isinstance(data, dict) or data.get("format") != DURATIONS_FORMAT or not isinstance(data.get("cells"), list):
         raise ValueError(f"{path}: field 'format' must be {DURATIONS_FORMAT!r} with a list 'cells' (written by "
-                         "`python -m harness nightly-plan --durations-out`)")
+                         "`trt-matrix nightly-plan --durations-out`)")
     found = {}
     for i, row in enumerate(data["cells"]):
         try:

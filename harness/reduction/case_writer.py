@@ -83,7 +83,7 @@ def _module_source(graph: gs.Graph, case_id: str, class_name: str, mode: str, op
                "written in the model.")
     doc = textwrap.fill(
         f"{case_id}: {len(graph.nodes)} of the {nodes_before} nodes of {source_model.name} ({op_list}), the smallest "
-        f"subgraph `harness reduce` (polygraphy debug reduce) found that fails on {target} the way the whole model "
+        f"subgraph `trt-matrix reduce` (polygraphy debug reduce) found that fails on {target} the way the whole model "
         f"does: {failure}. Observed here, not reported upstream: OBSERVED is what {target} did, and nothing in this "
         "module is an upstream claim, so it has no Claim and no links until its upstream issue is filed (then add "
         f"the link to `links`). {weights}", 116)
@@ -209,9 +209,9 @@ def _test_source(graph: gs.Graph, case_id: str, module_name: str, class_name: st
     nodes = sorted((n.op, n.name) for n in graph.nodes)
     inputs = {t.name: (_dtype_name(t.dtype), list(t.shape or [])) for t in graph.inputs}
     doc = textwrap.fill(
-        f"Structure of {case_id}, written by `harness reduce`: the case builds the reduced graph (ops, node names, "
+        f"Structure of {case_id}, written by `trt-matrix reduce`: the case builds the reduced graph (ops, node names, "
         f"inputs), and what it records is an observation of {target}, not an upstream claim. Put it in tests/cases/ "
-        f"with {module_name}.py in cases/; `generate` then `run --target {target}` reproduces the failure.", 116)
+        f"with {module_name}.py in cases/; `trt-matrix generate` then `trt-matrix run --target {target}` reproduce the failure.", 116)
     return "\n".join([
         f'"""{doc}\n"""', "from cases.generate import export_model",
         f"from cases.{module_name} import OBSERVED, {class_name}", "",

@@ -56,7 +56,7 @@ def check(out_dir: Path, candidate: Path, phase: str | None = None) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.reduction.check", description=__doc__)
-    parser.add_argument("out_dir", type=Path, help="the reduction's directory (harness reduce --out)")
+    parser.add_argument("out_dir", type=Path, help="the reduction's directory (trt-matrix reduce --out)")
     parser.add_argument("candidate", type=Path, help="the candidate model polygraphy wrote")
     args = parser.parse_args(argv)
     return REPRODUCED if check(args.out_dir, args.candidate) else 0

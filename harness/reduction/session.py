@@ -1,10 +1,10 @@
 """Where a reduction's checks run: each check is a cases directory of one cell, run on the target by the harness's
 own worker, and ends in one schema-checked record appended to a results file.
 
-A local target runs the cell as ``harness run`` does (its own forked process). A docker target keeps ONE container
+A local target runs the cell as ``trt-matrix run`` does (its own forked process). A docker target keeps ONE container
 alive for the whole reduction (:class:`ContainerSession`), its worker serving one check after another with the
 backend imported once, so no check pays for a container's start nor for the worker's imports. ``--container-per-check``
-(:class:`FreshContainerRunner`) runs each check as ``harness run`` does, in a fresh container: the benchmark's
+(:class:`FreshContainerRunner`) runs each check as ``trt-matrix run`` does, in a fresh container: the benchmark's
 comparison, and a way round a container that a failure leaves in a bad state.
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ class RunnerError(RuntimeError):
 
 @dataclasses.dataclass
 class LocalRunner:
-    """Run each check in this Python, as ``harness run --target T`` does for a local target."""
+    """Run each check in this Python, as ``trt-matrix run --target T`` does for a local target."""
 
     target: Target
     timeout_s: float
@@ -58,7 +58,7 @@ class LocalRunner:
 
 
 class FreshContainerRunner(LocalRunner):
-    """Run each check in a fresh container of the target, as ``harness run`` does for a docker target."""
+    """Run each check in a fresh container of the target, as ``trt-matrix run`` does for a docker target."""
 
     kind = "container-per-check"
 
@@ -68,7 +68,7 @@ class ContainerSession:
 
     The container runs ``python -m harness.worker.serve`` (the worker, staying up with the backend imported): a
     check puts its job directory into the queue (``put_archive``), marks it ready, and fetches its records when the
-    server marks it done. What comes out goes through the same intake as ``harness run``'s containers.
+    server marks it done. What comes out goes through the same intake as ``trt-matrix run``'s containers.
     """
 
     kind = "container"
@@ -92,7 +92,7 @@ class ContainerSession:
             container = self.client.containers.get(container_id)
         except docker.errors.NotFound:
             raise RunnerError(f"the reduction's container {container_id} of target {self.target.id!r} is gone from "
-                              f"{self.url}; rerun `harness reduce` to resume with a new one") from None
+                              f"{self.url}; rerun `trt-matrix reduce` to resume with a new one") from None
         self.image = self.client.images.get(container.image.id)
         return container
 

@@ -1,4 +1,4 @@
-"""``python -m harness scan MODEL.onnx``: will a user's model build in INT8 on each target, and why.
+"""``trt-matrix scan MODEL.onnx``: will a user's model build in INT8 on each target, and why.
 
 One concern per module: :mod:`loading` reads and checks the model, :mod:`proto_graph` indexes its protobuf once (for
 the engine prediction and, through a view that answers as an onnx-graphsurgeon graph would, for the matchers),

@@ -132,7 +132,7 @@ class Extractor:
         model.opset_import.extend(self.loaded.model.opset_import)
         model.ir_version = self.loaded.model.ir_version
         model.producer_name = "trt-matrix scan"
-        model.doc_string = f"Cut out of {self.loaded.path.name} by `python -m harness scan`."
+        model.doc_string = f"Cut out of {self.loaded.path.name} by `trt-matrix scan`."
         try:
             model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
             onnx.checker.check_model(model, full_check=True)

@@ -3,7 +3,7 @@ a prediction says of a form's quantized nodes on a target (:class:`PredictedBasi
 layer's predicted producer (:mod:`harness.evidence.producers.predicted`) turns into evidence: the user's model's
 prediction at a finding's places for the scan, :func:`library_prediction` for the planning view.
 
-``python -m harness generate`` and the nightly's generation write, for each variant with Q/DQ,
+``trt-matrix generate`` and the nightly's generation write, for each variant with Q/DQ,
 ``predicted_engine`` (:func:`predicted_entry`, handed to cases.generate as ``entry_extras``: the library imports none
 of the harness): per ruleset (harness.scan.engine_prediction.rules.RULESETS), each expected node asked a quantized
 precision (INT8, FP8, FP4) -> ``{"precision", "rule"}`` of the engine predicted from the variant's graph, float layers

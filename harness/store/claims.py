@@ -49,7 +49,7 @@ def variant_claims(entry: Mapping[str, Any], where: str) -> tuple[dict[str, Any]
 
 
 def index_claims(index: Mapping[str, Any], where: str) -> dict[tuple[str, str], tuple[dict[str, Any], ...]]:
-    """Per (case, variant), the upstream claims of a parsed ``index.json`` (what ``python -m harness generate``
+    """Per (case, variant), the upstream claims of a parsed ``index.json`` (what ``trt-matrix generate``
     writes, or the same built in memory by ``cases.generate.declared_index``)."""
     found = {}
     for i, case in enumerate(index.get("cases", [])):

@@ -68,7 +68,7 @@ def read_manifest(run_dir: Path) -> dict[str, Any]:
         manifest = json.loads(path.read_text())
     except FileNotFoundError:
         raise RunDirError(f"{path}: no such file: {run_dir} is not a run directory (written by "
-                          "`python -m harness nightly`)") from None
+                          "`trt-matrix nightly`)") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise RunDirError(f"{path}: not valid JSON ({err}); the run's results may still be readable") from None
     except OSError as err:
@@ -117,7 +117,7 @@ def find_run_dirs(paths: Iterable[Path | str]) -> list[Path]:
         below = sorted(_runs_below(path))
         if not below:
             raise RunDirError(f"{path}: neither a run directory nor a directory holding any (no {MANIFEST} or "
-                              f"{RESULTS} in it or below it); pass the directories `python -m harness nightly` wrote")
+                              f"{RESULTS} in it or below it); pass the directories `trt-matrix nightly` wrote")
         found.extend(below)
     return list(dict.fromkeys(found))
 

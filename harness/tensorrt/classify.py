@@ -453,7 +453,7 @@ def not_a_log(text: str, signatures: LogSignatures = NO_SIGNATURES,
     if "\x00" in text or odd > _BINARY_SHARE * len(text):
         return f"it holds binary data ({odd} of its {len(text)} characters are not text), not a text log"
     if _ENGINE_JSON_START.match(text):
-        return "it looks like engine inspector JSON, not a build log: read it with `python -m harness layers`"
+        return "it looks like engine inspector JSON, not a build log: read it with `trt-matrix layers`"
     text = unpasted(text)
     if _TENSORRT_MARK.search(text) or any(_tensorrt_decoration(line) for line in text.splitlines()):
         return None

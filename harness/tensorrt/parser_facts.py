@@ -90,7 +90,7 @@ DLA_SOURCE = f"TensorRT's DLA Supported Layers and Restrictions (layers run FP16
 REMEDY_SYMMETRIC = ("re-quantize symmetric, signed INT8: ONNX Runtime quantize_static(..., "
                     "activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, extra_options={"
                     "'ActivationSymmetric': True, 'WeightSymmetric': True}), or NVIDIA ModelOpt's ONNX PTQ "
-                    "(python -m modelopt.onnx.quantization), or from the FP32 model `scan --to-explicit`")
+                    "(python -m modelopt.onnx.quantization), or from the FP32 model `trt-matrix scan --to-explicit`")
 REMEDY_BIAS = ("leave the bias float: ONNX Runtime quantize_static(..., extra_options={'QuantizeBias': False}), or "
                "NVIDIA ModelOpt's ONNX PTQ, which quantizes no bias")
 REMEDY_OPSET = "export at an opset the parser takes (torch.onnx.export(..., opset_version=N))"

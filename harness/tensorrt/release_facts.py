@@ -83,7 +83,7 @@ TRTEXEC_MIGRATION_10 = (
 _STRONGLY_TYPED = "a strongly typed build: the precision comes from the graph (explicit Q/DQ, casts)"
 _EXPLICIT_SCALES = "calibrate offline and write Q/DQ nodes into the ONNX model (explicit quantization, no cache)"
 # The one table of removed command-line flags of trtexec and Polygraphy (an unknown option fails the tool): the
-# migration guides' lists. `harness diagnose` checks command lines against the targets with it. 11.x's BuilderFlag has
+# migration guides' lists. `trt-matrix diagnose` checks command lines against the targets with it. 11.x's BuilderFlag has
 # no INT8, FP16, BF16 or FP8 (reference/trt-api/tensorrt-11.4.0.106.json) and IInt8Calibrator is gone:
 # Polygraphy's precision flags set those builder flags.
 REMOVED_COMMAND_FLAGS = (

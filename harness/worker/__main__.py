@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Run a job file (target, cases directory, cells) and append one JSON record per cell to RESULTS. "
         "Needs only the standard library, numpy, onnx and the target's backend.",
     )
-    parser.add_argument("job", type=Path, help="job JSON written by the host (`python -m harness run` writes it)")
+    parser.add_argument("job", type=Path, help="job JSON written by the host (`trt-matrix run` writes it)")
     parser.add_argument("--results", type=Path, required=True, help="JSON Lines file; each record is appended as it ends")
     parser.add_argument("--stream-records", action="store_true",
                         help=f"also print each record on stdout behind {RECORD_PREFIX.strip()!r}")

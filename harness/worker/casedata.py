@@ -33,12 +33,12 @@ def load_cells(cases_dir: Path) -> list[Cell]:
     index_path = cases_dir / "index.json"
     if not index_path.is_file():
         raise CasesDirError(
-            f"{index_path}: no index.json. A cases directory is written by `python -m harness generate --out DIR`."
+            f"{index_path}: no index.json. A cases directory is written by `trt-matrix generate --out DIR`."
         )
     try:
         index = json.loads(index_path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise CasesDirError(f"{index_path}: not valid JSON ({err}). Regenerate it with `python -m harness generate`.")
+        raise CasesDirError(f"{index_path}: not valid JSON ({err}). Regenerate it with `trt-matrix generate`.")
     if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
         found = index.get("format") if isinstance(index, dict) else type(index).__name__
         raise CasesDirError(f"{index_path}: field 'format' is {found!r}, expected {INDEX_FORMAT!r}.")
@@ -110,7 +110,7 @@ def damaged_input(cell: Cell) -> str | None:
             size = path.stat().st_size
             state = "empty (0 bytes)" if size == 0 else f"{size} bytes, sha256 {digest.hexdigest()[:16]}..."
             return (f"{path}: {state}, not the {field} index.json describes (sha256 {expected[:16]}...): the file "
-                    "was truncated, edited or swapped after `generate` wrote it; generate the cases directory again")
+                    "was truncated, edited or swapped after `trt-matrix generate` wrote it; generate the cases directory again")
     return None
 
 

@@ -1,5 +1,5 @@
 """``python -m harness.worker.serve QUEUE``: a worker that stays up and runs job after job, for a host that sends
-many small jobs to one container (``harness reduce``: one job per check).
+many small jobs to one container (``trt-matrix reduce``: one job per check).
 
 The host puts a job directory into QUEUE (``<id>/job.json`` and its cases directory), then an empty ``<id>/ready``.
 The server runs the job as ``python -m harness.worker`` would, appending each record to ``<id>/results.jsonl``, then

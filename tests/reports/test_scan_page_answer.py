@@ -81,3 +81,24 @@ def test_in_chromium_the_answer_is_on_the_first_screen_and_nothing_but_the_grid_
             if driver.find_elements(By.CSS_SELECTOR, "section#engine table.engine-layers") else True
     finally:
         driver.quit()
+
+
+@pytest.mark.parametrize("width, height", [(1366, 768), (390, 844)])
+def test_in_chromium_the_evidence_reads_in_lines_not_letters_and_the_grid_fits_a_laptop_screen(yolo_page, width,
+                                                                                             height):
+    _browser_or_skip()
+    driver = chromium(javascript=True, width=width)
+    try:
+        driver.set_window_size(width, height)
+        driver.get(yolo_page[0].as_uri())
+        squeezed = driver.execute_script("""
+            return Array.from(document.querySelectorAll('section#findings :is(td, th)'))
+              .filter(c => c.textContent.trim().length > 20 && c.getBoundingClientRect().width < 150)
+              .map(c => Math.round(c.getBoundingClientRect().width) + 'px: ' + c.textContent.trim().slice(0, 40));""")
+        assert not squeezed, f"prose squeezed into columns of a few characters at {width}px: {squeezed[:3]}"
+        if width >= 1366:  # a laptop sees every target of the grid without scrolling it, a scroll bar beside it
+            scroll_width, client_width = driver.execute_script(
+                "const s = document.querySelector('section#grid .scroll'); return [s.scrollWidth, s.clientWidth];")
+            assert scroll_width <= client_width, f"the grid scrolls at {width}px: {scroll_width} > {client_width}"
+    finally:
+        driver.quit()

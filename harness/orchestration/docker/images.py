@@ -205,7 +205,7 @@ class BuildDescription:
     def lines(self) -> list[str]:
         target = self.target
         wheelhouse_state = "ready" if self.wheelhouse_ready else (
-            f"missing: run `python -m harness containers wheelhouse --target {target.id}` on a host that reaches PyPI")
+            f"missing: run `trt-matrix containers wheelhouse --target {target.id}` on a host that reaches PyPI")
         lines = [f"target:      {target.id} ({target.title})", f"image:       {image_tag(target)}",
                  f"recipe:      {self.dockerfile}", f"base image:  {self.base_image}",
                  f"build args:  {' '.join(f'{k}={v}' for k, v in self.buildargs.items())}",
@@ -289,7 +289,7 @@ def _provided_files(target: Target, inputs: BuildInputs) -> dict[str, Path]:
             given = ""
         raise MissingBuildInput(
             f"Target {target.id!r} needs {name!r} (its {provided.key} in matrix.yaml){given}. It cannot be downloaded "
-            f"here: {provided.how_to_get.format(name=name)}, then pass it by path with `python -m harness containers "
+            f"here: {provided.how_to_get.format(name=name)}, then pass it by path with `trt-matrix containers "
             f"build {target.id} {provided.option} PATH` or set {provided.env}=PATH.")
     return found
 
@@ -299,7 +299,7 @@ def _wheelhouse(target: Target, inputs: BuildInputs) -> Path:
     if not (directory / REQUIREMENTS_FILE).is_file():
         raise MissingBuildInput(
             f"Target {target.id!r}: no wheelhouse at {directory} ({REQUIREMENTS_FILE} missing). Image builds are "
-            f"air-gapped and install only from it: run `python -m harness containers wheelhouse --target {target.id}` "
+            f"air-gapped and install only from it: run `trt-matrix containers wheelhouse --target {target.id}` "
             "on a host that reaches PyPI (or copy that directory here from one).")
     return directory
 

@@ -52,8 +52,8 @@ def test_generate_k_refuses_an_index_it_cannot_merge_into_naming_it_and_writes_n
 
 def test_facts_help_teaches_the_comparison():
     out = harness("facts", "--help").stdout
-    assert out.startswith("usage: python -m harness facts")
-    assert "python -m harness facts trt107-orin trt1016-orin trt114-orin" in out and "--gpu-arch" in out
+    assert out.startswith("usage: trt-matrix facts")
+    assert "trt-matrix facts trt107-orin trt1016-orin trt114-orin" in out and "--gpu-arch" in out
 
 
 def test_facts_lists_every_tensorrt_target_that_exists_one_line_each():

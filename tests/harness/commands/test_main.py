@@ -35,13 +35,14 @@ def test_help_lists_every_command_and_a_typical_session():
     out = harness("--help").stdout
     for command in COMMANDS:
         assert command in out
-    assert "python -m harness run --target ort-cpu" in out
+    assert "trt-matrix run --target ort-cpu" in out
 
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_command_has_help(command):
     result = harness(command, "--help")
-    assert result.stdout.startswith("usage: python -m harness " + command)
+    assert result.stdout.startswith("usage: trt-matrix " + command)
+    assert "python -m harness" not in result.stdout  # the installed command is what a user types
 
 
 def test_list_shows_cases_variants_and_targets_with_unavailability_reasons():
@@ -61,7 +62,7 @@ def test_run_with_an_unknown_target_fails_with_the_nearest_ones(control_cases_di
 
 def test_run_without_a_cases_directory_says_how_to_generate_one(tmp_path):
     result = harness("run", "--cases", str(tmp_path / "none"), "--results", str(tmp_path / "r.jsonl"), check=False)
-    assert result.returncode == 2 and "python -m harness generate --out" in result.stderr
+    assert result.returncode == 2 and "trt-matrix generate --out" in result.stderr
 
 
 def test_a_bad_matrix_is_a_readable_error_not_a_traceback(tmp_path):

@@ -37,7 +37,7 @@ def test_a_run_without_a_readable_manifest_still_gives_its_records_and_their_hos
     run = read_run(tmp_path / "run")
     assert run.host == "jetson-7" and len(run.records) == 1
     assert run.problems == [f"{tmp_path / 'run' / 'run.json'}: no such file: {tmp_path / 'run'} is not a run "
-                            "directory (written by `python -m harness nightly`)"]
+                            "directory (written by `trt-matrix nightly`)"]
 
 
 def test_run_directories_are_found_below_a_folder_but_not_inside_a_run(tmp_path):

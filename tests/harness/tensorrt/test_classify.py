@@ -410,7 +410,7 @@ TRT_LINE = "[I] [TRT] Loaded engine size: 12 MiB\n"  # 37 characters
 @pytest.mark.parametrize(("text", "reason"), [
     ("", "it is empty"),
     (" \n\t\n", "it holds only white space"),
-    ('  {"Layers": ["Conv_0"]}', "it looks like engine inspector JSON, not a build log: read it with `python -m harness "
+    ('  {"Layers": ["Conv_0"]}', "it looks like engine inspector JSON, not a build log: read it with `trt-matrix "
                                  "layers`"),
     ("hello\nthis is a shopping list\n", NOT_A_LOG),
     ("[I] loaded the model\n", None),  # a severity tag alone, no TensorRT mark, no known message

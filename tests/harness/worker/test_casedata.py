@@ -23,7 +23,7 @@ def test_a_generated_directory_loads_with_absolute_paths_and_its_arrays(control_
 
 
 def test_a_directory_without_index_says_how_to_make_one(tmp_path):
-    with pytest.raises(CasesDirError, match=r"no index.json.*python -m harness generate"):
+    with pytest.raises(CasesDirError, match=r"no index.json.*trt-matrix generate"):
         load_cells(tmp_path)
 
 

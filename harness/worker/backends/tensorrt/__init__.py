@@ -7,7 +7,7 @@
 * ``capture``: the cell's TensorRT, Python-warning and Polygraphy logs, read by the log classifier and the layer
   reader of :mod:`harness.tensorrt` (TensorRT's facts and readers, standard library only, shipped with the worker);
 * ``compat``: the TensorRT names the package uses and the releases it needs; ``gpu``: GPU facts;
-  ``doctor``: the TensorRT section of ``python -m harness doctor``; ``lazy``: imports at first use.
+  ``doctor``: the TensorRT section of ``trt-matrix doctor``; ``lazy``: imports at first use.
 
 Importing any module here needs neither TensorRT nor Polygraphy: each module declares them at its top with
 :func:`~harness.worker.backends.tensorrt.lazy.lazy_import`, and they are imported at first use. So the worker (and the

@@ -76,7 +76,7 @@ def _calibration_ranges(cell: dict[str, Any]) -> dict[str, float]:
             raise ValueError(
                 f"{cell['data']}: cell {cell['case']}/{cell['variant']} hands TensorRT a calibration cache "
                 f"(knobs.calibration_cache) but its data has no {RANGE_NAMES!r}: regenerate the cases with "
-                "`python -m harness generate`."
+                "`trt-matrix generate`."
             )
         return dict(zip(archive[RANGE_NAMES].tolist(), archive[RANGE_VALUES].tolist()))
 

@@ -128,5 +128,5 @@ def tensorrt_missing_message(error: BaseException) -> str:
         "from NVIDIA's index, https://pypi.nvidia.com, which must be reachable), plus "
         f"`python -m pip install 'polygraphy>={POLYGRAPHY_MINIMUM}'`.\n"
         "The 'trt-local' target only works where this Python already imports tensorrt. "
-        "`python -m harness doctor` shows what this environment has."
+        "`trt-matrix doctor` shows what this environment has."
     )

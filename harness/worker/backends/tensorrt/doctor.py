@@ -1,4 +1,4 @@
-"""The TensorRT section of ``python -m harness doctor``: TensorRT, Polygraphy, the GPU, and which build modes this
+"""The TensorRT section of ``trt-matrix doctor``: TensorRT, Polygraphy, the GPU, and which build modes this
 TensorRT offers."""
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def build_modes(trt) -> dict[str, dict[str, Any]]:
 
 
 def tensorrt_doctor() -> dict[str, Any]:
-    """For ``python -m harness doctor``: TensorRT, Polygraphy, GPU and build modes here. Never raises."""
+    """For ``trt-matrix doctor``: TensorRT, Polygraphy, GPU and build modes here. Never raises."""
     report: dict[str, Any] = {}
     try:
         trt = resolve(tensorrt)

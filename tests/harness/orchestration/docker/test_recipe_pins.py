@@ -331,7 +331,7 @@ def test_dry_run_shows_the_base_image_the_wheelhouse_and_the_steps_of_the_matrix
     lines = out.splitlines()
     assert f"base image:  {target.base_image}" in lines
     assert f"TENSORRT_VERSION={target.version}" in out.split("build args:")[1].splitlines()[0]
-    assert f"wheelhouse:  {tmp_path / target.id} (missing: run `python -m harness containers wheelhouse --target " \
+    assert f"wheelhouse:  {tmp_path / target.id} (missing: run `trt-matrix containers wheelhouse --target " \
            f"{target.id}`" in out
     installs = next(line for line in lines if line.startswith("  installs:")).split()[1:]
     expected = ([target.tensorrt_wheel] if target.tensorrt_wheel else []) + list(tensorrt_requirements(target.version))

@@ -167,7 +167,7 @@ def test_a_cell_handing_a_cache_without_calibration_ranges_says_to_regenerate_th
     assert str(error.value) == (
         f"{cell['data']}: cell {cells['implicit-int8']['case']}/{cells['implicit-int8']['variant']} hands TensorRT a "
         "calibration cache (knobs.calibration_cache) but its data has no 'calibration_ranges/names': regenerate the "
-        "cases with `python -m harness generate`.")
+        "cases with `trt-matrix generate`.")
     assert not (tmp_path / "calibration.cache").exists()
 
 

@@ -50,7 +50,7 @@ def test_the_advice_when_tensorrt_cannot_be_imported():
         "from NVIDIA's index, https://pypi.nvidia.com, which must be reachable), plus "
         "`python -m pip install 'polygraphy>=0.49.9'`.",
         "The 'trt-local' target only works where this Python already imports tensorrt. "
-        "`python -m harness doctor` shows what this environment has.",
+        "`trt-matrix doctor` shows what this environment has.",
     ]
 
 

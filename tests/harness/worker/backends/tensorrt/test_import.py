@@ -37,7 +37,7 @@ def test_preload_without_tensorrt_says_what_to_install_and_where(no_tensorrt, tr
     assert f"{type(problem.value.__cause__).__name__}: {problem.value.__cause__}." in message  # the import's error
     assert "nvcr.io/nvidia/tensorrt:24.05-py3" in message and "l4t-jetpack" in message
     assert "python -m pip install tensorrt" in message and "polygraphy>=" in message
-    assert "trt100-x86" in message and "python -m harness doctor" in message
+    assert "trt100-x86" in message and "trt-matrix doctor" in message
 
 
 def test_preload_without_polygraphy_says_how_to_install_it(monkeypatch, trt_local):
