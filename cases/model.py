@@ -122,7 +122,7 @@ class Knobs:
         return {name: value for name, value in self.to_dict().items() if value != defaults[name]}
 
     def to_dict(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
+        out = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}  # each value immutable
         out["extra_outputs"] = list(self.extra_outputs)
         out["layer_precisions"] = dict(self.layer_precisions)
         out["profiles"] = [

@@ -91,10 +91,9 @@ class ParserReading:
 def read_for_parser(index: Any) -> ParserReading:
     """The model indexed by ``index`` (a ``GraphIndex``) as the parser's facts read it, whatever the version."""
     by_op: dict[str, list[str]] = {}
-    protos = index.graph.node
-    for position, node in enumerate(index.nodes):
-        if protos[position].domain in DEFAULT_DOMAINS:
-            by_op.setdefault(node.op_type, []).append(index.names[position])
+    for node, proto, name in zip(index.nodes, index.graph.node, index.names):
+        if proto.domain in DEFAULT_DOMAINS:
+            by_op.setdefault(node.op_type, []).append(name)
     quantizers = _Quantizers(index)
     elements = {position: quantizers.element(position) for position in quantizers.positions}
     return ParserReading(tuple((op, tuple(nodes)) for op, nodes in sorted(by_op.items())),
@@ -195,6 +194,8 @@ class _Quantizers:
         self.index = index
         self.positions = sorted(p for op in QDQ for p in index.by_op.get(op, ()))
         self._zero: dict[str, bool | None] = {}
+        self._types: dict[str, str | None] = {}  # per tensor: a model's Q/DQ share few scales and zero points
+        self._elements: dict[int, str | None] = {}
 
     def groups(self, elements: dict[int, str | None]) -> tuple[tuple[str, str, str, str, tuple[str, ...]], ...]:
         """The Q/DQ nodes grouped by what a rule asks of them: (rule, op, detail, type, node names); ``elements``:
@@ -233,6 +234,11 @@ class _Quantizers:
     def element(self, position: int) -> str | None:
         """What the Q/DQ quantizes to, by the documents' names: a DQ's data type where its data is stored, else its
         zero point's type, else a Q's output_dtype; None when nothing says (no zero point)."""
+        if position not in self._elements:
+            self._elements[position] = self._element(position)
+        return self._elements[position]
+
+    def _element(self, position: int) -> str | None:
         node = self.index.nodes[position]
         if node.op_type == "DequantizeLinear":
             data = self._tensor_type(node.input[0])
@@ -257,7 +263,8 @@ class _Quantizers:
         return self._tensor_type(node.input[1]) if len(node.input) > 1 else None
 
     def block_size(self, position: int) -> int:
-        attribute = self._attribute(position, "block_size")
+        attributes = self.index.graph.node[position].attribute
+        attribute = self._attribute(position, "block_size") if attributes else None
         return attribute.i if attribute else 0
 
     def nonzero(self, tensor: str) -> bool:
@@ -269,8 +276,11 @@ class _Quantizers:
         return bool(self._zero[tensor])
 
     def _tensor_type(self, tensor: str) -> str | None:
-        proto = self._proto(tensor)
-        return None if proto is None else facts.ELEMENT_NAMES.get(proto.data_type, str(proto.data_type))
+        if tensor not in self._types:
+            proto = self._proto(tensor)
+            self._types[tensor] = None if proto is None else facts.ELEMENT_NAMES.get(proto.data_type,
+                                                                                     str(proto.data_type))
+        return self._types[tensor]
 
     def _proto(self, tensor: str) -> Any:
         """The TensorProto of an initializer or of a Constant node's value, None for a computed tensor."""
