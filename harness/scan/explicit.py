@@ -50,6 +50,10 @@ SETTINGS: dict[str, tuple[Any, str]] = {
     "OpTypesToExcludeOutputQuantization": (list(QUANTIZED_OPS), "no Q/DQ on the outputs of those layers: TensorRT "
                                            "fuses a conv with the BatchNorm, activation or residual Add after it, and "
                                            "a Q/DQ in between would keep it from doing so"),
+    "AddQDQPairToWeight": (True, "weights stay float with a Q/DQ pair, the form every TensorRT version's ONNX parser "
+                           "documents: 8.x's refuses a DequantizeLinear of weights stored INT8 (\"only activation "
+                           "types allowed as input to this layer\", https://github.com/microsoft/onnxruntime/issues/"
+                           "14229; parser rule dq-stored-weights)"),
     "QuantizeBias": (False, "biases stay float: TensorRT quantizes them itself from the input and weight scales"),
     "pre_processing": ("onnxruntime.quantization.quant_pre_process", "BatchNormalization folded into the conv "
                        "before the weights are quantized (TensorRT folds it too, so the scales must be those of the "
@@ -216,7 +220,7 @@ def quantize(source: Path, target: Path, data: CalibrationData, work_dir: Path) 
     reader = type("Reader", (_Reader, CalibrationDataReader), {})(data.calibration)
     value = {name: setting[0] for name, setting in SETTINGS.items()}
     extra = {k: value[k] for k in ("ActivationSymmetric", "WeightSymmetric", "QDQOpTypePerChannelSupportToAxis",
-                                   "QuantizeBias", "OpTypesToExcludeOutputQuantization")}
+                                   "AddQDQPairToWeight", "QuantizeBias", "OpTypesToExcludeOutputQuantization")}
     source, target, work_dir = Path(source).resolve(), Path(target).resolve(), Path(work_dir).resolve()
     work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".explicit-", dir=work_dir) as tmp, \

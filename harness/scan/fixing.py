@@ -88,7 +88,9 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]],
     """The workarounds for ``finding`` on the target of ``verdict`` (a prediction ``Verdict``). With ``own_verdict``
     (--to-explicit: the Q/DQ placement is ours, not the user's), a failing form also gets the case's workarounds
     that nothing is known against on the target (``own_verdict(workaround)``: the prediction of the workaround form
-    itself), after those known to pass."""
+    itself), after those known to pass; where the form itself is expected to build as asked (likely, verified) it
+    is left alone, as by --fix: a workaround nothing is known of would trade that for the unknown (S3's workaround
+    runs a depthwise conv FP32 where its Q/DQ form is predicted INT8)."""
     case, form = finding.case, finding.variant
     if form is not None and form.role == j.WORKAROUND_ROLE:
         return Choice((), f"already in the workaround form {form.name}")
@@ -102,9 +104,11 @@ def choose(finding: Finding, verdict: Any, overrides: dict[str, list[str]],
                 chosen.append(Candidate(case.variant(name), "your choice", f"{name}: your choice (--workaround), "
                                         "whatever the evidence says"))
         return Choice(tuple(chosen), "; ".join(problems), refused=not chosen)
-    migrating = own_verdict is not None and form is not None and form.role == j.FAILING_ROLE
-    if verdict.verdict in j.SCAN_NOTHING_TO_FIX and not migrating:
+    if verdict.verdict in j.SCAN_NOTHING_TO_FIX:
         return Choice((), f"nothing to fix: {verdict.verdict} here")
+    # a sweep that keeps the failing form's structure (other sizes, scales) is that form for the migration too: the
+    # nearest variant's channel count does not decide which of a model's depthwise convs keep S3's form
+    migrating = own_verdict is not None and form is not None and (form.role == j.FAILING_ROLE or form.inherits)
     if verdict.verdict == j.UNAVAILABLE:
         return Choice((), "the target is unavailable")
     reasons, ranked = [], []

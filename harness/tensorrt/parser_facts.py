@@ -75,7 +75,8 @@ ACTIVATION_INPUT_ONLY = ("TensorRT 8.x's parser, on a DequantizeLinear of stored
                          "https://github.com/onnx/onnx-tensorrt/issues/850, 2022-06)")
 STORED_WEIGHTS_SINCE = (10, 0)  # 10.0's release notes: weights stored quantized (INT4 weight-only) are dequantized
 REMEDY_STORED_WEIGHTS = ("store the weights float with a Q/DQ pair: ONNX Runtime quantize_static(..., extra_options="
-                         "{'AddQDQPairToWeight': True}), or NVIDIA ModelOpt's ONNX PTQ")
+                         "{'AddQDQPairToWeight': True}), or NVIDIA ModelOpt's ONNX PTQ, or from the FP32 model "
+                         "`scan --to-explicit`")
 UINT8_READ_AS_INT8_SINCE = (10, 0)
 UINT8_READ_AS_INT8 = ("the importer reads a UINT8 zero point as INT8, with a warning, from release/10.0-GA on "
                       "(onnxOpImporters.cpp, https://github.com/onnx/onnx-tensorrt/blob/release/10.0-GA/"

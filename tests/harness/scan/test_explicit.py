@@ -1,7 +1,7 @@
 """``python -m harness scan MODEL --to-explicit``, black-box: an implicit-INT8 YOLO-style backbone and ResNet-18 become
-explicit Q/DQ models that TensorRT 11 takes (symmetric INT8, per-channel weights, Q/DQ only where INT8 kernels run,
-no library failing form left), run on ort-cpu, go through the TensorRT 11.4 backend path of the contract stand-in,
-and come with accuracy figures against FP32."""
+explicit Q/DQ models that TensorRT 11 takes (symmetric INT8, float per-channel weights with a Q/DQ pair, Q/DQ only
+where INT8 kernels run, no library failing form left where it is not expected to build as asked), run on ort-cpu, go
+through the TensorRT 11.4 backend path of the contract stand-in, and come with accuracy figures against FP32."""
 from __future__ import annotations
 
 import json
@@ -38,17 +38,22 @@ def final_model(out: Path) -> Path:
 
 
 def assert_tensorrt_style_quantization(model: onnx.ModelProto) -> None:
-    """Signed INT8, zero points 0, per-channel weights, Q/DQ on the inputs of convs and matrix products (and where
-    --fix put the library's workaround forms: the identity or the output of a residual Add), only standard ops."""
+    """Signed INT8, zero points 0, float weights with a Q/DQ pair (per channel on axis 0 for convs), Q/DQ on the
+    inputs of convs and matrix products (and where --fix put the library's workaround forms: the identity or the
+    output of a residual Add), only standard ops."""
     initializers = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     quantizers = [n for n in model.graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear")]
     assert quantizers
     for node in quantizers:
         zero_point = initializers[node.input[2]]
         assert zero_point.dtype == np.int8 and not zero_point.any(), node.name
-    weight_dqs = [n for n in quantizers if n.op_type == "DequantizeLinear" and n.input[0] in initializers]
-    assert weight_dqs and all(initializers[n.input[1]].size > 1 for n in weight_dqs
-                              if initializers[n.input[0]].ndim == 4)  # conv weights per channel
+    # no DequantizeLinear of weights stored INT8: TensorRT 8.x's parser refuses it (parser rule dq-stored-weights)
+    assert not [n.name for n in quantizers if n.op_type == "DequantizeLinear" and n.input[0] in initializers]
+    weight_qs = [n for n in quantizers if n.op_type == "QuantizeLinear" and n.input[0] in initializers]
+    assert weight_qs and all(initializers[n.input[0]].dtype == np.float32 for n in weight_qs)
+    conv_weight_qs = [n for n in weight_qs if initializers[n.input[0]].ndim == 4]
+    assert conv_weight_qs and all(initializers[n.input[1]].size > 1 and onnx.helper.get_node_attr_value(n, "axis") == 0
+                                  for n in conv_weight_qs)  # per output channel
     readers = {o: n.op_type for n in model.graph.node for o in n.input}
     dq_outputs = [n.output[0] for n in quantizers if n.op_type == "DequantizeLinear"]
     assert {readers.get(o) for o in dq_outputs} <= {"Conv", "MatMul", "Gemm", "Add", "Relu", None}
@@ -88,6 +93,8 @@ def test_an_implicit_model_becomes_an_explicit_one_for_tensorrt_11(name, fp32_mo
     data = json.loads((out / "scan.json").read_text())
     explicit = data["explicit"]
     assert explicit["settings"]["ActivationSymmetric"]["value"] is True and explicit["calibration"]["warning"]
+    # nothing the ONNX parser refuses or leaves open (10.2: dq-stored-weights was open for stored INT8 weights)
+    assert not [e for t in data["targets"] for e in t.get("model_evidence", []) if e["kind"] == "parser-fact"]
     page = (out / "scan.html").read_text()
     assert "--to-explicit: <code>explicit.onnx</code>" in page and "WARNING: no --calibration-data" in page
     shipped = final_model(out)
@@ -101,11 +108,19 @@ def test_an_implicit_model_becomes_an_explicit_one_for_tensorrt_11(name, fp32_mo
     failing_forms = {(f["case"], f["variant"]) for f in json.loads((again / "scan.json").read_text())["findings"]
                      if f["role"] == "failing"}
     # Only forms of cases without any workaround in the library remain (S5's residual quantizer, which P3 asks for),
-    # each named in the report with that reason
+    # each named in the report with that reason where nothing is known of it (ort-cpu); where the scan expects it to
+    # build as asked (trt102-x86: likely) there is nothing to fix, and the reason says that instead
     assert all(not any(v.role == "workaround" for v in get_case(case).variants) for case, _ in failing_forms)
     not_fixed = {n["finding"]: n["reason"] for g in data["fix"]["groups"] for n in g["not_fixed"]}
-    assert all(not_fixed[f"{case}/{form}"] == f"{case} has no workaround form in the library"
-               for case, form in failing_forms)
+    verdicts = {(f["case"], f["variant"]): f["verdicts"] for f in data["findings"]}
+    for case, form in failing_forms:
+        expected = {"ort-cpu": f"{case} has no workaround form in the library"}
+        if verdicts[(case, form)]["trt102-x86"]["verdict"] == "likely":
+            expected["trt102-x86"] = "nothing to fix: likely here"
+        else:
+            expected["ort-cpu, trt102-x86"] = expected.pop("ort-cpu")
+        assert not_fixed[f"{case}/{form}"] == (next(iter(expected.values())) if len(expected) == 1 else
+                                               "; ".join(f"on {t}: {r}" for t, r in expected.items()))
     feeds = {"images" if name == "yolo-backbone" else "input": np.zeros((1, 3, 64, 64), np.float32)}
     assert all(np.isfinite(v).all() for v in run(shipped, feeds).values())
     details = builds_on_tensorrt_11(shipped, tmp_path / "trt11", control_cases_dir)

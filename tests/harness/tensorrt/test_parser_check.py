@@ -182,6 +182,7 @@ def test_weights_stored_int8_behind_a_lone_dequantize_are_refused_on_8_x_as_its_
     found = [f for f in (*result.refusals, *result.silent) if f.rule == "dq-stored-weights"]
     assert [f.state for f in found] == [state] and found[0].nodes == ("weight_dq",)
     assert "AddQDQPairToWeight" in found[0].remedy and "onnxruntime/issues/14229" in found[0].source
+    assert "--to-explicit" in found[0].remedy  # which writes weights float with a Q/DQ pair
 
 
 def test_uint8_with_a_zero_zero_point_is_refused_up_to_9_2_and_silent_from_10_0():
