@@ -316,16 +316,20 @@ def run_forked(work: Callable[[], None], report: int, close: Iterable[int] = ())
     return pid
 
 
-# A file this small is checked in this process: its checks take about what forking a process for them costs (a
-# 150 kB model's were as quick either way; a 1.5 MB one's shape inference alone took 20 ms: benchmarks/scan_model.py).
-SMALL_MODEL_BYTES = 1 << 20
+# Where no copy of this process can be forked, the checks' process is a new interpreter that imports onnx again: a
+# model file this small is checked in the scan's own process instead (its checks take less than that start).
+SPAWNED_CHECKS_MIN_BYTES = 8 << 20
 
 
 def start_checks(model: str) -> ChildChecks | None:
     """The checks of the file ``model`` started in their process, when there is a second core to run them on and the
-    file exists and is not small (None: :func:`~harness.scan.loading.load_model` checks it in this process, or says
-    what is wrong)."""
-    if cores() < 2 or not os.path.isfile(model) or os.path.getsize(model) < SMALL_MODEL_BYTES:
+    file exists (None: :func:`~harness.scan.loading.load_model` checks it in this process, or says what is wrong).
+    A forked copy runs them beside the scan's imports whatever the file's size (a 150 kB model's shape inference
+    and checker, the first in a process, take 15 to 25 ms); a new interpreter only for a file of
+    :data:`SPAWNED_CHECKS_MIN_BYTES` or more."""
+    if cores() < 2 or not os.path.isfile(model):
+        return None
+    if not fork_is_safe() and os.path.getsize(model) < SPAWNED_CHECKS_MIN_BYTES:
         return None
     return ChildChecks(model)
 

@@ -195,7 +195,6 @@ def test_checks_dropped_unanswered_end_their_process_and_leave_nothing(model_fil
 
 def test_checks_started_before_the_model_is_read_end_when_it_cannot_be(tmp_path, monkeypatch):
     monkeypatch.setattr(file_checks, "cores", lambda: 2)
-    monkeypatch.setattr(file_checks, "SMALL_MODEL_BYTES", 0)
     path = tmp_path / "notes.onnx"
     path.write_text("this is a text file, not a model\n")
     started = file_checks.start_checks(str(path))
@@ -208,8 +207,14 @@ def test_checks_started_before_the_model_is_read_end_when_it_cannot_be(tmp_path,
 def test_no_checks_process_for_a_file_that_is_not_there_or_on_one_core(tmp_path, model_files, monkeypatch):
     monkeypatch.setattr(file_checks, "cores", lambda: 2)
     assert file_checks.start_checks(str(tmp_path / "missing.onnx")) is None
-    assert file_checks.start_checks(str(model_files["plain-cnn-qdq"])) is None  # small: checked in this process
-    monkeypatch.setattr(file_checks, "SMALL_MODEL_BYTES", 0)
-    assert file_checks.start_checks(str(model_files["plain-cnn-qdq"])) is not None
+    forked = file_checks.start_checks(str(model_files["plain-cnn-qdq"]))  # a small file too, in a forked copy
+    assert isinstance(forked.process, file_checks.ForkedAnswer)
+    forked.stop()
+    monkeypatch.setattr(file_checks, "fork_is_safe", lambda: False)  # a new interpreter: only for a large file
+    assert file_checks.start_checks(str(model_files["plain-cnn-qdq"])) is None
+    monkeypatch.setattr(file_checks, "SPAWNED_CHECKS_MIN_BYTES", 0)
+    spawned = file_checks.start_checks(str(model_files["plain-cnn-qdq"]))
+    assert not isinstance(spawned.process, file_checks.ForkedAnswer)
+    spawned.stop()
     monkeypatch.setattr(file_checks, "cores", lambda: 1)
     assert file_checks.start_checks(str(model_files["plain-cnn-qdq"])) is None
