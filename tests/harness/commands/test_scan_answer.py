@@ -6,6 +6,7 @@ resnet18-qat-pq-ts-op13: P3's reported form in 8 blocks); the YOLO-style model i
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -63,6 +64,10 @@ def test_a_yolo_style_fp32_model_names_where_the_verdict_changes(tmp_path, model
     assert "BLOCKED on TensorRT 11.4 on Orin, Orin DLA and Thor, 3 targets, from the target's facts" in lines
     assert "predicted engine: none: no Q/DQ in the model" in lines[0]
     assert len(lines) == len(set(lines)), result.stdout
+    for line in lines:  # no sentence twice within a line either (P10's fact states its migration: said once)
+        for clause in re.split(r"[;:] |\. ", line):
+            assert len(clause) < 60 or line.count(clause) == 1, (clause, line)
+    assert "what to do: `trt-matrix scan --to-explicit` writes the Q/DQ model" in result.stdout
 
 
 def _target(tid, platform, version, verdict="fallback", backend="tensorrt"):
