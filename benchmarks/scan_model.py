@@ -26,10 +26,12 @@ trtcheck, and never over 4 s.
 
 The same side by side on small models (issue 44: a pre-commit hook or a CI job scans models of a few hundred to a
 few thousand nodes, where the start of the process decides): --versus-sizes 300 3000 times each size the same way,
-target: the scan no slower than trtcheck at every size.
+target: the scan no slower than trtcheck at every size; --versus-models times given files, or third-party corpus
+models by name (yolov8n-detect-ul-mo-int8, the 503-node YOLOv8n quantized by ModelOpt that the issue timed);
+--rounds N runs each command N times (the best is compared, the median printed beside it).
 
     python benchmarks/scan_model.py [--sizes 5000 20000 50000] [--keep DIR] [--processes-only] [--versus-trtcheck]
-                                    [--versus-sizes 300 3000]
+                                    [--versus-sizes 300 3000] [--versus-models MODEL ...] [--rounds N]
 """
 from __future__ import annotations
 
@@ -147,13 +149,19 @@ def main() -> int:
     parser.add_argument("--versus-trtcheck", action="store_true", help="only the scan beside trtcheck (issue 30)")
     parser.add_argument("--versus-sizes", type=int, nargs="+", metavar="NODES", help="only the scan beside trtcheck, "
                         "on models of these node counts (issue 44: 300 3000), each within trtcheck's time")
+    parser.add_argument("--versus-models", nargs="+", metavar="MODEL", help="only the scan beside trtcheck, on these "
+                        "ONNX files or third-party corpus models by name (e.g. yolov8n-detect-ul-mo-int8: the 503-node "
+                        "YOLOv8n quantized by ModelOpt that issue 44 timed)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each command beside trtcheck (default 3)")
     args = parser.parse_args()
     out = args.keep or Path(tempfile.mkdtemp(prefix="trt-matrix-scan-bench-"))
     out.mkdir(parents=True, exist_ok=True)
-    if args.versus_sizes:
-        return 0 if all([versus_trtcheck(out, nodes) for nodes in args.versus_sizes]) else 1
+    if args.versus_sizes or args.versus_models:
+        results = [versus_trtcheck(out, nodes, args.rounds) for nodes in args.versus_sizes or []]
+        results += [versus_trtcheck(out, 0, args.rounds, _model_file(model, out)) for model in args.versus_models or []]
+        return 0 if all(results) else 1
     if args.versus_trtcheck:
-        return 0 if versus_trtcheck(out) else 1
+        return 0 if versus_trtcheck(out, rounds=args.rounds) else 1
     if args.processes_only:
         processes_ok = whole_processes(out)  # both run, whatever the first says
         return 0 if versus_trtcheck(out) and processes_ok else 1
@@ -286,17 +294,21 @@ def measured_process(command: list[str]) -> tuple[float, float, float, int]:
     return wall, cpu, peak_kib / 1024, done.returncode
 
 
-def versus_trtcheck(out: Path, nodes: int = VERSUS_NODES) -> bool:
+def versus_trtcheck(out: Path, nodes: int = VERSUS_NODES, rounds: int = 3, path: Path | None = None) -> bool:
     """`scan` (every target, the engine predicted) beside trtcheck's check of the same Q/DQ model of ``nodes``
-    nodes (50k by default)."""
+    nodes (50k by default), or of the model file ``path``; ``rounds`` runs of each, the best and the median
+    printed, the best compared."""
     import importlib.util
+    import statistics
 
     trtcheck = importlib.util.find_spec("trtcheck")
-    path = out / f"versus-{nodes}-qdq.onnx"
-    onnx.save(generated_model(nodes, True), path)
+    if path is None:
+        path = out / f"versus-{nodes}-qdq.onnx"
+        onnx.save(generated_model(nodes, True), path)
     print(f"\nscan beside trtcheck on {path.name} (load average {os.getloadavg()[0]:.1f}; wall s, CPU s, peak MiB; "
-          "the best of 3 runs each, taken in turn, after one that writes the bytecode cache)")
-    scan_out = out / f"versus-scan-{nodes}"
+          f"the best of {rounds} runs each and the median wall, taken in turn, after one that writes the bytecode "
+          "cache)")
+    scan_out = out / f"versus-scan-{path.stem}"
     scan_cmd = [sys.executable, "-m", "harness", "scan", str(path), "--out", str(scan_out)]
     commands = {"scan": scan_cmd}
     if trtcheck is None:
@@ -308,15 +320,16 @@ def versus_trtcheck(out: Path, nodes: int = VERSUS_NODES) -> bool:
                                 str(out / "trtcheck.json"), "--force"]
     for command in commands.values():
         measured_process(command)
-    # the runs alternate, scan then trtcheck, three times: a machine that speeds up or slows down meanwhile (a shared
-    # host's other guests) changes both alike
+    # the runs alternate, scan then trtcheck: a machine that speeds up or slows down meanwhile (a shared host's other
+    # guests) changes both alike
     runs: dict[str, list[tuple[float, float, float, int]]] = {name: [] for name in commands}
-    for _ in range(3):
+    for _ in range(rounds):
         for name, command in commands.items():
             runs[name].append(measured_process(command))
     best = {name: min(measured) for name, measured in runs.items()}
     for name, (wall, cpu, peak, status) in best.items():
-        print(f"  {name:<10}{wall:>8.2f}{cpu:>8.2f}{peak:>8.0f}   exit {status}")
+        median = statistics.median(run[0] for run in runs[name])
+        print(f"  {name:<10}{wall:>8.2f}{cpu:>8.2f}{peak:>8.0f}   exit {status}   median wall {median:.2f}")
     stages = json.loads((scan_out / "scan.json").read_text())["timings_s"]
     engine = json.loads((scan_out / "scan.json").read_text())["engine"]
     print("  the scan's stages (s, its last run): " + ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
@@ -326,6 +339,15 @@ def versus_trtcheck(out: Path, nodes: int = VERSUS_NODES) -> bool:
     print(f"  target: the scan within {limit:.2f} s (trtcheck's time, at most {VERSUS_LIMIT_S:.0f} s): "
           f"{'met' if ok else 'MISSED'} ({best['scan'][0]:.2f} s)")
     return ok
+
+
+def _model_file(model: str, out: Path) -> Path:
+    """``model`` as a file: the path itself, or the third-party corpus model of that name saved into ``out``."""
+    if Path(model).is_file():
+        return Path(model)
+    from corpus import thirdparty
+
+    return thirdparty.save(model, out)
 
 
 if __name__ == "__main__":
