@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import struct
-from typing import Any, Callable
+from typing import IO, Any, Callable, Iterator
 
 from harness.scan.file_checks import cores, fork_is_safe, run_forked
 
@@ -47,16 +47,19 @@ class Beside:
 
 
 class Ahead:
-    """``finish(prepare(), payload)``, with ``prepare`` started now in a forked process (see the module's docstring):
-    the copy runs ``prepare()`` at once, then waits for the bytes :meth:`send` gives it and runs ``finish`` on them.
-    The bytes go through a pipe, their length first: a copy of this process forked later, which holds the pipe's
-    end too, cannot keep the data from arriving. :meth:`cancel` ends the copy without finishing."""
+    """``finish(prepare(), payloads)``, with ``prepare`` started now in a forked process (see the module's
+    docstring): the copy runs ``prepare()`` at once, then ``finish`` on the bytes :meth:`send` gives it, an iterator
+    that yields each piece as it arrives (a piece sent early can be worked on while this process makes the next).
+    Each piece goes through a pipe with its length first, and the last is followed by an empty one: a copy of this
+    process forked later, which holds the pipe's end too, cannot keep the data from arriving or their end from being
+    seen. :meth:`cancel` ends the copy without finishing."""
 
-    def __init__(self, prepare: Callable[[], Any], finish: Callable[[Any, bytes], None]) -> None:
+    def __init__(self, prepare: Callable[[], Any], finish: Callable[[Any, Iterator[bytes]], None]) -> None:
         self.name = getattr(finish, "__qualname__", repr(finish))
         self._prepare, self._finish = prepare, finish
         self.pid: int | None = None
-        self._data: int | None = None  # the pipe's end the data go into, until they are sent
+        self._data: int | None = None  # the pipe's end the data go into, until the last is sent
+        self._kept: list[bytes] = []  # without a copy: the pieces, until the last is sent
         if not fork_is_safe() or cores() < 2:
             return
         data_read, self._data = os.pipe()
@@ -65,23 +68,28 @@ class Ahead:
         def work() -> None:
             prepared = prepare()
             with os.fdopen(data_read, "rb") as stream:
-                size = struct.unpack("<Q", stream.read(8).ljust(8, b"\0"))[0]
-                payload = stream.read(size) if size else b""
-            if len(payload) == size > 0:  # cancelled, or this process ended before it sent: nothing to finish
-                finish(prepared, payload)
+                finish(prepared, _pieces(stream))
 
         self.pid = run_forked(work, report, (self._data, self._read))
         os.close(data_read)
         os.close(report)
 
-    def send(self, payload: bytes) -> None:
-        """Give the copy its data (non-empty); it finishes on them while this process goes on (:meth:`wait`)."""
+    def send(self, payload: bytes, last: bool = True) -> None:
+        """Give the copy a piece of its data (non-empty); after the ``last`` it finishes on them while this process
+        goes on (:meth:`wait`)."""
         if self.pid is None:
-            self._finish(self._prepare(), payload)
+            self._kept.append(payload)
+            if last:
+                self._finish(self._prepare(), iter(self._kept))
             return
-        data, self._data = self._data, None
-        with os.fdopen(data, "wb") as stream:
-            stream.write(struct.pack("<Q", len(payload)) + payload)
+        os.write(self._data, _FRAME.pack(len(payload)))
+        view = memoryview(payload)
+        while view:  # a piece larger than the pipe holds goes as the copy reads it
+            view = view[os.write(self._data, view):]
+        if last:
+            os.write(self._data, _FRAME.pack(0))
+            os.close(self._data)
+            self._data = None
 
     def wait(self) -> None:
         """Wait for the copy to end; raise :class:`BesideError` when it failed."""
@@ -101,6 +109,23 @@ class Ahead:
         if self._data is not None:
             os.close(self._data)
             self._data = None
+
+
+_FRAME = struct.Struct("<Q")  # a piece's length, before it
+
+
+def _pieces(stream: IO[bytes]) -> Iterator[bytes]:
+    """The pieces sent through ``stream`` (:meth:`Ahead.send`), up to the empty one after the last; a stream that
+    ends before it (the sender stopped, or ended) ends them there."""
+    while True:
+        header = stream.read(_FRAME.size)
+        if len(header) < _FRAME.size:
+            return
+        size = _FRAME.unpack(header)[0]
+        payload = stream.read(size) if size else b""
+        if not size or len(payload) < size:
+            return
+        yield payload
 
 
 def _wait(name: str, pid: int, report: int) -> None:

@@ -9,12 +9,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
+
 from harness import judgement as j
 from harness.scan.answer import answer, describe_targets, finding_key, platform_of, short_version, version_free, \
     with_versions
 from reports.templating import page_environment
 
-TEMPLATE = "scan.html.j2"
+TEMPLATE, ENGINE_TEMPLATE = "scan.html.j2", "scan_engine.html.j2"
 
 
 def scan_page_template() -> Any:
@@ -28,17 +30,32 @@ def scan_page_template() -> Any:
     return env.get_template(TEMPLATE)
 
 
-def render_scan_page(scan: dict[str, Any], out_path: Path | str, template: Any = None) -> Path:
+def render_scan_page(scan: dict[str, Any], out_path: Path | str, template: Any = None,
+                     engine_html: str | None = None) -> Path:
     """Write the page of ``scan`` (the dict of :meth:`harness.scan.scanner.ScanResult.to_dict`) to ``out_path``;
-    ``template``: :func:`scan_page_template`'s, loaded beforehand (None: loaded now)."""
+    ``template``: :func:`scan_page_template`'s, loaded beforehand (None: loaded now); ``engine_html``: the engine's
+    section of ``scan["engine"]`` rendered beforehand (:func:`render_engine_section`; not taken where the scan holds
+    diagnose's comparisons, which the section shows too)."""
     template = template or scan_page_template()
+    comparisons = _comparisons(scan)
+    if engine_html is None or comparisons:
+        engine_html = render_engine_section(template, scan.get("engine"), comparisons)
     html = template.render(scan=scan, model=scan["model"], answer=answer(scan), grid=grid_view(scan),
-                           evidence=evidence_view(scan),
-                           engine_view=engine_view(scan.get("engine"), _comparisons(scan)))
+                           evidence=evidence_view(scan), engine_html=engine_html)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(html, encoding="utf-8")
     return out_path
+
+
+def render_engine_section(template: Any, engine: dict[str, Any] | None,
+                          comparisons: list[dict[str, Any]] | None = None) -> str:
+    """The page's "Predicted engine" section of ``engine`` (scan.json's ``engine``) and diagnose's ``comparisons``,
+    rendered with ``template``'s environment; "" where there is nothing to show."""
+    view = engine_view(engine, comparisons or [])
+    if not view:
+        return ""
+    return Markup(template.environment.get_template(ENGINE_TEMPLATE).render(ev=view))
 
 
 def grid_view(scan: dict[str, Any]) -> dict[str, Any]:

@@ -2,9 +2,10 @@
 and other tools) and scan.html, rendered on a second core while the JSON is written.
 
 The page's process can be started before the scan (:func:`start_page`): it imports Jinja and loads the page's
-template while the scan imports the case library and reads the model, and gets the scan as the JSON text written to
-scan.json. A large scan's page is rendered by a copy of the process forked once the scan is done instead (it shares
-the scan's memory: reading a large JSON text again would cost more than it saves)."""
+template while the scan imports the case library and reads the model, renders the predicted engine's section as soon
+as the scan has predicted it (:func:`send_engine`: the scan then matches and judges), and gets the scan as the JSON
+text written to scan.json. A large scan's page is rendered by a copy of the process forked once the scan is done
+instead (it shares the scan's memory: reading a large JSON text again would cost more than it saves)."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,8 @@ from typing import Any
 
 JSON_NAME, HTML_NAME = "scan.json", "scan.html"
 SENT_PAGE_BYTES = 2 << 20  # the largest scan.json sent to a page process started before the scan
+SENT_ENGINE_LAYERS = 2000  # the most predicted layers whose section the page's process renders ahead
+ENGINE_PIECE, PAGE_PIECE = b"E", b"P"  # what a piece sent to the page's process holds, by its first byte
 
 
 def scan_data(result) -> dict[str, Any]:
@@ -28,6 +31,14 @@ def start_page():
     return Ahead(_page_template, _render_sent_page)
 
 
+def send_engine(page, engine: dict[str, Any]) -> None:
+    """Give the page's process (:func:`start_page`) the scan's predicted engine (``TargetEngines.to_dict()``) as
+    soon as it is predicted: it renders the engine's section while the scan goes on (none for a larger engine than
+    :data:`SENT_ENGINE_LAYERS` layers: its scan.json is likely too large to be sent at all)."""
+    if len(engine.get("layers") or ()) <= SENT_ENGINE_LAYERS:
+        page.send(ENGINE_PIECE + json.dumps(engine, allow_nan=False, check_circular=False).encode(), last=False)
+
+
 def write_results(data: dict[str, Any], out_dir: Path | str, page=None) -> tuple[Path, Path]:
     """Write a scan (:func:`scan_data`) to ``out_dir/scan.json`` (everything the page shows, for CI and other
     tools) and ``out_dir/scan.html``; return their paths. ``page``: the page's process from :func:`start_page`
@@ -41,7 +52,7 @@ def write_results(data: dict[str, Any], out_dir: Path | str, page=None) -> tuple
     # no check for cycles (a fifth of its time): scan_data builds a tree of plain dicts and lists
     text = json.dumps(data, allow_nan=False, check_circular=False) + "\n"
     if page is not None and len(text) <= SENT_PAGE_BYTES:
-        page.send(f"{html_path}\n{text}".encode())
+        page.send(PAGE_PIECE + f"{html_path}\n{text}".encode())  # the last: the page's path, scan.json's text
     else:
         if page is not None:
             page.cancel()
@@ -59,11 +70,21 @@ def _page_template():
     return scan_page_template()
 
 
-def _render_sent_page(template, payload: bytes) -> None:
-    from reports.scan_page import render_scan_page
+def _render_sent_page(template, pieces) -> None:
+    """The page from the pieces :func:`send_engine` and :func:`write_results` sent: the engine's section rendered
+    when it arrives, then the page, with that section where the scan's engine is the one rendered."""
+    from reports.scan_page import render_engine_section, render_scan_page
 
-    path, _, text = payload.decode().partition("\n")
-    render_scan_page(json.loads(text), Path(path), template)
+    engine = engine_html = None
+    for piece in pieces:
+        kind, body = piece[:1], piece[1:]
+        if kind == ENGINE_PIECE:
+            engine = json.loads(body)
+            engine_html = render_engine_section(template, engine)
+        elif kind == PAGE_PIECE:
+            path, _, text = body.decode().partition("\n")
+            scan = json.loads(text)
+            render_scan_page(scan, Path(path), template, engine_html if scan.get("engine") == engine else None)
 
 
 def _render_page(data: dict[str, Any], path: Path) -> None:

@@ -38,6 +38,9 @@ class ScanOptions:
     jobs: int = 1
     timeout_s: float = 300.0
     fail_on: str = j.SCAN_FAIL_ON_DEFAULT
+    # called with the predicted engine as soon as it is (before the patterns are matched): the scan command's page
+    # process renders its section meanwhile
+    on_engine: Callable[[TargetEngines], None] | None = None
 
 
 @dataclasses.dataclass
@@ -162,6 +165,8 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
                                   "the model")
             else:
                 engine_problem = None
+                if options.on_engine is not None:
+                    options.on_engine(engines)
             lap("engine")
             matches = find_patterns(loaded.view)
             lap("match")

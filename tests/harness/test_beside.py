@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -62,8 +63,8 @@ def _ready():
 
 
 def _finish_into(path):
-    def finish(ready_pid, payload):
-        path.write_text(f"{ready_pid} {os.getpid()} {payload.decode()}")
+    def finish(ready_pid, pieces):
+        path.write_text(f"{ready_pid} {os.getpid()} " + "+".join(piece.decode() for piece in pieces))
     return finish
 
 
@@ -76,6 +77,35 @@ def test_ahead_gets_ready_in_its_own_process_then_finishes_on_the_bytes_sent(tmp
     job.wait()
     ready, finished, payload = out.read_text().split(" ")
     assert ready == finished != str(os.getpid()) and payload == "x" * 200_000
+
+
+def test_ahead_works_on_each_piece_as_it_arrives_and_a_later_copy_of_this_process_does_not_hold_it_up(tmp_path):
+    from harness.beside import Ahead
+
+    seen = tmp_path / "seen"
+
+    def finish(_, pieces):
+        for piece in pieces:  # the first is worked on before the second is sent
+            with seen.open("a") as log:
+                log.write(piece.decode() + "\n")
+
+    job = Ahead(_ready, finish)
+    job.send(b"engine", last=False)
+    deadline = time.monotonic() + 30
+    while not seen.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert seen.read_text() == "engine\n"
+    later = os.fork()  # holds the pipe's end too, as onnx's checks' process does, and outlives the pieces' end
+    if later == 0:
+        time.sleep(3)
+        os._exit(0)
+    try:
+        started = time.monotonic()
+        job.send(b"page")
+        job.wait()
+        assert seen.read_text() == "engine\npage\n" and time.monotonic() - started < 2.5
+    finally:
+        os.waitpid(later, 0)
 
 
 def test_ahead_cancelled_ends_without_finishing_and_raises_nothing(tmp_path):
@@ -91,8 +121,8 @@ def test_ahead_cancelled_ends_without_finishing_and_raises_nothing(tmp_path):
 def test_ahead_a_failure_in_its_process_is_raised_with_its_traceback(tmp_path):
     from harness.beside import Ahead
 
-    def finish(_, payload):
-        raise ValueError(f"no page for {payload.decode()}")
+    def finish(_, pieces):
+        raise ValueError(f"no page for {next(pieces).decode()}")
 
     job = Ahead(_ready, finish)
     job.send(b"scan.json")
@@ -108,6 +138,8 @@ def test_ahead_with_one_core_gets_ready_and_finishes_here_when_sent(tmp_path, mo
     out = tmp_path / "page"
     job = Ahead(_ready, _finish_into(out))
     assert job.pid is None and not out.exists()
+    job.send(b"engine", last=False)
+    assert not out.exists()  # the pieces are kept until the last
     job.send(b"data")
-    assert out.read_text() == f"{os.getpid()} {os.getpid()} data"
+    assert out.read_text() == f"{os.getpid()} {os.getpid()} engine+data"
     job.wait()

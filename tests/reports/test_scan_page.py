@@ -141,23 +141,32 @@ def test_a_finding_with_many_places_lists_the_first_ones_and_says_scan_json_has_
         finding["occurrences"]  # the file keeps them all
 
 
-@pytest.mark.parametrize("sent_bytes", [None, 0], ids=["sent-to-the-process-started-before", "too-large-to-send"])
+@pytest.mark.parametrize("sent_bytes, engine_sent", [(None, "the scan's"), (None, "another"), (None, None), (0, None)],
+                         ids=["engine-then-scan", "another-engine-then-scan", "scan-only", "too-large-to-send"])
 def test_the_page_rendered_by_a_process_started_before_the_scan_is_the_page_of_the_scan(
-        tmp_path, model_files, library_results, monkeypatch, sent_bytes):
-    """`scan` starts the page's process before it scans (reports.scan_results.start_page) and sends it scan.json's
-    text; a larger scan.json is rendered by a copy of the process forked after the scan. Both write the page that
-    the scan's own data render."""
+        tmp_path, model_files, library_results, monkeypatch, sent_bytes, engine_sent):
+    """`scan` starts the page's process before it scans (reports.scan_results.start_page), sends it the predicted
+    engine as soon as it is predicted (its section is rendered meanwhile), then scan.json's text; a larger scan.json
+    is rendered by a copy of the process forked after the scan. Each writes the page that the scan's own data
+    render, also where the engine sent ahead is not the scan's (its section is then rendered again)."""
     from reports import scan_results
     from reports.scan_page import render_scan_page
 
     if sent_bytes is not None:
         monkeypatch.setattr(scan_results, "SENT_PAGE_BYTES", sent_bytes)
     page_process = scan_results.start_page()
-    result = scan(model_files["backbone-silu"], ScanOptions(targets=list(load_matrix().values()),
-                                                           results=[library_results], out_dir=tmp_path))
+    options = ScanOptions(targets=list(load_matrix().values()), results=[library_results], out_dir=tmp_path)
+    if engine_sent is not None:
+        def ahead(engines):
+            engine = engines.to_dict()
+            if engine_sent == "another":
+                engine = {**engine, "layers": engine["layers"][:1]}
+            scan_results.send_engine(page_process, engine)
+        options.on_engine = ahead
+    result = scan(model_files["backbone-silu-qdq"], options)
     data = scan_data(result)
     json_path, html_path = write_results(data, tmp_path / "scan", page_process)
     assert page_process.pid is None  # waited for (or cancelled) before write_results returned
     expected = render_scan_page(data, tmp_path / "expected.html").read_text()
     assert html_path.read_text() == expected and json.loads(json_path.read_text()) == json.loads(json.dumps(data))
-    assert "backbone" in expected and 'data-case="s1-conv-silu"' in expected
+    assert 'class="engine-layers"' in expected and 'data-case=' in expected  # the engine's section, findings
