@@ -5,14 +5,12 @@ Every error names the file, the key and what is allowed, so a typo in a target n
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import re
 import sys
-import zlib
 from pathlib import Path
 from typing import Any
 
+from harness import user_cache
 from harness.shipped import shipped_path
 from harness.tensorrt.platforms import GPU_ARCH_FORM, JETSON_PLATFORMS, PLATFORM_ARCH, PLATFORMS
 from harness.worker.errors import InputError
@@ -133,24 +131,18 @@ def say_on_first_read(path: Path, line: str) -> None:
     _SAY_ON_READ[Path(path)] = line
 
 
-def _cache_dir() -> Path:
-    """Where a parsed targets file is kept for the next command: this user's cache directory."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trt-matrix"
-
-
 def _yaml_mapping(path: Path, text: str) -> Any:
     """``text`` (the file ``path``) parsed as safe YAML, by libyaml's C parser where PyYAML has it (ten times its
-    Python parser's speed: every command reads the matrix first). The parse is kept as JSON in this user's cache,
-    named by the text's CRC-32 and length and holding the text, when JSON holds it exactly: the next command whose
-    file has the same text (compared whole: two texts of one name are told apart) reads it back without importing
-    PyYAML (a fifth of a small model's scan spent before its first step)."""
-    encoded = text.encode("utf-8", "surrogatepass")
-    cached = _cache_dir() / f"matrix-{zlib.crc32(encoded):08x}-{len(encoded)}.json"
+    Python parser's speed: every command reads the matrix first). The parse is kept with the text in this user's
+    cache (:mod:`harness.user_cache`), when JSON holds it exactly: the next command whose file has the same text
+    (compared whole) reads it back without importing PyYAML (a fifth of a small model's scan spent before its first
+    step)."""
+    cached = user_cache.entry_path("matrix", text.encode("utf-8", "surrogatepass"))
     try:
-        kept = json.loads(cached.read_text(encoding="utf-8"))
+        kept = user_cache.read_entry(cached)
         if kept["text"] == text:
             return kept["parsed"]
-    except (OSError, ValueError, KeyError, TypeError):  # none kept, or not readable: parsed below
+    except (KeyError, TypeError):  # none kept, or not this text's: parsed below
         pass
     import yaml
 
@@ -158,15 +150,7 @@ def _yaml_mapping(path: Path, text: str) -> Any:
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as err:
         raise MatrixError(f"{path}: not valid YAML: {err}") from None
-    try:
-        kept = json.dumps({"text": text, "parsed": data}, allow_nan=False)
-        if json.loads(kept)["parsed"] == data:  # e.g. a date, or a number as a key, would come back otherwise
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            partial = cached.with_name(f"{cached.name}.{os.getpid()}.partial")
-            partial.write_text(kept, encoding="utf-8")
-            os.replace(partial, cached)  # whole or not at all, also with another command writing it meanwhile
-    except (OSError, ValueError, TypeError):  # not JSON, or no cache to write to: parsed again next time
-        pass
+    user_cache.write_entry(cached, {"text": text, "parsed": data})
     return data
 
 

@@ -141,3 +141,18 @@ def test_every_fact_names_where_it_comes_from():
                 assert fact.sources, (t.id, fact.what)
             if fact.stops:
                 assert fact.remedy, (t.id, fact.what)
+
+
+def test_the_names_kept_of_each_recorded_surface_answer_as_the_whole_surface_does(tmp_path, monkeypatch):
+    """A scan reads each recorded surface's names (kept in the user's cache), not the whole file: every API feature
+    is present or absent on every recorded version as the whole surface says, read back from the cache too."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    features = (*f._API_FEATURES, f._IMPLICIT_API, f._API_FP4_TYPE)
+    for _ in range(2):  # derived, then read back
+        f.recorded_names.cache_clear()
+        for release in f.recorded_releases():
+            api, names = f.recorded_api(release), f.recorded_names(release)
+            for name in {n for feature in features for n in feature.names} | {"Builder", "Builder.no_such_member"}:
+                assert f.names_have(names, name) == f.surface_has(api, name), (release, name)
+    assert len(list((tmp_path / "trt-matrix").glob("trt-api-names-*.json"))) == len(f.recorded_releases())
+    f.recorded_names.cache_clear()
