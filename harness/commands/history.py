@@ -115,7 +115,7 @@ def cmd_merge(args) -> int:
     for refused in merged.refused:
         print(f"error: {refused}", file=sys.stderr)
     if not merged.runs and merged.refused:
-        raise CommandError(f"nothing to merge: every run was refused (above); a contributed run must arrive as its "
+        raise CommandError("nothing to merge: every run was refused (above); a contributed run must arrive as its "
                            "contributor sealed it")
     if not merged.runs:
         raise CommandError(f"no run of {args.night} in {', '.join(map(str, args.paths))}; the runs found are of "

@@ -3,6 +3,8 @@ platform, one coloured cell each, linked to the evidence), each finding's eviden
 1366x768 and at a phone's width."""
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from harness.matrix import load_matrix
@@ -57,14 +59,23 @@ def test_the_grid_has_a_row_per_finding_and_a_cell_per_available_target_grouped_
     assert tree.find("article", id="finding-3").attrs["data-variant"] == "size-64"
 
 
-@pytest.mark.parametrize("width, height", [(1366, 768), (390, 844)])
-def test_in_chromium_the_answer_is_on_the_first_screen_and_nothing_but_the_grid_scrolls_sideways(yolo_page, width,
-                                                                                                height):
+@contextlib.contextmanager
+def _opened(page, width, height):
+    """Headless Chromium with its window ``width`` x ``height``, showing ``page``; closed afterwards."""
     _browser_or_skip()
     driver = chromium(javascript=True, width=width)
     try:
         driver.set_window_size(width, height)
-        driver.get(yolo_page[0].as_uri())
+        driver.get(page.as_uri())
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.mark.parametrize("width, height", [(1366, 768), (390, 844)])
+def test_in_chromium_the_answer_is_on_the_first_screen_and_nothing_but_the_grid_scrolls_sideways(yolo_page, width,
+                                                                                                height):
+    with _opened(yolo_page[0], width, height) as driver:
         from selenium.webdriver.common.by import By
 
         first_group = driver.find_element(By.CSS_SELECTOR, "section#answer .group")
@@ -79,18 +90,12 @@ def test_in_chromium_the_answer_is_on_the_first_screen_and_nothing_but_the_grid_
         assert driver.find_element(By.CSS_SELECTOR, "details > summary").is_displayed()
         assert not driver.find_element(By.CSS_SELECTOR, "section#engine table.engine-layers").is_displayed() \
             if driver.find_elements(By.CSS_SELECTOR, "section#engine table.engine-layers") else True
-    finally:
-        driver.quit()
 
 
 @pytest.mark.parametrize("width, height", [(1366, 768), (390, 844)])
 def test_in_chromium_the_evidence_reads_in_lines_not_letters_and_the_grid_fits_a_laptop_screen(yolo_page, width,
                                                                                              height):
-    _browser_or_skip()
-    driver = chromium(javascript=True, width=width)
-    try:
-        driver.set_window_size(width, height)
-        driver.get(yolo_page[0].as_uri())
+    with _opened(yolo_page[0], width, height) as driver:
         squeezed = driver.execute_script("""
             return Array.from(document.querySelectorAll('section#findings :is(td, th)'))
               .filter(c => c.textContent.trim().length > 20 && c.getBoundingClientRect().width < 150)
@@ -100,5 +105,3 @@ def test_in_chromium_the_evidence_reads_in_lines_not_letters_and_the_grid_fits_a
             scroll_width, client_width = driver.execute_script(
                 "const s = document.querySelector('section#grid .scroll'); return [s.scrollWidth, s.clientWidth];")
             assert scroll_width <= client_width, f"the grid scrolls at {width}px: {scroll_width} > {client_width}"
-    finally:
-        driver.quit()
