@@ -2,7 +2,8 @@
 costs more than reading it back (matrix.yaml's, without importing PyYAML; the names of a recorded TensorRT API
 surface, a fifth of the file). Each entry is JSON, named by what it was derived from (its kind, the source's CRC-32
 and Adler-32 and length), and written whole or not at all; a command that cannot read or write the cache derives
-the value itself, as it would have without one."""
+the value itself, as it would have without one. Each kind keeps its :data:`KEPT` newest entries: a file edited
+many times (a matrix.yaml under work) leaves no trail behind."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable
 
+KEPT = 32  # entries of one kind; writing one more removes the oldest
 
 def cache_dir() -> Path:
     """This user's cache directory for trt-matrix (``$XDG_CACHE_HOME/trt-matrix``, else ``~/.cache/trt-matrix``)."""
@@ -40,8 +42,16 @@ def write_entry(path: Path, value: Any) -> None:
         partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
         partial.write_text(text, encoding="utf-8")
         os.replace(partial, path)  # whole or not at all, also with another command writing it meanwhile
+        _prune(path.parent, path.name.rpartition("-")[0].rpartition("-")[0])
     except (OSError, ValueError, TypeError):
         pass
+
+
+def _prune(directory: Path, kind: str) -> None:
+    """Remove all but the :data:`KEPT` newest entries of ``kind`` (another command may remove one meanwhile)."""
+    entries = sorted(directory.glob(f"{kind}-*.json"), key=lambda entry: entry.stat().st_mtime, reverse=True)
+    for old in entries[KEPT:]:
+        old.unlink(missing_ok=True)
 
 
 def derived(kind: str, source: bytes, derive: Callable[[], Any]) -> Any:

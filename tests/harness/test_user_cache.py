@@ -51,3 +51,13 @@ def test_what_json_does_not_hold_exactly_is_not_kept(cache):
     user_cache.derived("names", b"x", derive)
     user_cache.derived("names", b"x", derive)
     assert len(calls) == 2 and not list(cache.glob("names-*.json"))
+
+
+def test_each_kind_keeps_its_newest_entries_only(cache, monkeypatch):
+    monkeypatch.setattr(user_cache, "KEPT", 3)
+    user_cache.derived("other", b"kept", lambda: "other kind")
+    for n in range(5):
+        user_cache.derived("matrix", f"edit {n}".encode(), lambda: n)
+    kept = sorted(path.name for path in cache.glob("matrix-*.json"))
+    assert kept == sorted(user_cache.entry_path("matrix", f"edit {n}".encode()).name for n in (2, 3, 4))
+    assert user_cache.entry_path("other", b"kept").exists()
