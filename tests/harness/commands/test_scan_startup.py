@@ -9,14 +9,12 @@ from harness.commands.main import COMMAND_MODULES, build_parser
 from tests.conftest import REPO
 from tests.models.fixtures import model_files  # noqa: F401
 
-# `scan` run as `python -m harness` runs it, then the names of the modules the process imported
+# `scan` run as the command line runs it (its main(); run() would end the process before the modules are listed),
+# then the names of the modules the process imported
 SCAN_THEN_MODULES = """
-import json, runpy, sys
-sys.argv = ["harness", *sys.argv[1:]]
-try:
-    runpy.run_module("harness", run_name="__main__")
-except SystemExit as done:
-    status = done.code
+import json, sys
+from harness.commands.main import main
+status = main(sys.argv[1:])
 print(json.dumps({"status": status, "modules": sorted(sys.modules)}))
 """
 
