@@ -42,6 +42,14 @@ def model_uri(data: dict) -> str:
     return path.as_posix()
 
 
+def _level(levels: dict[str, str], verdict: dict, default: str) -> str:
+    """The level of a finding's verdict in ``levels``: its word's, but a warning, not an error, where the verdict
+    rests on claims not known to hold on the target (scan.json's ``gates`` false: it does not fail the gate, and
+    its reason says why)."""
+    level = levels.get(verdict["verdict"], default)
+    return "warning" if level == "error" and verdict.get("gates") is False else level
+
+
 def _gated(data: dict) -> list[tuple[dict, dict, dict]]:
     """(finding, target, the finding's verdict there) for each finding whose verdict on a target the gate counts
     (``--fail-on``), targets in scan order."""
@@ -124,7 +132,7 @@ def to_sarif(data: dict) -> str:
         anchors = [o["anchor"] for o in f["occurrences"]]
         results.append({
             "ruleId": rule or f["case"],
-            "level": SARIF_LEVELS.get(verdict["verdict"], "note"),
+            "level": _level(SARIF_LEVELS, verdict, "note"),
             "message": {"text": f"{finding_key(f)} on {t['target']} ({t['title']}): {verdict['verdict']}: "
                                 f"{verdict['reason']}"},
             "locations": [{
@@ -190,7 +198,8 @@ def to_github(data: dict) -> str:
     grouped: dict[tuple[str, str, str], tuple[dict, list[dict], bool]] = {}
     for f, t, verdict in _gated(data):
         fact = _fact_rule(verdict)  # a fact stops the whole model there: one annotation, whichever finding says it
-        key = (fact or finding_key(f), verdict["verdict"], version_free(verdict["reason"], t.get("version")))
+        key = (fact or finding_key(f), verdict["verdict"], version_free(verdict["reason"], t.get("version")),
+               _level(GITHUB_LEVELS, verdict, "notice"))
         members = grouped.setdefault(key, (f, [], bool(fact)))[1]
         if t not in members:
             members.append(t)
@@ -205,12 +214,13 @@ def to_github(data: dict) -> str:
                    f"{with_versions(text, {t.get('version') for t in targets})}")
         lines.append(f"::{GITHUB_LEVELS.get(word, 'notice')} file={_escape_property(uri)},"
                      f"title={_escape_property(title)}::{_escape_data(message)}")
-    for (name, word, reason), (f, targets, fact) in grouped.items():
-        title = f"{'a fact of the target' if fact else f['pattern']} {word} on {len(targets)} target(s)"
+    for (name, word, reason, level), (f, targets, fact) in grouped.items():
+        held = " (not a CI gate here)" if level != GITHUB_LEVELS.get(word, "notice") else ""
+        title = f"{'a fact of the target' if fact else f['pattern']} {word} on {len(targets)} target(s){held}"
         where = "the model" if fact else f"{name} at {', '.join(o['anchor'] for o in f['occurrences'][:3])}"
         text = with_versions(reason, {t.get("version") for t in targets})
         message = f"{where}: {word} on {describe_targets(targets, data['targets'])}: {text}"
-        lines.append(f"::{GITHUB_LEVELS.get(word, 'notice')} file={_escape_property(uri)},"
+        lines.append(f"::{level} file={_escape_property(uri)},"
                      f"title={_escape_property(title)}::{_escape_data(message)}")
     a = answer(data)
     summary = "\n".join([a["headline"], *a["changes"]])

@@ -99,12 +99,15 @@ def test_format_sarif_names_rules_per_pattern_and_fact_and_the_users_nodes(model
     assert "fact/implicit-int8" in rules and "no implicit quantization" in rules["fact/implicit-int8"]["help"]["text"]
     s1 = next(r for r in run["results"] if r["properties"] == {
         "target": "trt86-orin", "verdict": "blocked", "basis": "claimed", "finding": "s1-conv-silu/size-64"})
-    assert s1["level"] == "error" and run["tool"]["driver"]["rules"][s1["ruleIndex"]]["id"] == "s1-conv-silu"
+    # S1's claim on 8.6 is a sibling report's, not known to hold for this model: a warning, as it does not fail the
+    # gate (the exit status is 1 for TensorRT 11's refusal of calibrators, an error)
+    assert s1["level"] == "warning" and run["tool"]["driver"]["rules"][s1["ruleIndex"]]["id"] == "s1-conv-silu"
     location = s1["locations"][0]
     assert location["physicalLocation"]["artifactLocation"]["uri"].endswith("backbone-silu.onnx")
     assert [loc["name"] for loc in location["logicalLocations"]] == [backbone.STEM]
     p10 = [r for r in run["results"] if r["ruleId"] == "fact/implicit-int8"]
     assert {r["properties"]["target"] for r in p10} == {"trt11-x86", "trt114-orin", "trt114-orin-dla", "trt114-thor"}
+    assert {r["level"] for r in p10} == {"error"}
 
 
 def test_format_github_writes_one_annotation_per_finding_and_verdict(model_files, tmp_path):
@@ -112,12 +115,13 @@ def test_format_github_writes_one_annotation_per_finding_and_verdict(model_files
                      check=False)
     lines = result.stdout.splitlines()
     errors_ = [line for line in lines if line.startswith("::error file=")]
-    # S1's claim on 8.6 for each of its three forms; TensorRT 11's refusal of calibrators for the model, once per
-    # wording of the fact (11.4's names one more source)
-    assert len(errors_) == 5, result.stdout
-    assert all(line.split(",", 1)[0].endswith("backbone-silu.onnx") for line in errors_)
-    s1 = next(line for line in errors_ if "s1-conv-silu/size-64" in line)
-    assert "title=S1 blocked on 1 target(s)::" in s1 and "TensorRT 8.6 on Orin, 1 target" in s1
+    warnings = [line for line in lines if line.startswith("::warning file=")]
+    # errors: TensorRT 11's refusal of calibrators for the model, once per wording of the fact (11.4's names one more
+    # source); warnings: S1's claim on 8.6 for each of its three forms, a sibling report's, which does not gate
+    assert len(errors_) == 2 and len(warnings) == 3, result.stdout
+    assert all(line.split(",", 1)[0].endswith("backbone-silu.onnx") for line in errors_ + warnings)
+    s1 = next(line for line in warnings if "s1-conv-silu/size-64" in line)
+    assert "title=S1 blocked on 1 target(s) (not a CI gate here)::" in s1 and "TensorRT 8.6 on Orin, 1 target" in s1
     facts = [line for line in errors_ if "a fact of the target" in line]
     assert "title=a fact of the target blocked on 3 target(s)::the model: blocked on TensorRT 11.4 on Orin, " \
            "Orin DLA and Thor, 3 targets: from the target's facts: TensorRT 11.4 has no implicit quantization" in facts[1]
