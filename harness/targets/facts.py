@@ -189,8 +189,10 @@ def _implicit(version: str) -> Fact:
     value = {lifecycle.SUPPORTED: PRESENT, lifecycle.DEPRECATED: DEPRECATED, lifecycle.REMOVED: ABSENT}[status.status]
     api = _IMPLICIT_API.presence(version)
     sources = tuple(dict.fromkeys(status.sources + api.files))
-    return Fact(IMPLICIT_INT8, value, status.reason, sources, DOCUMENTED, REFUSES_BUILD if value == ABSENT else None,
-                f"{lifecycle.MIGRATION} ({TO_EXPLICIT})" if value != PRESENT else "")
+    # the statement without the lifecycle's advice: the fact's remedy says it (with how), and both are shown
+    return Fact(IMPLICIT_INT8, value, f"{status.statement}.", sources, DOCUMENTED,
+                REFUSES_BUILD if value == ABSENT else None,
+                f"{status.advice} ({TO_EXPLICIT})" if status.advice else "")
 
 
 def _dla(version: str, platform: str) -> Fact:

@@ -20,7 +20,7 @@ and not in 11.4.0.106 (checked by the tests against each JSON file). The JSON ca
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 SUPPORTED, DEPRECATED, REMOVED = "supported", "deprecated", "removed"
 DEPRECATED_FROM = (10, 1)
@@ -43,11 +43,18 @@ class Lifecycle:
     version: str
     status: str  # supported, deprecated or removed
     warning_expected: bool  # a build with a calibrator raises a DeprecationWarning
-    reason: str
+    statement: str  # where the version stands, without advice
+    advice: str  # what to do where it is deprecated or removed (MIGRATION); "" where it is supported
     sources: tuple[str, ...]
 
+    @property
+    def reason(self) -> str:
+        """The statement with its advice, in one sentence: what a cell's record and its skip say."""
+        return f"{self.statement}; {self.advice}." if self.advice else f"{self.statement}."
+
     def to_dict(self) -> dict:
-        return {**asdict(self), "sources": list(self.sources)}
+        return {"version": self.version, "status": self.status, "warning_expected": self.warning_expected,
+                "reason": self.reason, "sources": list(self.sources)}
 
 
 def implicit_quantization(version: str) -> Lifecycle:
@@ -59,12 +66,12 @@ def implicit_quantization(version: str) -> Lifecycle:
     if major_minor >= REMOVED_FROM:
         return Lifecycle(version, REMOVED, False,
                          f"TensorRT {version} has no implicit quantization: 11.0 removed BuilderFlag.INT8 and the "
-                         f"calibrators (deprecated since 10.1); {MIGRATION}.", REMOVAL_SOURCES + DEPRECATION_SOURCES)
+                         "calibrators (deprecated since 10.1)", MIGRATION, REMOVAL_SOURCES + DEPRECATION_SOURCES)
     if major_minor >= DEPRECATED_FROM:
         return Lifecycle(version, DEPRECATED, True,
                          f"TensorRT {version} still calibrates, but implicit quantization is deprecated since 10.1: "
-                         "setting IBuilderConfig.int8_calibrator raises a DeprecationWarning, and 11.0 removes it; "
-                         f"{MIGRATION}.", DEPRECATION_SOURCES + REMOVAL_SOURCES)
+                         "setting IBuilderConfig.int8_calibrator raises a DeprecationWarning, and 11.0 removes it",
+                         MIGRATION, DEPRECATION_SOURCES + REMOVAL_SOURCES)
     return Lifecycle(version, SUPPORTED, False,
                      f"TensorRT {version} supports implicit quantization without a deprecation (it is deprecated "
-                     "from 10.1 and removed in 11.0).", DEPRECATION_SOURCES + REMOVAL_SOURCES)
+                     "from 10.1 and removed in 11.0)", "", DEPRECATION_SOURCES + REMOVAL_SOURCES)

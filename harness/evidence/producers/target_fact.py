@@ -20,15 +20,7 @@ def produce(form: Form, target: Any, sources: Sources, scope: str) -> list[Evide
     fact = model_fact_basis(entry, target, where=form.where)
     if fact is None:
         return []
-    remedy = f"; what to do: {_not_said(fact.remedy, fact.statement)}" if fact.remedy else ""
+    remedy = f"; what to do: {fact.remedy}" if fact.remedy else ""
     return [Evidence(j.FACT, scope, form.case, form.variant, target.id, fact_outcome(fact), fact.what,
                      fact.sources[0], strength=fact.certainty, said=f"{fact.cited()}{remedy}", item=fact)]
 
-
-def _not_said(remedy: str, statement: str) -> str:
-    """``remedy`` less what ``statement`` already says: a remedy "ADVICE (HOW)" whose advice the fact states (the
-    lifecycle's removal of implicit quantization states its migration) is said as HOW alone."""
-    advice, _, how = remedy.rpartition(" (")
-    if advice and how.endswith(")") and advice in statement:
-        return how[:-1]
-    return remedy

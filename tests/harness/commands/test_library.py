@@ -75,6 +75,9 @@ def test_facts_of_named_targets_say_where_they_differ_with_sources_and_remedies(
     assert "implicit-int8: no. TensorRT 11.4.1 has no implicit quantization" in section
     assert "--to-explicit" in section
     assert "https://docs.nvidia.com/deeplearning/tensorrt/11.4.0/api/migration/tensorrt-10x-to-11x.html" in section
+    # the fact, then what to do: the migration said once
+    implicit = section.split("  implicit-int8: ")[1].split("\n  calibration-profile")[0]
+    assert implicit.count("migrate to explicit quantization") == 1, implicit
 
 
 def test_facts_take_the_gpu_of_an_x86_host():
