@@ -95,10 +95,9 @@ def read_for_parser(index: Any) -> ParserReading:
         if proto.domain in DEFAULT_DOMAINS:
             by_op.setdefault(node.op_type, []).append(name)
     quantizers = _Quantizers(index)
-    elements = {position: quantizers.element(position) for position in quantizers.positions}
-    return ParserReading(tuple((op, tuple(nodes)) for op, nodes in sorted(by_op.items())),
-                         quantizers.groups(elements), quantizers.dla_types(elements),
-                         frozenset(t for t in elements.values() if t is not None))
+    return ParserReading(tuple((op, tuple(nodes)) for op, nodes in sorted(by_op.items())), quantizers.groups(),
+                         quantizers.dla_types(), frozenset(t for t in map(quantizers.element, quantizers.positions)
+                                                           if t is not None))
 
 
 def check_parser(model: Any, version: str, opset: int | None = None, dla: bool = False) -> ParserCheck:
@@ -197,13 +196,12 @@ class _Quantizers:
         self._types: dict[str, str | None] = {}  # per tensor: a model's Q/DQ share few scales and zero points
         self._elements: dict[int, str | None] = {}
 
-    def groups(self, elements: dict[int, str | None]) -> tuple[tuple[str, str, str, str, tuple[str, ...]], ...]:
-        """The Q/DQ nodes grouped by what a rule asks of them: (rule, op, detail, type, node names); ``elements``:
-        each Q/DQ position's :meth:`element`."""
+    def groups(self) -> tuple[tuple[str, str, str, str, tuple[str, ...]], ...]:
+        """The Q/DQ nodes grouped by what a rule asks of them: (rule, op, detail, type, node names)."""
         groups: dict[tuple[str, str, str, str], list[str]] = {}  # (rule, op, detail, type) -> nodes
         for position in self.positions:
             node, name = self.index.nodes[position], self.index.names[position]
-            element = elements[position]
+            element = self.element(position)
             zero_point = node.input[2] if len(node.input) > 2 else ""
             if zero_point and self.nonzero(zero_point):
                 groups.setdefault(("qdq-zero-point", node.op_type, "non-zero zero point", ""), []).append(name)
@@ -221,11 +219,11 @@ class _Quantizers:
                 groups.setdefault(("qdq-blocked", node.op_type, f"blocked {element}", element or ""), []).append(name)
         return tuple((*key, tuple(nodes)) for key, nodes in groups.items())
 
-    def dla_types(self, elements: dict[int, str | None]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    def dla_types(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """The quantized types DLA has no layer precision for, each with its Q/DQ nodes."""
         by_type: dict[str, list[str]] = {}
         for position in self.positions:
-            element = elements[position]
+            element = self.element(position)
             if element is not None and element not in facts.DLA_PRECISIONS and element not in ("UINT8", "INT32"):
                 by_type.setdefault(element, []).append(self.index.names[position])
         return tuple((element, tuple(nodes)) for element, nodes in by_type.items())
@@ -263,8 +261,7 @@ class _Quantizers:
         return self._tensor_type(node.input[1]) if len(node.input) > 1 else None
 
     def block_size(self, position: int) -> int:
-        attributes = self.index.graph.node[position].attribute
-        attribute = self._attribute(position, "block_size") if attributes else None
+        attribute = self._attribute(position, "block_size")
         return attribute.i if attribute else 0
 
     def nonzero(self, tensor: str) -> bool:
