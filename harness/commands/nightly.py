@@ -18,6 +18,7 @@ from harness.commands.options import (
     iso_date,
     no_match_error,
     output_directory,
+    read_input,
 )
 
 DEFAULT_RUNS = Path("out/runs")
@@ -90,13 +91,9 @@ def cmd_nightly(args) -> int:
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as err:
         raise CommandError(f"--shard: {err}") from None
-    durations = None
-    if args.durations is not None:
-        input_file(args.durations, "a durations file written by `trt-matrix nightly-plan --durations-out`")
-        try:
-            durations = read_durations(args.durations)
-        except ValueError as err:
-            raise CommandError(f"--durations: {err}") from None
+    durations = None if args.durations is None else read_input(
+        args.durations, "a durations file written by `trt-matrix nightly-plan --durations-out`", read_durations,
+        "--durations")
     host = args.host or default_host()
     machine = machine_facts(machine_name(args.machine, host), args.host_kind)
     if args.gpu_arch and machine["gpu_arch"] != args.gpu_arch:
@@ -157,13 +154,8 @@ def cmd_nightly_plan(args) -> int:
     hosts = load_hosts(args.matrix)
     if not hosts:
         raise CommandError(f"{args.matrix} has no hosts section: nothing to plan")
-    runners = None
-    if args.runners is not None:
-        input_file(args.runners, "GitHub's answer to GET /repos/OWNER/REPO/actions/runners")
-        try:
-            runners = read_runners(args.runners)
-        except ValueError as err:
-            raise CommandError(f"--runners: {err}") from None
+    runners = None if args.runners is None else read_input(
+        args.runners, "GitHub's answer to GET /repos/OWNER/REPO/actions/runners", read_runners, "--runners")
     plan = plan_jobs(hosts, runners)
     for job in plan["include"]:
         print(f"job {job['slot']}: runs-on {', '.join(job['labels'])}; targets {job['targets']}")

@@ -6,7 +6,7 @@ import datetime
 import os
 import textwrap
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, TypeVar
 
 from harness.exit_codes import (  # noqa: F401  (the commands' names for them)
     EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_MEANINGS, EXIT_OK, EXIT_PARTIAL, EXIT_REGRESSION, EXIT_USAGE,
@@ -15,6 +15,7 @@ from harness.exit_codes import (  # noqa: F401  (the commands' names for them)
 EXIT_CODES_HELP = "Exit status, the same for every command:\n" + "\n".join(
     textwrap.fill(text, 116, initial_indent=f"  {code}  ", subsequent_indent="     ")
     for code, text in EXIT_MEANINGS.items())
+T = TypeVar("T")
 DEFAULT_CASES_DIR = Path("out/cases")
 DEFAULT_RESULTS = Path("out/results.jsonl")
 
@@ -34,6 +35,16 @@ def input_file(path: Path, what: str) -> Path:
     if not path.is_file():
         raise CommandError(f"{path}: no such file; expected {what}")
     return path
+
+
+def read_input(path: Path, what: str, reader: Callable[[Path], T], option: str) -> T:
+    """``reader(path)`` of the file an ``option`` names (:func:`input_file`'s checks first, ``what`` the command
+    expects there); its ValueError as a CommandError naming the option."""
+    input_file(path, what)
+    try:
+        return reader(path)
+    except ValueError as err:
+        raise CommandError(f"{option}: {err}") from None
 
 
 def output_directory(path: Path, option: str) -> Path:
