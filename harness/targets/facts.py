@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from pathlib import Path
 from typing import Iterable
 
 from harness import user_cache
@@ -352,12 +353,7 @@ def recorded_releases() -> tuple[str, ...]:
 @functools.lru_cache(maxsize=None)
 def recorded_api(version: str) -> dict:
     """The ``module`` section of tensorrt-VERSION.json: class, enum and function name -> entry."""
-    path = TRT_API_DIR / f"tensorrt-{version}.json"
-    try:
-        return json.loads(path.read_text())["module"]
-    except (OSError, ValueError, KeyError) as error:
-        raise ValueError(f"{path}: not a recorded TensorRT API surface ({error}); the files come from "
-                         "NVIDIA's binding wheels (see the README next to them)") from None
+    return _module_section(*_surface_file(version))
 
 
 @functools.lru_cache(maxsize=None)
@@ -365,16 +361,31 @@ def recorded_names(version: str) -> dict[str, frozenset[str]]:
     """The names the recorded surface of ``version`` lists: class or enum -> its members and values (what
     :func:`names_have` asks), a fifth of the file, kept in this user's cache (:mod:`harness.user_cache`) by the
     file's bytes: a scan asks every recorded surface, and parsing them whole was a tenth of a small model's scan."""
-    path = TRT_API_DIR / f"tensorrt-{version}.json"
-    try:
-        source = path.read_bytes()
-    except OSError as error:
-        raise ValueError(f"{path}: not a recorded TensorRT API surface ({error}); the files come from NVIDIA's "
-                         "binding wheels (see the README next to them)") from None
+    path, source = _surface_file(version)
     names = user_cache.derived("trt-api-names", source, lambda: {
         kind: sorted({*entry.get("members", {}), *entry.get("values", [])})
-        for kind, entry in recorded_api(version).items()})
+        for kind, entry in _module_section(path, source).items()})
     return {kind: frozenset(members) for kind, members in names.items()}
+
+
+def _surface_file(version: str) -> tuple[Path, bytes]:
+    path = TRT_API_DIR / f"tensorrt-{version}.json"
+    try:
+        return path, path.read_bytes()
+    except OSError as error:
+        raise _not_a_surface(path, error) from None
+
+
+def _module_section(path: Path, source: bytes) -> dict:
+    try:
+        return json.loads(source)["module"]
+    except (ValueError, KeyError) as error:
+        raise _not_a_surface(path, error) from None
+
+
+def _not_a_surface(path: Path, error: Exception) -> ValueError:
+    return ValueError(f"{path}: not a recorded TensorRT API surface ({error}); the files come from NVIDIA's binding "
+                      "wheels (see the README next to them)")
 
 
 def names_have(names: dict[str, frozenset[str]], dotted: str) -> bool:

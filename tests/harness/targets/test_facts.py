@@ -156,3 +156,15 @@ def test_the_names_kept_of_each_recorded_surface_answer_as_the_whole_surface_doe
                 assert f.names_have(names, name) == f.surface_has(api, name), (release, name)
     assert len(list((tmp_path / "trt-matrix").glob("trt-api-names-*.json"))) == len(f.recorded_releases())
     f.recorded_names.cache_clear()
+
+
+def test_a_missing_or_broken_recorded_surface_is_named_whichever_reader_asks(tmp_path, monkeypatch):
+    monkeypatch.setattr(f, "TRT_API_DIR", tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "tensorrt-9.9.json").write_text("{not json")
+    for reader in (f.recorded_api, f.recorded_names):
+        for version in ("9.8", "9.9"):  # missing, then broken
+            with pytest.raises(ValueError, match=rf"tensorrt-{version}\.json: not a recorded TensorRT API surface"):
+                reader(version)
+    f.recorded_names.cache_clear()
+    f.recorded_api.cache_clear()
