@@ -156,20 +156,30 @@ def _facts(target_id: str, backend: str, version: str | None, platform: str, arc
     """:func:`target_facts` of what it depends on, once per target: a scan asks for them per finding and target."""
     if backend != "tensorrt" or not version:
         return TargetFacts(target_id, {})
-    facts = {DLA: _dla(version, platform)}
-    facts[IMPLICIT_INT8] = _implicit(version)
-    for feature in _API_FEATURES:
-        facts[feature.what] = feature.fact(version)
+    facts = {DLA: _dla(version, platform), **_api_facts(version)}
     facts[FP8_QDQ] = _hardware(FP8_QDQ, "FP8", arch, FP8_MIN_CAPABILITY, "Ada, Hopper, Blackwell", (FP8_HARDWARE,),
                                "keep INT8 Q/DQ on this GPU (FP8 needs SM 8.9 or later; Orin is SM 8.7)", ISSUE)
     fp4_type = _API_FP4_TYPE.fact(version)
     facts[FP4_QDQ] = fp4_type if fp4_type.stops else _hardware(
         FP4_QDQ, "FP4", arch, FP4_MIN_CAPABILITY, "Blackwell", (RELEASE_NOTES_10_8,),
         "keep FP8 or INT8 Q/DQ on this GPU (FP4 needs a Blackwell GPU, SM 10.0 or later)", DOCUMENTED)
-    typing = release_facts.network_typing(version)
-    facts["network-typing"] = Fact("network-typing", "strong only" if version_tuple(version)[:1] >= (11,) else
-                                   "weak by default", typing.statement, typing.sources, DOCUMENTED)
+    facts["network-typing"] = _network_typing(version)
     return TargetFacts(target_id, facts)
+
+
+@functools.lru_cache(maxsize=None)
+def _api_facts(version: str) -> dict[str, Fact]:
+    """The facts of a release's API whatever its platform and GPU (the calibrator and the API features), once per
+    release: a matrix holds each release on several platforms."""
+    return {IMPLICIT_INT8: _implicit(version), **{feature.what: feature.fact(version) for feature in _API_FEATURES}}
+
+
+@functools.lru_cache(maxsize=None)
+def _network_typing(version: str) -> Fact:
+    """How a release types networks (weakly by default, or strongly only), once per release."""
+    typing = release_facts.network_typing(version)
+    return Fact("network-typing", "strong only" if version_tuple(version)[:1] >= (11,) else "weak by default",
+                typing.statement, typing.sources, DOCUMENTED)
 
 
 def blocks(needs: Iterable[str], target: TargetLike, gpu_arch: str | None = None) -> Fact | None:
@@ -357,15 +367,15 @@ def recorded_api(version: str) -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def recorded_names(version: str) -> dict[str, frozenset[str]]:
-    """The names the recorded surface of ``version`` lists: class or enum -> its members and values (what
+def recorded_names(version: str) -> dict[str, list[str]]:
+    """The names the recorded surface of ``version`` lists: class or enum -> its members and values, sorted (what
     :func:`names_have` asks), a fifth of the file, kept in this user's cache (:mod:`harness.user_cache`) by the
-    file's bytes: a scan asks every recorded surface, and parsing them whole was a tenth of a small model's scan."""
+    file's bytes: a scan asks every recorded surface, and parsing them whole was a tenth of a small model's scan.
+    The lists are kept as read back: a scan asks a few names of each, fewer than making sets of them all costs."""
     path, source = _surface_file(version)
-    names = user_cache.derived("trt-api-names", source, lambda: {
+    return user_cache.derived("trt-api-names", source, lambda: {
         kind: sorted({*entry.get("members", {}), *entry.get("values", [])})
         for kind, entry in _module_section(path, source).items()})
-    return {kind: frozenset(members) for kind, members in names.items()}
 
 
 def _surface_file(version: str) -> tuple[Path, bytes]:
@@ -388,7 +398,7 @@ def _not_a_surface(path: Path, error: Exception) -> ValueError:
                       "wheels (see the README next to them)")
 
 
-def names_have(names: dict[str, frozenset[str]], dotted: str) -> bool:
+def names_have(names: dict[str, list[str]], dotted: str) -> bool:
     """Whether :func:`recorded_names` lists ``dotted`` ("Class", "Class.member" or "Enum.VALUE"), as
     :func:`surface_has` answers it of the whole surface."""
     kind, _, member = dotted.partition(".")
