@@ -414,7 +414,7 @@ def _own_signature(case: type[Case], signature: Any) -> KnownFailure | KnownForm
     if signature.source not in case.links:
         raise TypeError(f"Case {case.id}: log signature {signature.id} cites {signature.source}, which is not among "
                         "the case's links")
-    return dataclasses.replace(signature, pattern=case.pattern)
+    return signature._replace(pattern=case.pattern)
 
 
 def get_case(case_id: str) -> type[Case]:
