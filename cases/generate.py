@@ -217,7 +217,7 @@ def variant_entry(case: type[Case], variant: Variant, model: onnx.ModelProto, ex
         "expected_int8": list(expected_int8),
         "expected_precision": dict(expected_precision if expected_precision is not None
                                    else dict.fromkeys(expected_int8, "int8")),
-        "tolerance": case.tolerance.__dict__ | {},
+        "tolerance": case.tolerance._asdict(),
         "model": f"{case.id}/{variant.name}.onnx",
         "data": f"{case.id}/{variant.name}.npz",
         "model_sha256": hashlib.sha256(model_bytes).hexdigest(),

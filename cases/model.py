@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from typing import Any, ClassVar, Iterable
+from typing import Any, ClassVar, Iterable, NamedTuple
 
 # The variant roles, the precisions a case can ask an expected node to run in (Built.expected_precision), the claim
 # type (for one target, or over a range with a Scope) and the outcomes and strengths a claim can name are
@@ -30,8 +30,7 @@ CALIBRATORS = ("entropy2", "minmax")
 CACHE_ALGORITHMS = ("EntropyCalibration2", "MinMaxCalibration")
 
 
-@dataclasses.dataclass(frozen=True)
-class Observation:
+class Observation(NamedTuple):
     """What this project saw a case do on one target, never an upstream claim: the failure a ``trt-matrix reduce`` run
     kept (outcome, failure category, the error's kind and node) on the target it ran on. It has no source link and
     never reaches a record's ``expectation``; the case's own test asserts it, by generating and running the case."""
@@ -45,8 +44,7 @@ class Observation:
     made_by: str = "trt-matrix reduce"
 
 
-@dataclasses.dataclass(frozen=True)
-class Tolerance:
+class Tolerance(NamedTuple):
     """How close a target's output must be to the FP32 reference, and why that much."""
 
     min_cosine: float
@@ -198,8 +196,7 @@ class Variant:
                              "sweep that keeps that form's structure does); inherits must be False")
 
 
-@dataclasses.dataclass(frozen=True)
-class Match:
+class Match(NamedTuple):
     """One place in a user's model that has a case's pattern, named by the user's own nodes (the scanner's unit)."""
 
     case: str
@@ -232,8 +229,7 @@ class Built:
         return {**dict.fromkeys(self.expected_int8, "int8"), **self.expected_precision}
 
 
-@dataclasses.dataclass(frozen=True)
-class FixTolerance:
+class FixTolerance(NamedTuple):
     """How far a rewrite may move the model's original outputs in FP32, per output: at least ``min_cosine`` to the
     original, and a max abs error at most ``max_relative_error`` of the output's largest magnitude; and why."""
 
@@ -414,7 +410,7 @@ def _own_signature(case: type[Case], signature: Any) -> KnownFailure | KnownForm
     if signature.source not in case.links:
         raise TypeError(f"Case {case.id}: log signature {signature.id} cites {signature.source}, which is not among "
                         "the case's links")
-    return dataclasses.replace(signature, pattern=case.pattern)
+    return signature._replace(pattern=case.pattern)
 
 
 def get_case(case_id: str) -> type[Case]:

@@ -4,11 +4,11 @@ Every error names the file, the key and what is allowed, so a typo in a target n
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping, NamedTuple
 
 from harness import user_cache
 from harness.shipped import shipped_path
@@ -58,8 +58,7 @@ class MatrixError(InputError):
     """matrix.yaml is not usable; the message names the file, the key and what is allowed."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     id: str
     title: str
     backend: str
@@ -72,7 +71,7 @@ class Target:
     docker_host: str | None = None
     gpu: str = "none"
     default: bool = False
-    session_config: dict[str, str] = dataclasses.field(default_factory=dict)
+    session_config: Mapping[str, str] = MappingProxyType({})
     base_image: str | None = None
     python: str | None = None
     glibc: str | None = None
@@ -84,15 +83,14 @@ class Target:
     gpu_arch: str = "any"  # the GPU architecture the target expects (sm_87), or any: whatever the host has
     dla_core: int | None = None  # build for this DLA core, GPU fallback allowed (TensorRT on Jetson AGX Orin)
     jetpack: str | None = None  # the JetPack release of the Jetson the target runs on
-    sources: dict[str, str] = dataclasses.field(default_factory=dict)  # fact key -> "[C|I|U] where from"
+    sources: Mapping[str, str] = MappingProxyType({})  # fact key -> "[C|I|U] where from"
 
     def to_job(self) -> dict[str, Any]:
-        """The plain dict a worker receives (it has no yaml and no dataclass)."""
-        return dataclasses.asdict(self)
+        """The plain dict a worker receives (it has no yaml and no record class), its mappings copied."""
+        return {**self._asdict(), "session_config": dict(self.session_config), "sources": dict(self.sources)}
 
 
-@dataclasses.dataclass(frozen=True)
-class HostKind:
+class HostKind(NamedTuple):
     """A kind of host the nightly job runs on: its self-hosted runner labels and the targets it runs."""
 
     id: str
@@ -104,8 +102,7 @@ class HostKind:
     architectures: tuple[str, ...] = ()
 
 
-@dataclasses.dataclass(frozen=True)
-class MatrixFile:
+class MatrixFile(NamedTuple):
     """The targets file a command reads, and how it was chosen: "--matrix", "current directory" or "installed"."""
 
     path: Path

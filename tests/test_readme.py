@@ -167,6 +167,11 @@ def test_tox_ini_lists_docker_targets_first_and_unavailable_ones_second_as_step_
 # --- Add a case ------------------------------------------------------------------------------------------------------
 
 
+def field_names(shape: object) -> tuple[str, ...]:
+    """The fields of a record of the case API (a NamedTuple or a dataclass); none for anything else."""
+    return getattr(shape, "_fields", None) or tuple(getattr(shape, "__dataclass_fields__", ()))
+
+
 def case_vocabulary() -> set[str]:
     """What the "Add a case" section may name: the case API of cases.model and the values it checks."""
     case = cases.model.Case
@@ -174,7 +179,7 @@ def case_vocabulary() -> set[str]:
     names |= {name for name, value in vars(cases.model).items() if isinstance(value, type)}
     for shape in (cases.model.Variant, cases.model.Claim, cases.model.Tolerance, cases.model.Built,
                   cases.model.Match):
-        names |= {field.name for field in shape.__dataclass_fields__.values()}
+        names |= set(field_names(shape))
     return names | set(cases.model.BUILD_MODES)
 
 
@@ -197,7 +202,7 @@ def test_add_a_case_names_only_the_case_api_that_exists():
             continue
         assert name in vocabulary, f"`{token}`: {name} is not part of cases.model"
         shape = getattr(cases.model, name, None)
-        fields = getattr(shape, "__dataclass_fields__", None)
+        fields = field_names(shape)
         for argument in (arguments or "").replace(" ", "").split(",") if fields and arguments else ():
             assert argument in fields, f"`{token}`: {argument} is not a field of {name}"
 

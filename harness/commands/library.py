@@ -4,7 +4,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import argparse
-import dataclasses
 import json
 import re
 
@@ -80,7 +79,7 @@ def cmd_facts(args) -> int:
                                                      if t.backend == "tensorrt" and t.version and t.available]
     known = {t.id: target_facts.target_facts(t, args.gpu_arch) for t in chosen}
     if args.json:
-        print(json.dumps({target: {what: dataclasses.asdict(fact) for what, fact in found.facts.items()}
+        print(json.dumps({target: {what: fact._asdict() for what, fact in found.facts.items()}
                           for target, found in known.items()}, indent=1))
         return EXIT_OK
     words = {target_facts.PRESENT: "yes", target_facts.DEPRECATED: "deprecated", target_facts.ABSENT: "no",

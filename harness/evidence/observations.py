@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from harness.worker.errors import InputError
 
@@ -15,8 +15,7 @@ class ObservationsError(InputError):
     """A --results path that cannot be read at all; the message names it."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Observation:
+class Observation(NamedTuple):
     """One observed record and where it was read from."""
 
     record: dict[str, Any]

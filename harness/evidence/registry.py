@@ -3,8 +3,7 @@ with (the scan per finding and workaround, ``diagnose`` and ``--fix`` through th
 view per variant and target)."""
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 from harness import judgement as j
 from harness.evidence.model import Evidence, Form, Sources
@@ -12,8 +11,7 @@ from harness.evidence.producers import (claimed, not_applicable, observed, parse
                                        target_fact)
 
 
-@dataclasses.dataclass(frozen=True)
-class Producer:
+class Producer(NamedTuple):
     """The basis (a name of :data:`harness.judgement.BASES`) and the function that gives its evidence for one form on
     one target: ``produce(form, target, sources, scope) -> list[Evidence]``, every piece with ``kind`` the basis."""
 

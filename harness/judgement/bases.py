@@ -2,8 +2,7 @@
 how one is added). Standard library only."""
 from __future__ import annotations
 
-import dataclasses
-from typing import Mapping, Optional, Tuple
+from typing import Mapping, NamedTuple, Optional, Tuple
 
 from harness.judgement.meaning import CLAIM_ANSWERS, MEANINGS
 from harness.judgement.vocabulary import (
@@ -13,8 +12,7 @@ from harness.judgement.vocabulary import (
 )
 
 
-@dataclasses.dataclass(frozen=True)
-class Basis:
+class Basis(NamedTuple):
     """One basis of evidence: what its evidence's words answer, the scan verdicts it may give, and how pages show
     a verdict resting on it."""
 

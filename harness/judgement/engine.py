@@ -11,8 +11,7 @@ decides, with the worst verdict of that tier's evidence.
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Collection, Iterable, Optional, Protocol, Sequence, Tuple
+from typing import Any, Collection, Iterable, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 from harness.judgement.bases import BASES, BASIS, PLANNING_BASES
 from harness.judgement.meaning import RAN_WITHOUT_VERDICT, band, meaning
@@ -75,8 +74,7 @@ def worst_first(verdict: str) -> int:
     return SCAN_VERDICTS.index(verdict)
 
 
-@dataclasses.dataclass(frozen=True)
-class Judgement:
+class Judgement(NamedTuple):
     """A verdict, the basis it rests on (None: no evidence answered anything) and the evidence that decided it."""
 
     verdict: str

@@ -9,8 +9,7 @@ with :func:`agreement` inside containers: standard library only).
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Iterable, Mapping, Optional, Tuple
+from typing import Any, Iterable, Mapping, NamedTuple, Optional, Tuple
 
 from harness.judgement.vocabulary import (
     ANSWERS, CANNOT_EXIST, CRASH, FAIL, FAILS, FAILURE_OUTCOMES, FALLBACK, FALLS_BACK, FP16, INFRA_ERROR,
@@ -18,8 +17,7 @@ from harness.judgement.vocabulary import (
 )
 
 
-@dataclasses.dataclass(frozen=True)
-class Meaning:
+class Meaning(NamedTuple):
     """What one outcome means (see the module docstring)."""
 
     outcome: str

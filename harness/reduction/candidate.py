@@ -69,7 +69,7 @@ def write_cell(model_path: Path, cases_dir: Path, name: str, description: str = 
     write_npz(data_path, data)
     expected = tuple(n.name for n in model.graph.node if n.op_type in COMPUTE_OPS)  # as `scan --run` expects
     entry = variant_entry(case, variant, model, expected, model_bytes, data_path.read_bytes())
-    entry["tolerance"] = dataclasses.asdict(user_model_tolerance(case.tolerance, data))
+    entry["tolerance"] = user_model_tolerance(case.tolerance, data)._asdict()
     index = new_index({"reduce": str(model_path), "onnx": onnx.__version__, "onnx_graphsurgeon": gs.__version__})
     index["cases"].append({"id": case.id, "title": case.title, "pattern": "reduce", "links": [], "backend_notes": {},
                            "variants": [entry]})

@@ -26,7 +26,7 @@ class PlaceFix:
                 "workaround": self.workaround.name, "place": self.occurrence.anchor,
                 "nodes": list(self.occurrence.nodes), "nodes_added": r.nodes_added, "nodes_removed": r.nodes_removed,
                 "outputs_added": r.outputs_added, "build_time": r.build_time or None, "note": r.note,
-                "tolerance": dataclasses.asdict(r.tolerance) if r.tolerance else "bit-equal"}
+                "tolerance": r.tolerance._asdict() if r.tolerance else "bit-equal"}
 
 
 @dataclasses.dataclass

@@ -7,7 +7,7 @@ are still searched.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from cases.matching import indexed
 from cases.model import Case, Match, Variant, all_cases
@@ -17,8 +17,7 @@ from harness.scan.proto_graph import ProtoGraph
 WHOLE_MODEL = "(the whole model)"  # the anchor of a whole-model pattern's occurrence (P10: no Q/DQ anywhere)
 
 
-@dataclasses.dataclass(frozen=True)
-class Occurrence:
+class Occurrence(NamedTuple):
     """One place in the user's model that has a pattern: the user's node names, the anchor first."""
 
     nodes: tuple[str, ...]

@@ -13,9 +13,8 @@ it reads, and all a nightly's run directory keeps).
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from harness import judgement as j
 from harness.scan.engine_prediction.predict import GraphFacts, has_qdq, predict_engine
@@ -27,8 +26,7 @@ QUANTIZED_PRECISIONS = tuple(p for p in j.PRECISION_ORDER if not j.predicted_flo
 EXPECTED_PLACES = "the form expects"  # the nodes a library variant's prediction is of, in its evidence's words
 
 
-@dataclasses.dataclass(frozen=True)
-class PredictedBasis:
+class PredictedBasis(NamedTuple):
     """What the prediction of a form's quantized nodes says on one target, for the predicted basis."""
 
     outcome: str  # the basis's word: pass (every node predicted quantized) or fallback (one predicted float)
@@ -38,8 +36,7 @@ class PredictedBasis:
     said: str  # the nodes, the rules and the ruleset, in words
 
 
-@dataclasses.dataclass(frozen=True)
-class PredictionReading:
+class PredictionReading(NamedTuple):
     """What a prediction says of a form's quantized nodes, whichever ruleset gave it: read once for every ruleset
     that gives the same prediction (:meth:`basis` names the ruleset)."""
 

@@ -133,7 +133,7 @@ def _write(extractor: Extractor, finding: Finding, occurrence: Occurrence, name:
     write_npz(data_path, data)
     expected = tuple(n.name for n in model.graph.node if n.op_type in COMPUTE_OPS)
     entry = variant_entry(case, variant, model, expected, model_bytes, data_path.read_bytes())
-    entry["tolerance"] = dataclasses.asdict(user_model_tolerance(case.tolerance, data))
+    entry["tolerance"] = user_model_tolerance(case.tolerance, data)._asdict()
     return entry
 
 

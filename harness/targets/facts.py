@@ -26,11 +26,10 @@ nothing.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from harness import user_cache
 from harness.shipped import shipped_path
@@ -83,8 +82,7 @@ FP4_MIN_CAPABILITY = (10, 0)  # Blackwell (data centre 10.x, Thor 11.0, workstat
 TO_EXPLICIT = "`trt-matrix scan --to-explicit` writes the Q/DQ model"
 
 
-@dataclasses.dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):
     """One thing a target can or cannot do: ``what`` (a NEEDS name, or ``network-typing``), its ``value``
     (present, deprecated, absent, not known), the sentence a report prints, where it comes from (links, or recorded
     files under the repository), how it was established, what an absent one does to a form that needs it, and what
@@ -107,8 +105,7 @@ class Fact:
         return f"{self.statement} ({self.certainty}; sources: {', '.join(self.sources)})"
 
 
-@dataclasses.dataclass(frozen=True)
-class TargetFacts:
+class TargetFacts(NamedTuple):
     """The facts of one target, by ``what``. A target of another backend (ONNX Runtime) has none: nothing here is
     about it."""
 
@@ -234,8 +231,7 @@ def _hardware(what: str, precision: str, arch: str, minimum: tuple[int, int], fa
                 sources, certainty, None if has else REFUSES_BUILD, "" if has else remedy)
 
 
-@dataclasses.dataclass(frozen=True)
-class Presence:
+class Presence(NamedTuple):
     """Whether a release has an API, how that was established, and the recorded files it was read from."""
 
     present: bool | None
@@ -244,8 +240,7 @@ class Presence:
     how: str
 
 
-@dataclasses.dataclass(frozen=True)
-class ApiFeature:
+class ApiFeature(NamedTuple):
     """A capability that is a set of binding names, present or not per release; ``since``/``removed_in`` are the
     documented edges (with their source) used where the recorded surfaces around a release disagree."""
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Iterable, Mapping, Protocol, Sequence, TypeVar
+from typing import Any, Iterable, Mapping, NamedTuple, Protocol, Sequence, TypeVar
 
 from harness.judgement import Claim, Conditions
 from harness.tensorrt.platforms import PLATFORMS, compute_capability
@@ -198,8 +198,7 @@ def covering(claims: Iterable[Claimed], target: TargetLike, gpu_arch: str | None
                                             tuple(-n for n in _release(claim.scope.since or "0.0"))))
 
 
-@dataclasses.dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     """Which evidence decides for one (variant, target): ``basis`` is "observation", "claim" or "range-claim";
     ``evidence`` the deciding item; ``overridden`` the range claims that covered the target and yielded."""
 

@@ -12,8 +12,7 @@ are silent the answer is :data:`~.parser_facts.SILENT`: never taken as accepted.
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.tensorrt import parser_facts as facts
 from harness.tensorrt.parser_facts import REFUSED, SILENT
@@ -37,8 +36,7 @@ RULES = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
-class ParserFinding:
+class ParserFinding(NamedTuple):
     """One rule's answer at one group of nodes: ``state`` REFUSED (the parser of this version refuses them, per
     ``source``) or SILENT (no document read settles it); ``detail`` what was found; ``remedy`` what to change."""
 
@@ -55,8 +53,7 @@ class ParserFinding:
                 "detail": self.detail, "source": self.source, "remedy": self.remedy}
 
 
-@dataclasses.dataclass(frozen=True)
-class ParserCheck:
+class ParserCheck(NamedTuple):
     """The parser facts of one TensorRT version applied to one model."""
 
     version: str
@@ -76,8 +73,7 @@ class ParserCheck:
                 "dla": [f.to_dict() for f in self.dla]}
 
 
-@dataclasses.dataclass(frozen=True)
-class ParserReading:
+class ParserReading(NamedTuple):
     """What the parser's facts ask of one model, read from its graph once (:func:`read_for_parser`) and applied to
     each TensorRT version by :func:`check_parser`: the default-domain operators with their nodes, the Q/DQ nodes
     grouped by what a rule asks of them, and the quantized types."""

@@ -12,9 +12,9 @@ Standard library only: the checker (:mod:`.parser_check`) reads the user's graph
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
+from typing import NamedTuple
 
 from harness.tensorrt.onnx_operators import TABLES
 
@@ -26,8 +26,7 @@ DLA_LAYERS = "https://docs.nvidia.com/deeplearning/tensorrt/latest/inference-lib
 ACCEPTED, REFUSED, SILENT = "accepted", "refused", "silent"
 
 
-@dataclasses.dataclass(frozen=True)
-class OperatorDocument:
+class OperatorDocument(NamedTuple):
     """onnx-tensorrt's ``docs/operators.md`` on one release branch: the TensorRT version it is written for, the
     opset range it states (``opset_min`` None: it states only an upper bound) and the table of that branch."""
 
@@ -99,8 +98,7 @@ REMEDY_OPERATOR = ("a TensorRT version whose parser takes the operator, or an ex
                    "operators (a lower opset decomposes many of them)")
 
 
-@dataclasses.dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):
     """What the documents say of one question on one version: ACCEPTED, REFUSED or SILENT, and which said it."""
 
     state: str

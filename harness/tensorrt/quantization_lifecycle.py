@@ -20,7 +20,7 @@ and not in 11.4.0.106 (checked by the tests against each JSON file). The JSON ca
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 SUPPORTED, DEPRECATED, REMOVED = "supported", "deprecated", "removed"
 DEPRECATED_FROM = (10, 1)
@@ -36,8 +36,7 @@ MIGRATION = (
 )
 
 
-@dataclass(frozen=True)
-class Lifecycle:
+class Lifecycle(NamedTuple):
     """Implicit quantization on one TensorRT version."""
 
     version: str

@@ -7,7 +7,7 @@ Implicit quantization's lifecycle (deprecated 10.1, removed 11.0) is
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from harness.tensorrt.versions import version_tuple
 
@@ -27,8 +27,7 @@ DLA_RESTORED_IN = (11, 4, 1)  # on Jetson AGX Orin only, under JetPack 7.2.2 or 
 ELEVEN = (11, 0)
 
 
-@dataclass(frozen=True)
-class ReleaseFact:
+class ReleaseFact(NamedTuple):
     """One statement about a TensorRT release, with the pages it comes from and how sure it is: C read on an NVIDIA
     page, I from an issue or a downstream project, U not confirmed."""
 
@@ -66,8 +65,7 @@ def dla_absent(version: str, platform: str | None) -> ReleaseFact | None:
         (DLA_WORKING_WITH_11_4_1, DLA_JETSON_MIGRATION_11_3))
 
 
-@dataclass(frozen=True)
-class RemovedCommandFlag:
+class RemovedCommandFlag(NamedTuple):
     """A flag of a TensorRT command-line tool that a TensorRT release removed: a command using it fails there."""
 
     tool: str  # "trtexec" or "polygraphy"

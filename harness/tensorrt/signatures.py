@@ -8,10 +8,9 @@ cases directory's ``index.json`` (``log_signatures``) for the worker, which read
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 
 # A layer that leaves the DLA for the GPU, one line per layer (P20 declares it as its known form; the classifier counts
@@ -21,8 +20,7 @@ DLA_FALLBACK_LINE = re.compile(  # every form names DLA: the engine scans for th
     r"fallback|, falling back to GPU|\b.*?\. Switching (?:to GPU for layer\b|\S.* device type to GPU))")
 
 
-@dataclass(frozen=True)
-class KnownFailure:
+class KnownFailure(NamedTuple):
     """A failure message an upstream report names: what it is, the failure pattern it belongs to, the report.
 
     ``example``: the message as the report prints it (the classifier must name this failure from it; for a failure
@@ -46,8 +44,7 @@ class KnownFailure:
     when_text: str = ""
 
 
-@dataclass(frozen=True)
-class KnownForm:
+class KnownForm(NamedTuple):
     """A form that a failure pattern gives a log, weaker than a known failure's message: the failing node's name
     (``kind`` a failure category, ``form`` matched against ``LogClassification.node``) or warning lines (``kind`` a
     warning kind, ``form`` matched against each line's body). Other models can take the same form: ``note`` says
@@ -98,17 +95,15 @@ NO_SIGNATURES = LogSignatures()
 
 def _entry(signature: KnownFailure | KnownForm) -> dict[str, Any]:
     regex = getattr(signature, _REGEX_FIELDS[type(signature)])
-    return {**{f.name: getattr(signature, f.name) for f in dataclasses.fields(signature)},
-            _REGEX_FIELDS[type(signature)]: regex.pattern, "flags": regex.flags & ~re.UNICODE}
+    return {**signature._asdict(), _REGEX_FIELDS[type(signature)]: regex.pattern, "flags": regex.flags & ~re.UNICODE}
 
 
 def _signature(kind: type, entry: Any, where: str) -> KnownFailure | KnownForm:
-    fields = {f.name: f for f in dataclasses.fields(kind)}
+    fields = kind._fields
     if not isinstance(entry, Mapping):
         raise ValueError(f"{where}: must be an object, found {type(entry).__name__}")
     unknown = sorted(set(entry) - set(fields) - {"flags"})
-    missing = sorted(name for name, f in fields.items()
-                     if name not in entry and f.default is dataclasses.MISSING)
+    missing = sorted(name for name in fields if name not in entry and name not in kind._field_defaults)
     if unknown or missing:
         raise ValueError(f"{where}: " + "; ".join(filter(None, (
             unknown and f"unknown field(s) {unknown}", missing and f"missing field(s) {missing}"))))

@@ -25,8 +25,8 @@ Sources (facts, not text):
 """
 from __future__ import annotations
 
-import dataclasses
 import re
+from typing import NamedTuple
 
 GUIDE_86 = "https://docs.nvidia.com/deeplearning/tensorrt/archives/tensorrt-861/developer-guide/index.html"
 GUIDE_10 = ("https://docs.nvidia.com/deeplearning/tensorrt/latest/inference-library/"
@@ -38,8 +38,7 @@ SEEN_IN_ENGINES = "TensorRT's own engines (the guide is silent)"
 ENGINES = "reference/engine-layers (TensorRT's engine inspector JSON of a QAT ResNet, NVIDIA TREx examples)"
 
 
-@dataclasses.dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     id: str
     text: str  # what TensorRT does, in our words
     section: str  # the documentation section, or SEEN_IN_ENGINES for a behaviour only TensorRT's engines show
@@ -52,7 +51,7 @@ class Rule:
         return _parsed(self.since) <= version and (self.until is None or version < _parsed(self.until))
 
     def to_dict(self) -> dict[str, str | None]:
-        return dataclasses.asdict(self)
+        return self._asdict()
 
 
 RULES = {rule.id: rule for rule in (
@@ -120,8 +119,7 @@ RULES = {rule.id: rule for rule in (
 )}
 
 
-@dataclasses.dataclass(frozen=True)
-class Ruleset:
+class Ruleset(NamedTuple):
     """What one documented TensorRT version does with explicit quantization."""
 
     name: str
@@ -159,8 +157,7 @@ RULESETS = (
 UNDOCUMENTED_MAJOR = 9
 
 
-@dataclasses.dataclass(frozen=True)
-class RulesetChoice:
+class RulesetChoice(NamedTuple):
     ruleset: Ruleset
     note: str | None  # why this ruleset, where the version is not documented itself
 

@@ -3,7 +3,6 @@ with the migration as remedy, every 10.x still builds one, FP8 needs SM 8.9 and 
 Orin up to 10.7 and from 11.4.1; and every API fact agrees with the recorded binding surface it was read from."""
 from __future__ import annotations
 
-import dataclasses
 
 import pytest
 
@@ -16,8 +15,8 @@ TENSORRT = [t for t in MATRIX.values() if t.backend == "tensorrt" and t.version]
 
 
 def target(version, platform="x86_64", gpu_arch="any", target_id="probe"):
-    return dataclasses.replace(MATRIX["trt100-x86"], id=target_id, version=version, platform=platform,
-                               gpu_arch=gpu_arch)
+    return MATRIX["trt100-x86"]._replace(id=target_id, version=version, platform=platform,
+                                             gpu_arch=gpu_arch)
 
 
 def test_the_recorded_surfaces_are_there_to_read():

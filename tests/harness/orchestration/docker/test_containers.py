@@ -4,7 +4,6 @@ record per cell and a report that renders.
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 import threading
 
@@ -39,7 +38,7 @@ def assert_report_renders(results, cases_dir, tmp_path, *needles: str) -> None:
 
 def with_backend(target: Target, backend_class: str) -> Target:
     """The same target and image, with a test backend shipped into the container."""
-    return dataclasses.replace(target, backend=f"{BACKENDS_MODULE}:{backend_class}", version=None)
+    return target._replace(backend=f"{BACKENDS_MODULE}:{backend_class}", version=None)
 
 
 @pytest.fixture(scope="session")
@@ -74,7 +73,7 @@ def test_two_onnxruntime_versions_run_every_case_side_by_side(ort_images, every_
 
 def test_a_wrong_nominal_version_is_flagged_as_env_mismatch(ort_images, control_cases_dir, tmp_path):
     target = next(iter(ort_images.values()))
-    claimed = dataclasses.replace(target, version="1.99.0")
+    claimed = target._replace(version="1.99.0")
     records = run_to_file(claimed, control_cases_dir, tmp_path / "r.jsonl")
     assert {r["env_mismatch"] for r in records} == {f"nominal version 1.99.0, observed {target.version}"}
 
@@ -162,7 +161,7 @@ def test_an_image_that_fails_to_build_gives_infra_errors_with_the_build_log(dock
 
 def test_targets_on_different_engines_run_concurrently(ort_images, control_cases_dir, tmp_path):
     local = next(iter(ort_images.values()))
-    remote = dataclasses.replace(local, id="ort-elsewhere", docker_host=UNREACHABLE_ENGINE)
+    remote = local._replace(id="ort-elsewhere", docker_host=UNREACHABLE_ENGINE)
     cells = load_cells(control_cases_dir)
     with ResultsWriter(tmp_path / "r.jsonl") as writer:
         run_targets_concurrently([local, remote], control_cases_dir, {local.id: cells, remote.id: cells},

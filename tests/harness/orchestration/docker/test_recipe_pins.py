@@ -8,7 +8,6 @@ from its build args, the build context and args the harness would send for each 
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import pytest
@@ -163,7 +162,7 @@ def test_a_target_naming_a_tarball_needs_a_recipe_that_copies_provided_files(whe
     recipe = tmp_path / "recipes" / "plain"
     recipe.mkdir(parents=True)
     (recipe / "Dockerfile").write_text("ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY wheelhouse /wheelhouse\n")
-    target = dataclasses.replace(load_matrix()["trt100-orin"], recipe="plain")
+    target = load_matrix()["trt100-orin"]._replace(recipe="plain")
     tarball = tmp_path / target.tensorrt_tarball
     tarball.write_bytes(b"stand-in")
     with pytest.raises(MissingBuildInput, match="does not COPY provided/"):
@@ -293,7 +292,7 @@ def test_the_2026_checks_read_the_rows_they_should():
 
 
 def test_a_2026_fact_in_no_row_and_without_a_source_is_refused():
-    target = dataclasses.replace(load_matrix()["trt11-x86"], sources={})
+    target = load_matrix()["trt11-x86"]._replace(sources={})
     with pytest.raises(AssertionError, match="give each a source"):
         check_pins_against_platforms_2026_md(target)
 

@@ -1,7 +1,6 @@
 """Parts of the container runner that need no Docker engine: wheelhouse specs, build inputs, output caps, intake."""
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -35,7 +34,7 @@ def test_tensorrt_wheelhouses_fit_the_base_image_not_this_host():
 
 
 def test_wheelhouse_follows_the_python_and_glibc_the_matrix_gives_the_base_image():
-    spec = wheelhouse_spec(dataclasses.replace(MATRIX["trt86-orin"], python="3.12", glibc="2.39"))
+    spec = wheelhouse_spec(MATRIX["trt86-orin"]._replace(python="3.12", glibc="2.39"))
     assert (spec.python_version, spec.abi, spec.glibc) == ("3.12", "cp312", "2.39")
     assert "manylinux_2_39_aarch64" in spec.platform_tags()
     assert wheelhouse_spec(MATRIX["trt86-orin"], python_version="3.11").abi == "cp311"  # --python-version wins
@@ -45,9 +44,9 @@ def test_wheelhouse_refuses_a_target_it_cannot_serve():
     with pytest.raises(WheelhouseError, match="only docker targets"):
         wheelhouse_spec(MATRIX["ort-cpu"])
     with pytest.raises(WheelhouseError, match="no python, glibc in matrix.yaml"):
-        wheelhouse_spec(dataclasses.replace(MATRIX["trt86-x86"], python=None, glibc=None))
+        wheelhouse_spec(MATRIX["trt86-x86"]._replace(python=None, glibc=None))
     with pytest.raises(WheelhouseError, match="older than 1.15"):
-        wheelhouse_spec(dataclasses.replace(MATRIX["ort1.15-cpu"], version="1.12.0"))
+        wheelhouse_spec(MATRIX["ort1.15-cpu"]._replace(version="1.12.0"))
 
 
 def test_missing_wheelhouse_is_named_before_the_engine_is_asked(tmp_path):

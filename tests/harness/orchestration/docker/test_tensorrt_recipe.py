@@ -8,7 +8,6 @@ wheel only holds a version string.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import ensurepip
 import hashlib
 import io
@@ -120,8 +119,8 @@ def built(docker_client, base_image):
 
 
 def standin_target(model: str, target_id: str, base_image: str, **changes):
-    return dataclasses.replace(MATRIX[model], id=target_id, platform="x86_64", gpu="none", base_image=base_image,
-                               python="3.11", glibc="2.36", **changes)
+    return MATRIX[model]._replace(id=target_id, platform="x86_64", gpu="none", base_image=base_image,
+                                  python="3.11", glibc="2.36", **changes)
 
 
 def test_a_target_whose_image_brings_tensorrt_gets_the_wheelhouse_in_its_site_directory(built, base_image, tmp_path):
