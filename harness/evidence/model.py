@@ -5,7 +5,7 @@ Q/DQ)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from harness import judgement as j
 from harness.evidence.observations import Observation, Observations
@@ -16,7 +16,8 @@ WRITTEN_FIELDS = ("kind", "scope", "case", "variant", "target", "outcome", "cate
                   "gpu_nodes", "host", "strength", "note", "said", "conditions", "gates")
 
 
-class Evidence(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class Evidence:
     """One piece of evidence about a library form on a target: an observation of this harness, an upstream claim
     (for the target or over a range of versions), a fact of the target, a prediction from TensorRT's rules or the
     case's word that the target's backend has no analogue of the pattern. The verdict engine
@@ -40,23 +41,8 @@ class Evidence(NamedTuple):
     # and a claim's own conditions (harness.judgement.Conditions) as they stand on the target, in words
     gates: bool = True  # whether a verdict on it may stop a CI gate (False: a claim whose conditions are not all
     # known to hold on the target, harness.judgement.claim_gates)
-    item: Any = None  # what it was read from: the record, the claim, the Fact, the range claim, the prediction, the
-    # case's reason; never compared, hashed or shown by repr (a record is a dict)
-
-    def __eq__(self, other: object) -> bool:  # equal to another Evidence alone, as a record class is
-        if type(other) is Evidence:
-            return self[:-1] == other[:-1]
-        return False if isinstance(other, tuple) else NotImplemented
-
-    def __ne__(self, other: object) -> bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
-
-    def __hash__(self) -> int:
-        return hash(self[:-1])
-
-    def __repr__(self) -> str:
-        return f"Evidence({', '.join(f'{name}={value!r}' for name, value in zip(self._fields[:-1], self))})"
+    item: Any = dataclasses.field(default=None, compare=False, repr=False)  # what it was read from: the record,
+    # the claim, the Fact, the range claim, the prediction, the case's reason
 
     @property
     def answer(self) -> str | None:
