@@ -3,17 +3,18 @@ and other tools) and scan.html, rendered on a second core while the JSON is writ
 
 The page's process can be started before the scan (:func:`start_page`): it imports Jinja and loads the page's
 template while the scan imports the case library and reads the model, renders the predicted engine's section as soon
-as the scan has predicted it (:func:`send_engine`: the scan then matches and judges), and gets the scan as the JSON
-text written to scan.json. A large scan's page is rendered by a copy of the process forked once the scan is done
+as the scan has predicted it (:func:`send_engine`: the scan then matches and judges), and reads the scan from
+scan.json once it is written. A large scan's page is rendered by a copy of the process forked once the scan is done
 instead (it shares the scan's memory: reading a large JSON text again would cost more than it saves)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 JSON_NAME, HTML_NAME = "scan.json", "scan.html"
-SENT_PAGE_BYTES = 2 << 20  # the largest scan.json sent to a page process started before the scan
+SENT_PAGE_BYTES = 2 << 20  # the largest scan.json read by a page process started before the scan
 SENT_ENGINE_LAYERS = 2000  # the most predicted layers whose section the page's process renders ahead
 ENGINE_PIECE, PAGE_PIECE = b"E", b"P"  # what a piece sent to the page's process holds, by its first byte
 
@@ -52,15 +53,23 @@ def write_results(data: dict[str, Any], out_dir: Path | str, page=None) -> tuple
     # no check for cycles (a fifth of its time): scan_data builds a tree of plain dicts and lists
     text = json.dumps(data, allow_nan=False, check_circular=False) + "\n"
     if page is not None and len(text) <= SENT_PAGE_BYTES:
-        page.send(PAGE_PIECE + f"{html_path}\n{text}".encode())  # the last: the page's path, scan.json's text
+        try:
+            json_path.write_text(text)
+        except BaseException:
+            page.cancel()  # its last piece will not come
+            raise
+        # the last piece: the page's path and scan.json's, which the page's process reads back from the page cache
+        # (through the pipe, the two processes would take turns at its 64 KiB buffer)
+        page.send(PAGE_PIECE + os.fsencode(html_path) + b"\0" + os.fsencode(json_path))  # no path holds a NUL
+        page.wait()
     else:
         if page is not None:
             page.cancel()
         page = Beside(_render_page, data, html_path)  # on a second core while this one writes the JSON
-    try:
-        json_path.write_text(text)
-    finally:
-        page.wait()
+        try:
+            json_path.write_text(text)
+        finally:
+            page.wait()
     return json_path, html_path
 
 
@@ -82,9 +91,10 @@ def _render_sent_page(template, pieces) -> None:
             engine = json.loads(body)
             engine_html = render_engine_section(template, engine)
         elif kind == PAGE_PIECE:
-            path, _, text = body.decode().partition("\n")
-            scan = json.loads(text)
-            render_scan_page(scan, Path(path), template, engine_html if scan.get("engine") == engine else None)
+            path, _, json_path = body.partition(b"\0")
+            scan = json.loads(Path(os.fsdecode(json_path)).read_bytes())
+            render_scan_page(scan, Path(os.fsdecode(path)), template,
+                             engine_html if scan.get("engine") == engine else None)
 
 
 def _render_page(data: dict[str, Any], path: Path) -> None:
