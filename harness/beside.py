@@ -76,18 +76,25 @@ class Ahead:
 
     def send(self, payload: bytes, last: bool = True) -> None:
         """Give the copy a piece of its data (non-empty); after the ``last`` it finishes on them while this process
-        goes on (:meth:`wait`)."""
+        goes on (:meth:`wait`). A copy that has already ended (it failed) gets nothing more: :meth:`wait` raises its
+        failure."""
         if self.pid is None:
             self._kept.append(payload)
             if last:
                 self._finish(self._prepare(), iter(self._kept))
             return
-        os.write(self._data, _FRAME.pack(len(payload)))
-        view = memoryview(payload)
-        while view:  # a piece larger than the pipe holds goes as the copy reads it
-            view = view[os.write(self._data, view):]
+        if self._data is None:  # the copy ended before its data
+            return
+        try:
+            os.write(self._data, _FRAME.pack(len(payload)))
+            view = memoryview(payload)
+            while view:  # a piece larger than the pipe holds goes as the copy reads it
+                view = view[os.write(self._data, view):]
+            if last:
+                os.write(self._data, _FRAME.pack(0))
+        except BrokenPipeError:  # the copy ended (failed): wait() says why
+            last = True
         if last:
-            os.write(self._data, _FRAME.pack(0))
             os.close(self._data)
             self._data = None
 

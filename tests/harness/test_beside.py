@@ -131,6 +131,23 @@ def test_ahead_a_failure_in_its_process_is_raised_with_its_traceback(tmp_path):
     assert "ValueError: no page for scan.json" in str(caught.value) and "Traceback" in str(caught.value)
 
 
+def test_ahead_that_failed_before_its_data_takes_no_more_and_its_failure_is_raised(tmp_path):
+    """A copy that fails while it gets ready (a broken template) has closed its end of the pipe: sending to it must
+    not raise BrokenPipeError (the command would take it for a closed standard output and exit 0 in silence), and
+    ``wait`` raises the copy's own failure."""
+    from harness.beside import Ahead
+
+    def prepare():
+        raise ValueError("template broken")
+
+    job = Ahead(prepare, lambda *_: None)
+    job.send(b"x" * (1 << 20), last=False)  # more than the pipe holds: written until the copy has ended
+    job.send(b"scan.json")
+    with pytest.raises(BesideError) as caught:
+        job.wait()
+    assert "ValueError: template broken" in str(caught.value)
+
+
 def test_ahead_with_one_core_gets_ready_and_finishes_here_when_sent(tmp_path, monkeypatch):
     from harness.beside import Ahead
 
