@@ -16,7 +16,7 @@ from harness.scan.answer import answer, describe_targets, finding_key, platform_
     with_versions
 from reports.templating import page_environment
 
-TEMPLATE, ENGINE_TEMPLATE = "scan.html.j2", "scan_engine.html.j2"
+TEMPLATE, ENGINE_TEMPLATE, PLACES_TEMPLATE = "scan.html.j2", "scan_engine.html.j2", "scan_places.html.j2"
 
 
 def scan_page_template() -> Any:
@@ -31,17 +31,18 @@ def scan_page_template() -> Any:
 
 
 def render_scan_page(scan: dict[str, Any], out_path: Path | str, template: Any = None,
-                     engine_html: str | None = None) -> Path:
+                     engine_html: str | None = None, places_html: list[str] | None = None) -> Path:
     """Write the page of ``scan`` (the dict of :meth:`harness.scan.scanner.ScanResult.to_dict`) to ``out_path``;
     ``template``: :func:`scan_page_template`'s, loaded beforehand (None: loaded now); ``engine_html``: the engine's
     section of ``scan["engine"]`` rendered beforehand (:func:`render_engine_section`; not taken where the scan holds
-    diagnose's comparisons, which the section shows too)."""
+    diagnose's comparisons, which the section shows too); ``places_html``: each finding's places rendered beforehand
+    (:func:`render_places`)."""
     template = template or scan_page_template()
     comparisons = _comparisons(scan)
     if engine_html is None or comparisons:
         engine_html = render_engine_section(template, scan.get("engine"), comparisons)
     html = template.render(scan=scan, model=scan["model"], answer=answer(scan), grid=grid_view(scan),
-                           evidence=evidence_view(scan), engine_html=engine_html)
+                           evidence=evidence_view(scan), engine_html=engine_html, places_html=places_html)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(html, encoding="utf-8")
@@ -56,6 +57,13 @@ def render_engine_section(template: Any, engine: dict[str, Any] | None,
     if not view:
         return ""
     return Markup(template.environment.get_template(ENGINE_TEMPLATE).render(ev=view))
+
+
+def render_places(template: Any, places: list[list[dict[str, Any]]], run_targets: list[str]) -> list[str]:
+    """The page's table of each finding's places (``places``: per finding, scan.json's ``occurrences``; with a
+    reproducer column where ``run_targets`` ran them), rendered with ``template``'s environment."""
+    macro = template.environment.get_template(PLACES_TEMPLATE).module.places
+    return [macro(occurrences, run_targets) for occurrences in places]
 
 
 def grid_view(scan: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from typing import Any
 JSON_NAME, HTML_NAME = "scan.json", "scan.html"
 SENT_PAGE_BYTES = 2 << 20  # the largest scan.json read by a page process started before the scan
 SENT_ENGINE_LAYERS = 2000  # the most predicted layers whose section the page's process renders ahead
-ENGINE_PIECE, PAGE_PIECE = b"E", b"P"  # what a piece sent to the page's process holds, by its first byte
+ENGINE_PIECE, PLACES_PIECE, PAGE_PIECE = b"E", b"F", b"P"  # what a piece sent to the page's process holds, by its
+# first byte: the predicted engine, the findings' places, scan.json's path
 
 
 def scan_data(result) -> dict[str, Any]:
@@ -38,6 +39,12 @@ def send_engine(page, engine: dict[str, Any]) -> None:
     :data:`SENT_ENGINE_LAYERS` layers: its scan.json is likely too large to be sent at all)."""
     if len(engine.get("layers") or ()) <= SENT_ENGINE_LAYERS:
         page.send(ENGINE_PIECE + json.dumps(engine, allow_nan=False, check_circular=False).encode(), last=False)
+
+
+def send_places(page, places: list[list[dict[str, Any]]]) -> None:
+    """Give the page's process (:func:`start_page`) each finding's places (scan.json's ``occurrences``, without
+    reproducers) as soon as the patterns are matched: it renders their tables while the scan judges them."""
+    page.send(PLACES_PIECE + json.dumps(places, allow_nan=False, check_circular=False).encode(), last=False)
 
 
 def write_results(data: dict[str, Any], out_dir: Path | str, page=None) -> tuple[Path, Path]:
@@ -80,21 +87,30 @@ def _page_template():
 
 
 def _render_sent_page(template, pieces) -> None:
-    """The page from the pieces :func:`send_engine` and :func:`write_results` sent: the engine's section rendered
-    when it arrives, then the page, with that section where the scan's engine is the one rendered."""
-    from reports.scan_page import render_engine_section, render_scan_page
+    """The page from the pieces :func:`send_engine`, :func:`send_places` and :func:`write_results` sent: the engine's
+    section and the places' tables rendered as they arrive, then the page, with each where the scan's own data are
+    the ones rendered."""
+    from reports.scan_page import render_engine_section, render_places, render_scan_page
 
-    engine = engine_html = None
+    engine = engine_html = places = places_html = None
     for piece in pieces:
         kind, body = piece[:1], piece[1:]
         if kind == ENGINE_PIECE:
             engine = json.loads(body)
             engine_html = render_engine_section(template, engine)
+        elif kind == PLACES_PIECE:
+            places = json.loads(body)
+            places_html = render_places(template, places, [])
         elif kind == PAGE_PIECE:
             path, _, json_path = body.partition(b"\0")
             scan = json.loads(Path(os.fsdecode(json_path)).read_bytes())
             render_scan_page(scan, Path(os.fsdecode(path)), template,
-                             engine_html if scan.get("engine") == engine else None)
+                             engine_html if scan.get("engine") == engine else None,
+                             places_html if _places(scan) == places and not scan["run"]["targets"] else None)
+
+
+def _places(scan: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    return [finding["occurrences"] for finding in scan["findings"]]
 
 
 def _render_page(data: dict[str, Any], path: Path) -> None:

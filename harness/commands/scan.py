@@ -26,7 +26,7 @@ from harness.scan.formats import FORMATS
 from harness.judgement import (
     BASIS, SCAN_FAIL_ON_DEFAULT, SCAN_FAIL_ON_LEVELS, SCAN_FAILING, SCAN_GOOD, SCAN_VERDICT_MEANINGS,
 )
-from reports.scan_results import scan_data, send_engine, start_page, write_results
+from reports.scan_results import scan_data, send_engine, send_places, start_page, write_results
 
 EXIT_FAILS = EXIT_REGRESSION  # the gate fails: some chosen target is predicted or observed to fail (see --fail-on)
 SHOWN_NODES = 3
@@ -170,14 +170,16 @@ def _scan_command(args, checks, page) -> int:
     except ModelInputError as err:
         raise CommandError(str(err)) from None
     from harness.evidence.observations import ObservationsError
-    from harness.scan.scanner import ScanOptions, scan
+    from harness.scan.scanner import ScanOptions, occurrence_dicts, scan
 
     runner = None
     if run_targets:  # --run: the reproducers run through the harness
         from harness.orchestration.run_targets import run_targets as runner
     options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, runner=runner,
                           out_dir=out_dir, max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
-                          fail_on=args.fail_on, on_engine=lambda engines: send_engine(page, engines.to_dict()))
+                          fail_on=args.fail_on, on_engine=lambda engines: send_engine(page, engines.to_dict()),
+                          on_findings=None if run_targets else lambda findings: send_places(
+                              page, [occurrence_dicts(finding) for finding in findings]))
     if fixing:  # --fix's and --to-explicit's modules (ONNX Runtime's runs, the rewrites) only where they are used
         from harness.scan.explicit import ExplicitInputError, QuantizerError, to_explicit
         from harness.scan.fix_checks import ComparisonInputs, InputsError

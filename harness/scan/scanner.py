@@ -38,9 +38,11 @@ class ScanOptions:
     jobs: int = 1
     timeout_s: float = 300.0
     fail_on: str = j.SCAN_FAIL_ON_DEFAULT
-    # called with the predicted engine as soon as it is (before the patterns are matched): the scan command's page
-    # process renders its section meanwhile
+    # called with the predicted engine as soon as it is (before the patterns are matched), and with the findings as
+    # soon as the patterns are matched (before the verdicts): the scan command's page process renders their sections
+    # meanwhile
     on_engine: Callable[[TargetEngines], None] | None = None
+    on_findings: Callable[[list[Finding]], None] | None = None
 
 
 @dataclasses.dataclass
@@ -97,9 +99,7 @@ class ScanResult:
                 "variant_description": finding.variant.description if finding.variant else None,
                 "mode": finding.mode, "remedy": finding.remedy,
                 "caveat": _mode_caveat(finding.mode, summary["mode"]),
-                "occurrences": [{"nodes": list(o.nodes), "anchor": o.anchor, "note": o.note,
-                                 "reproducer": own[id(o)].to_dict() if id(o) in own else None}
-                                for o in finding.occurrences],
+                "occurrences": occurrence_dicts(finding, own),
                 "verdicts": {target: verdict.to_dict() for target, verdict in verdicts.items()},
             })
         return {
@@ -169,6 +169,8 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
                     options.on_engine(engines)
             lap("engine")
             matches = find_patterns(loaded.view)
+            if options.on_findings is not None:
+                options.on_findings(matches.findings)
             lap("match")
             problems = [*matches.problems, *observations.problems, *([engine_problem] if engine_problem else [])]
             reproducers, run_summaries, layer_observations = None, [], Observations([], [], {})
@@ -201,6 +203,14 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
             loaded.stop_checks()
     return ScanResult(options, loaded, matches.findings, verdicts, model_verdicts, observations, reproducers,
                       run_summaries, problems, timings, engines)
+
+
+def occurrence_dicts(finding: Finding, reproducers: dict[int, Any] | None = None) -> list[dict[str, Any]]:
+    """scan.json's places of ``finding`` (its ``occurrences``), with each one's reproducer where ``reproducers`` (by
+    the ``id`` of the occurrence) holds one."""
+    own = reproducers or {}
+    return [{"nodes": list(o.nodes), "anchor": o.anchor, "note": o.note,
+             "reproducer": own[id(o)].to_dict() if id(o) in own else None} for o in finding.occurrences]
 
 
 def _verdicts(findings: list[Finding], options: ScanOptions, observations: Observations,

@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import cases  # noqa: F401  (registers the library)
 from harness.matrix import load_matrix
-from harness.scan.scanner import ScanOptions, scan
+from harness.scan.scanner import ScanOptions, occurrence_dicts, scan
 from reports.scan_results import scan_data, write_results
 from tests.models.fixtures import library_results, model_files  # noqa: F401
 from tests.reports.conftest import parse_html
@@ -142,13 +142,14 @@ def test_a_finding_with_many_places_lists_the_first_ones_and_says_scan_json_has_
 
 
 @pytest.mark.parametrize("sent_bytes, engine_sent", [(None, "the scan's"), (None, "another"), (None, None), (0, None)],
-                         ids=["engine-then-scan", "another-engine-then-scan", "scan-only", "too-large-to-send"])
+                         ids=["engine-places-then-scan", "another-engine-places-then-scan", "scan-only", "too-large-to-send"])
 def test_the_page_rendered_by_a_process_started_before_the_scan_is_the_page_of_the_scan(
         tmp_path, model_files, library_results, monkeypatch, sent_bytes, engine_sent):
     """`scan` starts the page's process before it scans (reports.scan_results.start_page), sends it the predicted
-    engine as soon as it is predicted (its section is rendered meanwhile), then scan.json's text; a larger scan.json
-    is rendered by a copy of the process forked after the scan. Each writes the page that the scan's own data
-    render, also where the engine sent ahead is not the scan's (its section is then rendered again)."""
+    engine as soon as it is predicted and the findings' places as soon as they are matched (their sections are
+    rendered meanwhile), then scan.json's path; a larger scan.json is rendered by a copy of the process forked after
+    the scan. Each writes the page that the scan's own data render, also where the engine or the places sent ahead
+    are not the scan's (their sections are then rendered again)."""
     from reports import scan_results
     from reports.scan_page import render_scan_page
 
@@ -162,7 +163,13 @@ def test_the_page_rendered_by_a_process_started_before_the_scan_is_the_page_of_t
             if engine_sent == "another":
                 engine = {**engine, "layers": engine["layers"][:1]}
             scan_results.send_engine(page_process, engine)
-        options.on_engine = ahead
+
+        def places_ahead(findings):
+            places = [occurrence_dicts(finding) for finding in findings]
+            if engine_sent == "another":
+                places = [occurrences[:1] for occurrences in places]
+            scan_results.send_places(page_process, places)
+        options.on_engine, options.on_findings = ahead, places_ahead
     result = scan(model_files["backbone-silu-qdq"], options)
     data = scan_data(result)
     json_path, html_path = write_results(data, tmp_path / "scan", page_process)
@@ -170,3 +177,4 @@ def test_the_page_rendered_by_a_process_started_before_the_scan_is_the_page_of_t
     expected = render_scan_page(data, tmp_path / "expected.html").read_text()
     assert html_path.read_text() == expected and json.loads(json_path.read_text()) == json.loads(json.dumps(data))
     assert 'class="engine-layers"' in expected and 'data-case=' in expected  # the engine's section, findings
+    assert 'data-anchor="' in expected  # the findings' places
