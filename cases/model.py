@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from typing import Any, ClassVar, Iterable, NamedTuple
+from typing import Any, ClassVar, Iterable, NamedTuple, Sequence
 
 # The variant roles, the precisions a case can ask an expected node to run in (Built.expected_precision), the claim
 # type (for one target, or over a range with a Scope) and the outcomes and strengths a claim can name are
@@ -238,13 +238,12 @@ class FixTolerance(NamedTuple):
     reason: str
 
 
-@dataclasses.dataclass
-class FixResult:
+class FixResult(NamedTuple):
     """What one ``Case.fix`` did at one place of a user's graph (the user's node and tensor names)."""
 
-    nodes_added: list[str] = dataclasses.field(default_factory=list)
-    nodes_removed: list[str] = dataclasses.field(default_factory=list)
-    outputs_added: list[str] = dataclasses.field(default_factory=list)
+    nodes_added: Sequence[str] = ()
+    nodes_removed: Sequence[str] = ()
+    outputs_added: Sequence[str] = ()
     # None: the rewrite only adds outputs or Identity nodes, or computes offline what a node computed: the original
     # outputs must stay bit-equal. Otherwise the tolerance the rewrite declares.
     tolerance: FixTolerance | None = None

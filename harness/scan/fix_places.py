@@ -24,8 +24,9 @@ class PlaceFix:
         return {"case": self.finding.case.id, "pattern": self.finding.case.pattern,
                 "form": self.finding.variant.name if self.finding.variant else None,
                 "workaround": self.workaround.name, "place": self.occurrence.anchor,
-                "nodes": list(self.occurrence.nodes), "nodes_added": r.nodes_added, "nodes_removed": r.nodes_removed,
-                "outputs_added": r.outputs_added, "build_time": r.build_time or None, "note": r.note,
+                "nodes": list(self.occurrence.nodes), "nodes_added": list(r.nodes_added),
+                "nodes_removed": list(r.nodes_removed), "outputs_added": list(r.outputs_added),
+                "build_time": r.build_time or None, "note": r.note,
                 "tolerance": r.tolerance._asdict() if r.tolerance else "bit-equal"}
 
 

@@ -6,7 +6,6 @@ are still searched.
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Iterable, NamedTuple
 
 from cases.matching import indexed
@@ -28,8 +27,7 @@ class Occurrence(NamedTuple):
         return self.nodes[0] if self.nodes else WHOLE_MODEL
 
 
-@dataclasses.dataclass
-class Finding:
+class Finding(NamedTuple):
     """Every occurrence of one case in one library form (variant) in the user's model."""
 
     case: type[Case]
@@ -50,8 +48,7 @@ class Finding:
         return f"{self.case.id}/{self.variant.name}" if self.variant else self.case.id
 
 
-@dataclasses.dataclass
-class Matches:
+class Matches(NamedTuple):
     findings: list[Finding]
     problems: list[str]  # matchers that failed or named nodes the model does not have
 

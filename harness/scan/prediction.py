@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from cases.model import Case, Variant
 from harness import judgement as j
@@ -82,8 +82,7 @@ class PredictedNodes:
         return None if reading is None else reading.basis(self.ruleset, "at its places")
 
 
-@dataclasses.dataclass
-class WorkaroundCheck:
+class WorkaroundCheck(NamedTuple):
     """A workaround variant of the case and what is known of it on one target."""
 
     variant: Variant
@@ -101,8 +100,7 @@ class WorkaroundCheck:
                 "verdict": self.verdict, "evidence": [e.to_dict() for e in self.evidence]}
 
 
-@dataclasses.dataclass
-class Verdict:
+class Verdict(NamedTuple):
     target: str
     verdict: str
     basis: str | None  # "observed", "claimed", or None (no evidence, or the target is unavailable)

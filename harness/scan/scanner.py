@@ -6,7 +6,7 @@ import dataclasses
 import datetime
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 from harness import judgement as j
 from harness.exit_codes import EXIT_BROKEN, EXIT_OK, EXIT_REGRESSION
@@ -45,8 +45,7 @@ class ScanOptions:
     on_findings: Callable[[list[Finding]], None] | None = None
 
 
-@dataclasses.dataclass
-class ScanResult:
+class ScanResult(NamedTuple):
     options: ScanOptions
     loaded: LoadedModel
     findings: list[Finding]

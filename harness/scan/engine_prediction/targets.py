@@ -10,8 +10,7 @@ chooses each layer's precision by timing.
 from __future__ import annotations
 
 import collections
-import dataclasses
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from harness.scan.engine_prediction.predict import (
     _RULE_SUPPORTING,
@@ -33,8 +32,7 @@ NOT_EXPLICIT = ("no Q/DQ in the model: with INT8 enabled TensorRT quantizes it i
 NO_TENSORRT_TARGET = "no TensorRT target on a GPU among the chosen targets"
 
 
-@dataclasses.dataclass
-class TargetEngines:
+class TargetEngines(NamedTuple):
     """Per target, the ruleset it is predicted with and the prediction (shared between targets alike)."""
 
     predictions: list[EnginePrediction]  # distinct ones, the primary (most targets) first
