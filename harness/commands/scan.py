@@ -130,19 +130,24 @@ def _reports(specs: list[str]) -> list[tuple[str, Path]]:
 def _scan_model(args) -> int:
     from harness.scan.file_checks import start_checks
 
-    # The page's process gets ready (Jinja, the template) while this one imports the library and scans.
-    page = start_page()
-    # onnx's checks of a large model take longer than any other step: they start first, in their own process, and
-    # run while this one imports the library and reads the model (an --to-explicit scan checks the model it writes)
-    checks = None if args.to_explicit else start_checks(os.fspath(args.model))
-    # The graph's million objects stay alive to the end: collecting them over and over frees nothing, and so would
-    # one last collection of them all when the collector is back on. They are left to the process's exit instead.
+    # The collector is off to the end: onnx's import and the library's make long-lived objects that each collection
+    # would walk again (7 ms of a small scan), and the graph's million objects stay alive to the end: collecting them
+    # over and over frees nothing, and so would one last collection of them all when the collector is back on. They
+    # are left to the process's exit instead. (The processes forked below start with it off too: they end soon.)
     enabled = gc.isenabled()
     gc.disable()
+    page = checks = None
     try:
+        # The page's process gets ready (Jinja, the template) while this one imports the library and scans.
+        page = start_page()
+        # onnx's checks of a large model take longer than any other step: they start first, in their own process,
+        # and run while this one imports the library and reads the model (an --to-explicit scan checks the model it
+        # writes)
+        checks = None if args.to_explicit else start_checks(os.fspath(args.model))
         return _scan_command(args, checks, page)
     finally:
-        page.cancel()  # a scan that stopped before its results (bad input): the page's process is not left waiting
+        if page is not None:
+            page.cancel()  # a scan that stopped before its results (bad input): its page's process is not left waiting
         if checks is not None:
             checks.stop()  # a scan that stopped early (bad input) does not leave them running
         gc.freeze()
