@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 import pytest
@@ -35,6 +36,33 @@ def test_a_failure_in_the_process_is_raised_with_its_traceback(tmp_path):
     assert "_fail failed in its process (exit status 1)" in message
     assert "ValueError: no page for scan.html" in message and "Traceback" in message
     job.wait()  # waited once: nothing left to wait for
+
+
+def _kill_itself():
+    os.kill(os.getpid(), signal.SIGKILL)  # in the copy: the copy's own process id
+
+
+def test_a_copy_killed_before_its_work_is_done_is_reported_with_the_signal():
+    job = Beside(_kill_itself)
+    with pytest.raises(BesideError) as caught:
+        job.wait()
+    assert "killed by signal 9" in str(caught.value)
+
+
+def test_a_copy_that_said_it_was_done_is_reaped_once_it_has_ended(tmp_path):
+    """wait() returns when the copy says its work is done, not when the copy has ended: it is reaped later, so no
+    ended copy is left behind."""
+    job = Beside(_write, tmp_path / "scan.html", "page")
+    pid = job.pid
+    job.wait()
+    assert (tmp_path / "scan.html").read_text() == "page"
+    deadline = time.monotonic() + 10
+    while pid in beside._UNREAPED and time.monotonic() < deadline:
+        time.sleep(0.01)
+        beside._reap()
+    assert pid not in beside._UNREAPED
+    with pytest.raises(ChildProcessError):  # reaped: no such child left
+        os.waitpid(pid, os.WNOHANG)
 
 
 def test_with_one_core_it_runs_here_at_once(tmp_path, monkeypatch):
