@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 JSON_NAME, HTML_NAME = "scan.json", "scan.html"
 SENT_PAGE_BYTES = 2 << 20  # the largest scan.json read by a page process started before the scan
@@ -47,10 +47,12 @@ def send_places(page, places: list[list[dict[str, Any]]]) -> None:
     page.send(PLACES_PIECE + json.dumps(places, allow_nan=False, check_circular=False).encode(), last=False)
 
 
-def write_results(data: dict[str, Any], out_dir: Path | str, page=None) -> tuple[Path, Path]:
+def write_results(data: dict[str, Any], out_dir: Path | str, page=None,
+                  meanwhile: Callable[[], None] | None = None) -> tuple[Path, Path]:
     """Write a scan (:func:`scan_data`) to ``out_dir/scan.json`` (everything the page shows, for CI and other
     tools) and ``out_dir/scan.html``; return their paths. ``page``: the page's process from :func:`start_page`
-    (None: a copy of this one renders it)."""
+    (None: a copy of this one renders it); ``meanwhile``: called once scan.json is written, while the page is
+    rendered (the command prints its answer)."""
     from harness.beside import Beside
 
     out_dir = Path(out_dir)
@@ -68,15 +70,20 @@ def write_results(data: dict[str, Any], out_dir: Path | str, page=None) -> tuple
         # the last piece: the page's path and scan.json's, which the page's process reads back from the page cache
         # (through the pipe, the two processes would take turns at its 64 KiB buffer)
         page.send(PAGE_PIECE + os.fsencode(html_path) + b"\0" + os.fsencode(json_path))  # no path holds a NUL
-        page.wait()
     else:
         if page is not None:
             page.cancel()
         page = Beside(_render_page, data, html_path)  # on a second core while this one writes the JSON
         try:
             json_path.write_text(text)
-        finally:
+        except BaseException:
             page.wait()
+            raise
+    try:
+        if meanwhile is not None:
+            meanwhile()
+    finally:
+        page.wait()
     return json_path, html_path
 
 

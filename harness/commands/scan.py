@@ -217,9 +217,7 @@ def _scan_command(args, checks, page) -> int:
         data["exit_code"] = outcome.exit_status(result)
     if explicit is not None:
         data["explicit"] = explicit.report([out_dir / name for name in outcome.written])
-    json_path, html_path = write_results(data, out_dir, page)
-    args.collected.append(data)  # the other formats: written by cmd_scan once every model is scanned
-    if args.format == "text":
+    def print_answer() -> None:  # while the page's process renders the page
         if args.verbose:
             _print_result(data)
         else:
@@ -230,9 +228,10 @@ def _scan_command(args, checks, page) -> int:
             _print_fix(data["fix"], out_dir, explicit.path if explicit else None)
         if explicit is not None:
             _print_explicit(data["explicit"])
-        print(f"results: {json_path}, {html_path}")
-    else:
-        print(f"results: {json_path}, {html_path}", file=sys.stderr)
+
+    json_path, html_path = write_results(data, out_dir, page, print_answer if args.format == "text" else None)
+    args.collected.append(data)  # the other formats: written by cmd_scan once every model is scanned
+    print(f"results: {json_path}, {html_path}", file=sys.stdout if args.format == "text" else sys.stderr)
     for problem in result.problems:
         print(f"warning: {problem}", file=sys.stderr)
     if result.failing_targets:
