@@ -21,7 +21,6 @@ graph with Q/DQ nodes, which every version builds (strongly typed on 11).
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from cases import _graphs as g
@@ -70,12 +69,12 @@ class ImplicitLifecycle(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownFailure(
             id="calibrator-class-removed", category="unsupported-api",
-            message=re.compile(r"module 'tensorrt' has no attribute 'IInt8\w*Calibrator\w*'"),
+            message=r"module 'tensorrt' has no attribute 'IInt8\w*Calibrator\w*'",
             source="https://github.com/ultralytics/ultralytics/issues/24729",
             example="AttributeError: module 'tensorrt' has no attribute 'IInt8Calibrator'"),
         KnownFailure(  # the calibrator's algorithm enum, removed with it in TensorRT 11
             id="calibration-algo-type-removed", category="unsupported-api",
-            message=re.compile(r"module 'tensorrt' has no attribute 'CalibrationAlgoType'"),
+            message=r"module 'tensorrt' has no attribute 'CalibrationAlgoType'",
             source=CALIBRATION_ALGO_TYPE_REMOVED,
             example="AttributeError: module 'tensorrt' has no attribute 'CalibrationAlgoType'"),
     )

@@ -26,7 +26,6 @@ what they do on 8.5 to 10.x is for the matrix to observe.
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -73,35 +72,35 @@ class QdqInternalAssert(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownFailure(
             id="qdq-weights-not-fused", category="internal-assert",
-            message=re.compile(r"Could not fuse 2nd input \(kernel weights\)"),
+            message=r"Could not fuse 2nd input \(kernel weights\)",
             source="https://github.com/NVIDIA/TensorRT/issues/1864",
             example=("[qdqGraphOptimizer.cpp::reportWeightlessTwoInputConvolutionAsError::217] Error Code 2: Internal Error "
                      "(Conv_9 + Relu_11: Could not fuse 2nd input (kernel weights) of CONVOLUTION)")),
         KnownFailure(
             id="qdq-add-inputs-expr", category="internal-assert",
-            message=re.compile(r"Assertion lhs\.expr failed"),
+            message=r"Assertion lhs\.expr failed",
             source="https://github.com/NVIDIA/TensorRT/issues/1574",
             example="[graphOptimizer.cpp::sameExprValues::587] Error Code 2: Internal Error (Assertion lhs.expr failed.)"),
         KnownFailure(
             id="qdq-pointwise-out-scales", category="internal-assert",
-            message=re.compile(r"Assertion outScales\.size\(\) == 1"),
+            message=r"Assertion outScales\.size\(\) == 1",
             source="https://github.com/NVIDIA/TensorRT/issues/2664",
             example="[pointWiseV2Builder.cpp::toExpr::325] Error Code 2: Internal Error (Assertion outScales.size() == 1 failed. )"),
         KnownFailure(
             id="qdq-combine-in-out-scale", category="internal-assert",
-            message=re.compile(r"Assertion p\.quantizations\.isOutputSet\(0\)"),
+            message=r"Assertion p\.quantizations\.isOutputSet\(0\)",
             source="https://github.com/NVIDIA/TensorRT/issues/3220",
             example=("[weightConvertors.cpp::combineInOutScale::369] Error Code 2: Internal Error (Assertion "
                      "p.quantizations.isOutputSet(0) failed. )")),
         KnownFailure(
             id="qdq-int8-candidates-removed", category="internal-assert",
-            message=re.compile(r"Assertion !n->candidateRequirements\.empty\(\) failed"),
+            message=r"Assertion !n->candidateRequirements\.empty\(\) failed",
             source="https://github.com/NVIDIA/TensorRT/issues/3040",
             example=("Assertion !n->candidateRequirements.empty() failed. All of the candidates were removed, which points to "
                      "the node being incorrectly marked as an int8 node.")),
         KnownFailure(
             id="qdq-quantized-constant-placement", category="internal-assert",
-            message=re.compile(r"Quantized constant is only allowed before DQ"),
+            message=r"Quantized constant is only allowed before DQ",
             source="https://github.com/NVIDIA/TensorRT/issues/3919",
             example=("[qdqGraphOptimizer.cpp::matchQuantizedConstantPluginOrDQ::4004] Error Code 2: Internal Error "
                      "(L__self___conv1.weight: Quantized constant is only allowed before DQ or PLUGIN_V2 node)")),

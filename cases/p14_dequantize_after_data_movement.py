@@ -22,7 +22,6 @@ the same TensorRT runs the reported pair.
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -65,7 +64,7 @@ class DequantizeAfterDataMovement(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownFailure(
             id="dequantize-type-not-inferred", category="no-implementation",
-            message=re.compile(r"Could not infer output types for operation:\s*\d+:\s*dequantize:"),
+            message=r"Could not infer output types for operation:\s*\d+:\s*dequantize:",
             source="https://github.com/NVIDIA/TensorRT/issues/4832",
             example=("Error Code 9: [type.cpp:186: infer_type] Could not infer output types for operation: 291: dequantize: "
                      "Dequantized input0-(f32[1,16,512,512]) | input0 reshape out_transpose_out reshape out slice_U28 "

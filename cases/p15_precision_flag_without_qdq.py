@@ -20,7 +20,6 @@ depend on the layer type (TensorRT takes FP8/FP4 only from Q/DQ), so the case ke
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -71,8 +70,8 @@ class PrecisionFlagWithoutQdq(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownFailure(  # TensorRT 11's Python module without the precision builder flags (strong typing only)
             id="precision-builder-flag-removed", category="unsupported-api",
-            message=re.compile(r"type object '[\w.]*BuilderFlag' has no attribute "
-                               r"'(?:FP16|BF16|INT8|FP8|INT4|FP4|STRICT_TYPES)'"),
+            message=(r"type object '[\w.]*BuilderFlag' has no attribute "
+                     r"'(?:FP16|BF16|INT8|FP8|INT4|FP4|STRICT_TYPES)'"),
             source=FLAG_REMOVED_FIX,
             example="AttributeError: type object 'tensorrt.BuilderFlag' has no attribute 'FP16'"),
     )

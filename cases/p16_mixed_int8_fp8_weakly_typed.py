@@ -18,7 +18,6 @@ Q/DQ -> Conv 3x3 32 -> 32 (FP8 weight, per channel) -> output, opset 19, torch.o
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from cases import _graphs as g
@@ -75,7 +74,7 @@ class MixedInt8Fp8WeaklyTyped(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownFailure(
             id="fp8-needs-fp8-hardware", category="unsupported-op",
-            message=re.compile(r"Networks with FP8 (?:Q/DQ layers|precision) require hardware with FP8 support"),
+            message=r"Networks with FP8 (?:Q/DQ layers|precision) require hardware with FP8 support",
             source="https://github.com/NVIDIA/Model-Optimizer/issues/70",
             example=("IBuilder::buildSerializedNetwork: Error Code 9: API Usage Error (Networks with FP8 Q/DQ layers require "
                      "hardware with FP8 support.)")),

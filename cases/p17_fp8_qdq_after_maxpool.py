@@ -26,7 +26,6 @@ be claimed for it (#439 gives no version).
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from cases import _graphs as g
@@ -52,7 +51,7 @@ class Fp8QdqAfterMaxPool(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownFailure(
             id="quantize-type-not-inferred", category="no-implementation",
-            message=re.compile(r"Could not infer output types for operation:\s*\d+:\s*quantize:"),
+            message=r"Could not infer output types for operation:\s*\d+:\s*quantize:",
             source="https://github.com/NVIDIA/Model-Optimizer/issues/118",
             example=("[type.cpp:infer_type:145] Could not infer output types for operation:    40: quantize: "
                      "/maxpool/MaxPool_output_0_QuantizeLinear_Output'-(fp8[7,64,192,256][]so[], mem_prop=0) No "

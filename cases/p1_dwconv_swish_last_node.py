@@ -96,8 +96,8 @@ class DwConvSwishLastNode(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownFailure(
             id="qdq-conv-swish-no-implementation", category="no-implementation",
-            message=re.compile(r"could not find any implementation for node [^+()]+ \+ [^+()]+ \+ "
-                               r"PWN\([^()]*sigmoid, [^()]*mul\)", re.IGNORECASE),
+            message=(r"could not find any implementation for node [^+()]+ \+ [^+()]+ \+ "
+                     r"PWN\([^()]*sigmoid, [^()]*mul\)"), flags=re.IGNORECASE,
             source="https://github.com/NVIDIA/TensorRT/issues/3385",
             example=("[optimizer.cpp::computeCosts::3728] Error Code 10: Internal Error (Could not find any implementation for "
                      "node w + node_of_dqconv.dwconv + PWN(node_of_swish.sigmoid, node_of_swish.mul).)")),

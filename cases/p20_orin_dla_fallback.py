@@ -66,7 +66,7 @@ class OrinDlaFallback(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownFailure(  # P8's message, in a DLA build: the DLA subgraph (a ForeignNode) has no implementation
             id="dla-foreign-node-no-implementation", category="no-implementation",
-            message=re.compile(r"could not find any implementation for node \{ForeignNode\[", re.IGNORECASE),
+            message=r"could not find any implementation for node \{ForeignNode\[", flags=re.IGNORECASE,
             source=DLA_NODE_FAILURE,
             instead_of="foreign-node-no-implementation", when_text=r"--useDLACore|\bDLA\b|\[DlaLayer\]",
             example="Error Code 10: Internal Error (Could not find any implementation for node "

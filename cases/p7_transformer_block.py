@@ -79,7 +79,7 @@ class TransformerBlock(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownForm(
             id="layernorm-missing-scale", kind="missing-scale",
-            form=re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor \S*LayerNorm", re.IGNORECASE),
+            form=r"(?:Missing scale and zero-point|Missing dynamic range) for tensor \S*LayerNorm", flags=re.IGNORECASE,
             source="https://github.com/NVIDIA/TensorRT/issues/4058",
             note="LayerNorm tensors without INT8 scales: a transformer block under implicit INT8 stays in float (P7)",
             example=("[TRT] [W] Missing scale and zero-point for tensor encoder.layer.2.attention.output.LayerNorm.bias_output, "

@@ -112,7 +112,7 @@ class AttentionMyelin(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownFailure(
             id="foreign-node-no-implementation", category="no-implementation",
-            message=re.compile(r"could not find any implementation for node \{ForeignNode\[", re.IGNORECASE),
+            message=r"could not find any implementation for node \{ForeignNode\[", flags=re.IGNORECASE,
             source="https://github.com/NVIDIA/TensorRT/issues/3972",
             example=("Could not find any implementation for node {ForeignNode[/transformer/attention_4/Slice_4_output_0[Constant]"
                      ".../transformer/Reshape_6]}."),

@@ -156,13 +156,13 @@ class TopkHead(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownFailure(
             id="checklinks-region-not-removed", category="internal-assert",
-            message=re.compile(r"region should have been removed from Graph::regions"),
+            message=r"region should have been removed from Graph::regions",
             source="https://github.com/ultralytics/ultralytics/issues/23841",
             example=("[checkSanity.cpp::checkLinks::218] Error Code 2: Internal Error (Assertion item.second != nullptr failed. "
                      "region should have been removed from Graph::regions)")),
         KnownForm(
             id="topk-output-missing-scale", kind="missing-scale",
-            form=re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor \S*TopK", re.IGNORECASE),
+            form=r"(?:Missing scale and zero-point|Missing dynamic range) for tensor \S*TopK", flags=re.IGNORECASE,
             source="https://github.com/ultralytics/ultralytics/pull/24368",
             note="TopK outputs without INT8 scales: the YOLO head of P9, whose TopK runs in float on 10.x",
             example=("[TRT] [W] Missing scale and zero-point for tensor /model.23/TopK_output_1, expect fall back to non-int8 "

@@ -94,8 +94,8 @@ class ConvSilu(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownFailure(
             id="conv-silu-no-implementation", category="no-implementation",
-            message=re.compile(r"could not find any implementation for node .*\+ PWN\(PWN\([^()]*Sigmoid\), "
-                               r"(?:[^()]*Mul|PWN\([^()]*Mul\))\)", re.IGNORECASE),
+            message=(r"could not find any implementation for node .*\+ PWN\(PWN\([^()]*Sigmoid\), "
+                     r"(?:[^()]*Mul|PWN\([^()]*Mul\))\)"), flags=re.IGNORECASE,
             source="https://github.com/NVIDIA/TensorRT/issues/3640",
             example=("[optimizer.cpp::computeCosts::3869] Error Code 10: Internal Error (Could not find any implementation for "
                      "node /model.0/conv/Conv + PWN(PWN(/model.0/act/Sigmoid), /model.0/act/Mul).)")),

@@ -9,7 +9,6 @@ Reshape with an INT64 shape initializer flattens the spatial axes.
 """
 from __future__ import annotations
 
-import re
 import numpy as np
 
 from cases import _graphs as g
@@ -59,8 +58,8 @@ class InstanceNorm(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownForm(
             id="unnamed-constant-shuffle-missing-scale", kind="missing-scale",
-            form=re.compile(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor "
-                            r"\(Unnamed Layer\* \d+\) \[(?:Constant|Shuffle)\]_output"),
+            form=(r"(?:Missing scale and zero-point|Missing dynamic range) for tensor "
+                  r"\(Unnamed Layer\* \d+\) \[(?:Constant|Shuffle)\]_output"),
             source="https://github.com/NVIDIA/TensorRT/issues/3659",
             note=("TensorRT's own Constant and Shuffle layers without INT8 scales, as S2 reports: those tensors stay in "
                   "float; any model whose parser added such layers shows it"),

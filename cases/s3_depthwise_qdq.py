@@ -123,7 +123,7 @@ class DepthwiseQdq(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownForm(
             id="qdq-weights-layer-no-implementation", kind="no-implementation",
-            form=re.compile(r"^[^\s+()]+ \+ [^\s+()]*quantiz[^\s+()]* \+ [^\s+()]+$", re.IGNORECASE),
+            form=r"^[^\s+()]+ \+ [^\s+()]*quantiz[^\s+()]* \+ [^\s+()]+$", flags=re.IGNORECASE,
             source="https://github.com/NVIDIA/TensorRT/issues/4060",
             note=("a layer made of weights, their QuantizeLinear and one consumer, nothing fused after it, has no "
                   "implementation: S3's form when the consumer is a depthwise Conv; other Q/DQ convolutions fail in "
@@ -131,7 +131,7 @@ class DepthwiseQdq(Case):
             example="[E] Error[10]: Could not find any implementation for node weights + node_of_weights_quantized + node_of_output."),
         KnownForm(  # the same layer with the residual Add of a MobileNeXt sandglass block fused after the Conv
             id="qdq-weights-layer-residual-no-implementation", kind="no-implementation",
-            form=re.compile(r"^[^\s+()]+ \+ [^\s+()]*quantiz[^\s+()]* \+ [^\s+()]+ \+ [^\s+()]+$", re.IGNORECASE),
+            form=r"^[^\s+()]+ \+ [^\s+()]*quantiz[^\s+()]* \+ [^\s+()]+ \+ [^\s+()]+$", flags=re.IGNORECASE,
             source=RESIDUAL_ISSUE,
             note=("a layer of weights, their QuantizeLinear, a Conv and the Add fused after it has no implementation: "
                   "S3's form extended by the residual Add; whether the Conv is depthwise the model decides (--model)"),

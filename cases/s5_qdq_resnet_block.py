@@ -16,7 +16,6 @@ stage_4.0, the block of a stage that down-samples in ResNet-style stages.
 """
 from __future__ import annotations
 
-import re
 
 from cases import _graphs as g
 from cases import matching as m
@@ -87,7 +86,7 @@ class QdqResnetBlock(Case):
     log_signatures = (  # what the pattern looks like in a TensorRT log
         KnownFailure(
             id="cuda-runtime-operation-not-supported", category="cuda-runtime",
-            message=re.compile(r"Cuda Runtime \(operation not supported\)"),
+            message=r"Cuda Runtime \(operation not supported\)",
             source="https://github.com/NVIDIA/TensorRT/issues/3980",
             example="[defaultAllocator.cpp::deallocateAsync::64] Error Code 1: Cuda Runtime (operation not supported)"),
     )

@@ -170,7 +170,7 @@ _WARNING_PATTERNS = {
     # line, also the "Skipping tactic" ones, which are never the failure (a build can end with an engine, slower:
     # https://github.com/NVIDIA/Model-Optimizer/issues/118).
     "qdq-type-not-inferred": re.compile(r"Could not infer output types for operation:\s*\d+:\s*(?:de)?quantize:"),
-    "dla-fallback": DLA_FALLBACK_LINE,
+    "dla-fallback": re.compile(DLA_FALLBACK_LINE),
 }
 
 _CONSEQUENCE = re.compile(
@@ -379,7 +379,7 @@ def _classify(lines: list[LogLine], evidence_of: dict[LogLine, _Evidence | None]
                 warnings[kind] += 1
         if _TACTIC_SKIP.search(line.body) and skipped_for is None:
             skipped_for = next((known for known in known_failures if known.skip_reason
-                                and known.message.search(line.body)), None)
+                                and known.search(line.body)), None)
         if line.severity not in _FAILURE_SEVERITIES or _TACTIC_SKIP.search(line.body) or (
                 "DLA" in line.body and _DLA_LAYER_UNSUPPORTED.search(line.body)):
             continue
@@ -395,7 +395,7 @@ def _classify(lines: list[LogLine], evidence_of: dict[LogLine, _Evidence | None]
     category = primary.category  # a consequence or an unrecognized line carries UNRECOGNIZED_FAILURE
     node = _node_without_implementation(primary.body) if category == "no-implementation" else None
     known_failure = next((known for known in known_failures
-                          if category == known.category and known.message.search(primary.body)), None)
+                          if category == known.category and known.search(primary.body)), None)
     if skipped_for is not None and category == "no-implementation" and (
             known_failure is None or known_failure.yields_to_skip_reason):
         known_failure = skipped_for  # no implementation was left because every tactic was skipped for this reason
@@ -432,9 +432,9 @@ def known_forms(text: str, signatures: LogSignatures,
         if known.kind in WARNING_KINDS:
             if bodies is None:
                 bodies = [parse_log_line(line).body for line in unpasted(text).splitlines()]
-            counts[known] = sum(bool(known.form.search(body)) for body in bodies)
+            counts[known] = sum(bool(known.search(body)) for body in bodies)
         elif known.kind == classification.category and classification.node:
-            counts[known] = int(bool(known.form.search(classification.node)))
+            counts[known] = int(bool(known.search(classification.node)))
     return [(known, count) for known, count in counts.items() if count]
 
 
@@ -506,7 +506,7 @@ def _version_from_banner_code(code: str) -> str:
 
 def _failure_evidence(line: LogLine, known_failures: tuple[KnownFailure, ...]) -> _Evidence | None:
     for known in known_failures:  # a known message first: a tool's "export failure: <known message>" line is its root
-        if known.message.search(line.body):
+        if known.search(line.body):
             return _Evidence("root", known.category, line.body, _shows_a_stopped_build(line))
     if _REMOVED_API.search(line.body):  # "... export failure: 'IBuilderConfig' object has no attribute ..." too
         return _Evidence("root", REMOVED_API_CATEGORY, line.body, _shows_a_stopped_build(line))

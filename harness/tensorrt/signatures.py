@@ -14,8 +14,9 @@ from typing import Any, Mapping, NamedTuple
 
 
 # A layer that leaves the DLA for the GPU, one line per layer (P20 declares it as its known form; the classifier counts
-# it among the warnings, and dla_fallbacks reads the layer and the reason).
-DLA_FALLBACK_LINE = re.compile(  # every form names DLA: the engine scans for that literal first
+# it among the warnings, and dla_fallbacks reads the layer and the reason). Every form names DLA: the engine scans
+# for that literal first.
+DLA_FALLBACK_LINE = (
     r"DLA(?:\. Switching this layer's device type to GPU|(?<=will not run on DLA)| layer: .*Switching to GPU "
     r"fallback|, falling back to GPU|\b.*?\. Switching (?:to GPU for layer\b|\S.* device type to GPU))")
 
@@ -31,7 +32,7 @@ class KnownFailure(NamedTuple):
 
     id: str
     category: str  # the category the message is classified as
-    message: re.Pattern
+    message: str  # a regular expression's source, with ``flags``
     source: str
     example: str
     pattern: str = ""  # the failure-patterns.md id: the case that declares the signature fills it in
@@ -42,6 +43,12 @@ class KnownFailure(NamedTuple):
     # expression's source), e.g. a DLA build's ForeignNode without implementation, not P8's Myelin region.
     instead_of: str = ""
     when_text: str = ""
+    flags: int = 0  # ``message``'s (re.IGNORECASE)
+
+    def search(self, text: str) -> re.Match | None:
+        """Where ``message`` is in ``text`` (compiled at the first search of a process: a scan, which reads no log,
+        compiles none of the library's)."""
+        return re.search(self.message, text, self.flags)
 
 
 class KnownForm(NamedTuple):
@@ -52,11 +59,16 @@ class KnownForm(NamedTuple):
 
     id: str
     kind: str
-    form: re.Pattern
+    form: str  # a regular expression's source, with ``flags``
     source: str
     note: str
     example: str
     pattern: str = ""  # the failure-patterns.md id: the case that declares the signature fills it in
+    flags: int = 0  # ``form``'s (re.IGNORECASE)
+
+    def search(self, text: str) -> re.Match | None:
+        """Where ``form`` is in ``text`` (compiled at the first search of a process)."""
+        return re.search(self.form, text, self.flags)
 
 
 _REGEX_FIELDS = {KnownFailure: "message", KnownForm: "form"}
@@ -94,22 +106,22 @@ NO_SIGNATURES = LogSignatures()
 
 
 def _entry(signature: KnownFailure | KnownForm) -> dict[str, Any]:
-    regex = getattr(signature, _REGEX_FIELDS[type(signature)])
-    return {**signature._asdict(), _REGEX_FIELDS[type(signature)]: regex.pattern, "flags": regex.flags & ~re.UNICODE}
+    return {**signature._asdict(), "flags": int(signature.flags)}
 
 
 def _signature(kind: type, entry: Any, where: str) -> KnownFailure | KnownForm:
     fields = kind._fields
     if not isinstance(entry, Mapping):
         raise ValueError(f"{where}: must be an object, found {type(entry).__name__}")
-    unknown = sorted(set(entry) - set(fields) - {"flags"})
+    unknown = sorted(set(entry) - set(fields))
     missing = sorted(name for name in fields if name not in entry and name not in kind._field_defaults)
     if unknown or missing:
         raise ValueError(f"{where}: " + "; ".join(filter(None, (
             unknown and f"unknown field(s) {unknown}", missing and f"missing field(s) {missing}"))))
     regex_field = _REGEX_FIELDS[kind]
     try:
-        regex = re.compile(entry[regex_field], int(entry.get("flags", 0)))
+        flags = int(entry.get("flags", 0))
+        re.compile(entry[regex_field], flags)
     except (re.error, TypeError, ValueError) as err:
         raise ValueError(f"{where}.{regex_field}: not a regular expression ({err})") from None
-    return kind(**{name: entry[name] for name in fields if name in entry and name != regex_field}, **{regex_field: regex})
+    return kind(**{**{name: entry[name] for name in fields if name in entry}, "flags": flags})
