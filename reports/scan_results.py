@@ -33,12 +33,16 @@ def start_page():
     return Ahead(_page_template, _render_sent_page)
 
 
-def send_engine(page, engine: dict[str, Any]) -> None:
-    """Give the page's process (:func:`start_page`) the scan's predicted engine (``TargetEngines.to_dict()``) as
-    soon as it is predicted: it renders the engine's section while the scan goes on (none for a larger engine than
-    :data:`SENT_ENGINE_LAYERS` layers: its scan.json is likely too large to be sent at all)."""
-    if len(engine.get("layers") or ()) <= SENT_ENGINE_LAYERS:
-        page.send(ENGINE_PIECE + json.dumps(engine, allow_nan=False, check_circular=False).encode(), last=False)
+def send_engine(page, engine: dict[str, Any]) -> tuple[dict[str, Any], bytes] | None:
+    """Give the page's process (:func:`start_page`) the scan's predicted engine (scan.json's ``engine``) as soon as
+    it is predicted: it renders the engine's section while the scan goes on (none for a larger engine than
+    :data:`SENT_ENGINE_LAYERS` layers: its scan.json is likely too large to be sent at all). Returns the engine
+    and its JSON text as sent (for :func:`write_results`), None where nothing was sent."""
+    if len(engine.get("layers") or ()) > SENT_ENGINE_LAYERS:
+        return None
+    text = json.dumps(engine, allow_nan=False, check_circular=False).encode()
+    page.send(ENGINE_PIECE + text, last=False)
+    return engine, text
 
 
 def send_places(page, places: list[list[dict[str, Any]]]) -> None:
@@ -47,12 +51,13 @@ def send_places(page, places: list[list[dict[str, Any]]]) -> None:
     page.send(PLACES_PIECE + json.dumps(places, allow_nan=False, check_circular=False).encode(), last=False)
 
 
-def write_results(data: dict[str, Any], out_dir: Path | str, page=None,
-                  meanwhile: Callable[[], None] | None = None) -> tuple[Path, Path]:
+def write_results(data: dict[str, Any], out_dir: Path | str, page=None, meanwhile: Callable[[], None] | None = None,
+                  sent_engine: tuple[dict[str, Any], bytes] | None = None) -> tuple[Path, Path]:
     """Write a scan (:func:`scan_data`) to ``out_dir/scan.json`` (everything the page shows, for CI and other
     tools) and ``out_dir/scan.html``; return their paths. ``page``: the page's process from :func:`start_page`
     (None: a copy of this one renders it); ``meanwhile``: called once scan.json is written, while the page is
-    rendered (the command prints its answer)."""
+    rendered (the command prints its answer); ``sent_engine``: what :func:`send_engine` returned, whose text
+    scan.json takes as it is where the scan's engine is that very dict."""
     from harness.beside import Beside
 
     out_dir = Path(out_dir)
@@ -60,22 +65,29 @@ def write_results(data: dict[str, Any], out_dir: Path | str, page=None,
     json_path, html_path = out_dir / JSON_NAME, out_dir / HTML_NAME
     # no indent: json's C encoder then writes it (with an indent, its pure-Python one: seconds on a large model's);
     # no check for cycles (a fifth of its time): scan_data builds a tree of plain dicts and lists
-    text = json.dumps(data, allow_nan=False, check_circular=False) + "\n"
+    if page is not None and sent_engine is not None and len(data) > 1 and data.get("engine") is sent_engine[0]:
+        # the engine's text as sent goes last, written once: the page's process reads what comes before it
+        head = json.dumps({key: value for key, value in data.items() if key != "engine"}, allow_nan=False,
+                          check_circular=False)[:-1].encode()
+        text, ahead = head + b', "engine": ' + sent_engine[1] + b"}\n", len(head)
+    else:
+        text, ahead = (json.dumps(data, allow_nan=False, check_circular=False) + "\n").encode(), 0
     if page is not None and len(text) <= SENT_PAGE_BYTES:
         try:
-            json_path.write_text(text)
+            json_path.write_bytes(text)
         except BaseException:
             page.cancel()  # its last piece will not come
             raise
-        # the last piece: the page's path and scan.json's, which the page's process reads back from the page cache
-        # (through the pipe, the two processes would take turns at its 64 KiB buffer)
-        page.send(PAGE_PIECE + os.fsencode(html_path) + b"\0" + os.fsencode(json_path))  # no path holds a NUL
+        # the last piece: the page's path, scan.json's, which the page's process reads back from the page cache
+        # (through the pipe, the two processes would take turns at its 64 KiB buffer), and where in it the engine it
+        # was sent begins (0: it was not)
+        page.send(b"\0".join((PAGE_PIECE + os.fsencode(html_path), os.fsencode(json_path), b"%d" % ahead)))
     else:
         if page is not None:
             page.cancel()
         page = Beside(_render_page, data, html_path)  # on a second core while this one writes the JSON
         try:
-            json_path.write_text(text)
+            json_path.write_bytes(text)
         except BaseException:
             page.wait()
             raise
@@ -109,8 +121,12 @@ def _render_sent_page(template, pieces) -> None:
             places = json.loads(body)
             places_html = render_places(template, places, [])
         elif kind == PAGE_PIECE:
-            path, _, json_path = body.partition(b"\0")
-            scan = json.loads(Path(os.fsdecode(json_path)).read_bytes())
+            path, json_path, ahead = body.split(b"\0")
+            text = Path(os.fsdecode(json_path)).read_bytes()
+            if int(ahead):  # the engine sent ahead ends scan.json: what comes before it is read
+                scan = {**json.loads(text[:int(ahead)] + b"}"), "engine": engine}
+            else:
+                scan = json.loads(text)
             render_scan_page(scan, Path(os.fsdecode(path)), template,
                              engine_html if scan.get("engine") == engine else None,
                              places_html if _places(scan) == places and not scan["run"]["targets"] else None)

@@ -177,12 +177,13 @@ def _scan_command(args, checks, page) -> int:
     from harness.evidence.observations import ObservationsError
     from harness.scan.scanner import ScanOptions, occurrence_dicts, scan
 
+    sent: list[tuple[dict, bytes] | None] = []  # the engine as sent to the page's process (send_engine)
     runner = None
     if run_targets:  # --run: the reproducers run through the harness
         from harness.orchestration.run_targets import run_targets as runner
     options = ScanOptions(targets=targets, results=args.results or [], run_targets=run_targets, runner=runner,
                           out_dir=out_dir, max_reproducers=args.max_reproducers, jobs=args.jobs, timeout_s=args.timeout,
-                          fail_on=args.fail_on, on_engine=lambda engines: send_engine(page, engines.to_dict()),
+                          fail_on=args.fail_on, on_engine=lambda engine: sent.append(send_engine(page, engine)),
                           on_findings=None if run_targets else lambda findings: send_places(
                               page, [occurrence_dicts(finding) for finding in findings]))
     if fixing:  # --fix's and --to-explicit's modules (ONNX Runtime's runs, the rewrites) only where they are used
@@ -229,7 +230,8 @@ def _scan_command(args, checks, page) -> int:
         if explicit is not None:
             _print_explicit(data["explicit"])
 
-    json_path, html_path = write_results(data, out_dir, page, print_answer if args.format == "text" else None)
+    json_path, html_path = write_results(data, out_dir, page, print_answer if args.format == "text" else None,
+                                         sent[-1] if sent else None)
     args.collected.append(data)  # the other formats: written by cmd_scan once every model is scanned
     print(f"results: {json_path}, {html_path}", file=sys.stdout if args.format == "text" else sys.stderr)
     for problem in result.problems:

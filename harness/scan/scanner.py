@@ -38,10 +38,10 @@ class ScanOptions:
     jobs: int = 1
     timeout_s: float = 300.0
     fail_on: str = j.SCAN_FAIL_ON_DEFAULT
-    # called with the predicted engine as soon as it is (before the patterns are matched), and with the findings as
-    # soon as the patterns are matched (before the verdicts): the scan command's page process renders their sections
-    # meanwhile
-    on_engine: Callable[[TargetEngines], None] | None = None
+    # called with the predicted engine (scan.json's ``engine``, the very dict the result holds) as soon as it is
+    # predicted (before the patterns are matched), and with the findings as soon as the patterns are matched (before
+    # the verdicts): the scan command's page process renders their sections meanwhile
+    on_engine: Callable[[dict[str, Any]], None] | None = None
     on_findings: Callable[[list[Finding]], None] | None = None
 
 
@@ -57,6 +57,7 @@ class ScanResult(NamedTuple):
     problems: list[str]  # matchers that failed, damaged results lines: each named
     timings: dict[str, float]
     engines: TargetEngines | None = None  # the predicted engine per target (harness.scan.engine_prediction)
+    engine: dict[str, Any] | None = None  # scan.json's form of ``engines``, made once
 
     @property
     def failing_targets(self) -> list[str]:
@@ -111,7 +112,7 @@ class ScanResult(NamedTuple):
             "ungated_targets": self.ungated_targets,
             "evidence_damaged": self.evidence_damaged,
             "findings": findings,
-            "engine": self.engines.to_dict() if self.engines is not None else None,
+            "engine": self.engine,
             "observations": {"sources": self.observations.sources, "records": len(self.observations)},
             "run": {
                 "targets": [t.id for t in self.options.run_targets],
@@ -159,13 +160,13 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
             try:  # while a large model's checks still run: the engine needs no inferred types
                 engines = predict_targets(loaded.index, options.targets)
             except Exception as err:  # a bug of the prediction must not cost the user the scan: named, as a matcher
-                engines = None
+                engines = engine = None
                 engine_problem = (f"the engine prediction failed ({type(err).__name__}: {err}); please report it with "
                                   "the model")
             else:
-                engine_problem = None
+                engine, engine_problem = engines.to_dict(), None
                 if options.on_engine is not None:
-                    options.on_engine(engines)
+                    options.on_engine(engine)
             lap("engine")
             matches = find_patterns(loaded.view)
             if options.on_findings is not None:
@@ -201,7 +202,7 @@ def scan(path: Path | str, options: ScanOptions, progress: Callable[[str], None]
         finally:
             loaded.stop_checks()
     return ScanResult(options, loaded, matches.findings, verdicts, model_verdicts, observations, reproducers,
-                      run_summaries, problems, timings, engines)
+                      run_summaries, problems, timings, engines, engine)
 
 
 def occurrence_dicts(finding: Finding, reproducers: dict[int, Any] | None = None) -> list[dict[str, Any]]:

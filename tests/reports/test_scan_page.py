@@ -157,12 +157,12 @@ def test_the_page_rendered_by_a_process_started_before_the_scan_is_the_page_of_t
         monkeypatch.setattr(scan_results, "SENT_PAGE_BYTES", sent_bytes)
     page_process = scan_results.start_page()
     options = ScanOptions(targets=list(load_matrix().values()), results=[library_results], out_dir=tmp_path)
+    sent = []  # what send_engine returned: scan.json then takes the engine's text as sent
     if engine_sent is not None:
-        def ahead(engines):
-            engine = engines.to_dict()
+        def ahead(engine):
             if engine_sent == "another":
                 engine = {**engine, "layers": engine["layers"][:1]}
-            scan_results.send_engine(page_process, engine)
+            sent.append(scan_results.send_engine(page_process, engine))
 
         def places_ahead(findings):
             places = [occurrence_dicts(finding) for finding in findings]
@@ -172,7 +172,7 @@ def test_the_page_rendered_by_a_process_started_before_the_scan_is_the_page_of_t
         options.on_engine, options.on_findings = ahead, places_ahead
     result = scan(model_files["backbone-silu-qdq"], options)
     data = scan_data(result)
-    json_path, html_path = write_results(data, tmp_path / "scan", page_process)
+    json_path, html_path = write_results(data, tmp_path / "scan", page_process, sent_engine=sent[-1] if sent else None)
     assert page_process.pid is None  # waited for (or cancelled) before write_results returned
     expected = render_scan_page(data, tmp_path / "expected.html").read_text()
     assert html_path.read_text() == expected and json.loads(json_path.read_text()) == json.loads(json.dumps(data))
