@@ -3,8 +3,9 @@ and other tools) and scan.html, rendered on a second core while the JSON is writ
 
 The page's process can be started before the scan (:func:`start_page`): it imports Jinja and loads the page's
 template while the scan imports the case library and reads the model, renders the predicted engine's section as soon
-as the scan has predicted it (:func:`send_engine`: the scan then matches and judges), and reads the scan from
-scan.json once it is written. A large scan's page is rendered by a copy of the process forked once the scan is done
+as the scan has predicted it (:func:`send_engine`: the scan then matches and judges) and the findings' places as
+soon as they are matched (:func:`send_places`), and reads the scan from scan.json once it is written (up to the
+engine's text, written last as it was sent, where the scan's engine is the one it has). A large scan's page is rendered by a copy of the process forked once the scan is done
 instead (it shares the scan's memory: reading a large JSON text again would cost more than it saves)."""
 from __future__ import annotations
 
